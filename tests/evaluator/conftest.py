@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def _write(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.fixture(scope="session")
+def mini_shared_data(tmp_path_factory):
+    """A miniature copy of ../shared/data's layout with made-up rows, for the data builder."""
+    root = tmp_path_factory.mktemp("shared-data")
+    people = ["Anna Berg", "Carl Dahl", "Eva Falk", "Gus Holm", "Ida Juhl", "Karl Lund"]
+    questions, strips = [], []
+    for i, name in enumerate(people):
+        q_index = 100 + i * 150  # two land in validation (100..399), four in training
+        questions.append({"q_index": q_index, "id": i, "question": f"What is {name}'s occupation?", "answers": ["painter"],
+                          "prop": "occupation", "subject": name, "s_wiki_title": name, "pop": 50})
+        strips += [
+            {"q_index": q_index, "rank": 0, "title": name.upper(), "text": f"{name} was a painter born in a small town by the sea."},
+            {"q_index": q_index, "rank": 1, "title": f"{name} (footballer)", "text": f"{name} is a footballer who plays as a striker for a club."},
+            {"q_index": q_index, "rank": 2, "title": name, "text": "Stub."},  # too short: dropped
+        ]
+    corpus = [{"id": f"w{i}", "title": f"Place {i}", "text": f"Place {i} is a village with a church and a mill."} for i in range(30)]
+    multihop = [
+        {"source": "hotpotqa", "qid": f"h{i}", "question": f"Which river flows through town {i}?", "title": f"Town {i}",
+         "text": f"Town {i} lies on the banks of a long river.", "label": i % 2}
+        for i in range(20)
+    ]
+    _write(root / "popqa/questions.jsonl", questions)
+    _write(root / "popqa/web_strips.jsonl", strips)
+    _write(root / "corpus/wiki_passages.jsonl", corpus)
+    _write(root / "relevance/multihop_pairs.jsonl", multihop)
+    return root
+
+
+@pytest.fixture(scope="session")
+def built_data(mini_shared_data, tmp_path_factory):
+    from crag.evaluator_model.data import build_data
+
+    out = tmp_path_factory.mktemp("pairs")
+    manifest = build_data(mini_shared_data, out)
+    return out, manifest

@@ -1,0 +1,115 @@
+"""Building training pairs by the paper's recipe and training tiny evaluators end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from crag.cli import app
+from crag.evaluator_model.data import data_dir, norm_title
+from crag.evaluator_model.model import METADATA_FILE, load_scorer
+from crag.evaluator_model.pairs import read_pairs
+from crag.evaluator_model.trainer import TrainConfig, train
+
+
+def test_titles_compare_like_wikipedia_page_names():
+    assert norm_title("El honorable Señor Valdez") == norm_title("El_honorable señor Valdez")
+    assert norm_title("George Lewis (politician)") != norm_title("George Lewis")
+
+
+def test_missing_shared_data_says_how_to_point_at_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("CRAG_DATA_DIR", raising=False)
+    with pytest.raises(FileNotFoundError, match="CRAG_DATA_DIR"):
+        data_dir(tmp_path)
+
+
+def test_build_data_labels_by_gold_page_and_keeps_splits_question_disjoint(built_data):
+    out, manifest = built_data
+    train, validation = read_pairs(out / "train.jsonl"), read_pairs(out / "validation.jsonl")
+    assert {p.group for p in train}.isdisjoint({p.group for p in validation})
+    popqa_val = {p.group for p in validation if p.group.startswith("popqa-")}
+    assert popqa_val == {"popqa-100", "popqa-250"}
+    for pair in train + validation:
+        if pair.source == "popqa-web":
+            assert pair.label == int(norm_title(pair.title) == norm_title(pair.question.split("What is ")[1].split("'s")[0]))
+        if pair.source.startswith("popqa-bm25"):
+            assert pair.label == 0
+    assert not any(p.passage == "Stub." for p in train + validation)
+    assert any(p.source == "hotpotqa" for p in train) and any(p.source == "hotpotqa" for p in validation)
+    # BM25 negatives of a validation question never come from a training question's strips
+    train_texts = {p.passage for p in train if p.source == "popqa-web"}
+    assert not any(p.passage in train_texts for p in validation if p.source == "popqa-bm25-web")
+    assert manifest["splits"]["train"]["pairs"] == len(train)
+    # CRAG's own format is written beside the JSONL
+    assert (out / "train.tsv").read_text().splitlines()[0].count(" [SEP] ") == 1
+
+
+def _train(built_data, tmp_path, **kw):
+    out, _ = built_data
+    cfg = TrainConfig(train=out / "train.jsonl", validation=out / "validation.jsonl", out=tmp_path / "model",
+                      epochs=1, batch_size=4, max_length=48, **kw)
+    return train(cfg), cfg.out
+
+
+@pytest.mark.parametrize("kind", ["full", "lora"])
+def test_train_bert_full_and_lora_save_a_loadable_calibrated_checkpoint(built_data, tmp_path, tiny_bert, kind):
+    meta, out = _train(built_data, tmp_path, base=str(tiny_bert), lora_rank=4 if kind == "lora" else 0)
+    assert meta["kind"] == kind and meta["calibrated"] and meta["data_hash"]
+    assert set(meta["validation_metrics"]) >= {"accuracy", "roc_auc", "f1", "history", "calibration"}
+    assert meta["hyperparameters"]["seed"] == 42
+    assert (out / METADATA_FILE).is_file()
+    if kind == "lora":
+        assert (out / "adapter_model.safetensors").is_file() and not (out / "model.safetensors").exists()
+    scorer = load_scorer(out)
+    assert scorer.thresholds == (meta["thresholds"]["upper"], meta["thresholds"]["lower"])
+    assert all(-1 <= s <= 1 for s in scorer.score([("What is Anna Berg's occupation?", "Anna Berg was a painter.")]))
+
+
+def test_random_t5_trains_in_crag_format(built_data, tmp_path):
+    meta, out = _train(built_data, tmp_path, base="random-t5-tiny", loss="mse")
+    assert meta["input_format"] == "sep" and meta["score_transform"] == "clip"
+    scorer = load_scorer(out)
+    assert scorer.model.config.model_type == "t5"
+
+
+def test_training_is_reproducible_with_a_fixed_seed(built_data, tmp_path, tiny_bert):
+    first, _ = _train(built_data, tmp_path / "a", base=str(tiny_bert))
+    second, _ = _train(built_data, tmp_path / "b", base=str(tiny_bert))
+    assert first["validation_metrics"]["history"] == second["validation_metrics"]["history"]
+
+
+def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_bert):
+    runner = CliRunner()
+    data = tmp_path / "pairs"
+    result = runner.invoke(app, ["evaluator", "build-data", "--data-dir", str(mini_shared_data), "--out", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "train" in result.output and "validation" in result.output
+    model = tmp_path / "model"
+    result = runner.invoke(app, ["evaluator", "train", "--base", str(tiny_bert), "--data", str(data), "--out", str(model),
+                                 "--epochs", "1", "--max-length", "48"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["evaluator", "calibrate", "--model", str(model), "--pairs", str(data / "validation.tsv"),
+                                 "--false-relevant-cost", "3"])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((model / METADATA_FILE).read_text())
+    assert meta["validation_metrics"]["calibration"]["false_relevant_cost"] == 3
+    result = runner.invoke(app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv"), "--json"])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert list(figures) == ["accuracy", "balanced_accuracy", "f1", "roc_auc", "n", "pairs_per_s"]
+    assert figures["n"] == len(read_pairs(data / "validation.tsv")) and figures["pairs_per_s"] > 0
+    result = runner.invoke(app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv")])
+    assert result.exit_code == 0 and "roc_auc" in result.output
+
+
+def test_cli_errors_are_clear_and_exit_2(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")])
+    assert result.exit_code == 2 and "not found" in result.output
+    (tmp_path / "p.tsv").write_text("q [SEP] p\t1\n")
+    result = runner.invoke(app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")])
+    assert result.exit_code == 2 and "crag evaluator train" in result.output
+    result = runner.invoke(app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "build-data" in result.output
