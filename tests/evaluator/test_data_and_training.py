@@ -113,3 +113,41 @@ def test_cli_errors_are_clear_and_exit_2(tmp_path):
     assert result.exit_code == 2 and "crag evaluator train" in result.output
     result = runner.invoke(app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "build-data" in result.output
+
+
+def test_full_fine_tune_exports_to_a_compact_int8_checkpoint(built_data, tmp_path, tiny_bert):
+    from crag.evaluator_model.compact import WEIGHTS_FILE, export_compact
+
+    meta, full = _train(built_data, tmp_path, base=str(tiny_bert), use_title=True)
+    info = export_compact(full, tmp_path / "compact", base=str(tiny_bert))
+    compact = load_scorer(tmp_path / "compact")
+    assert compact.meta.kind == "int8" and compact.meta.use_title
+    assert compact.thresholds == load_scorer(full).thresholds
+    # the frozen word embeddings are not stored: they come from the base
+    assert info["parameters"] < sum(p.numel() for p in load_scorer(full).model.parameters())
+    assert (tmp_path / "compact" / WEIGHTS_FILE).stat().st_size < (full / "model.safetensors").stat().st_size / 2
+    pairs = [("What is Anna Berg's occupation?", t) for t in ("Anna Berg was a painter.", "A village with a mill.", "Karl Lund plays football.")]
+    assert compact.score(pairs) == pytest.approx(load_scorer(full).score(pairs), abs=0.02)
+
+
+def test_export_refuses_what_is_not_a_full_fine_tune(tiny_bert, tmp_path):
+    from crag.evaluator_model.compact import export_compact
+    from crag.evaluator_model.model import EvaluatorError
+
+    with pytest.raises(EvaluatorError, match="not a full fine-tune"):
+        export_compact(tiny_bert, tmp_path / "out", base=str(tiny_bert))
+
+
+def test_title_dropout_is_seeded_and_partial():
+    import random
+
+    from crag.evaluator_model.pairs import Pair
+    from crag.evaluator_model.trainer import _texts
+
+    pairs = [Pair("q", f"passage {i}", 1, "Title") for i in range(200)]
+    first = _texts(pairs, True, random.Random(1), 0.5)
+    assert first == _texts(pairs, True, random.Random(1), 0.5)
+    titled = sum(text.startswith("Title: ") for _, text in first)
+    assert 60 < titled < 140
+    assert all(text.startswith("Title: ") for _, text in _texts(pairs, True))
+    assert not any(text.startswith("Title: ") for _, text in _texts(pairs, False))

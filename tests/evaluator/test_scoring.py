@@ -138,5 +138,5 @@ def test_metadata_sets_thresholds_title_and_transform(tiny_bert, tmp_path):
 
 def test_int8_scores_stay_close_to_float(tiny_bert):
     exact = load_scorer(tiny_bert).score([(QUESTION, p) for p in PASSAGES])
-    quantized = load_scorer(tiny_bert, int8=True).score([(QUESTION, p) for p in PASSAGES])
+    quantized = load_scorer(tiny_bert, dynamic_int8=True).score([(QUESTION, p) for p in PASSAGES])
     assert quantized == pytest.approx(exact, abs=0.1)

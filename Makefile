@@ -1,0 +1,44 @@
+# The README's two commands: `make demo` and `make test`. Both set up .venv first if needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+DATA   ?= $(or $(CRAG_DATA_DIR),../shared/data)
+PAIRS  := artifacts/evaluator-data
+
+.PHONY: setup test test-slow demo evaluator-data evaluator bench-evaluator clean
+
+setup: $(STAMP)
+
+# torch first, from the CPU build on disk: letting pip resolve it pulls GBs of CUDA packages.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[test,bench]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-slow: setup
+	$(BIN)/python -m pytest -m slow
+
+$(PAIRS)/manifest.json: | setup
+	$(BIN)/crag evaluator build-data --data-dir $(DATA) --out $(PAIRS)
+
+evaluator-data: $(PAIRS)/manifest.json
+
+# Reproduces the shipped evaluator (crag/evaluator_model/default) from ../shared/data.
+evaluator: evaluator-data
+	$(BIN)/crag evaluator train --data $(PAIRS) --layers 3 --lora-rank 32 --epochs 3 --out crag/evaluator_model/default
+
+bench-evaluator: evaluator-data
+	$(BIN)/python benchmarks/evaluator_benchmark.py --json artifacts/bench/evaluator.json \
+		--checkpoint "full fine-tune=artifacts/models/full-l3" --checkpoint "T5-small from scratch=artifacts/models/t5-small-scratch"
+
+demo: evaluator-data
+	$(BIN)/crag evaluator eval --pairs $(PAIRS)/validation.tsv
+
+clean:
+	rm -rf artifacts .pytest_cache

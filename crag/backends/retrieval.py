@@ -1,0 +1,126 @@
+"""The internal retriever: a Chroma collection of ingested chunks, searched with MiniLM embeddings.
+
+By default the collection lives in an embedded, on-disk Chroma (`chromadb.PersistentClient`), so
+`crag ingest` and the graph share data without a server; `chroma_url` points both at a Chroma
+server instead. Every store is given `MiniLMEmbeddings` explicitly, because Chroma's default
+embedder downloads an ONNX model at first use, and telemetry is off, because it phones home.
+Opened stores are cached per process so a graph does not reopen the database on every request.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from langchain_chroma import Chroma
+    from langchain_core.documents import Document
+
+DEFAULT_CHROMA_DIR = ".crag/chroma"
+DEFAULT_COLLECTION = "crag"
+DEFAULT_CHROMA_PORT = 8000
+
+_STORES: dict[tuple[str | None, str, str | None], Chroma] = {}
+_STORES_LOCK = threading.Lock()
+
+
+class StoreError(RuntimeError):
+    """A vector store that cannot be opened (unreachable server, unusable folder); the message says why."""
+
+
+def default_chroma_dir() -> Path:
+    """Where the embedded store lives: $CRAG_CHROMA_DIR, else .crag/chroma (read at call time)."""
+    return Path(os.environ.get("CRAG_CHROMA_DIR") or DEFAULT_CHROMA_DIR).expanduser()
+
+
+def parse_chroma_url(url: str) -> tuple[str, int, bool]:
+    """Split `http(s)://host[:port]` into (host, port, ssl); the port defaults to Chroma's 8000."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"bad Chroma URL {url!r}: expected http://HOST[:PORT] or https://HOST[:PORT]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"bad Chroma URL {url!r}: Chroma clients take no path, query or fragment")
+    try:
+        port = parts.port
+    except ValueError as exc:  # a port that is not a number in 0..65535
+        raise ValueError(f"bad Chroma URL {url!r}: {exc}") from exc
+    return parts.hostname, port or DEFAULT_CHROMA_PORT, parts.scheme == "https"
+
+
+def _client(persist_dir: Path | None, url: str | None):
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url is not None:
+        host, port, ssl = parse_chroma_url(url)
+        try:
+            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+        except Exception as exc:  # chromadb reports an unreachable server as ValueError, others vary
+            raise StoreError(f"cannot reach the Chroma server at {url}: {exc}") from exc
+    if persist_dir.exists() and not persist_dir.is_dir():
+        raise StoreError(f"Chroma folder {persist_dir} is a file")
+    try:
+        return chromadb.PersistentClient(path=str(persist_dir), settings=settings)
+    except Exception as exc:
+        raise StoreError(f"cannot open the Chroma folder {persist_dir}: {exc}") from exc
+
+
+def open_store(
+    *, persist_dir: str | Path, collection: str = DEFAULT_COLLECTION, chroma_url: str | None = None
+) -> Chroma:
+    """The (cached) LangChain Chroma store for a collection; created empty if it does not exist.
+
+    `persist_dir` is ignored when `chroma_url` is given. New collections use cosine distance
+    (the embeddings are normalised, so the ranking is the same as Chroma's default L2).
+    """
+    from chromadb.errors import ChromaError
+    from langchain_chroma import Chroma
+
+    from crag.backends.embeddings import MiniLMEmbeddings
+
+    if not collection:
+        raise ValueError("the collection name must not be empty")
+    url = chroma_url.strip() if chroma_url else None
+    folder = None if url else Path(persist_dir).expanduser().resolve()
+    key = (str(folder) if folder else None, collection, url)
+    with _STORES_LOCK:
+        if key not in _STORES:
+            client = _client(folder, url)
+            try:
+                _STORES[key] = Chroma(
+                    collection_name=collection,
+                    embedding_function=MiniLMEmbeddings(),
+                    client=client,
+                    collection_configuration={"hnsw": {"space": "cosine"}},
+                )
+            except (ValueError, ChromaError) as exc:  # e.g. names need 3-512 characters from [a-zA-Z0-9._-]
+                raise ValueError(f"cannot open collection {collection!r}: {exc}") from exc
+        return _STORES[key]
+
+
+def clear_store_cache() -> None:
+    """Forget the opened stores (tests, or after deleting a collection's folder)."""
+    with _STORES_LOCK:
+        _STORES.clear()
+
+
+def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:
+    """The `k` chunks nearest to `question`, best first; [] for an empty collection.
+
+    Each Document keeps the metadata written at ingestion (`title`, `source`, `chunk`, `id`) and
+    gains `rank` (0 = best, as in the shared web strips); `Document.id` is the chunk's store id.
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be str, got {type(question).__name__}")
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
+        return []
+    documents = store.similarity_search(question, k=k)
+    for rank, document in enumerate(documents):
+        document.metadata = {**document.metadata, "id": document.id, "rank": rank}
+    return documents

@@ -1,0 +1,339 @@
+"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, or Tavily.
+
+The paper searches the web with a rewritten keyword query, prefers Wikipedia results, fetches
+the pages and splits them into paragraphs that the evaluator then refines. This module does the
+searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); the page fetching
+lives in `crag.backends.fetch`. Every backend failure is a `WebSearchError`, so the node can fall
+back to its internal knowledge with one `except`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+from urllib.parse import quote, urlsplit
+
+BACKENDS = ("local", "tavily")
+WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engines
+
+
+@dataclass(frozen=True)
+class WebResult:
+    """One search hit; `content` is the engine's snippet, or the whole record text for local hits."""
+
+    title: str
+    url: str
+    content: str
+
+
+class WebSearchError(RuntimeError):
+    """A web search or page fetch that failed; the message says why."""
+
+
+class TransientWebSearchError(WebSearchError):
+    """A failure worth one retry: a timeout, a dropped connection, HTTP 429 or 5xx."""
+
+
+class LocalIndexError(WebSearchError, ValueError):
+    """A local index file that is missing or malformed.
+
+    Also a ValueError: it is bad input, and CLIs catch ValueError for that.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# Local BM25 search
+
+
+@dataclass(frozen=True)
+class _Index:
+    records: list[WebResult]
+    retriever: Any  # bm25s.BM25
+
+
+_INDEXES: dict[str, tuple[tuple[int, int], _Index]] = {}  # path -> ((mtime_ns, size), index)
+_INDEXES_LOCK = threading.Lock()
+
+
+def _tokenize(texts: list[str]) -> list[list[str]]:
+    import bm25s
+
+    # strings, not ids: a query tokenized on its own has its own id vocabulary
+    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+
+
+def _read_records(path: Path) -> list[WebResult]:
+    records: list[WebResult] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise LocalIndexError(f"local web index {path} is not UTF-8: {exc}") from exc
+    except OSError as exc:
+        raise LocalIndexError(f"cannot read local web index {path}: {exc.strerror or exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"local web index {path}, line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LocalIndexError(f"{where}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise LocalIndexError(f"{where}: expected a JSON object")
+        text, title, url = row.get("text"), row.get("title", ""), row.get("url")
+        if not isinstance(text, str) or not text.strip():
+            raise LocalIndexError(f'{where}: the record has no "text"')
+        if not isinstance(title, str):
+            raise LocalIndexError(f'{where}: "title" must be a string')
+        if url is not None and not isinstance(url, str):
+            raise LocalIndexError(f'{where}: "url" must be a string')
+        records.append(WebResult(title=title, url=url or f"local://{quote(title)}", content=text))
+    if not records:
+        raise LocalIndexError(f"local web index {path} has no records")
+    return records
+
+
+def _build_index(path: Path) -> _Index:
+    import bm25s
+
+    records = _read_records(path)
+    retriever = bm25s.BM25()
+    retriever.index(_tokenize([f"{r.title} {r.content}" for r in records]), show_progress=False)
+    return _Index(records, retriever)
+
+
+class LocalSearch:
+    """BM25 over a JSONL file of `{"title", "text", "url"?}` records: the web, offline.
+
+    Records are returned whole (they already are paragraphs), so local hits need no fetching.
+    The index is built at the first search and cached per process until the file changes.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path).expanduser()
+
+    def _index(self) -> _Index:
+        try:
+            stat = self.path.stat()
+        except OSError as exc:
+            raise LocalIndexError(f"local web index {self.path} does not exist or cannot be read") from exc
+        key, version = str(self.path.resolve()), (stat.st_mtime_ns, stat.st_size)
+        with _INDEXES_LOCK:  # one build at a time: concurrent first searches share it
+            cached = _INDEXES.get(key)
+            if cached is None or cached[0] != version:
+                _INDEXES[key] = cached = (version, _build_index(self.path))
+        return cached[1]
+
+    def search(self, query: str, k: int = 5) -> list[WebResult]:
+        """The top `k` records for `query`, best first; records sharing no term with it are dropped."""
+        import numpy as np
+
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        index = self._index()
+        tokens = _tokenize([query])[0]
+        if not tokens:  # only stopwords or punctuation
+            return []
+        scores = index.retriever.get_scores(tokens)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [index.records[i] for i in order if scores[i] > 0]
+
+
+def clear_index_cache() -> None:
+    """Forget every cached local index (tests, or to free memory)."""
+    with _INDEXES_LOCK:
+        _INDEXES.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# Tavily
+
+_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
+_TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
+
+
+def _call_with_timeout(fn: Callable[[], Any], timeout: float) -> Any:
+    """Run `fn` in a daemon thread and wait at most `timeout` seconds.
+
+    Tavily's wrapper calls `requests.post` with no timeout, so it cannot be cancelled; a daemon
+    thread (not a ThreadPoolExecutor, whose workers are joined at exit) lets a hung request be
+    abandoned without keeping the process alive.
+    """
+    future: Future = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to the caller
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="crag-tavily-search", daemon=True).start()
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        raise TransientWebSearchError(f"Tavily search timed out after {timeout:g} s") from None
+
+
+def _is_transient(error: Any) -> bool:
+    try:
+        import requests
+
+        if isinstance(error, (requests.ConnectionError, requests.Timeout)):
+            return True
+    except ImportError:  # pragma: no cover - langchain-tavily depends on requests
+        pass
+    return isinstance(error, (TimeoutError, ConnectionError)) or bool(_TRANSIENT_STATUS.search(str(error)))
+
+
+def _raise_error(error: Any) -> NoReturn:
+    message = str(error).strip() or type(error).__name__
+    kind = TransientWebSearchError if _is_transient(error) else WebSearchError
+    raise kind(f"Tavily search failed: {message}")
+
+
+def parse_tavily_output(output: Any) -> list[WebResult]:
+    """Map a TavilySearch tool output to results, raising `WebSearchError` for its error forms.
+
+    The tool returns errors instead of raising: `{"error": exception}` for API and network
+    failures, a plain string for a handled ToolException (its only one, "No search results
+    found", is an empty result, not an error), or a ToolMessage with status "error" when invoked
+    with a tool call.
+    """
+    from langchain_core.messages import ToolMessage
+
+    if isinstance(output, ToolMessage):
+        if output.status == "error":
+            _raise_error(output.content)
+        output = output.artifact if output.artifact is not None else output.content
+        if isinstance(output, str):
+            try:
+                output = json.loads(output)
+            except json.JSONDecodeError:
+                pass
+    if isinstance(output, str):
+        if output.startswith(_NO_RESULTS):
+            return []
+        _raise_error(output)
+    if not isinstance(output, dict):
+        raise WebSearchError(f"Tavily search returned {type(output).__name__}, expected a dict")
+    if "error" in output:
+        _raise_error(output["error"])
+    hits = output.get("results")
+    if not isinstance(hits, list):
+        raise WebSearchError(f"Tavily search returned no result list (keys: {sorted(output)})")
+    results = []
+    for hit in hits:
+        if isinstance(hit, dict) and isinstance(hit.get("url"), str) and hit["url"]:
+            url = hit["url"]
+            results.append(WebResult(title=str(hit.get("title") or url), url=url, content=str(hit.get("content") or "")))
+    return results
+
+
+class TavilyWebSearch:
+    """Tavily web search through `langchain_tavily.TavilySearch`, with a timeout and one retry.
+
+    `timeout` bounds each attempt; only transient failures (timeouts, dropped connections,
+    HTTP 408/429/5xx) are retried, once, after `retry_wait` seconds.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        timeout: float = 10.0,
+        search_depth: str = "basic",
+        retry_wait: float = 1.0,
+    ):
+        key = (api_key if api_key is not None else os.environ.get("TAVILY_API_KEY", "")).strip()
+        if not key:
+            raise WebSearchError("Tavily needs an API key: set TAVILY_API_KEY (or use the local backend)")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self._api_key = key
+        self.timeout = timeout
+        self.search_depth = search_depth
+        self.retry_wait = retry_wait
+        self._tools: dict[int, Any] = {}
+        self._tools_lock = threading.Lock()
+
+    def _tool(self, k: int) -> Any:
+        # max_results may only be set when the tool is built, so there is one tool per k
+        with self._tools_lock:
+            if k not in self._tools:
+                from langchain_tavily import TavilySearch
+
+                self._tools[k] = TavilySearch(
+                    tavily_api_key=self._api_key, max_results=k, search_depth=self.search_depth, topic="general"
+                )
+            return self._tools[k]
+
+    def _search_once(self, query: str, k: int) -> list[WebResult]:
+        try:
+            tool = self._tool(k)
+            output = _call_with_timeout(lambda: tool.invoke({"query": query}), self.timeout)
+        except WebSearchError:
+            raise
+        except Exception as exc:  # validation errors, unhandled tool exceptions
+            _raise_error(exc)
+        return parse_tavily_output(output)[:k]
+
+    def search(self, query: str, k: int = 5) -> list[WebResult]:
+        """Search the web; raises `WebSearchError` (or its subclass `TransientWebSearchError`)."""
+        import tenacity
+
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        if not query.strip():
+            raise ValueError("the search query is empty")
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(2),
+            wait=tenacity.wait_fixed(self.retry_wait),
+            retry=tenacity.retry_if_exception_type(TransientWebSearchError),
+            reraise=True,
+        )
+        return retrying(self._search_once, query, k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch
+
+
+def is_wikipedia(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host == "wikipedia.org" or host.endswith(".wikipedia.org")
+
+
+def prefer_wikipedia(results: list[WebResult]) -> list[WebResult]:
+    """Wikipedia results first, otherwise in engine order (the paper keeps Wikipedia pages)."""
+    return sorted(results, key=lambda r: not is_wikipedia(r.url))
+
+
+def search_web(
+    query: str,
+    *,
+    backend: str = "local",
+    k: int = 5,
+    local_index: str | Path | None = None,
+    timeout: float = 10.0,
+) -> list[WebResult]:
+    """Search with `backend` ("local": BM25 over `local_index`; "tavily": the web), Wikipedia first.
+
+    Real web engines get the paper's "Wikipedia, " query prefix; the local index does not need it.
+    """
+    if backend == "local":
+        if local_index is None:
+            raise ValueError("the local web backend needs local_index (a JSONL file of title/text records)")
+        results = LocalSearch(local_index).search(query, k)
+    elif backend == "tavily":
+        results = TavilyWebSearch(timeout=timeout).search(WIKI_PREFIX + query, k)
+    else:
+        raise ValueError(f"unknown web backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    return prefer_wikipedia(results)

@@ -1,0 +1,111 @@
+"""Run-time settings of the graph: models, thresholds, top-k and backends.
+
+Passed per run as LangGraph's `context` (`graph.invoke(input, context=Context(...))`); every
+field has a description so LangGraph Studio can show it. Nothing here loads a model: nodes ask
+the backends for process-wide cached instances by these names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+# The paper's (upper, lower) thresholds per dataset, on its T5-large evaluator's scale.
+THRESHOLD_PRESETS: dict[str, tuple[float, float]] = {
+    "popqa": (0.59, -0.99),
+    "pubhealth": (0.5, -0.91),
+    "arc": (0.5, -0.91),
+    "biography": (0.95, -0.91),
+}
+
+DEMO_WEB_INDEX = os.path.join(os.path.dirname(__file__), "demo", "web.jsonl")
+
+
+def _env(name: str, default: str | None) -> str | None:
+    return os.environ.get(name, default)
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings for one run of the CRAG graph.
+
+    `evaluator`, `chat_model`, `rewrite_model` and `web_backend` take a name or path, or a ready
+    object (a Runnable scorer, a chat model, an object with `.search(query, k)`): that is how an
+    application, or a test, injects its own models and backends.
+    """
+
+    evaluator: str | None = field(
+        default_factory=lambda: _env("CRAG_EVALUATOR", None),
+        metadata={"description": "Evaluator checkpoint folder; empty = the shipped evaluator."},
+    )
+    chat_model: str = field(
+        default_factory=lambda: _env("CRAG_CHAT_MODEL", "local") or "local",
+        metadata={"description": "Generator: 'local' (SmolLM2-135M-Instruct, llama.cpp) or 'openai:<model>'."},
+    )
+    rewrite_model: str | None = field(
+        default=None, metadata={"description": "Query rewriter; empty = the same model as chat_model."}
+    )
+    preset: Literal["popqa", "pubhealth", "arc", "biography"] | None = field(
+        default=None, metadata={"description": "Use the paper's thresholds for this dataset instead of the evaluator's calibrated pair."}
+    )
+    upper_threshold: float | None = field(
+        default=None, metadata={"description": "Correct when any document scores at least this; empty = calibrated."}
+    )
+    lower_threshold: float | None = field(
+        default=None, metadata={"description": "Incorrect when every document scores below this; empty = calibrated."}
+    )
+    k: int = field(default=10, metadata={"description": "Documents retrieved from the knowledge base."})
+    top_k_strips: int = field(default=5, metadata={"description": "Knowledge strips kept by refinement."})
+    strip_threshold: float = field(default=-0.5, metadata={"description": "Strips scoring below this are dropped."})
+    refine_mode: Literal["fixed_num", "excerption", "selection"] = field(
+        default="excerption",
+        metadata={"description": "Strip decomposition: 50-word windows, sentences by three, or whole passages."},
+    )
+    chroma_dir: str = field(
+        default_factory=lambda: _env("CRAG_CHROMA_DIR", ".crag/chroma") or ".crag/chroma",
+        metadata={"description": "Embedded Chroma folder (ignored when chroma_url is set)."},
+    )
+    chroma_url: str | None = field(
+        default_factory=lambda: _env("CRAG_CHROMA_URL", None), metadata={"description": "A Chroma server URL."}
+    )
+    collection: str = field(default="crag", metadata={"description": "Chroma collection of the knowledge base."})
+    web_backend: Literal["local", "tavily"] = field(
+        default_factory=lambda: _env("CRAG_WEB_BACKEND", "local") or "local",  # type: ignore[return-value]
+        metadata={"description": "'local' (BM25 over a JSONL corpus) or 'tavily' (needs TAVILY_API_KEY)."},
+    )
+    web_index: str = field(
+        default_factory=lambda: _env("CRAG_WEB_INDEX", DEMO_WEB_INDEX) or DEMO_WEB_INDEX,
+        metadata={"description": "JSONL {title, text} corpus searched by the local web backend."},
+    )
+    web_k: int = field(default=5, metadata={"description": "Web results used per search."})
+    web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
+    allow_private_fetch: bool = field(
+        default=False, metadata={"description": "Allow fetching pages on private or loopback addresses."}
+    )
+    max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})
+    retriever: Any = field(
+        default=None,
+        metadata={"description": "A LangChain retriever to use instead of Chroma (for apps and tests; not serialisable)."},
+    )
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.top_k_strips < 1 or self.web_k < 1:
+            raise ValueError("k, top_k_strips and web_k must be at least 1")
+        if self.preset is not None and self.preset not in THRESHOLD_PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(THRESHOLD_PRESETS)}")
+        if self.web_timeout <= 0:
+            raise ValueError("web_timeout must be positive")
+
+    def thresholds(self, calibrated: tuple[float, float]) -> tuple[float, float]:
+        """(upper, lower): explicit values, else the preset, else the evaluator's calibrated pair."""
+        upper, lower = THRESHOLD_PRESETS[self.preset] if self.preset else calibrated
+        upper = self.upper_threshold if self.upper_threshold is not None else upper
+        lower = self.lower_threshold if self.lower_threshold is not None else lower
+        if lower > upper:
+            raise ValueError(f"lower threshold {lower} is above upper threshold {upper}")
+        return upper, lower
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]

@@ -1,0 +1,33 @@
+"""The CRAG graph (wiring only): retrieve → grade → refine | rewrite_and_search | both → generate."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from crag.context import Context
+from crag.nodes import generate, grade, refine, retrieve, rewrite_and_search
+from crag.routing import branches
+from crag.state import InputState, OutputState, State
+
+
+def route(state: State) -> list[str]:
+    return branches(state["action"])
+
+
+def build_graph():
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("grade", grade)
+    builder.add_node("refine", refine)
+    builder.add_node("rewrite_and_search", rewrite_and_search)
+    builder.add_node("generate", generate)
+    builder.add_edge(START, "retrieve")
+    builder.add_edge("retrieve", "grade")
+    builder.add_conditional_edges("grade", route, ["refine", "rewrite_and_search"])
+    builder.add_edge("refine", "generate")
+    builder.add_edge("rewrite_and_search", "generate")
+    builder.add_edge("generate", END)
+    return builder
+
+
+graph = build_graph().compile(name="crag")

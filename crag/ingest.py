@@ -1,0 +1,269 @@
+"""`crag ingest`: load files, cut them into chunks and add the new chunks to the Chroma store.
+
+Chunk ids are the sha256 of (source, chunk text), so ingesting the same files again adds nothing
+and an edited file adds only its changed chunks (its old chunks stay until the collection is
+rebuilt). Only chunks missing from the store are embedded, which is where the time goes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from langchain_chroma import Chroma
+    from langchain_core.documents import Document
+
+SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
+DEFAULT_CHUNK_SIZE = 1000
+DEFAULT_CHUNK_OVERLAP = 100
+# keys the pipeline writes itself; a JSONL record's own `id`, `source`… are kept as `doc_id`, `doc_source`…
+RESERVED_KEYS = ("source", "chunk", "id", "rank")
+
+_MD_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    files: int
+    chunks: int
+    added: int
+    skipped_existing: int  # already in the store, or an identical chunk of the same source in this run
+    skipped_unsupported: int = 0  # files inside folders with a suffix we do not read
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _unsupported(path: Path) -> str:
+    return f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {', '.join(SUFFIXES)}"
+
+
+def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], int]:
+    """The supported files named by `paths` (folders searched recursively) and how many others were skipped.
+
+    A file named explicitly must be supported; inside folders, unsupported files are counted and
+    skipped, and hidden files and folders (`.git`, the default `.crag/chroma` store) are ignored.
+    """
+    found: dict[Path, None] = {}  # ordered set: a file named twice is read once
+    skipped = 0
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if not child.is_file() or any(part.startswith(".") for part in child.relative_to(path).parts):
+                    continue
+                if child.suffix.lower() in SUFFIXES:
+                    found[child.resolve()] = None
+                else:
+                    skipped += 1
+        elif path.is_file():
+            if path.suffix.lower() not in SUFFIXES:
+                raise ValueError(_unsupported(path))
+            found[path.resolve()] = None
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
+    return list(found), skipped
+
+
+def _document(text: str, metadata: dict[str, Any]) -> Document:
+    from langchain_core.documents import Document
+
+    return Document(page_content=text, metadata=metadata)
+
+
+def _metadata_value(value: Any) -> Any:
+    """Chroma stores only str, int, float and bool; anything else is kept as its JSON text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _read_jsonl(path: Path) -> list[Document]:
+    documents = []
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {number}: invalid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}, line {number}: expected a JSON object with \"title\" and \"text\"")
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise ValueError(f"{path}, line {number}: no \"text\" string in the record")
+            url = record.get("url")
+            metadata = {
+                "title": str(record.get("title") or path.stem),
+                "source": url if isinstance(url, str) and url else str(path),
+            }
+            for key, value in record.items():
+                value = _metadata_value(value)
+                if key not in ("title", "text") and value is not None:
+                    metadata[f"doc_{key}" if key in RESERVED_KEYS else key] = value
+            documents.append(_document(text, metadata))
+    return documents
+
+
+def _read_html(path: Path) -> tuple[str, str]:
+    """Main text by trafilatura (boilerplate removed), or all visible text when it finds no article."""
+    import trafilatura
+    from trafilatura.baseline import html2txt
+
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    text = trafilatura.extract(raw, include_comments=False, favor_recall=True) or html2txt(raw) or ""
+    match = _HTML_TITLE.search(raw)
+    title = " ".join(html.unescape(match.group(1)).split()) if match else ""
+    return text, title or path.stem
+
+
+def load_file(path: str | Path) -> list[Document]:
+    """One Document per text, markdown or HTML file and one per JSONL record, with `title` and `source`."""
+    path = Path(path).expanduser().resolve()
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return _read_jsonl(path)
+    if suffix in (".html", ".htm"):
+        text, title = _read_html(path)
+    elif suffix in (".txt", ".md"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        heading = _MD_TITLE.search(text) if suffix == ".md" else None
+        title = heading.group(1) if heading else path.stem
+    else:
+        raise ValueError(_unsupported(path))
+    return [_document(text, {"title": title, "source": str(path)})]
+
+
+def load_documents(paths: Iterable[str | Path]) -> list[Document]:
+    """Every document in `paths` (files and folders); see `find_files` for what is read."""
+    files, _ = find_files(paths)
+    return [document for file in files for document in load_file(file)]
+
+
+def chunk_id(source: str, text: str) -> str:
+    """The chunk's store id: sha256 of its source and text, so the same chunk always gets the same id."""
+    return hashlib.sha256(f"{source}\0{text}".encode()).hexdigest()
+
+
+def check_chunking(chunk_size: int, chunk_overlap: int) -> None:
+    if chunk_size < 1:
+        raise ValueError("chunk size must be at least 1")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ValueError(f"chunk overlap must be at least 0 and below the chunk size {chunk_size}, got {chunk_overlap}")
+
+
+def split_documents(
+    documents: Iterable[Document], *, chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
+) -> list[Document]:
+    """Cut documents into chunks of at most `chunk_size` characters; metadata gains `chunk` and `id`."""
+    from langchain_core.documents import Document
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    check_chunking(chunk_size, chunk_overlap)
+    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    chunks = []
+    for document in documents:
+        for index, text in enumerate(splitter.split_text(document.page_content)):
+            ident = chunk_id(str(document.metadata.get("source", "")), text)
+            metadata = {**document.metadata, "chunk": index, "id": ident}
+            chunks.append(Document(page_content=text, metadata=metadata, id=ident))
+    return chunks
+
+
+def ingest(
+    paths: Iterable[str | Path],
+    store: Chroma,
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    batch_size: int = 64,
+    progress: bool = True,
+) -> IngestReport:
+    """Load, chunk and add to `store` the chunks it does not hold yet, `batch_size` at a time."""
+    from tqdm.auto import tqdm
+
+    if batch_size < 1:
+        raise ValueError("batch size must be at least 1")
+    files, unsupported = find_files(paths)
+    documents = [document for file in files for document in load_file(file)]
+    chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    seen: set[str] = set()
+    unique = []  # the first chunk of each id: a text repeated within one source is stored once
+    for chunk in chunks:
+        if chunk.id not in seen:
+            seen.add(chunk.id)
+            unique.append(chunk)
+    added = 0
+    with tqdm(total=len(chunks), desc="ingest", unit="chunk", disable=not progress) as bar:
+        bar.update(len(chunks) - len(unique))
+        for start in range(0, len(unique), batch_size):
+            batch = unique[start : start + batch_size]
+            present = set(store.get(ids=[chunk.id for chunk in batch], include=[])["ids"])
+            new = [chunk for chunk in batch if chunk.id not in present]
+            if new:
+                store.add_documents(new, ids=[chunk.id for chunk in new])
+                added += len(new)
+            bar.update(len(batch))
+    return IngestReport(
+        files=len(files), chunks=len(chunks), added=added,
+        skipped_existing=len(chunks) - added, skipped_unsupported=unsupported,
+    )
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+def ingest_cmd(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Files or folders: .txt, .md, .html/.htm, .jsonl ({title, text} lines).", show_default=False
+        ),
+    ],
+    chroma_dir: Annotated[
+        Optional[Path], typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
+    ] = None,
+    collection: Annotated[str, typer.Option("--collection", help="Chroma collection.")] = "crag",
+    chroma_url: Annotated[
+        Optional[str],
+        typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
+    ] = None,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: Annotated[
+        int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
+    ] = DEFAULT_CHUNK_OVERLAP,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+) -> None:
+    """Add documents to the internal knowledge base; chunks already there are skipped."""
+    from crag.backends.embeddings import EmbeddingError
+    from crag.backends.retrieval import StoreError, default_chroma_dir, open_store
+
+    folder = chroma_dir or default_chroma_dir()
+    try:
+        check_chunking(chunk_size, chunk_overlap)  # fail on bad input before opening (maybe creating) the store
+        files, _ = find_files(paths)
+        if not files:
+            _fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
+        store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
+        report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
+    except (FileNotFoundError, ValueError, StoreError, EmbeddingError) as exc:
+        _fail(str(exc))
+    target = chroma_url or str(folder)
+    skipped = f", {report.skipped_unsupported} unsupported files skipped" if report.skipped_unsupported else ""
+    typer.echo(
+        f"{report.files} files, {report.chunks} chunks: {report.added} added, "
+        f"{report.skipped_existing} already present{skipped} -> {collection} at {target}"
+    )

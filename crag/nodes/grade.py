@@ -1,0 +1,23 @@
+"""`grade`: score every retrieved document in one batched evaluator call and pick the action."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from crag import resources
+from crag.context import Context
+from crag.routing import decide_action, document_labels
+from crag.state import State
+
+
+def grade(state: State, runtime: Runtime[Context]) -> dict:
+    ctx = resources.context_of(runtime)
+    scorer = resources.evaluator(ctx)
+    documents = state.get("documents", [])
+    scores = scorer.invoke({"question": state["question"], "documents": documents}) if documents else []
+    upper, lower = resources.thresholds(ctx, scorer)
+    action = decide_action(scores, upper, lower)
+    labels = document_labels(scores, upper, lower)
+    runtime.stream_writer({"node": "grade", "scores": scores, "labels": labels, "action": action,
+                           "thresholds": {"upper": upper, "lower": lower}})
+    return {"scores": [float(s) for s in scores], "labels": labels, "action": action}

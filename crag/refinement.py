@@ -1,0 +1,89 @@
+"""Decompose-then-recompose: cut documents into knowledge strips, score every strip with the
+evaluator in one batched call, keep the best few and put them back in document order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from crag.state import Strip
+
+Mode = Literal["fixed_num", "excerption", "selection"]
+WINDOW_WORDS = 50  # `fixed_num`: the paper's 50-word windows
+SENTENCES_PER_STRIP = 3  # `excerption`: the paper's sentences grouped by three
+MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps them
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A document to refine and where it came from."""
+
+    text: str
+    title: str = ""
+    source: str = ""
+
+
+@lru_cache(maxsize=1)
+def _segmenter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def decompose(text: str, mode: Mode) -> list[str]:
+    """Split one document into strips by the paper's three modes."""
+    text = " ".join(text.split())
+    if not text:
+        return []
+    if mode == "selection":
+        return [text]
+    if mode == "fixed_num":
+        words = text.split(" ")
+        strips = [" ".join(words[i : i + WINDOW_WORDS]) for i in range(0, len(words), WINDOW_WORDS)]
+        if len(strips) > 1 and len(strips[-1].split()) < 10:  # a short tail joins the previous window
+            strips[-2] = f"{strips[-2]} {strips.pop()}"
+        return strips
+    if mode == "excerption":
+        sentences = [s.strip() for s in _segmenter().segment(text) if s.strip()]
+        return [" ".join(sentences[i : i + SENTENCES_PER_STRIP]) for i in range(0, len(sentences), SENTENCES_PER_STRIP)]
+    raise ValueError(f"unknown refinement mode {mode!r}: use fixed_num, excerption or selection")
+
+
+def refine(
+    question: str,
+    passages: Sequence[Passage],
+    evaluator: Any,
+    *,
+    mode: Mode,
+    top_k: int,
+    threshold: float,
+    origin: Literal["internal", "external"],
+) -> list[Strip]:
+    """The top `top_k` strips scoring at least `threshold`, in document order.
+
+    `evaluator` is any Runnable taking {"question", "documents"} and returning one score per
+    document; all strips of all passages go to it in one call.
+    """
+    candidates: list[tuple[int, int, str]] = []  # (document, position, strip)
+    for d, passage in enumerate(passages):
+        for position, strip in enumerate(decompose(passage.text, mode)):
+            if len(strip.split()) >= MIN_STRIP_WORDS:
+                candidates.append((d, position, strip))
+    if not candidates:
+        return []
+    scores = evaluator.invoke({"question": question, "documents": [strip for _, _, strip in candidates]})
+    ranked = sorted(range(len(candidates)), key=lambda i: scores[i], reverse=True)
+    kept = sorted((i for i in ranked[:top_k] if scores[i] >= threshold), key=lambda i: candidates[i][:2])
+    return [
+        Strip(
+            text=candidates[i][2],
+            score=float(scores[i]),
+            title=passages[candidates[i][0]].title,
+            source=passages[candidates[i][0]].source,
+            origin=origin,
+            doc=candidates[i][0],
+        )
+        for i in kept
+    ]

@@ -1,0 +1,57 @@
+"""Turn `Context` settings into the objects the nodes use. Names resolve to process-wide cached
+models and stores (loaded on first use, never at import); objects injected in `Context` pass
+through unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+
+from crag.context import Context
+from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
+
+
+def context_of(runtime: Any) -> Context:
+    """The run's context; LangGraph passes None when the caller gave none."""
+    context = getattr(runtime, "context", None)
+    return context if context is not None else Context()
+
+
+def evaluator(ctx: Context):
+    if ctx.evaluator is not None and hasattr(ctx.evaluator, "invoke"):
+        return ctx.evaluator
+    from crag.evaluator_model.runnable import RetrievalEvaluator
+
+    return RetrievalEvaluator(checkpoint=ctx.evaluator or None)
+
+
+def thresholds(ctx: Context, scorer: Any) -> tuple[float, float]:
+    """The run's (upper, lower): the context's choice, else the evaluator's calibrated pair."""
+    calibrated = getattr(scorer, "thresholds", None) or (PAPER_POPQA_THRESHOLDS["upper"], PAPER_POPQA_THRESHOLDS["lower"])
+    return ctx.thresholds(tuple(calibrated))
+
+
+def retrieve(ctx: Context, question: str) -> list[Document]:
+    if ctx.retriever is not None:
+        return list(ctx.retriever.invoke(question))[: ctx.k]
+    from crag.backends.retrieval import open_store, retrieve as search
+
+    store = open_store(persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url)
+    return search(store, question, k=ctx.k)
+
+
+def web_search(ctx: Context, query: str) -> list:
+    from crag.backends.web import prefer_wikipedia, search_web
+
+    if hasattr(ctx.web_backend, "search"):
+        return prefer_wikipedia(ctx.web_backend.search(query, ctx.web_k))
+    return search_web(query, backend=ctx.web_backend, k=ctx.web_k, local_index=ctx.web_index, timeout=ctx.web_timeout)
+
+
+def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
+    from crag.backends.llm import chat_model
+
+    spec = ctx.rewrite_model if purpose == "rewrite" and ctx.rewrite_model is not None else ctx.chat_model
+    return chat_model(spec, max_tokens=ctx.max_answer_tokens if purpose == "answer" else 24)

@@ -1,0 +1,75 @@
+"""Query rewriting for web search: at most three keywords, parsed robustly.
+
+A 135M-parameter model often answers the few-shot prompt with extra lines, a repeated
+"question:", quotes or a whole sentence. We keep the first usable `query:` line, validate it
+into `SearchQuery`, and when nothing usable remains, fall back to keywords taken from the
+question itself (deterministic: proper-noun runs first, then content words).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field, field_validator
+
+MAX_KEYWORDS = 3
+MAX_KEYWORD_WORDS = 8
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with about as into over after before between is are was were be been "
+    "being do does did what which who whom whose when where why how that this these those it its and or but "
+    "not no yes there their they he she his her him them you your i me my we our us".split()
+)
+
+
+class SearchQuery(BaseModel):
+    keywords: list[str] = Field(min_length=1, max_length=MAX_KEYWORDS)
+
+    @field_validator("keywords")
+    @classmethod
+    def _usable(cls, keywords: list[str]) -> list[str]:
+        for keyword in keywords:
+            if not re.search(r"\w", keyword) or len(keyword.split()) > MAX_KEYWORD_WORDS:
+                raise ValueError(f"not a keyword: {keyword!r}")
+        return keywords
+
+    @property
+    def text(self) -> str:
+        return ", ".join(self.keywords)
+
+
+def parse_query(output: str) -> SearchQuery | None:
+    """The model's keywords, or None when its output is unusable."""
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or line.lower().startswith("question:"):
+            continue
+        line = re.sub(r"^(query|keywords?)\s*:\s*", "", line, flags=re.IGNORECASE)
+        parts = [p.strip(" \t\"'`.;:()[]") for p in line.split(",")]
+        parts = [p for p in parts if p]
+        seen: list[str] = []
+        for part in parts:
+            if part.lower() not in (s.lower() for s in seen):
+                seen.append(part)
+        try:
+            return SearchQuery(keywords=seen[:MAX_KEYWORDS])
+        except ValueError:
+            return None
+    return None
+
+
+def fallback_query(question: str) -> SearchQuery:
+    """Keywords from the question alone: runs of capitalised words (names), then content words."""
+    words = re.findall(r"[\w'’-]+", question)
+    keywords: list[str] = []
+    run: list[str] = []
+    for i, word in enumerate(words + [""]):
+        if word[:1].isupper() and (i > 0 or word.lower() not in STOPWORDS):
+            run.append(word)
+            continue
+        if run:
+            keywords.append(" ".join(run))
+            run = []
+    content = [w for w in words if w.lower() not in STOPWORDS and not any(w in k.split() for k in keywords)]
+    keywords = [re.sub(r"['’]s$", "", k) for k in keywords + content]
+    keywords = [k for k in dict.fromkeys(keywords) if k][:MAX_KEYWORDS]
+    return SearchQuery(keywords=keywords or [" ".join(question.split()[:MAX_KEYWORD_WORDS]) or "?"])

@@ -1,0 +1,29 @@
+"""The paper's action trigger: a pure function of the evaluator's scores and two thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crag.state import Action
+
+
+def decide_action(scores: Sequence[float], upper: float, lower: float) -> Action:
+    """Correct if any document scores ≥ upper; Incorrect if all score < lower (or there are none,
+    as with an empty knowledge base); Ambiguous otherwise."""
+    if lower > upper:
+        raise ValueError(f"lower threshold {lower} is above upper threshold {upper}")
+    if any(s >= upper for s in scores):
+        return "correct"
+    if all(s < lower for s in scores):
+        return "incorrect"
+    return "ambiguous"
+
+
+def document_labels(scores: Sequence[float], upper: float, lower: float) -> list[str]:
+    """Per-document view of the same thresholds, for display and streaming."""
+    return ["correct" if s >= upper else "incorrect" if s < lower else "ambiguous" for s in scores]
+
+
+def branches(action: Action) -> list[str]:
+    """Nodes that run after grading: Ambiguous runs both, and `generate` joins them."""
+    return {"correct": ["refine"], "incorrect": ["rewrite_and_search"]}.get(action, ["refine", "rewrite_and_search"])

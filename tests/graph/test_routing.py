@@ -1,0 +1,42 @@
+"""The action trigger is a pure function of scores and thresholds: one test per route."""
+
+from __future__ import annotations
+
+import pytest
+
+from crag.routing import branches, decide_action, document_labels
+
+
+def test_correct_when_any_document_reaches_upper():
+    assert decide_action([-0.9, 0.59, -1.0], upper=0.59, lower=-0.99) == "correct"
+
+
+def test_incorrect_when_every_document_is_below_lower():
+    assert decide_action([-0.995, -1.0], upper=0.59, lower=-0.99) == "incorrect"
+
+
+def test_ambiguous_otherwise():
+    assert decide_action([-0.99, 0.58], upper=0.59, lower=-0.99) == "ambiguous"
+
+
+def test_no_documents_is_incorrect():
+    assert decide_action([], upper=0.5, lower=-0.5) == "incorrect"
+
+
+def test_thresholds_in_the_wrong_order_are_refused():
+    with pytest.raises(ValueError, match="above upper"):
+        decide_action([0.0], upper=-0.5, lower=0.5)
+
+
+def test_equal_thresholds_leave_no_ambiguous_band():
+    assert decide_action([0.1], 0.1, 0.1) == "correct" and decide_action([0.09], 0.1, 0.1) == "incorrect"
+
+
+def test_branches_per_action():
+    assert branches("correct") == ["refine"]
+    assert branches("incorrect") == ["rewrite_and_search"]
+    assert branches("ambiguous") == ["refine", "rewrite_and_search"]
+
+
+def test_document_labels():
+    assert document_labels([0.7, 0.0, -0.7], 0.5, -0.5) == ["correct", "ambiguous", "incorrect"]
