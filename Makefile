@@ -14,7 +14,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install -q --disable-pip-version-check -e ".[test,bench]"
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[test]"
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -29,16 +29,25 @@ $(PAIRS)/manifest.json: | setup
 
 evaluator-data: $(PAIRS)/manifest.json
 
-# Reproduces the shipped evaluator (crag/evaluator_model/default) from ../shared/data.
+# Reproduces the shipped evaluator (crag/evaluator_model/default) from ../shared/data:
+# a full fine-tune of the first 3 layers of all-MiniLM-L6-v2, exported as int8 weights on top of it.
 evaluator: evaluator-data
-	$(BIN)/crag evaluator train --data $(PAIRS) --layers 3 --lora-rank 32 --epochs 3 --out crag/evaluator_model/default
+	$(BIN)/crag evaluator train --data $(PAIRS) --layers 3 --use-title --lr 1e-4 --epochs 3 --out artifacts/models/full-l3
+	$(BIN)/crag evaluator export --model artifacts/models/full-l3 --out crag/evaluator_model/default
 
 bench-evaluator: evaluator-data
 	$(BIN)/python benchmarks/evaluator_benchmark.py --json artifacts/bench/evaluator.json \
-		--checkpoint "full fine-tune=artifacts/models/full-l3" --checkpoint "T5-small from scratch=artifacts/models/t5-small-scratch"
+		--checkpoint "full fine-tune (float32)=artifacts/models/full-l3" \
+		--checkpoint "T5-small from scratch=artifacts/models/t5-small-scratch"
 
-demo: evaluator-data
-	$(BIN)/crag evaluator eval --pairs $(PAIRS)/validation.tsv
+DEMO_DB := .crag/demo-chroma
+
+demo: setup
+	$(BIN)/crag ingest crag/demo/kb --chroma-dir $(DEMO_DB) --collection demo
+	@while IFS= read -r question; do \
+		echo; echo "=== $$question"; \
+		$(BIN)/crag ask "$$question" --chroma-dir $(DEMO_DB) --collection demo || exit 1; \
+	done < crag/demo/questions.txt
 
 clean:
-	rm -rf artifacts .pytest_cache
+	rm -rf artifacts .pytest_cache .crag

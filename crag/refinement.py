@@ -43,7 +43,8 @@ def decompose(text: str, mode: Mode) -> list[str]:
         words = text.split(" ")
         strips = [" ".join(words[i : i + WINDOW_WORDS]) for i in range(0, len(words), WINDOW_WORDS)]
         if len(strips) > 1 and len(strips[-1].split()) < 10:  # a short tail joins the previous window
-            strips[-2] = f"{strips[-2]} {strips.pop()}"
+            tail = strips.pop()
+            strips[-1] = f"{strips[-1]} {tail}"
         return strips
     if mode == "excerption":
         sentences = [s.strip() for s in _segmenter().segment(text) if s.strip()]

@@ -72,4 +72,7 @@ def fallback_query(question: str) -> SearchQuery:
     content = [w for w in words if w.lower() not in STOPWORDS and not any(w in k.split() for k in keywords)]
     keywords = [re.sub(r"['’]s$", "", k) for k in keywords + content]
     keywords = [k for k in dict.fromkeys(keywords) if k][:MAX_KEYWORDS]
-    return SearchQuery(keywords=keywords or [" ".join(question.split()[:MAX_KEYWORD_WORDS]) or "?"])
+    if keywords:
+        return SearchQuery(keywords=keywords)
+    # nothing word-like (e.g. "???"): search for the question as written rather than for nothing
+    return SearchQuery.model_construct(keywords=[" ".join(question.split()[:MAX_KEYWORD_WORDS]) or question])

@@ -35,6 +35,7 @@ class InputState(TypedDict):
 
 class OutputState(TypedDict, total=False):
     question: str
+    documents: list[Document]  # retrieved, with metadata title/source/rank
     action: Action
     scores: list[float]
     labels: list[str]
@@ -46,7 +47,6 @@ class OutputState(TypedDict, total=False):
 
 
 class State(OutputState, total=False):
-    documents: list[Document]
     internal_knowledge: list[Strip]
     external_knowledge: list[Strip]
     web_results: list[dict]

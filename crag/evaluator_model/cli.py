@@ -56,6 +56,7 @@ def train_cmd(
     out: Annotated[Path, typer.Option(help="Checkpoint folder to write.")],
     base: Annotated[str, typer.Option(help=f"Local checkpoint, config-only folder (random weights), random-t5-small/random-t5-tiny, or {PACKAGED_BASE}.")] = PACKAGED_BASE,
     data: Annotated[Path, typer.Option(help="Folder from build-data (train.jsonl / validation.jsonl or .tsv).")] = DEFAULT_DATA_OUT,
+    validation: Annotated[str, typer.Option(help="Validation file in --data that picks the epoch and calibrates (the paper tunes thresholds per dataset).")] = "validation-popqa",
     epochs: Annotated[int, typer.Option(min=1)] = 3,
     batch_size: Annotated[int, typer.Option(min=1)] = 16,
     lr: Annotated[Optional[float], typer.Option(help="Learning rate (default by method).")] = None,
@@ -72,7 +73,7 @@ def train_cmd(
 
     _quiet_transformers()
     suffix = ".jsonl" if (data / "train.jsonl").is_file() else ".tsv"
-    train_file, val_file = data / f"train{suffix}", data / f"validation{suffix}"
+    train_file, val_file = data / f"train{suffix}", data / f"{validation}{suffix}"
     if not train_file.is_file() or not val_file.is_file():
         _fail(f"no training data in {data}; run `crag evaluator build-data --out {data}` first")
     config = TrainConfig(

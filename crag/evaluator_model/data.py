@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import unicodedata
 import zlib
 from dataclasses import dataclass
@@ -62,7 +63,16 @@ class Recipe:
     bm25_negatives: int = 4
     bm25_depth: int = 40
     multihop_validation_fraction: float = 0.2
-    min_words: int = 3
+    min_words: int = 8
+
+
+# Web page furniture that the search engine returned as "paragraphs": it carries no knowledge, so
+# labelling it by the page it sits on only teaches noise (a stub notice on the gold page is "relevant").
+BOILERPLATE = re.compile(
+    r"is a stub\b|you can help wikipedia|may refer to|oops|something went wrong|summarize this article"
+    r"|^file:|disclaimer|retrieved from|enable javascript|cookies?\b.*(accept|policy)",
+    re.IGNORECASE,
+)
 
 
 def _hash_sources(root: Path) -> str:
@@ -126,7 +136,7 @@ def _finish(pairs: list[Pair], recipe: Recipe) -> list[Pair]:
     kept: list[Pair] = []
     for pair in pairs:
         question, passage = clean(pair.question), clean(pair.passage)
-        if len(passage.split()) < recipe.min_words or (question, passage) in seen:
+        if len(passage.split()) < recipe.min_words or BOILERPLATE.search(passage) or (question, passage) in seen:
             continue
         seen.add((question, passage))
         kept.append(Pair(question, passage, pair.label, clean(pair.title), pair.group, pair.source))
@@ -169,6 +179,10 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe()) 
             "questions": len(groups),
             "files": [tsv.name, jsonl.name],
         }
+    for part, keep in (("popqa", True), ("multihop", False)):
+        subset = [p for p in splits["validation"] if p.group.startswith("popqa-") == keep]
+        write_pairs(subset, out, f"validation-{part}")
+        manifest["splits"]["validation"][part] = {"pairs": len(subset), "positives": sum(p.label for p in subset)}
     train_groups = {p.group for p in splits["train"]}
     overlap = train_groups & {p.group for p in splits["validation"]}
     if overlap:  # a broken recipe must never silently leak questions across splits

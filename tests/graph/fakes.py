@@ -1,0 +1,40 @@
+"""Fakes shared by the graph tests."""
+
+from __future__ import annotations
+
+from langchain_core.documents import Document
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+
+class FakeEvaluator:
+    """Scores a text by the first rule whose word it contains; counts its (batched) calls."""
+
+    thresholds = (0.5, -0.5)
+
+    def __init__(self, rules: dict[str, float], default: float = -0.9):
+        self.rules, self.default, self.calls = rules, default, []
+
+    def _score(self, text: str) -> float:
+        return next((s for word, s in self.rules.items() if word in text), self.default)
+
+    def invoke(self, value, config=None):
+        docs = value["documents"]
+        texts = [d.page_content if isinstance(d, Document) else d for d in docs]
+        self.calls.append(texts)
+        return [self._score(t) for t in texts]
+
+
+class FakeWeb:
+    def __init__(self, results=None, error: Exception | None = None):
+        self.results, self.error, self.queries = results or [], error, []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        if self.error:
+            raise self.error
+        return self.results[:k]
+
+
+def fake_chat(*replies: str) -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))

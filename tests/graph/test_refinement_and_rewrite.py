@@ -1,0 +1,99 @@
+"""Decompose-then-recompose, query rewriting and answer citations, with a fake evaluator."""
+
+from __future__ import annotations
+
+import pytest
+
+from crag.nodes.generate import cite, final_knowledge, number_sources
+from crag.refinement import Passage, decompose, refine
+from crag.rewrite import fallback_query, parse_query
+
+from fakes import FakeEvaluator
+
+LONG = " ".join(f"w{i}" for i in range(125))
+
+
+def test_fixed_num_uses_50_word_windows_and_merges_a_short_tail():
+    strips = decompose(LONG, "fixed_num")
+    assert [len(s.split()) for s in strips] == [50, 50, 25]  # a tail of 10+ words stays a strip
+    assert decompose(" ".join(["w"] * 105), "fixed_num") == [" ".join(["w"] * 50), " ".join(["w"] * 55)]
+
+
+def test_excerption_groups_sentences_by_three():
+    text = "Dr. Smith was born in St. Louis. He moved in 1990. He painted. He sang. He died."
+    assert decompose(text, "excerption") == ["Dr. Smith was born in St. Louis. He moved in 1990. He painted.", "He sang. He died."]
+
+
+def test_selection_keeps_whole_passages_and_unknown_modes_fail():
+    assert decompose("  A   whole passage.  ", "selection") == ["A whole passage."]
+    assert decompose("", "excerption") == []
+    with pytest.raises(ValueError, match="unknown refinement mode"):
+        decompose("text", "paragraphs")  # type: ignore[arg-type]
+
+
+def test_refine_keeps_top_k_above_threshold_in_document_order_with_one_call():
+    passages = [
+        Passage("Anna painted seascapes all her life. She loved boats. Then she moved away.", "Anna", "a.txt"),
+        Passage("Carl kicked balls for money and fame. Anna painted harbours at dawn every day.", "Carl", "c.txt"),
+    ]
+    evaluator = FakeEvaluator({"seascapes": 0.9, "harbours": 0.8, "boats": -0.6}, default=-0.2)
+    strips = refine("What did Anna paint?", passages, evaluator, mode="excerption", top_k=5, threshold=-0.5, origin="internal")
+    assert len(evaluator.calls) == 1
+    assert [s["doc"] for s in strips] == sorted(s["doc"] for s in strips)
+    assert all(s["score"] >= -0.5 for s in strips)
+    fixed = refine("q", passages, FakeEvaluator({"seascapes": 0.9, "harbours": 0.8}, default=-0.2),
+                   mode="selection", top_k=1, threshold=-0.5, origin="external")
+    assert [(s["title"], s["source"], s["origin"]) for s in fixed] == [("Anna", "a.txt", "external")]
+
+
+def test_refine_drops_strips_under_four_words_and_everything_below_threshold():
+    evaluator = FakeEvaluator({}, default=-0.9)
+    assert refine("q", [Passage("Too short."), Passage("This one is long enough to score.")], evaluator,
+                  mode="selection", top_k=5, threshold=-0.5, origin="internal") == []
+    assert evaluator.calls == [["This one is long enough to score."]]
+
+
+@pytest.mark.parametrize(
+    "output, keywords",
+    [
+        ("Henry Feilden, occupation", ["Henry Feilden", "occupation"]),
+        ("query: city, Billy Carlson, born\nquestion: next", ["city", "Billy Carlson", "born"]),
+        ('"religion of John Gwynn".', ["religion of John Gwynn"]),
+        ("a, b, c, d", ["a", "b", "c"]),
+    ],
+)
+def test_rewrites_are_parsed_into_at_most_three_keywords(output, keywords):
+    assert parse_query(output).keywords == keywords
+
+
+@pytest.mark.parametrize("output", ["", "???", "query:", "one two three four five six seven eight nine ten eleven"])
+def test_unusable_rewrites_are_rejected(output):
+    assert parse_query(output) is None
+
+
+def test_fallback_keywords_come_from_the_question():
+    assert fallback_query("What is Henry Feilden's occupation?").text == "Henry Feilden, occupation"
+    assert fallback_query("In what city was Billy Carlson born?").keywords[0] == "Billy Carlson"
+    assert fallback_query("?").keywords  # never empty
+
+
+def test_sources_are_numbered_per_document_and_citations_checked():
+    strips = [
+        {"text": "a", "score": 0.9, "title": "A", "source": "a.txt", "origin": "internal", "doc": 0},
+        {"text": "b", "score": 0.8, "title": "A", "source": "a.txt", "origin": "internal", "doc": 0},
+        {"text": "c", "score": 0.7, "title": "W", "source": "http://w", "origin": "external", "doc": 0},
+    ]
+    sources, numbers = number_sources(strips)
+    assert numbers == [1, 1, 2] and [s["id"] for s in sources] == [1, 2]
+    assert cite("Yes [2].", sources) == "Yes [2]."
+    assert cite("Yes [9].", sources) == "Yes. [1][2]"
+    assert cite("Nothing to cite.", []) == "Nothing to cite."
+
+
+def test_final_knowledge_follows_the_action():
+    internal = [{"text": "i"}]
+    external = [{"text": "e"}]
+    state = {"internal_knowledge": internal, "external_knowledge": external}
+    assert final_knowledge({**state, "action": "correct"}) == internal
+    assert final_knowledge({**state, "action": "incorrect"}) == external
+    assert final_knowledge({**state, "action": "ambiguous"}) == internal + external
