@@ -89,30 +89,23 @@ def _metadata_value(value: Any) -> Any:
 
 
 def _read_jsonl(path: Path) -> list[Document]:
+    from crag.jsonl import read_objects
+
     documents = []
-    with path.open(encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: invalid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}, line {number}: expected a JSON object with \"title\" and \"text\"")
-            text = record.get("text")
-            if not isinstance(text, str):
-                raise ValueError(f"{path}, line {number}: no \"text\" string in the record")
-            url = record.get("url")
-            metadata = {
-                "title": str(record.get("title") or path.stem),
-                "source": url if isinstance(url, str) and url else str(path),
-            }
-            for key, value in record.items():
-                value = _metadata_value(value)
-                if key not in ("title", "text") and value is not None:
-                    metadata[f"doc_{key}" if key in RESERVED_KEYS else key] = value
-            documents.append(_document(text, metadata))
+    for number, record in read_objects(path, errors="replace"):
+        text = record.get("text")
+        if not isinstance(text, str):
+            raise ValueError(f"{path}, line {number}: no \"text\" string in the record")
+        url = record.get("url")
+        metadata = {
+            "title": str(record.get("title") or path.stem),
+            "source": url if isinstance(url, str) and url else str(path),
+        }
+        for key, value in record.items():
+            value = _metadata_value(value)
+            if key not in ("title", "text") and value is not None:
+                metadata[f"doc_{key}" if key in RESERVED_KEYS else key] = value
+        documents.append(_document(text, metadata))
     return documents
 
 

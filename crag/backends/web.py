@@ -70,23 +70,19 @@ def _tokenize(texts: list[str]) -> list[list[str]]:
 
 
 def _read_records(path: Path) -> list[WebResult]:
+    from crag.jsonl import read_objects
+
     records: list[WebResult] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        rows = list(read_objects(path))
     except UnicodeDecodeError as exc:
         raise LocalIndexError(f"local web index {path} is not UTF-8: {exc}") from exc
+    except ValueError as exc:  # invalid JSON or not an object, with file and line
+        raise LocalIndexError(f"local web index {exc}") from None
     except OSError as exc:
         raise LocalIndexError(f"cannot read local web index {path}: {exc.strerror or exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for number, row in rows:
         where = f"local web index {path}, line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LocalIndexError(f"{where}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise LocalIndexError(f"{where}: expected a JSON object")
         text, title, url = row.get("text"), row.get("title", ""), row.get("url")
         if not isinstance(text, str) or not text.strip():
             raise LocalIndexError(f'{where}: the record has no "text"')

@@ -65,6 +65,7 @@ def train_cmd(
     lora_rank: Annotated[int, typer.Option(min=0, help="LoRA rank; 0 = full fine-tune.")] = 0,
     loss: Annotated[str, typer.Option(help="bce (default) or mse (the paper's ±1 regression).")] = "bce",
     use_title: Annotated[bool, typer.Option(help="Prefix passages with their title.")] = False,
+    title_dropout: Annotated[float, typer.Option(min=0, max=1, help="With --use-title: share of training pairs shown without it.")] = 0.5,
     seed: Annotated[int, typer.Option()] = 42,
     limit: Annotated[Optional[int], typer.Option(min=1, help="Train on a sample of N pairs.")] = None,
 ) -> None:
@@ -79,7 +80,7 @@ def train_cmd(
     config = TrainConfig(
         train=train_file, validation=val_file, out=out, base=base, epochs=epochs, batch_size=batch_size,
         lr=lr, max_length=max_length, num_layers=layers, lora_rank=lora_rank, loss=loss,
-        use_title=use_title, seed=seed, limit=limit,
+        use_title=use_title, title_dropout=title_dropout, seed=seed, limit=limit,
     )
     try:
         meta = train(config)

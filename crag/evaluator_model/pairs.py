@@ -88,10 +88,7 @@ def write_pairs(pairs: Iterable[Pair], directory: Path, name: str) -> tuple[Path
 
 
 def iter_jsonl(path: Path) -> Iterator[dict]:
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{lineno}: invalid JSON: {exc}") from exc
+    from crag.jsonl import read_objects
+
+    for _, record in read_objects(path):
+        yield record

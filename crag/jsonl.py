@@ -1,0 +1,22 @@
+"""Reading JSON Lines files of objects, with errors that name the file and the line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def read_objects(path: Path, errors: str = "strict") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for every non-blank line; ValueError for invalid JSON or a non-object."""
+    with Path(path).open(encoding="utf-8", errors=errors) as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}, line {number}: invalid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}, line {number}: expected a JSON object")
+            yield number, record
