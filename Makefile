@@ -32,7 +32,7 @@ evaluator-data: $(PAIRS)/manifest.json
 # Reproduces the shipped evaluator (crag/evaluator_model/default) from ../shared/data:
 # a full fine-tune of the first 3 layers of all-MiniLM-L6-v2, exported as int8 weights on top of it.
 evaluator: evaluator-data
-	$(BIN)/crag evaluator train --data $(PAIRS) --layers 3 --use-title --title-dropout 0.2 --lr 2e-4 --epochs 3 --out artifacts/models/full-l3
+	$(BIN)/crag evaluator train --data $(PAIRS) --layers 3 --use-title --title-dropout 0.2 --lr 1e-4 --epochs 3 --out artifacts/models/full-l3
 	$(BIN)/crag evaluator export --model artifacts/models/full-l3 --out crag/evaluator_model/default
 
 bench-evaluator: evaluator-data

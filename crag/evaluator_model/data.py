@@ -64,6 +64,8 @@ class Recipe:
     bm25_depth: int = 40
     multihop_validation_fraction: float = 0.2
     min_words: int = 8
+    swap_negatives: int = 1  # training only: gold passages paired with another question of the same relation
+    seed: int = 13
 
 
 # Web page furniture that the search engine returned as "paragraphs": it carries no knowledge, so
@@ -126,6 +128,30 @@ def _popqa_pairs(questions: list[dict], strips: list[dict], corpus: list[dict], 
     return pairs
 
 
+def _swap_negatives(pairs: list[Pair], questions: list[dict], recipe: Recipe) -> list[Pair]:
+    """Question-swap negatives: a gold passage about X asked about Y ("What is Y's occupation?").
+
+    They share the question's wording and the passage's topic and differ only in the entity, so
+    the evaluator has to check who the passage is about, which is what the gold-page label means.
+    """
+    import random
+
+    rng = random.Random(recipe.seed)
+    by_text = {q["question"]: q for q in questions}
+    by_prop: dict[str, list[dict]] = {}
+    for question in questions:
+        by_prop.setdefault(question["prop"], []).append(question)
+    swapped: list[Pair] = []
+    for pair in pairs:
+        if pair.label != 1 or pair.source != "popqa-web":
+            continue
+        own = by_text[pair.question]
+        others = [q for q in by_prop[own["prop"]] if norm_title(q["s_wiki_title"]) != norm_title(own["s_wiki_title"])]
+        for other in rng.sample(others, min(recipe.swap_negatives, len(others))):
+            swapped.append(Pair(other["question"], pair.passage, 0, pair.title, f"popqa-{other['q_index']}", "popqa-swap"))
+    return swapped
+
+
 def _multihop_split(qid: str, fraction: float) -> str:
     return "validation" if zlib.crc32(qid.encode()) % 1000 < fraction * 1000 else "train"
 
@@ -157,6 +183,8 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe()) 
         ids = {q["q_index"] for q in in_split}
         split_strips = [s for s in strips if s["q_index"] in ids]
         pairs = _popqa_pairs(in_split, split_strips, corpus, recipe)
+        if split == "train":
+            pairs += _swap_negatives(pairs, in_split, recipe)
         pairs += [
             Pair(m["question"], m["text"], int(m["label"]), m["title"], m["qid"], m["source"])
             for m in multihop

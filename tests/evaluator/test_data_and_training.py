@@ -42,6 +42,12 @@ def test_build_data_labels_by_gold_page_and_keeps_splits_question_disjoint(built
     train_texts = {p.passage for p in train if p.source == "popqa-web"}
     assert not any(p.passage in train_texts for p in validation if p.source == "popqa-bm25-web")
     assert manifest["splits"]["train"]["pairs"] == len(train)
+    # question-swap negatives: a training gold passage asked about another training question's subject
+    swaps = [p for p in train if p.source == "popqa-swap"]
+    assert swaps and all(p.label == 0 for p in swaps)
+    assert not any(p.source == "popqa-swap" for p in validation)
+    for swap in swaps:
+        assert swap.title.upper() not in swap.question.upper()
     # CRAG's own format is written beside the JSONL
     assert (out / "train.tsv").read_text().splitlines()[0].count(" [SEP] ") == 1
 
