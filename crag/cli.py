@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from crag.evaluator_model.cli import _quiet_transformers
 from crag.evaluator_model.cli import app as evaluator_app
 from crag.ingest import ingest_cmd
 
@@ -90,14 +91,12 @@ def ask_cmd(
     evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
-    import transformers
-
     from crag.context import Context
     from crag.evaluator_model.model import EvaluatorError
     from crag.graph import graph
     from crag.nodes.retrieve import InvalidQuestion
 
-    transformers.logging.set_verbosity_error()
+    _quiet_transformers()
     options: dict[str, Any] = dict(
         k=k, preset=preset, upper_threshold=upper, lower_threshold=lower, refine_mode=refine_mode,
         chat_model=chat_model, web_backend=web_backend, collection=collection, evaluator=evaluator,

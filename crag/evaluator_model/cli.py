@@ -26,9 +26,11 @@ def _fail(message: str) -> None:
 
 
 def _quiet_transformers() -> None:
+    """Keep the output to our own lines: no load reports or weight-loading progress bars."""
     import transformers
 
     transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
 
 
 @app.command("build-data")
