@@ -106,15 +106,18 @@ def latency_ms(checkpoint: Path | None, pairs: list[Pair], dynamic_int8: bool | 
     return {"p50_ms": statistics.median(times), "p95_ms": times[int(0.95 * (len(times) - 1))], "docs": len(docs)}
 
 
-def checkpoint_scores(path: Path | None, pairs: list[Pair], dynamic_int8: bool | None) -> tuple[list[float], float]:
+def checkpoint_scores(
+    path: Path | None, pairs: list[Pair], dynamic_int8: bool | None, titles: bool = True
+) -> tuple[list[float], float]:
     scorer = get_scorer(path, dynamic_int8)
-    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
+    texts = [(p.question, scorer.passage_text(p.passage, p.title if titles else "")) for p in pairs]
     return scorer.score(texts, batch_size=64), scorer.thresholds[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=Path("artifacts/evaluator-data"))
+    parser.add_argument("--split", default="validation-popqa", help="pairs file in --data (without .jsonl)")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
                         help="extra fine-tuned checkpoints to compare (repeatable)")
     parser.add_argument("--skip", action="append", default=[], help="systems to leave out (cosine, bm25, llm, int8)")
@@ -125,23 +128,25 @@ def main() -> None:
     import transformers
 
     transformers.logging.set_verbosity_error()
-    val = read_pairs(args.data / "validation.jsonl")
+    val = read_pairs(args.data / f"{args.split}.jsonl")
     train = read_pairs(args.data / "train.jsonl")
     labels = [p.label for p in val]
     rows: dict[str, dict] = {}
 
-    checkpoints: list[tuple[str, Path | None, bool | None]] = [("shipped (int8 delta)", None, None)]
+    checkpoints: list[tuple[str, Path | None, bool | None, bool]] = [("shipped (int8 delta)", None, None, True)]
+    checkpoints.append(("shipped, passages without titles", None, None, False))
     if "int8" not in args.skip:
-        checkpoints.append(("shipped + dynamic int8 at run time", None, True))
+        checkpoints.append(("shipped + dynamic int8 at run time", None, True, True))
     for spec in args.checkpoint:
         name, _, path = spec.partition("=")
-        checkpoints.append((name, Path(path), None))
-    for name, path, int8 in checkpoints:
+        checkpoints.append((name, Path(path), None, True))
+    for name, path, int8, titles in checkpoints:
         started = time.perf_counter()
-        scores, upper = checkpoint_scores(path, val, int8)
+        scores, upper = checkpoint_scores(path, val, int8, titles)
         elapsed = time.perf_counter() - started
-        rows[name] = {**classification_metrics(labels, scores, upper), "threshold": upper,
-                      "pairs_per_s": len(val) / elapsed, **latency_ms(path, val, int8)}
+        rows[name] = {**classification_metrics(labels, scores, upper), "threshold": upper, "pairs_per_s": len(val) / elapsed}
+        if titles:
+            rows[name].update(latency_ms(path, val, int8))
         print(name, json.dumps(rows[name]), flush=True)
 
     baselines = {"cosine (MiniLM, zero-shot)": cosine_scores, "BM25": bm25_scores}
@@ -164,7 +169,7 @@ def main() -> None:
                                             "threshold": "yes", "pairs_per_s": len(sample) / elapsed}
 
     header = "| system | accuracy | balanced acc. | F1 | ROC-AUC | n | pairs/s | 10 docs p50 (ms) |"
-    lines = [header, "|" + "---|" * 8]
+    lines = [f"Split: {args.split} ({len(val)} pairs, {sum(labels)} relevant)", "", header, "|" + "---|" * 8]
     for name, r in rows.items():
         p50 = f"{r['p50_ms']:.0f}" if "p50_ms" in r else "–"
         lines.append(f"| {name} | {r['accuracy']:.3f} | {r['balanced_accuracy']:.3f} | {r['f1']:.3f} | "

@@ -37,8 +37,17 @@ class SearchQuery(BaseModel):
         return ", ".join(self.keywords)
 
 
-def parse_query(output: str) -> SearchQuery | None:
-    """The model's keywords, or None when its output is unusable."""
+def _content_words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"\w+", text)} - STOPWORDS
+
+
+def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
+    """The model's keywords, or None when its output is unusable.
+
+    With `question`, keywords that share no content word with it are dropped: the rewrite
+    extracts keywords from the question, so a reply like "The answer to the question is" is
+    the model talking, not a query.
+    """
     for line in output.splitlines():
         line = line.strip()
         if not line or line.lower().startswith("question:"):
@@ -46,6 +55,9 @@ def parse_query(output: str) -> SearchQuery | None:
         line = re.sub(r"^(query|keywords?)\s*:\s*", "", line, flags=re.IGNORECASE)
         parts = [p.strip(" \t\"'`.;:()[]") for p in line.split(",")]
         parts = [p for p in parts if p]
+        if question is not None:
+            asked = _content_words(question)
+            parts = [p for p in parts if _content_words(p) & asked]
         seen: list[str] = []
         for part in parts:
             if part.lower() not in (s.lower() for s in seen):

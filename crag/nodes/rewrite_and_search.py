@@ -26,7 +26,7 @@ def rewrite_query(ctx: Context, question: str) -> str:
         reply = resources.chat(ctx, "rewrite").invoke(
             REWRITE_PROMPT.format(question=question), config={"tags": ["crag:rewrite"]}
         )
-        parsed = parse_query(str(reply.content))
+        parsed = parse_query(str(reply.content), question)
     except Exception:  # a failing rewriter must not stop the search
         parsed = None
     return (parsed or fallback_query(question)).text

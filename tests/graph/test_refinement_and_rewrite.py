@@ -71,6 +71,11 @@ def test_unusable_rewrites_are_rejected(output):
     assert parse_query(output) is None
 
 
+def test_keywords_unrelated_to_the_question_are_dropped():
+    assert parse_query("The answer to the question is", "Who was Henri Becquerel?") is None
+    assert parse_query("Henri Becquerel, answer", "Who was Henri Becquerel?").keywords == ["Henri Becquerel"]
+
+
 def test_fallback_keywords_come_from_the_question():
     assert fallback_query("What is Henry Feilden's occupation?").text == "Henry Feilden, occupation"
     assert fallback_query("In what city was Billy Carlson born?").keywords[0] == "Billy Carlson"
