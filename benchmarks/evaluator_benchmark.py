@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from crag.evaluator_model.metrics import classification_metrics
 from crag.evaluator_model.model import PACKAGED_BASE, resolve_base
 from crag.evaluator_model.pairs import Pair, read_pairs
-from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
+from crag.evaluator_model.runnable import get_scorer
 
 JUDGE_PROMPT = (
     "You grade whether a retrieved document is relevant to a question. A document is relevant if it "
