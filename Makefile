@@ -30,10 +30,13 @@ $(PAIRS)/manifest.json: | setup
 evaluator-data: $(PAIRS)/manifest.json
 
 # Reproduces the shipped evaluator (crag/evaluator_model/default) from ../shared/data:
-# a full fine-tune of the first 3 layers of all-MiniLM-L6-v2, exported as int8 weights on top of it.
+# a full fine-tune of the first 3 layers of all-MiniLM-L6-v2, exported as int8 weights on top of it,
+# reading 112 tokens at inference (same validation accuracy as 128, under 100 ms for 10 documents),
+# then calibrated on its own scores.
 evaluator: evaluator-data
 	$(BIN)/crag evaluator train --data $(PAIRS) --layers 3 --use-title --title-dropout 0.2 --lr 1e-4 --epochs 3 --out artifacts/models/full-l3
-	$(BIN)/crag evaluator export --model artifacts/models/full-l3 --out crag/evaluator_model/default
+	$(BIN)/crag evaluator export --model artifacts/models/full-l3 --out crag/evaluator_model/default --max-length 112
+	$(BIN)/crag evaluator calibrate --pairs $(PAIRS)/validation-popqa.jsonl
 
 bench-evaluator: evaluator-data
 	$(BIN)/python benchmarks/evaluator_benchmark.py --json artifacts/bench/evaluator.json \

@@ -117,13 +117,17 @@ def export_cmd(
     model: Annotated[Path, typer.Option("--model", help="A full fine-tune written by `crag evaluator train`.")],
     out: Annotated[Path, typer.Option(help="Folder for the compact checkpoint.")],
     base: Annotated[str, typer.Option(help="The base the fine-tune started from.")] = PACKAGED_BASE,
+    max_length: Annotated[Optional[int], typer.Option(min=16, help="Tokens read per pair at inference (default: as trained).")] = None,
 ) -> None:
-    """Store a full fine-tune as int8 weights on top of its packaged base (a few MB)."""
+    """Store a full fine-tune as int8 weights on top of its packaged base (a few MB).
+
+    The thresholds are copied from the fine-tune; run `calibrate` afterwards to fit them to the
+    exported model's own scores."""
     from crag.evaluator_model.compact import export_compact
 
     _quiet_transformers()
     try:
-        info = export_compact(model, out, base)
+        info = export_compact(model, out, base, max_length)
     except (EvaluatorError, OSError) as exc:
         _fail(str(exc))
     typer.echo(f"wrote {out}: {info['parameters']:,} parameters in {info['bytes'] / 1e6:.1f} MB")

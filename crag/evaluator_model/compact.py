@@ -32,8 +32,13 @@ def quantize_rows(weight):
     return torch.round(weight / scale).clamp(-127, 127).to(torch.int8), scale.squeeze(1).float()
 
 
-def export_compact(full_dir: Path, out_dir: Path, base: str = PACKAGED_BASE) -> dict[str, int]:
-    """Write the int8 delta of a full fine-tune (trained from `base`) into `out_dir`."""
+def export_compact(
+    full_dir: Path, out_dir: Path, base: str = PACKAGED_BASE, max_length: int | None = None
+) -> dict[str, int]:
+    """Write the int8 delta of a full fine-tune (trained from `base`) into `out_dir`.
+
+    `max_length` sets how many tokens the exported evaluator reads at inference (default: as trained).
+    """
     import torch
     from safetensors.torch import save_file
 
@@ -63,6 +68,8 @@ def export_compact(full_dir: Path, out_dir: Path, base: str = PACKAGED_BASE) -> 
     save_file(tensors, out_dir / WEIGHTS_FILE)
     meta.kind = "int8"
     meta.hyperparameters = {**meta.hyperparameters, "exported_from": str(full_dir)}
+    if max_length:
+        meta.max_length = max_length
     meta.write(out_dir)
     return {"parameters": kept, "bytes": (out_dir / WEIGHTS_FILE).stat().st_size}
 

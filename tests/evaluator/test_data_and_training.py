@@ -134,6 +134,8 @@ def test_full_fine_tune_exports_to_a_compact_int8_checkpoint(built_data, tmp_pat
     assert (tmp_path / "compact" / WEIGHTS_FILE).stat().st_size < (full / "model.safetensors").stat().st_size / 2
     pairs = [("What is Anna Berg's occupation?", t) for t in ("Anna Berg was a painter.", "A village with a mill.", "Karl Lund plays football.")]
     assert compact.score(pairs) == pytest.approx(load_scorer(full).score(pairs), abs=0.02)
+    export_compact(full, tmp_path / "short", base=str(tiny_bert), max_length=32)
+    assert load_scorer(tmp_path / "short").meta.max_length == 32 and compact.meta.max_length == 48
 
 
 def test_export_refuses_what_is_not_a_full_fine_tune(tiny_bert, tmp_path):
