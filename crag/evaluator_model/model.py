@@ -139,7 +139,7 @@ class Scorer:
         return float(self.meta.thresholds["upper"]), float(self.meta.thresholds["lower"])
 
     def passage_text(self, text: str, title: str = "") -> str:
-        return f"{title}: {text}" if self.meta.use_title and title else text
+        return titled(text, title) if self.meta.use_title else text
 
     def _transform(self, logits):
         import torch
@@ -170,6 +170,11 @@ class Scorer:
             for i, value in zip(chunk, self._transform(logits).tolist()):
                 scores[i] = float(value)
         return scores
+
+
+def titled(text: str, title: str) -> str:
+    """How a passage carries its title into the evaluator: "Title: text" (as CRAG's page loader)."""
+    return f"{title}: {text}" if title else text
 
 
 def encode_pairs(tokenizer, meta: Metadata, pairs: Sequence[tuple[str, str]]):

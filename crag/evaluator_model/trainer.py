@@ -28,6 +28,7 @@ from crag.evaluator_model.model import (
     Scorer,
     encode_pairs,
     resolve_base,
+    titled,
 )
 from crag.evaluator_model.pairs import Pair, read_pairs
 
@@ -118,10 +119,10 @@ def _wrap_lora(model, rank: int):
 
 def _texts(pairs: list[Pair], use_title: bool, rng: random.Random | None = None, dropout: float = 0.0):
     """(question, passage) texts; with `rng`, each title is left out with probability `dropout`."""
-    def titled(p: Pair) -> bool:
+    def keep_title(p: Pair) -> bool:
         return use_title and bool(p.title) and not (rng is not None and rng.random() < dropout)
 
-    return [(p.question, f"{p.title}: {p.passage}" if titled(p) else p.passage) for p in pairs]
+    return [(p.question, titled(p.passage, p.title) if keep_title(p) else p.passage) for p in pairs]
 
 
 def evaluate_scorer(scorer: Scorer, pairs: list[Pair], use_title: bool, batch_size: int = 64) -> list[float]:
