@@ -78,6 +78,10 @@ class Context:
         default_factory=lambda: _env("CRAG_WEB_INDEX", DEMO_WEB_INDEX) or DEMO_WEB_INDEX,
         metadata={"description": "JSONL {title, text} corpus searched by the local web backend."},
     )
+    rewrite: bool = field(
+        default=True,
+        metadata={"description": "Rewrite the question into keywords before searching the web (off: search with the question; the paper's ablation)."},
+    )
     web_k: int = field(default=5, metadata={"description": "Web results used per search."})
     web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
     allow_private_fetch: bool = field(

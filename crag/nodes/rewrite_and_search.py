@@ -35,7 +35,7 @@ def rewrite_query(ctx: Context, question: str) -> str:
 def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     question = state["question"]
-    query = rewrite_query(ctx, question)
+    query = rewrite_query(ctx, question) if ctx.rewrite else question
     runtime.stream_writer({"node": "rewrite_and_search", "rewritten_query": query})
     try:
         results = resources.web_search(ctx, query)
