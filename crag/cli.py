@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Annotated, Any, Optional
@@ -26,6 +27,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
     """The JSON view of a run: what a script needs, without LangChain objects."""
     return {
         "question": result.get("question"),
+        "history": result.get("history", []),
         "action": result.get("action"),
         "documents": [
             {"title": d.metadata.get("title", ""), "source": d.metadata.get("source", ""), "score": score, "label": label}
@@ -49,34 +51,71 @@ def _print_run(result: dict[str, Any], titles: list[str]) -> None:
         typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
     typer.secho("knowledge:", bold=True)
     typer.echo("  " + (result.get("knowledge") or "(none)").replace("\n", "\n  "))
-    typer.secho("sources:", bold=True)
-    for source in result.get("sources", []):
-        typer.echo(f"  [{source['id']}] {source['title']} ({source['origin']}: {source['source']})")
+    _print_sources(result)
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
 
 
-def _stream(question: str, context) -> dict[str, Any]:
-    """Run the graph, printing each node's events as it finishes; return the final state."""
-    from crag.graph import graph
+def _event_line(event: dict[str, Any]) -> str:
+    """One readable line per custom stream event."""
+    node = event.get("node")
+    if node == "contextualize":
+        return f"follow-up read as: {event['question']}"
+    if node == "retrieve":
+        return f"retrieved {len(event['documents'])} documents"
+    if node == "grade":
+        return f"graded: {event['action'].upper()} (" + ", ".join(f"{s:+.2f}" for s in event["scores"]) + ")"
+    if "rewritten_query" in event:
+        return f"web query: {event['rewritten_query']}"
+    if "web_error" in event:
+        return f"web search failed: {event['web_error']}"
+    if "results" in event:
+        return f"web: {len(event['results'])} results, {len(event['strips'])} strips kept"
+    if node == "refine":
+        return f"refined: {len(event['strips'])} strips kept"
+    return json.dumps(event, ensure_ascii=False)[:200]
 
+
+def _stream(graph, question: str, context, config: dict | None) -> dict[str, Any]:
+    """Run the graph printing its progress events, then the answer token by token; return the final state."""
     state: dict[str, Any] = {}
-    for mode, chunk in graph.stream({"question": question}, context=context, stream_mode=["updates", "custom"]):
+    answering = False
+    modes = ["custom", "messages", "updates"]
+    for mode, chunk in graph.stream({"question": question}, config=config, context=context, stream_mode=modes):
         if mode == "custom":
-            shown = {k: v for k, v in chunk.items() if k != "node"}
-            typer.secho(f"· {chunk.get('node')}: {json.dumps(shown, ensure_ascii=False)[:300]}", dim=True)
+            typer.secho(f"· {_event_line(chunk)}", dim=True)
+        elif mode == "messages":
+            message, metadata = chunk
+            if "crag:answer" in (metadata.get("tags") or []) and message.content:
+                if not answering:
+                    typer.secho("answer: ", bold=True, nl=False)
+                    answering = True
+                typer.echo(message.content, nl=False)
         else:
-            for node, update in chunk.items():
-                typer.secho(f"✓ {node}", fg=typer.colors.GREEN)
+            for update in chunk.values():
                 state.update(update or {})
+    if answering:
+        typer.echo()
+    if config:
+        state = dict(graph.get_state(config).values)
     return state
+
+
+def _print_sources(result: dict[str, Any]) -> None:
+    typer.secho("sources:", bold=True)
+    if not result.get("sources"):
+        typer.echo("  (none)")
+    for source in result.get("sources", []):
+        typer.echo(f"  [{source['id']}] {source['title']} ({source['origin']}: {source['source']})")
 
 
 @app.command("ask")
 def ask_cmd(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    stream: Annotated[bool, typer.Option("--stream", help="Show each node as it finishes.")] = False,
+    stream: Annotated[bool, typer.Option("--stream", help="Show each step as it happens and the answer as it is written.")] = False,
+    thread: Annotated[Optional[str], typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")] = None,
+    threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
     k: Annotated[int, typer.Option(min=1, help="Documents to retrieve.")] = 10,
     preset: Annotated[Optional[str], typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")] = None,
     upper: Annotated[Optional[float], typer.Option(help="Upper threshold (default: calibrated).")] = None,
@@ -93,8 +132,8 @@ def ask_cmd(
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
     from crag.context import Context
     from crag.evaluator_model.model import EvaluatorError
-    from crag.graph import graph
-    from crag.nodes.retrieve import InvalidQuestion
+    from crag.nodes.contextualize import InvalidQuestion
+    from crag.threads import InvalidThreadId, thread_config, threaded_graph
 
     _quiet_transformers()
     options: dict[str, Any] = dict(
@@ -105,17 +144,25 @@ def ask_cmd(
                                                     ("chroma_url", chroma_url)) if value})
     try:
         context = Context(**options)
-        if stream and not as_json:
-            result = _stream(question, context)
-        else:
-            result = graph.invoke({"question": question}, context=context)
-    except (InvalidQuestion, EvaluatorError, ValueError) as exc:
+        config = thread_config(thread) if thread is not None else None
+        with contextlib.ExitStack() as stack:
+            if config:
+                graph = stack.enter_context(threaded_graph(threads_db))
+            else:
+                from crag.graph import graph
+            if stream and not as_json:
+                result = _stream(graph, question, context, config)
+            else:
+                result = graph.invoke({"question": question}, config=config, context=context)
+    except (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError) as exc:
         _fail(str(exc))
     if as_json:
         typer.echo(json.dumps(_summary(result), ensure_ascii=False))
-        return
-    titles = [d.metadata.get("title", "") for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
-    _print_run(result, titles)
+    elif stream:
+        _print_sources(result)
+    else:
+        titles = [d.metadata.get("title", "") for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
+        _print_run(result, titles)
 
 
 def main() -> None:  # entry point of the `crag` script

@@ -1,11 +1,11 @@
-"""The CRAG graph (wiring only): retrieve → grade → refine | rewrite_and_search | both → generate."""
+"""The CRAG graph (wiring only): contextualize → retrieve → grade → refine | rewrite_and_search | both → generate."""
 
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
 from crag.context import Context
-from crag.nodes import generate, grade, refine, retrieve, rewrite_and_search
+from crag.nodes import contextualize, generate, grade, refine, retrieve, rewrite_and_search
 from crag.routing import branches
 from crag.state import InputState, OutputState, State
 
@@ -16,12 +16,14 @@ def route(state: State) -> list[str]:
 
 def build_graph():
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("contextualize", contextualize)
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
     builder.add_node("generate", generate)
-    builder.add_edge(START, "retrieve")
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade")
     builder.add_conditional_edges("grade", route, ["refine", "rewrite_and_search"])
     builder.add_edge("refine", "generate")

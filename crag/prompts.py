@@ -26,3 +26,16 @@ GENERATE_PROMPT = (
 
 # With no knowledge at all (every source failed), the generator answers from its own memory.
 GENERATE_NO_KNOWLEDGE_PROMPT = "Answer the question in one short sentence: {question}"
+
+# A follow-up on a thread ("When was she born?") is rewritten into a self-contained question
+# before retrieval, from the thread's last turns.
+CONDENSE_PROMPT = (
+    "Rewrite the last question so that it can be understood without the conversation: replace "
+    "words like he, she, it, they and there with the names they refer to. Reply with the rewritten "
+    "question only.\n\n"
+    "Conversation:\nQ: Who was Ada Lovelace?\nA: An English mathematician, born in 1815.\n"
+    "Last question: What did she write about?\nRewritten: What did Ada Lovelace write about?\n\n"
+    "Conversation:\nQ: Where is Lake Baikal?\nA: In southern Siberia, Russia.\n"
+    "Last question: How deep is it?\nRewritten: How deep is Lake Baikal?\n\n"
+    "Conversation:\n{history}\nLast question: {question}\nRewritten:"
+)

@@ -54,5 +54,16 @@ def test_bad_question_is_a_clear_cli_error(demo_store):
 def test_human_output_and_stream(demo_store):
     result = CliRunner().invoke(app, ["ask", "What is Ada Lovelace's occupation?", "--stream", "--chroma-dir", str(demo_store)])
     assert result.exit_code == 0, result.output
-    for part in ("✓ retrieve", "✓ grade", "✓ generate", "action: CORRECT", "answer:", "sources:"):
+    for part in ("· retrieved 10 documents", "· graded: CORRECT", "· refined:", "answer: ", "sources:", "[1] Ada Lovelace"):
         assert part in result.output
+
+
+def test_thread_follow_up_across_processes(demo_store, tmp_path):
+    """Two CLI runs on one thread: the second (a fresh graph and connection) resolves "she"."""
+    db = str(tmp_path / "threads.sqlite")
+    first = _ask(demo_store, "What is Ada Lovelace's occupation?", "--thread", "demo", "--threads-db", db)
+    second = _ask(demo_store, "Where was she born?", "--thread", "demo", "--threads-db", db)
+    assert first["history"][0]["asked"] == "What is Ada Lovelace's occupation?"
+    assert second["question"] == "Where was Ada Lovelace born?"
+    assert [t["asked"] for t in second["history"]] == ["What is Ada Lovelace's occupation?", "Where was she born?"]
+    assert len(second["documents"]) == 10 and second["documents"][0]["title"] == "Ada Lovelace"

@@ -14,8 +14,9 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.events import ANSWER_TAGS
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPT
-from crag.state import Source, State, Strip
+from crag.state import Source, State, Strip, Turn
 
 CITATION = re.compile(r"\[(\d+)\]")
 
@@ -62,6 +63,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     knowledge = "\n".join(f"[{n}] {s['text']}" for n, s in zip(numbers, strips))
     question = state["question"]
     prompt = GENERATE_PROMPT.format(knowledge=knowledge, question=question) if strips else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
-    reply = resources.chat(ctx, "answer").invoke(prompt, config={"tags": ["crag:answer"]})
+    reply = resources.chat(ctx, "answer").invoke(prompt, config={"tags": ANSWER_TAGS})
     answer = cite(" ".join(str(reply.content).split()), sources)
-    return {"knowledge": knowledge, "answer": answer, "sources": sources}
+    turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
+    return {"knowledge": knowledge, "answer": answer, "sources": sources, "history": [turn]}

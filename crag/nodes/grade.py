@@ -6,6 +6,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.events import emit
 from crag.routing import decide_action, document_labels
 from crag.state import State
 
@@ -18,6 +19,6 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     upper, lower = resources.thresholds(ctx, scorer)
     action = decide_action(scores, upper, lower)
     labels = document_labels(scores, upper, lower)
-    runtime.stream_writer({"node": "grade", "scores": scores, "labels": labels, "action": action,
-                           "thresholds": {"upper": upper, "lower": lower}})
+    emit(runtime, "grade", scores=[float(s) for s in scores], labels=labels, action=action,
+         thresholds={"upper": upper, "lower": lower})
     return {"scores": [float(s) for s in scores], "labels": labels, "action": action}

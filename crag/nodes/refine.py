@@ -6,6 +6,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.events import emit
 from crag.refinement import Passage, refine as refine_passages
 from crag.state import State
 
@@ -20,5 +21,5 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         state["question"], passages, resources.evaluator(ctx), mode=ctx.refine_mode, top_k=ctx.top_k_strips,
         threshold=ctx.strip_threshold, origin="internal",
     )
-    runtime.stream_writer({"node": "refine", "strips": [{"text": s["text"], "score": s["score"]} for s in strips]})
+    emit(runtime, "refine", strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {"internal_knowledge": strips}

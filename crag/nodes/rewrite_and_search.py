@@ -14,6 +14,7 @@ from crag import resources
 from crag.backends.fetch import fetch_all
 from crag.backends.web import WebSearchError
 from crag.context import Context
+from crag.events import REWRITE_TAGS, emit
 from crag.prompts import REWRITE_PROMPT
 from crag.refinement import Passage, refine
 from crag.rewrite import fallback_query, parse_query
@@ -24,7 +25,7 @@ def rewrite_query(ctx: Context, question: str) -> str:
     """The paper's few-shot keyword rewrite; the question's own keywords when the model fails."""
     try:
         reply = resources.chat(ctx, "rewrite").invoke(
-            REWRITE_PROMPT.format(question=question), config={"tags": ["crag:rewrite"]}
+            REWRITE_PROMPT.format(question=question), config={"tags": REWRITE_TAGS}
         )
         parsed = parse_query(str(reply.content), question)
     except Exception:  # a failing rewriter must not stop the search
@@ -36,11 +37,11 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     question = state["question"]
     query = rewrite_query(ctx, question) if ctx.rewrite else question
-    runtime.stream_writer({"node": "rewrite_and_search", "rewritten_query": query})
+    emit(runtime, "rewrite_and_search", rewritten_query=query)
     try:
         results = resources.web_search(ctx, query)
     except (WebSearchError, TimeoutError, OSError) as exc:
-        runtime.stream_writer({"node": "rewrite_and_search", "web_error": str(exc)})
+        emit(runtime, "rewrite_and_search", web_error=str(exc))
         return {"rewritten_query": query, "web_results": [], "external_knowledge": [], "web_error": str(exc)}
     passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
     strips = refine(
@@ -48,8 +49,8 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
         mode="selection", top_k=ctx.top_k_strips, threshold=ctx.strip_threshold, origin="external",
     )
     found = [asdict(r) for r in results]
-    runtime.stream_writer({"node": "rewrite_and_search", "results": [{"title": r["title"], "url": r["url"]} for r in found],
-                           "strips": [{"text": s["text"], "score": s["score"]} for s in strips]})
+    emit(runtime, "rewrite_and_search", results=[{"title": r["title"], "url": r["url"]} for r in found],
+         strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {
         "rewritten_query": query,
         "web_results": found,

@@ -8,7 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.graph import build_graph, graph
-from crag.nodes.retrieve import InvalidQuestion
+from crag.nodes.contextualize import InvalidQuestion
 
 QUESTION = "What is Anna Berg's occupation?"
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -28,7 +28,7 @@ def test_mermaid_snapshot():
 def test_correct_route_refines_internal_knowledge_only(make_context):
     ctx = make_context({"painter": 0.9}, "Anna Berg was a painter [1].")
     nodes, _, _ = run(ctx)
-    assert nodes == ["retrieve", "grade", "refine", "generate"]
+    assert nodes == ["contextualize", "retrieve", "grade", "refine", "generate"]
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was a painter [1]."))
     assert result["action"] == "correct" and result["labels"] == ["correct", "incorrect"]
     assert result["answer"] == "She was a painter [1]."
@@ -40,7 +40,7 @@ def test_correct_route_refines_internal_knowledge_only(make_context):
 def test_incorrect_route_searches_the_web(make_context):
     ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes [1].")
     nodes, _, _ = run(ctx)
-    assert nodes == ["retrieve", "grade", "rewrite_and_search", "generate"]
+    assert nodes == ["contextualize", "retrieve", "grade", "rewrite_and_search", "generate"]
     ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes [1].")
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["action"] == "incorrect"
@@ -52,9 +52,9 @@ def test_incorrect_route_searches_the_web(make_context):
 def test_ambiguous_runs_both_branches_and_generates_once(make_context):
     ctx = make_context({"Swedish": 0.0, "seascapes": 0.7}, "Anna Berg, occupation", "A painter [1][2].")
     nodes, updates, _ = run(ctx)
-    assert nodes[:2] == ["retrieve", "grade"]
-    assert sorted(nodes[2:4]) == ["refine", "rewrite_and_search"]
-    assert nodes[4:] == ["generate"] and nodes.count("generate") == 1
+    assert nodes[:3] == ["contextualize", "retrieve", "grade"]
+    assert sorted(nodes[3:5]) == ["refine", "rewrite_and_search"]
+    assert nodes[5:] == ["generate"] and nodes.count("generate") == 1
     final = updates[-1]["generate"]
     assert {s["origin"] for s in final["sources"]} == {"internal", "external"}
 

@@ -1,0 +1,74 @@
+"""`contextualize`: validate the question, start the turn afresh, and resolve a follow-up.
+
+On a thread (a checkpointer and a thread id), `history` holds the earlier turns; a question that
+refers back to them is rewritten into a self-contained one before anything is retrieved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from crag import resources
+from crag.context import Context
+from crag.events import CONDENSE_TAGS, emit
+from crag.followup import append_previous, format_history, parse_condensed, refers_back, resolve
+from crag.prompts import CONDENSE_PROMPT
+from crag.state import State
+
+MAX_QUESTION_CHARS = 2000
+
+
+class InvalidQuestion(ValueError):
+    """The question cannot be answered as given; the message says why."""
+
+
+def validate_question(question: Any) -> str:
+    if not isinstance(question, str):
+        raise InvalidQuestion(f"the question must be text, got {type(question).__name__}")
+    question = " ".join(question.split())
+    if not question:
+        raise InvalidQuestion("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidQuestion(f"the question has {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
+    return question
+
+
+def condense(ctx: Context, question: str, history: list) -> str:
+    resolved = resolve(question, history)
+    if resolved:
+        return resolved
+    try:
+        reply = resources.chat(ctx, "rewrite").invoke(
+            CONDENSE_PROMPT.format(history=format_history(history), question=question), config={"tags": CONDENSE_TAGS}
+        )
+        condensed = parse_condensed(str(reply.content), question)
+    except Exception:  # a failing rewriter must not stop the turn
+        condensed = None
+    return condensed or append_previous(question, history)
+
+
+def contextualize(state: State, runtime: Runtime[Context]) -> dict:
+    asked = validate_question(state.get("question"))
+    history = state.get("history") or []
+    question = asked
+    if history and refers_back(asked):
+        question = condense(resources.context_of(runtime), asked, history)
+        emit(runtime, "contextualize", asked=asked, question=question)
+    # every per-turn key is reset here, so a thread's earlier turns leave nothing behind
+    return {
+        "asked": asked,
+        "question": question,
+        "documents": [],
+        "scores": [],
+        "labels": [],
+        "rewritten_query": "",
+        "web_results": [],
+        "web_error": None,
+        "internal_knowledge": [],
+        "external_knowledge": [],
+        "knowledge": "",
+        "answer": "",
+        "sources": [],
+    }
