@@ -1,0 +1,133 @@
+"""Scoring answers and summarising a system's predictions.
+
+Accuracy is the paper's: a prediction is right when any accepted answer string occurs in it
+(case-sensitive substring, as CRAG and Self-RAG score PopQA), with the case-insensitive variant
+beside it. Knowledge recall asks whether the knowledge handed to the generator contained an
+answer at all, which separates retrieval failures from generation failures. There the answer must
+occur as a whole word or phrase, case-insensitively: PopQA's aliases include strings such as "W",
+"id" or "pol" that a plain substring test would find inside almost any passage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+STAGES = ("retrieve", "grade", "refine", "search", "generate")
+ACTIONS = ("correct", "ambiguous", "incorrect")
+_CITATION = re.compile(r"\s*\[\d+\]")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def strip_citations(answer: str) -> str:
+    """The answer without the graph's "[1]" source markers, which are not part of what it says."""
+    return _CITATION.sub("", answer).strip()
+
+
+def match(prediction: str, answers: Iterable[str], *, case_sensitive: bool = True) -> bool:
+    """The paper's accuracy test: some answer string is a substring of the prediction."""
+    if case_sensitive:
+        return any(a and a in prediction for a in answers)
+    folded = prediction.casefold()
+    return any(a and a.casefold() in folded for a in answers)
+
+
+@lru_cache(maxsize=65536)
+def _bounded(answer: str) -> re.Pattern:
+    return re.compile(r"(?<!\w)" + re.escape(answer) + r"(?!\w)")
+
+
+def contains_answer(text: str, answers: Iterable[str]) -> bool:
+    """Whether an answer occurs in `text` as a whole word or phrase, ignoring case."""
+    folded = text.casefold()
+    for answer in answers:
+        answer = answer.strip().casefold()
+        # the plain substring test is a fast filter; the pattern then checks the word boundaries
+        if answer and answer in folded and _bounded(answer).search(folded):
+            return True
+    return False
+
+
+def count_tokens(text: str) -> int:
+    """Words and punctuation marks: a model-independent measure of how much knowledge was given."""
+    return len(_TOKEN.findall(text))
+
+
+def bootstrap_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> list[float]:
+    """Percentile bootstrap interval of the mean (seeded, so a report is reproducible)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return [float("nan"), float("nan")]
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return [float(low), float(high)]
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, seed: int = 0) -> dict:
+    """Mean of a − b over the same questions, with a paired bootstrap interval."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError("paired samples must have the same length")
+    diff = x - y
+    return {"mean": float(diff.mean()) if diff.size else float("nan"),
+            "ci": bootstrap_ci(diff, resamples=resamples, seed=seed), "n": int(diff.size)}
+
+
+def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) -> dict:
+    """One system's row of results.json from its prediction records."""
+    n = len(records)
+    correct = [float(r["correct"]) for r in records]
+    insensitive = [float(r["correct_insensitive"]) for r in records]
+    actions = Counter(r["action"] for r in records if r.get("action"))
+    latency = {stage: _mean(r.get("latency", {}).get(stage, 0.0) for r in records) for stage in STAGES}
+    latency["rewrite"] = _mean(r.get("latency", {}).get("rewrite", 0.0) for r in records)
+    wall = [float(r.get("wall_s", 0.0)) for r in records]
+    latency["per_question"] = _mean(wall)
+    return {
+        "n": n,
+        "accuracy": _mean(correct),
+        "accuracy_ci": bootstrap_ci(correct, resamples=resamples, seed=seed),
+        "accuracy_insensitive": _mean(insensitive),
+        "accuracy_ci_insensitive": bootstrap_ci(insensitive, resamples=resamples, seed=seed),
+        "knowledge_recall": _mean(float(r["knowledge_recall"]) for r in records),
+        "knowledge_tokens": _mean(r["knowledge_tokens"] for r in records),
+        "actions": {a: actions.get(a, 0) for a in ACTIONS} if actions else {},
+        "evaluator_calls": _mean(r.get("evaluator_calls", 0) for r in records),
+        "evaluator_pairs": _mean(r.get("evaluator_pairs", 0) for r in records),
+        "latency": latency,
+        "wall_s": float(sum(wall)),
+        "errors": sum(1 for r in records if r.get("error")),
+    }
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = [float(v) for v in values]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def threshold_sweep(outcomes: dict[str, dict[str, bool]], scores: dict[str, list[float]],
+                    grid: Sequence[float]) -> np.ndarray:
+    """Accuracy of CRAG for every (upper, lower) pair of `grid`, without running anything again.
+
+    `outcomes[action][qid]` says whether the answer was right when that action was forced and
+    `scores[qid]` are the question's document scores; since retrieval, refinement, search and
+    greedy generation do not depend on the thresholds, the pair only decides which outcome
+    counts. Rows are lower thresholds, columns upper ones; NaN where lower > upper.
+    """
+    from crag.routing import decide_action
+
+    qids = [q for q in scores if all(q in outcomes.get(a, {}) for a in ACTIONS)]
+    table = np.full((len(grid), len(grid)), np.nan)
+    if not qids:
+        return table
+    for row, lower in enumerate(grid):
+        for col, upper in enumerate(grid):
+            if lower <= upper:
+                table[row, col] = np.mean([outcomes[decide_action(scores[q], upper, lower)][q] for q in qids])
+    return table

@@ -1,0 +1,90 @@
+"""`crag eval build-popqa`: the harness's inputs from the shared PopQA data.
+
+- questions: the split's PopQA long-tail questions as they are (`q_index` 100–399 = validation,
+  400–1398 = train, the evaluator's own split);
+- knowledge base: the passages CRAG's evaluator kept from Contriever's top-10 for *every*
+  question (so each question's passages sit among 1,298 other questions' passages) plus the 6,119
+  2WikiMultihopQA Wikipedia passages as distractors. The kept passages carry no title, and none
+  is invented: a title taken from the question's gold page would tell the evaluator the answer;
+- web: every web strip CRAG's search returned, title and text only, so a search finds them from
+  the query alone and never by `q_index`.
+
+The data is read by path (`CRAG_DATA_DIR`, default ../shared/data), never copied into the
+repository; the outputs go wherever `--out` says (by default under artifacts/, which git ignores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+from crag.jsonl import read_objects
+
+SPLITS = {"validation": (100, 399), "train": (400, 1398), "all": (0, 10**9)}
+LICENCES = {
+    "PopQA questions, CRAG-selected passages and web strips": "MIT (PopQA); passage text from Wikipedia, CC BY-SA",
+    "Wikipedia distractor passages (2WikiMultihopQA)": "Apache-2.0 (2WikiMultihopQA); text from Wikipedia, CC BY-SA",
+}
+_GLUE = re.compile(r" {2,}")  # the kept passages are glued with double spaces
+MIN_WORDS = 4
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("CRAG_DATA_DIR") or "../shared/data").expanduser()
+
+
+def _read(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: is --data-dir (or CRAG_DATA_DIR) the shared data folder?")
+    return [record for _, record in read_objects(path)]
+
+
+def _write(path: Path, records: list[dict]) -> int:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    tmp.replace(path)  # a half-written file never looks finished
+    return len(records)
+
+
+def build_popqa(data_dir: str | Path, out: str | Path, split: str = "validation") -> dict:
+    """Write questions.jsonl, kb.jsonl and web.jsonl (and manifest.json) into `out`; returns the manifest."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    data, out = Path(data_dir).expanduser(), Path(out).expanduser()
+    low, high = SPLITS[split]
+    questions = [q for q in _read(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
+    kept = _read(data / "popqa" / "crag_selected_passages.jsonl")
+    wiki = _read(data / "corpus" / "wiki_passages.jsonl")
+    strips = _read(data / "popqa" / "web_strips.jsonl")
+
+    kb = []
+    for record in sorted(kept, key=lambda r: int(r["q_index"])):
+        text = _GLUE.sub("\n\n", record["text"].strip())  # lets the splitter cut between passages
+        if len(text.split()) >= MIN_WORDS:
+            kb.append({"id": f"selected-{len(kb)}", "title": "", "text": text})
+    selected = len(kb)
+    for record in wiki:
+        if len(record["text"].split()) >= MIN_WORDS:
+            kb.append({"id": str(record["id"]), "title": record["title"], "text": record["text"]})
+    # a unique URL per strip: the fetcher uses a URL once, and a page's strips share a title
+    web = [{"title": s["title"], "text": s["text"], "url": f"local://{quote(s['title'])}#{n}"}
+           for n, s in enumerate(strips) if s["text"].strip()]
+
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "split": split,
+        "q_index": [low, high],
+        "data_dir": str(data),
+        "questions": _write(out / "questions.jsonl", questions),
+        "kb": {"selected_passages": selected, "wikipedia_distractors": len(kb) - selected},
+        "web": _write(out / "web.jsonl", web),
+        "licences": LICENCES,
+    }
+    _write(out / "kb.jsonl", kb)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
