@@ -1,0 +1,165 @@
+"""`crag eval`: `run`, `robustness` and `build-popqa` (a Typer app; `python -m crag.eval.cli` runs it too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+from crag.eval.systems import SYSTEMS
+
+app = typer.Typer(help="Evaluate CRAG against RAG and its ablations (the paper's PopQA experiments).",
+                  no_args_is_help=True)
+
+Questions = Annotated[Path, typer.Option("--questions", help="JSONL {question, answers[], id?}.", show_default=False)]
+KB = Annotated[Path, typer.Option("--kb", help="Knowledge base, JSONL {title, text, id?}.", show_default=False)]
+Web = Annotated[Path, typer.Option("--web", help="Local web-search index, JSONL {title, text, url?}.", show_default=False)]
+Out = Annotated[Path, typer.Option("--out", help="Output folder (predictions, results, report, plots).", show_default=False)]
+Limit = Annotated[Optional[int], typer.Option("--limit", help="Only the first N questions.")]
+K = Annotated[int, typer.Option("--k", min=1, help="Documents retrieved per question (every system).")]
+ChromaDir = Annotated[Path, typer.Option("--chroma-dir", help="Where the knowledge base's Chroma collections live.")]
+ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per knowledge-base chunk.")]
+ChunkOverlap = Annotated[int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")]
+ChatModel = Annotated[str, typer.Option("--chat-model", help="Generator: 'local' or 'openai:<model>'.")]
+Evaluator = Annotated[Optional[Path], typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's choice of passages.")]
+Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+def _quiet() -> None:
+    from crag.evaluator_model.cli import _quiet_transformers
+
+    _quiet_transformers()
+
+
+def _settings(questions, kb, web, out, systems, limit, drop_gold, seed, k, chroma_dir, chunk_size, chunk_overlap,
+              chat_model, evaluator, progress):
+    from crag.eval.runner import RunSettings
+    from crag.eval.systems import parse_systems
+    from crag.ingest import check_chunking
+
+    check_chunking(chunk_size, chunk_overlap)
+    for path, what in ((questions, "questions"), (kb, "knowledge-base"), (web, "web")):
+        if not path.is_file():
+            raise FileNotFoundError(f"{what} file {path} does not exist")
+    if not 0.0 <= drop_gold <= 1.0:
+        raise ValueError(f"--drop-gold must be between 0 and 1, got {drop_gold}")
+    return RunSettings(questions=questions, kb=kb, web=web, out=out, systems=parse_systems(systems), limit=limit,
+                       drop_gold=drop_gold, seed=seed, k=k, chroma_dir=chroma_dir, chunk_size=chunk_size,
+                       chunk_overlap=chunk_overlap, chat_model=chat_model,
+                       evaluator=str(evaluator) if evaluator else None, progress=progress)
+
+
+def _interrupted(out: Path) -> None:
+    typer.secho(f"\ninterrupted: the answers so far are in {out / 'predictions.jsonl'}; "
+                "run the same command again to continue", fg=typer.colors.YELLOW, err=True)
+    raise typer.Exit(code=130)
+
+
+@app.command("run")
+def run_cmd(
+    questions: Questions,
+    kb: KB,
+    web: Web,
+    out: Out,
+    systems: Annotated[str, typer.Option("--systems", help=f"Comma-separated, from: {', '.join(SYSTEMS)}.")] = "rag,crag",
+    limit: Limit = None,
+    drop_gold: Annotated[float, typer.Option("--drop-gold", help="Fraction (0-1) of answer-bearing passages to remove.")] = 0.0,
+    sweep: Annotated[bool, typer.Option("--sweep", help="Also run the three forced routes, for the threshold sweep plot.")] = False,
+    seed: Seed = 0,
+    k: K = 5,
+    chroma_dir: ChromaDir = Path(DEFAULT_CHROMA_DIR),
+    chunk_size: ChunkSize = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: ChunkOverlap = DEFAULT_CHUNK_OVERLAP,
+    chat_model: ChatModel = "local",
+    evaluator: Evaluator = None,
+    progress: Progress = True,
+) -> None:
+    """Answer the questions with each system; write predictions.jsonl, results.json, report.md and plots."""
+    from crag.eval.runner import run
+
+    _quiet()
+    if sweep:
+        systems = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
+    try:
+        settings = _settings(questions, kb, web, out, systems, limit, drop_gold, seed, k, chroma_dir, chunk_size,
+                             chunk_overlap, chat_model, evaluator, progress)
+        results = run(settings)
+    except KeyboardInterrupt:
+        _interrupted(out)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    for name, r in results.items():
+        typer.echo(f"{name:<18} accuracy {r['accuracy'] * 100:5.1f}%  knowledge tokens {r['knowledge_tokens']:6.0f}  "
+                   f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})")
+    typer.echo(f"report: {out / 'report.md'}")
+
+
+@app.command("robustness")
+def robustness_cmd(
+    questions: Questions,
+    kb: KB,
+    web: Web,
+    out: Out,
+    systems: Annotated[str, typer.Option("--systems", help="Comma-separated systems.")] = "rag,crag",
+    fractions: Annotated[str, typer.Option("--fractions", help="Comma-separated drop-gold fractions.")] = "0,0.25,0.5,0.75,1",
+    limit: Limit = None,
+    seed: Seed = 0,
+    k: K = 5,
+    chroma_dir: ChromaDir = Path(DEFAULT_CHROMA_DIR),
+    chunk_size: ChunkSize = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: ChunkOverlap = DEFAULT_CHUNK_OVERLAP,
+    chat_model: ChatModel = "local",
+    evaluator: Evaluator = None,
+    progress: Progress = True,
+) -> None:
+    """Sweep --drop-gold over FRACTIONS (the paper's Fig. 3): one run per fraction, then the curve."""
+    from crag.eval.runner import robustness
+
+    _quiet()
+    try:
+        values = [float(f) for f in fractions.split(",") if f.strip()]
+    except ValueError:
+        _fail(f"--fractions must be comma-separated numbers, got {fractions!r}")
+    try:
+        if not values or any(not 0.0 <= f <= 1.0 for f in values):
+            raise ValueError(f"--fractions must be numbers between 0 and 1, got {fractions!r}")
+        settings = _settings(questions, kb, web, out, systems, limit, 0.0, seed, k, chroma_dir, chunk_size,
+                             chunk_overlap, chat_model, evaluator, progress)
+        summary = robustness(settings, values)
+    except KeyboardInterrupt:
+        _interrupted(out)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    for system, series in summary["points"].items():
+        typer.echo(f"{system:<8} " + "  ".join(f"{p['drop_gold']:g}: {p['accuracy'] * 100:.1f}%" for p in series))
+    typer.echo(f"report: {out / 'robustness.md'}")
+
+
+@app.command("build-popqa")
+def build_popqa_cmd(
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where to write questions.jsonl, kb.jsonl and web.jsonl.")] = Path("artifacts/eval/popqa-inputs"),
+    split: Annotated[str, typer.Option("--split", help="validation (q_index 100-399), train (400-1398) or all.")] = "validation",
+) -> None:
+    """Write the PopQA inputs: the split's questions, the knowledge base and the web index."""
+    from crag.eval.popqa import build_popqa, default_data_dir
+
+    try:
+        manifest = build_popqa(data_dir or default_data_dir(), out, split)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+    kb = manifest["kb"]
+    typer.echo(f"{manifest['questions']} {split} questions; knowledge base {kb['selected_passages']} selected passages + "
+               f"{kb['wikipedia_distractors']} Wikipedia distractors; web {manifest['web']} strips -> {out}")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,231 @@
+"""`crag eval run`: answer every question with every system, resumably, then report.
+
+Predictions are appended to DIR/predictions.jsonl one line at a time and flushed, so an
+interrupted run loses at most the question it was answering; running the same command again
+skips every (system, question) already there. DIR/run.json records what the predictions were
+made with (input hashes, drop-gold, k, chunking, models, thresholds), and a run on different
+settings refuses to mix its predictions into that folder.
+
+Questions are the outer loop and systems the inner one, so every system sees the machine in the
+same state and the wall-time comparison stays fair when other work shares the CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from crag.context import Context
+from crag.eval import metrics
+from crag.eval.inputs import Question, drop_gold, file_digest, read_passages, read_questions
+from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
+from crag.eval.systems import System, system_context
+from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
+
+PREDICTIONS = "predictions.jsonl"
+RUN_FILE = "run.json"
+# what must match for predictions to be comparable; the systems and --limit may change freely
+FINGERPRINT = ("questions_sha256", "kb_sha256", "web_sha256", "drop_gold", "seed", "k", "top_k_strips", "web_k",
+               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "max_answer_tokens")
+
+
+@dataclass
+class RunSettings:
+    """Everything a run depends on; `context` is for tests and apps that inject models and backends."""
+
+    questions: Path
+    kb: Path
+    web: Path
+    out: Path
+    systems: list[System]
+    limit: int | None = None
+    drop_gold: float = 0.0
+    seed: int = 0
+    k: int = 5
+    chroma_dir: Path = Path(DEFAULT_CHROMA_DIR)
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
+    chat_model: str = "local"
+    evaluator: str | None = None
+    progress: bool = True
+    resamples: int = 2000
+    context: Context | None = None  # replaces the context built from the settings above
+
+
+class PredictionStore:
+    """DIR/predictions.jsonl: read what is done, append one record at a time."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.records: dict[tuple[str, str], dict] = {}
+        if path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        raw = self.path.read_bytes()
+        if raw and not raw.endswith(b"\n"):  # a line cut short by an interrupt: drop it
+            raw = raw[: raw.rfind(b"\n") + 1]
+            self.path.write_bytes(raw)
+        for number, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = (record["system"], record["qid"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise ValueError(f"{self.path}, line {number}: not a prediction record; delete the line or the file") from None
+            self.records[key] = record
+
+    def done(self, system: str, qid: str) -> bool:
+        return (system, qid) in self.records
+
+    def append(self, record: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        self.records[(record["system"], record["qid"])] = record
+
+
+def _check_settings(out: Path, settings: dict) -> None:
+    path = out / RUN_FILE
+    if path.exists():
+        previous = json.loads(path.read_text())
+        changed = [k for k in FINGERPRINT if previous.get(k) != settings.get(k)]
+        if changed and (out / PREDICTIONS).exists():
+            details = ", ".join(f"{k}: {previous.get(k)!r} -> {settings.get(k)!r}" for k in changed)
+            raise ValueError(f"{out} holds predictions made with other settings ({details}); "
+                             "use another --out or delete that folder")
+        settings["thresholds"] = {**previous.get("thresholds", {}), **settings["thresholds"]}
+    path.write_text(json.dumps(settings, indent=2, default=str) + "\n")
+
+
+def prediction_record(system: System, question: Question, output: dict[str, Any] | None, error: str | None) -> dict:
+    """One line of predictions.jsonl: the answer, its scores and what it cost."""
+    output = output or {}
+    answer = str(output.get("answer", ""))
+    said = metrics.strip_citations(answer)
+    knowledge = str(output.get("knowledge", ""))
+    documents = output.get("documents") or []
+    return {
+        "system": system.name,
+        "qid": question.qid,
+        "question": question.question,
+        "answers": list(question.answers),
+        "answer": answer,
+        "correct": metrics.match(said, question.answers, case_sensitive=True),
+        "correct_insensitive": metrics.match(said, question.answers, case_sensitive=False),
+        "knowledge_recall": metrics.contains_answer(knowledge, question.answers),
+        "knowledge_tokens": metrics.count_tokens(knowledge),
+        "action": output.get("action"),
+        "scores": [round(float(s), 4) for s in output.get("scores") or []],
+        "documents_with_answer": [metrics.contains_answer(f"{d.metadata.get('title', '')} {d.page_content}",
+                                                          question.answers) for d in documents],
+        "rewritten_query": output.get("rewritten_query") or None,
+        "web_error": output.get("web_error"),
+        "evaluator_calls": output.get("evaluator_calls", 0),
+        "evaluator_pairs": output.get("evaluator_pairs", 0),
+        "latency": output.get("latency", {}),
+        "wall_s": output.get("wall_s", 0.0),
+        "error": error,
+    }
+
+
+def build_context(settings: RunSettings, collection: str) -> Context:
+    if settings.context is not None:
+        return settings.context
+    from crag.evaluator_model.runnable import RetrievalEvaluator
+
+    return Context(
+        evaluator=RetrievalEvaluator(checkpoint=settings.evaluator),  # one object: loaded once, counted per run
+        chat_model=settings.chat_model, chroma_dir=str(settings.chroma_dir), chroma_url=None,
+        collection=collection, web_backend="local", web_index=str(settings.web), k=settings.k,
+    )
+
+
+def run(settings: RunSettings) -> dict:
+    """Run (or resume) every system on every question, then write results.json, report.md and the plots."""
+    from tqdm.auto import tqdm
+
+    from crag import resources
+    from crag.eval.pipelines import run_question
+    from crag.eval.report import write_outputs
+
+    questions = read_questions(settings.questions)
+    passages = read_passages(settings.kb)
+    read_passages(settings.web, "web")  # bad web records fail now, not at the first search
+    if settings.limit is not None and settings.limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {settings.limit}")
+    # the answers of every question in the file, not just the first --limit: the knowledge base
+    # must not change when a run is resumed with another limit
+    kept, dropped = drop_gold(passages, questions, settings.drop_gold, seed=settings.seed)
+    questions = questions[: settings.limit] if settings.limit else questions
+    out = Path(settings.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    if settings.context is None:
+        collection, n_chunks, _ = ensure_collection(kept, settings.chroma_dir, chunk_size=settings.chunk_size,
+                                                    chunk_overlap=settings.chunk_overlap, progress=settings.progress)
+    else:
+        collection, n_chunks = settings.context.collection, None
+    base = build_context(settings, collection)
+    evaluator = resources.evaluator(base)
+    calibrated = tuple(getattr(evaluator, "thresholds", None)
+                       or (PAPER_POPQA_THRESHOLDS["upper"], PAPER_POPQA_THRESHOLDS["lower"]))
+    contexts = {s.name: system_context(s, base, calibrated) for s in settings.systems}
+    run_info = {
+        "questions": str(settings.questions), "questions_sha256": file_digest(settings.questions),
+        "kb": str(settings.kb), "kb_sha256": file_digest(settings.kb),
+        "web": str(settings.web), "web_sha256": file_digest(settings.web),
+        "drop_gold": settings.drop_gold, "seed": settings.seed, "kb_passages": len(passages),
+        "kb_dropped": len(dropped), "kb_chunks": n_chunks, "collection": collection,
+        "chroma_dir": str(settings.chroma_dir), "k": base.k, "top_k_strips": base.top_k_strips, "web_k": base.web_k,
+        "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,
+        "chat_model": str(base.chat_model) if isinstance(base.chat_model, str) else type(base.chat_model).__name__,
+        "evaluator": settings.evaluator or "shipped", "max_answer_tokens": base.max_answer_tokens,
+        "thresholds": {name: list(ctx.thresholds(calibrated)) for name, ctx in contexts.items()},
+        "calibrated_thresholds": list(calibrated),
+    }
+    _check_settings(out, run_info)
+
+    store = PredictionStore(out / PREDICTIONS)
+    todo = [(q, s) for q in questions for s in settings.systems if not store.done(s.name, q.qid)]
+    total = len(questions) * len(settings.systems)
+    with tqdm(total=total, initial=total - len(todo), desc="eval", unit="answer", disable=not settings.progress,
+              dynamic_ncols=True) as bar:
+        for question, system in todo:
+            bar.set_postfix_str(system.name, refresh=False)
+            try:
+                output, error = run_question(system.pipeline, contexts[system.name], question.question), None
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # one failing question must not sink a 20-minute run
+                output, error = None, f"{type(exc).__name__}: {exc}"
+            store.append(prediction_record(system, question, output, error))
+            bar.update(1)
+    return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)
+
+
+DEFAULT_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def robustness(settings: RunSettings, fractions=DEFAULT_FRACTIONS) -> dict:
+    """The paper's Fig. 3: one run per drop-gold fraction (DIR/drop-0.50/...), then the curve."""
+    from crag.eval.report import write_robustness
+
+    fractions = sorted({float(f) for f in fractions})
+    for f in fractions:
+        if not 0.0 <= f <= 1.0:
+            raise ValueError(f"drop-gold fractions must be between 0 and 1, got {f}")
+    points: dict[str, list] = {s.name: [] for s in settings.systems}
+    n = 0
+    for fraction in fractions:
+        results = run(replace(settings, drop_gold=fraction, out=Path(settings.out) / f"drop-{fraction:.2f}"))
+        for name, series in points.items():
+            if name in results:
+                series.append((fraction, results[name]["accuracy"], results[name]["accuracy_ci"]))
+                n = max(n, results[name]["n"])
+    return write_robustness(Path(settings.out), points, n)

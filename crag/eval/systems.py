@@ -1,0 +1,92 @@
+"""What each system is: a pipeline and the `Context` changes that make it.
+
+Every system shares the run's retriever, web index, evaluator and generator, so differences in
+the results come from the method alone. CRAG's ablations are the CRAG graph with different
+settings (paper Tables 2 and 3); the baselines are small graphs of the same nodes (`pipelines`).
+
+Threshold ablations are stated in the evaluator's calibrated (upper, lower) pair, since scores lie
+in [−1, 1]: a threshold above 1 is never reached and one below −1 is always passed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from crag.context import Context
+
+NEVER = 1.01  # above any score: no document reaches it
+ALWAYS = -1.01  # below any score: every document passes it
+ALL_STRIPS = 10_000
+
+
+@dataclass(frozen=True)
+class System:
+    """A named system: which pipeline runs and how its context differs from the run's."""
+
+    name: str
+    pipeline: str  # "crag", "rag", "rag_web" or "no_retrieval"
+    description: str
+    changes: Callable[[Context, float, float], dict] = lambda ctx, upper, lower: {}
+
+    @property
+    def uses_graph(self) -> bool:
+        return self.pipeline == "crag"
+
+
+def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
+    middle = (upper + lower) / 2  # the Ambiguous band split evenly between the other two actions
+    return {"upper_threshold": middle, "lower_threshold": middle}
+
+
+SYSTEMS: dict[str, System] = {
+    s.name: s
+    for s in [
+        System("no_retrieval", "no_retrieval", "the generator alone, no knowledge"),
+        System("rag", "rag", "standard RAG: the top-k documents straight to the generator"),
+        System("rag_web", "rag_web", "RAG plus web search with the question, results unfiltered (paper Table 5)"),
+        System("crag", "crag", "CRAG with the evaluator's calibrated thresholds"),
+        System("crag_no_correct", "crag", "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
+               lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": l}),
+        System("crag_no_incorrect", "crag", "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",
+               lambda ctx, u, l: {"upper_threshold": u, "lower_threshold": ALWAYS}),
+        System("crag_no_ambiguous", "crag", "w/o Ambiguous: one threshold, the middle of the calibrated pair (Table 2)",
+               _single_threshold),
+        System("crag_no_refine", "crag", "w/o refinement: whole documents and web results as knowledge (Table 3)",
+               lambda ctx, u, l: {"refine_mode": "selection", "top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
+        System("crag_no_rewrite", "crag", "w/o rewrite: the web is searched with the question itself (Table 3)",
+               lambda ctx, u, l: {"rewrite": False}),
+        System("crag_no_selection", "crag", "w/o selection: documents cut into strips but every strip kept (Table 3)",
+               lambda ctx, u, l: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
+        # one fixed route each, whatever the scores: with the scores they give the accuracy of any
+        # (upper, lower) pair without rerunning anything, i.e. the threshold sweep
+        System("route_correct", "crag", "always Correct (for the threshold sweep)",
+               lambda ctx, u, l: {"upper_threshold": ALWAYS, "lower_threshold": ALWAYS}),
+        System("route_incorrect", "crag", "always Incorrect (for the threshold sweep)",
+               lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": NEVER}),
+        System("route_ambiguous", "crag", "always Ambiguous (for the threshold sweep)",
+               lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": ALWAYS}),
+    ]
+}
+ROUTES = {"correct": "route_correct", "incorrect": "route_incorrect", "ambiguous": "route_ambiguous"}
+ABLATIONS = ["crag_no_correct", "crag_no_incorrect", "crag_no_ambiguous", "crag_no_refine", "crag_no_rewrite",
+             "crag_no_selection"]
+
+
+def parse_systems(spec: str | list[str]) -> list[System]:
+    """Systems from "rag,crag" (order kept, repeats dropped); ValueError listing the valid names."""
+    names = spec.split(",") if isinstance(spec, str) else list(spec)
+    names = [n.strip() for n in names if n.strip()]
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown:
+        raise ValueError(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
+    if not names:
+        raise ValueError(f"no systems given; choose from {', '.join(SYSTEMS)}")
+    return [SYSTEMS[n] for n in dict.fromkeys(names)]
+
+
+def system_context(system: System, base: Context, calibrated: tuple[float, float]) -> Context:
+    """The run's context with the system's changes applied (`calibrated` = the evaluator's (upper, lower))."""
+    upper, lower = base.thresholds(calibrated)
+    return dataclasses.replace(base, **system.changes(base, upper, lower))
