@@ -1,0 +1,93 @@
+"""Answer matching, knowledge recall, token counts, bootstrap intervals and the threshold sweep."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from crag.eval import metrics
+
+
+def test_match_is_case_sensitive_substring_by_default():
+    assert metrics.match("She was a painter in Oslo.", ["painter"])
+    assert not metrics.match("She was a Painter.", ["painter"])
+    assert metrics.match("She was a Painter.", ["painter"], case_sensitive=False)
+    assert metrics.match("a portrait painter", ["sculptor", "painter"])
+    assert not metrics.match("anything", [""])  # an empty alias never matches everything
+
+
+def test_strip_citations_removes_only_source_markers():
+    assert metrics.strip_citations("A painter [1][2].") == "A painter."
+    assert metrics.strip_citations("born in 1890 [3]") == "born in 1890"
+
+
+def test_contains_answer_needs_whole_words_in_any_case():
+    assert metrics.contains_answer("Genre: Pop music", ["pop"])
+    assert not metrics.contains_answer("Napoleon and the population", ["pop", "pol"])
+    assert metrics.contains_answer("born in Rīga, Latvia", ["Rīga"])
+    assert metrics.contains_answer("Rhythm and blues (R&B) singer", ["R&B"])
+    assert not metrics.contains_answer("Washington", ["W"])
+    assert metrics.contains_answer("New York City is big", ["new york city"])
+
+
+def test_count_tokens_counts_words_and_punctuation():
+    assert metrics.count_tokens("Anna Berg, a painter.") == 6
+    assert metrics.count_tokens("") == 0
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    values = [1.0] * 30 + [0.0] * 70
+    low, high = metrics.bootstrap_ci(values)
+    assert low < 0.3 < high and 0.18 < low and high < 0.42
+    assert metrics.bootstrap_ci(values) == [low, high]
+    continuous = list(np.random.default_rng(5).normal(size=50))
+    assert metrics.bootstrap_ci(continuous, seed=1) != metrics.bootstrap_ci(continuous, seed=2)
+    assert metrics.bootstrap_ci([1.0] * 10) == [1.0, 1.0]
+    assert all(math.isnan(x) for x in metrics.bootstrap_ci([]))
+
+
+def test_bootstrap_interval_narrows_with_more_questions():
+    small = metrics.bootstrap_ci([1.0, 0.0] * 10)
+    large = metrics.bootstrap_ci([1.0, 0.0] * 500)
+    assert large[1] - large[0] < (small[1] - small[0]) / 3
+
+
+def test_paired_difference():
+    result = metrics.paired_difference([1, 1, 1, 0], [0, 1, 0, 0])
+    assert result["mean"] == pytest.approx(0.5) and result["n"] == 4
+    assert result["ci"][0] <= 0.5 <= result["ci"][1]
+    with pytest.raises(ValueError):
+        metrics.paired_difference([1], [1, 0])
+
+
+def _record(correct, action="correct", wall=2.0, **extra):
+    return {"correct": correct, "correct_insensitive": correct or extra.pop("any_case", False), "knowledge_recall": True,
+            "knowledge_tokens": 10, "action": action, "evaluator_calls": 2, "evaluator_pairs": 7,
+            "latency": {"retrieve": 0.1, "generate": 1.0, "search": 0.5, "rewrite": 0.4}, "wall_s": wall, **extra}
+
+
+def test_summarize_row():
+    rows = [_record(True), _record(False, "incorrect", any_case=True), _record(False, "incorrect", error="boom")]
+    r = metrics.summarize(rows)
+    assert r["n"] == 3 and r["accuracy"] == pytest.approx(1 / 3) and r["accuracy_insensitive"] == pytest.approx(2 / 3)
+    assert r["actions"] == {"correct": 1, "ambiguous": 0, "incorrect": 2}
+    assert r["latency"]["retrieve"] == pytest.approx(0.1) and r["latency"]["grade"] == 0.0
+    assert r["latency"]["per_question"] == pytest.approx(2.0) and r["wall_s"] == pytest.approx(6.0)
+    assert r["errors"] == 1 and r["evaluator_calls"] == 2
+    assert metrics.summarize([_record(True, action=None)])["actions"] == {}
+
+
+def test_threshold_sweep_picks_the_outcome_of_the_action_the_pair_implies():
+    scores = {"a": [0.9, -0.9], "b": [-0.95], "c": [0.1]}
+    outcomes = {"correct": {"a": True, "b": False, "c": False},
+                "incorrect": {"a": False, "b": True, "c": False},
+                "ambiguous": {"a": False, "b": False, "c": True}}
+    grid = np.array([-1.0, 0.0, 0.5, 1.0])
+    table = metrics.threshold_sweep(outcomes, scores, grid)
+    assert np.isnan(table[2, 1])  # lower 0.5 above upper 0.0
+    # upper 0.5, lower 0.0: a correct, b incorrect, c ambiguous — every outcome right
+    assert table[1, 2] == pytest.approx(1.0)
+    # upper 1.0 (nothing reaches it), lower -1.0 (nothing below): all ambiguous
+    assert table[0, 3] == pytest.approx(1 / 3)
