@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DATA   ?= $(or $(CRAG_DATA_DIR),../shared/data)
 PAIRS  := artifacts/evaluator-data
 
-.PHONY: setup test test-slow demo evaluator-data evaluator bench-evaluator clean
+.PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator bench-evaluator bench-load clean
 
 setup: $(STAMP)
 
@@ -44,13 +44,29 @@ bench-evaluator: evaluator-data
 		--checkpoint "T5-small from scratch=artifacts/models/t5-small-scratch"
 
 DEMO_DB := .crag/demo-chroma
+PORT    ?= 8000
 
-demo: setup
+# the demo knowledge base in an embedded Chroma folder (ingesting again adds nothing)
+demo-kb: setup
 	$(BIN)/crag ingest crag/demo/kb --chroma-dir $(DEMO_DB) --collection demo
+
+demo: demo-kb
 	@while IFS= read -r question; do \
 		echo; echo "=== $$question"; \
 		$(BIN)/crag ask "$$question" --chroma-dir $(DEMO_DB) --collection demo || exit 1; \
 	done < crag/demo/questions.txt
 
+# LangGraph Studio / Agent Server on the demo knowledge base (langgraph.json points at it)
+dev: demo-kb
+	LANGGRAPH_CLI_NO_ANALYTICS=1 $(BIN)/langgraph dev --port 2024 $(DEV_ARGS)
+
+# the LangServe endpoint (http://127.0.0.1:$(PORT)/crag/playground/) on the demo knowledge base
+serve: demo-kb
+	$(BIN)/crag serve --port $(PORT) --chroma-dir $(DEMO_DB) --collection demo
+
+# 200 requests, 32 at a time, against `crag serve` on the real default models
+bench-load: setup
+	$(BIN)/python benchmarks/load_benchmark.py --requests 200 --concurrency 32 --json artifacts/bench/load.json
+
 clean:
-	rm -rf artifacts .pytest_cache .crag
+	rm -rf artifacts .pytest_cache .crag .langgraph_api

@@ -1,4 +1,4 @@
-"""The `crag` command line: `ask`, `ingest` and `evaluator …`."""
+"""The `crag` command line: `ask`, `ingest`, `serve` and `evaluator …`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ import typer
 from crag.evaluator_model.cli import _quiet_transformers
 from crag.evaluator_model.cli import app as evaluator_app
 from crag.ingest import ingest_cmd
+from crag.serve.command import serve_cmd
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)
 app.add_typer(evaluator_app, name="evaluator")
 app.command("ingest")(ingest_cmd)
+app.command("serve")(serve_cmd)
 
 
 def _fail(message: str) -> None:

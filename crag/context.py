@@ -69,7 +69,10 @@ class Context:
     chroma_url: str | None = field(
         default_factory=lambda: _env("CRAG_CHROMA_URL", None), metadata={"description": "A Chroma server URL."}
     )
-    collection: str = field(default="crag", metadata={"description": "Chroma collection of the knowledge base."})
+    collection: str = field(
+        default_factory=lambda: _env("CRAG_COLLECTION", "crag") or "crag",
+        metadata={"description": "Chroma collection of the knowledge base."},
+    )
     web_backend: Literal["local", "tavily"] = field(
         default_factory=lambda: _env("CRAG_WEB_BACKEND", "local") or "local",  # type: ignore[return-value]
         metadata={"description": "'local' (BM25 over a JSONL corpus) or 'tavily' (needs TAVILY_API_KEY)."},

@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from crag.evaluator_model.model import PACKAGED_BASE, resolve_base
+from crag.loads import record
 
 _MODELS: dict[str, tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
@@ -47,6 +48,7 @@ def _model(path: str) -> tuple[Any, threading.Lock]:
                 if bar_was_on:
                     hf_logging.enable_progress_bar()
             _MODELS[path] = (model, threading.Lock())
+            record("embeddings")
         return _MODELS[path]
 
 

@@ -20,6 +20,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
+from crag.loads import record
+
 _MODELS: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -46,6 +48,7 @@ def _shared_llama(model_path: str, n_ctx: int):
             threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
             llama = Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
             _MODELS[key] = (llama, threading.Lock())
+            record("chat_model")
         return _MODELS[key]
 
 

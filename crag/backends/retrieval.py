@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from crag.loads import record
+
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
     from langchain_core.documents import Document
@@ -99,6 +101,7 @@ def open_store(
                 )
             except (ValueError, ChromaError) as exc:  # e.g. names need 3-512 characters from [a-zA-Z0-9._-]
                 raise ValueError(f"cannot open collection {collection!r}: {exc}") from exc
+            record("store")
         return _STORES[key]
 
 

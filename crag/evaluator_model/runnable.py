@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field
 
 from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
+from crag.loads import record
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
@@ -36,6 +37,7 @@ def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None)
     with _CACHE_LOCK:
         if key not in _CACHE:
             _CACHE[key] = load_scorer(key[0], dynamic_int8=dynamic_int8)
+            record("evaluator")
         return _CACHE[key]
 
 

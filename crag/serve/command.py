@@ -1,0 +1,55 @@
+"""`crag serve`: start the LangServe endpoint with uvicorn (one process, models loaded once)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Optional
+
+import typer
+
+
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0 for every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
+    chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder (default $CRAG_CHROMA_DIR or .crag/chroma).")] = None,
+    chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL instead of a folder.")] = None,
+    collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,
+    evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
+    chat_model: Annotated[Optional[str], typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")] = None,
+    web_backend: Annotated[Optional[str], typer.Option(help="Default web backend: 'local' or 'tavily'.")] = None,
+    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend.")] = None,
+    threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
+    threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
+    max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest request body accepted.")] = 256 * 1024,
+    warm_up: Annotated[bool, typer.Option("--warm-up/--no-warm-up", help="Load every model before accepting requests.")] = True,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
+
+    Per request, clients may set only thresholds, k, top_k_strips, strip_threshold, refine_mode,
+    web_backend, web_k, rewrite and thread_id (in config.configurable). Set CRAG_API_KEY to require
+    that key on every request.
+    """
+    import uvicorn
+
+    from crag.context import Context
+    from crag.evaluator_model.cli import _quiet_transformers
+    from crag.serve.app import ServerSettings, create_app
+    from crag.threads import threads_db as resolve_threads_db
+
+    _quiet_transformers()
+    options = {name: value for name, value in dict(
+        chroma_dir=chroma_dir, chroma_url=chroma_url, collection=collection, evaluator=evaluator,
+        chat_model=chat_model, web_backend=web_backend, web_index=web_index).items() if value}
+    try:
+        context = Context(**options)
+    except ValueError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2) from exc
+    settings = ServerSettings(context=context, max_body_bytes=max_body_bytes, warm_up=warm_up,
+                              threads_db=resolve_threads_db(threads_db) if threads else None)
+    if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
+        typer.secho("warning: listening beyond this machine without CRAG_API_KEY: anyone who can reach it can use it",
+                    fg=typer.colors.YELLOW, err=True)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, workers=1)

@@ -1,0 +1,187 @@
+"""The graph as a LangServe-ready Runnable: safe per-request settings, optional threads.
+
+LangServe hands a request's settings to the runnable as `config["configurable"]`, but LangGraph
+1.x reads run settings from `context`, and a checkpointed graph refuses runs without a thread id.
+`CragService` bridges the two: it validates the request's question, turns the allowed settings
+into a `Context` on top of the server's own, and runs the plain graph, or the checkpointed one
+when the request names a thread. Only settings that cannot reach the file system or load a model
+are exposed (`SAFE_SETTINGS`); model paths, folders and URLs are fixed when the server starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any, Literal, Optional
+
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import patch_config
+from langchain_core.runnables.utils import ConfigurableFieldSpec
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from crag.context import THRESHOLD_PRESETS, Context
+from crag.nodes.contextualize import MAX_QUESTION_CHARS
+from crag.state import OutputState
+from crag.threads import check_thread_id
+
+Threshold = Annotated[float, Field(ge=-1.5, le=1.5)]
+
+# Per-request settings: name -> (type, description). Nothing here names a file, a URL or a model.
+SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
+    "upper_threshold": (Threshold, "Correct when any document scores at least this (-1.5..1.5)."),
+    "lower_threshold": (Threshold, "Incorrect when every document scores below this (-1.5..1.5)."),
+    "preset": (Literal[tuple(THRESHOLD_PRESETS)], "The paper's thresholds for a dataset."),
+    "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
+    "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
+    "strip_threshold": (Threshold, "Strips scoring below this are dropped."),
+    "refine_mode": (Literal["fixed_num", "excerption", "selection"], "How documents are cut into strips."),
+    "web_backend": (Literal["local", "tavily"], "'local' (the server's index) or 'tavily' (needs the server's TAVILY_API_KEY)."),
+    "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
+    "rewrite": (bool, "Rewrite the question into keywords before searching the web."),
+}
+OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
+THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."
+
+
+class CragInput(BaseModel):
+    """One question for CRAG."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question to answer.")
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the question is empty")
+        return value
+
+
+def context_for(defaults: Context, configurable: dict[str, Any]) -> Context:
+    """The server's context with the request's safe settings applied (unset or None = server's)."""
+    overrides = {name: configurable[name] for name in SAFE_SETTINGS if configurable.get(name) is not None}
+    context = dataclasses.replace(defaults, **overrides)
+    context.thresholds((1.0, -1.0))  # raises ValueError when lower > upper
+    return context
+
+
+class CragService(RunnableSerializable[dict, dict]):
+    """Runs the CRAG graph for a server: see the module docstring."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    defaults: Any = Field(default_factory=Context, description="The server's Context.")
+    graph: Any = Field(default=None, description="The compiled graph without a checkpointer.")
+    threads: bool = Field(default=False, description="Whether requests may name a thread (thread_id).")
+    threaded: Any = Field(default=None, description="The graph with a checkpointer; set when the server starts.")
+
+    _thread_locks: weakref.WeakValueDictionary = PrivateAttr(default_factory=weakref.WeakValueDictionary)
+
+    def model_post_init(self, __context: Any) -> None:
+        if self.graph is None:
+            from crag.graph import graph
+
+            self.graph = graph
+
+    # --- schemas, so LangServe validates requests and documents them ---
+    @property
+    def InputType(self) -> type:
+        return CragInput
+
+    def get_input_schema(self, config: Optional[RunnableConfig] = None) -> type[BaseModel]:
+        return CragInput
+
+    def get_output_schema(self, config: Optional[RunnableConfig] = None) -> type[BaseModel]:
+        return self.graph.get_output_schema(config)
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        specs = [
+            ConfigurableFieldSpec(id=name, annotation=Optional[kind], name=name, description=text, default=None)
+            for name, (kind, text) in SAFE_SETTINGS.items()
+        ]
+        if self.threads:
+            specs.append(ConfigurableFieldSpec(id="thread_id", annotation=Optional[str], name="thread_id",
+                                               description=THREAD_ID_DESCRIPTION, default=None))
+        return specs
+
+    # --- running ---
+    def _plan(self, config: RunnableConfig) -> tuple[Any, Context, Optional[str]]:
+        configurable = dict(config.get("configurable") or {})
+        thread_id = configurable.get("thread_id")
+        if thread_id is not None:
+            if not self.threads or self.threaded is None:
+                raise ValueError("this server keeps no threads (it was started with --no-threads)")
+            check_thread_id(thread_id)
+        graph = self.threaded if thread_id is not None else self.graph
+        return graph, context_for(self.defaults, configurable), thread_id
+
+    @staticmethod
+    def _question(value: Any) -> dict:
+        return CragInput.model_validate(value).model_dump()
+
+    def _invoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
+        graph, context, _ = self._plan(config)
+        return graph.invoke(self._question(value), patch_config(config, callbacks=run_manager.get_child()), context=context)
+
+    async def _ainvoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
+        graph, context, thread_id = self._plan(config)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        async with self._lock(thread_id):
+            return await graph.ainvoke(self._question(value), child, context=context)
+
+    def invoke(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> dict:
+        return self._call_with_config(self._invoke, input, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> dict:
+        return await self._acall_with_config(self._ainvoke, input, config, **kwargs)
+
+    def _transform(self, inputs: Iterator[Any], run_manager, config: RunnableConfig) -> Iterator[dict]:
+        graph, context, _ = self._plan(config)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        for value in inputs:
+            for chunk in graph.stream(self._question(value), child, context=context, stream_mode="values"):
+                yield _public(chunk)
+
+    async def _atransform(self, inputs: AsyncIterator[Any], run_manager, config: RunnableConfig) -> AsyncIterator[dict]:
+        graph, context, thread_id = self._plan(config)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        async with self._lock(thread_id):
+            async for value in inputs:
+                async for chunk in graph.astream(self._question(value), child, context=context, stream_mode="values"):
+                    yield _public(chunk)
+
+    def stream(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> Iterator[dict]:
+        yield from self._transform_stream_with_config(iter([input]), self._transform, config, **kwargs)
+
+    async def astream(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> AsyncIterator[dict]:
+        async def one() -> AsyncIterator[Any]:
+            yield input
+
+        async for chunk in self._atransform_stream_with_config(one(), self._atransform, config, **kwargs):
+            yield chunk
+
+    def _lock(self, thread_id: Optional[str]):
+        """Turns on one thread run one at a time, so two requests cannot interleave its checkpoints."""
+        if thread_id is None:
+            return _NoLock()
+        lock = self._thread_locks.get(thread_id)
+        if lock is None:  # kept only while a request holds it, so idle threads cost nothing
+            lock = self._thread_locks[thread_id] = asyncio.Lock()
+        return lock
+
+
+def _public(state: dict) -> dict:
+    """A streamed state without the graph's internal keys, i.e. shaped like the invoke output."""
+    return {key: value for key, value in state.items() if key in OUTPUT_KEYS}
+
+
+class _NoLock:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
