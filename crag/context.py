@@ -103,6 +103,10 @@ class Context:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(THRESHOLD_PRESETS)}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
+        if self.refine_mode not in ("fixed_num", "excerption", "selection"):
+            raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose fixed_num, excerption or selection")
+        if not hasattr(self.web_backend, "search") and self.web_backend not in ("local", "tavily"):
+            raise ValueError(f"unknown web_backend {self.web_backend!r}; choose local or tavily")
 
     def thresholds(self, calibrated: tuple[float, float]) -> tuple[float, float]:
         """(upper, lower): explicit values, else the preset, else the evaluator's calibrated pair."""

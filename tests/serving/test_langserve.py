@@ -161,3 +161,14 @@ def test_empty_knowledge_base_stops_start_up(tmp_path):
         check_knowledge_base(Context(chroma_dir=str(tmp_path / "empty"), collection="nothing"))
     assert check_knowledge_base(fake_context()) == -1  # an injected retriever is not checked
     assert ServerSettings().max_body_bytes > 0
+
+
+def test_crag_serve_refuses_bad_settings_before_starting(tmp_path):
+    from typer.testing import CliRunner
+
+    from crag.cli import app
+
+    empty = CliRunner().invoke(app, ["serve", "--chroma-dir", str(tmp_path / "c"), "--collection", "nothing"])
+    assert empty.exit_code == 2 and "is empty" in empty.output and "crag ingest" in empty.output
+    bogus = CliRunner().invoke(app, ["serve", "--web-backend", "bogus"])
+    assert bogus.exit_code == 2 and "unknown web_backend" in bogus.output
