@@ -1,4 +1,4 @@
-"""The `crag` command line: `ask`, `ingest`, `serve` and `evaluator …`."""
+"""The `crag` command line: `ask`, `ingest`, `serve`, `eval …` and `evaluator …`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from crag.eval.cli import app as eval_app
 from crag.evaluator_model.cli import _quiet_transformers
 from crag.evaluator_model.cli import app as evaluator_app
 from crag.ingest import ingest_cmd
@@ -16,6 +17,7 @@ from crag.serve.command import serve_cmd
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)
 app.add_typer(evaluator_app, name="evaluator")
+app.add_typer(eval_app, name="eval")
 app.command("ingest")(ingest_cmd)
 app.command("serve")(serve_cmd)
 
