@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from langchain_core.documents import Document
-from fakes import FakeEvaluator, FakeWeb, fake_chat
+from fakes import DOCS, WEB, FakeEvaluator, FakeWeb, fake_chat
 from langchain_core.runnables import RunnableLambda
 
-from crag.backends.web import WebResult, WebSearchError
+from crag.backends.web import WebSearchError
 from crag.context import Context
-
-
-DOCS = [
-    Document(page_content="Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
-             metadata={"title": "Anna Berg", "source": "kb/anna.txt"}),
-    Document(page_content="Carl Dahl is a footballer from Oslo. He plays as a striker for a club.",
-             metadata={"title": "Carl Dahl", "source": "kb/carl.txt"}),
-]
-WEB = [WebResult(title="Anna Berg (painter)", url="local://Anna Berg (painter)",
-                 content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.")]
 
 
 @pytest.fixture()

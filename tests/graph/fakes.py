@@ -6,6 +6,17 @@ from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from crag.backends.web import WebResult
+
+DOCS = [
+    Document(page_content="Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
+             metadata={"title": "Anna Berg", "source": "kb/anna.txt"}),
+    Document(page_content="Carl Dahl is a footballer from Oslo. He plays as a striker for a club.",
+             metadata={"title": "Carl Dahl", "source": "kb/carl.txt"}),
+]
+WEB = [WebResult(title="Anna Berg (painter)", url="local://Anna Berg (painter)",
+                 content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.")]
+
 
 class FakeEvaluator:
     """Scores a text by the first rule whose word it contains; counts its (batched) calls."""

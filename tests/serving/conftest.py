@@ -16,30 +16,20 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableLambda
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "graph"))
-from fakes import FakeEvaluator, FakeWeb  # noqa: E402
+from fakes import DOCS, WEB, FakeEvaluator, FakeWeb  # noqa: E402
 
-from crag.backends.web import WebResult  # noqa: E402
 from crag.context import Context  # noqa: E402
 from crag.serve.app import ServerSettings, create_app  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
 DEMO_KB = ROOT / "crag" / "demo" / "kb"
-DOCS = [
-    Document(page_content="Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
-             metadata={"title": "Anna Berg", "source": "kb/anna.txt"}),
-    Document(page_content="Carl Dahl is a footballer from Oslo. He plays as a striker for a club.",
-             metadata={"title": "Carl Dahl", "source": "kb/carl.txt"}),
-]
-WEB = [WebResult(title="Anna Berg (painter)", url="local://Anna Berg (painter)",
-                 content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.")]
 ANSWER = "Anna Berg was a painter [1]."
 
 
