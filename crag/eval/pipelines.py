@@ -59,10 +59,13 @@ class CountingEvaluator:
 
 
 class StageTimer(BaseCallbackHandler):
-    """Seconds spent in each graph node of one run, and in the query rewrite's model call."""
+    """Seconds spent in each graph node of one run and in the query rewrite's model call, and the
+    generator's token counts where the model reports them (llama.cpp and OpenAI do): those do not
+    depend on how busy the CPU is."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.llm_tokens = {"prompt": 0, "completion": 0, "calls": 0}
         self._open: dict[UUID, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -93,6 +96,13 @@ class StageTimer(BaseCallbackHandler):
 
     def on_llm_end(self, response, *, run_id, **kwargs):
         self._stop(run_id)
+        for generations in response.generations:
+            for generation in generations:
+                usage = (generation.generation_info or {}).get("usage") or {}
+                with self._lock:
+                    self.llm_tokens["calls"] += 1
+                    self.llm_tokens["prompt"] += int(usage.get("prompt_tokens") or 0)
+                    self.llm_tokens["completion"] += int(usage.get("completion_tokens") or 0)
 
     def on_llm_error(self, error, *, run_id, **kwargs):
         self._stop(run_id)
@@ -153,17 +163,33 @@ def pipeline(name: str):
     return builder.compile(name=f"eval-{name}")
 
 
+def forget_prompt_cache() -> None:
+    """Make the local generator evaluate the next prompt from scratch.
+
+    llama.cpp reuses the longest prefix the new prompt shares with the previous one. When two
+    systems answer the same question back to back, CRAG's first refined strip is often the start
+    of RAG's first document, and the second system would be timed on a warm cache that no real
+    request has. (This reaches into crag.backends.llm's model cache; nothing happens if it changes.)
+    """
+    from crag.backends import llm
+
+    for model, lock in list(getattr(llm, "_MODELS", {}).values()):
+        with lock:
+            model.reset()
+
+
 def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
     """One system's answer to one question, with its stage times and evaluator counts.
 
-    Returns the graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`
-    and `evaluator_pairs`; an exception in the system propagates to the caller.
+    Returns the graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`,
+    `evaluator_pairs` and `llm` (model calls and tokens); an exception in the system propagates.
     """
     counter = CountingEvaluator(resources.evaluator(ctx))
     timer = StageTimer()
     run_ctx = dataclasses.replace(ctx, evaluator=counter)
+    forget_prompt_cache()
     start = time.perf_counter()
     output = pipeline(pipeline_name).invoke({"question": question}, context=run_ctx, config={"callbacks": [timer]})
     wall = time.perf_counter() - start
     return {**output, "latency": {k: round(v, 4) for k, v in timer.seconds.items()}, "wall_s": round(wall, 4),
-            "evaluator_calls": counter.calls, "evaluator_pairs": counter.pairs}
+            "evaluator_calls": counter.calls, "evaluator_pairs": counter.pairs, "llm": dict(timer.llm_tokens)}

@@ -35,7 +35,7 @@ def action_distribution(results: dict, path: Path) -> Path | None:
     ax.invert_yaxis()
     ax.set_xlabel("questions")
     ax.set_title("Actions taken")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3 if len(rows) < 3 else -0.12), ncol=3, fontsize="small")
     return _save(fig, path)
 
 

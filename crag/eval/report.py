@@ -140,11 +140,15 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
             f"| {name} | {r['n']} | {_pct(r['accuracy'])} | {_ci(r['accuracy_ci'])} | {_pct(r['accuracy_insensitive'])} | "
             f"{_ci(r['accuracy_ci_insensitive'])} | {_pct(r['knowledge_recall'])} | {r['knowledge_tokens']:.0f} | {actions} | "
             f"{r['evaluator_calls']:.1f} | {r['latency']['per_question']:.2f} | {r['wall_s']:.0f} | {r['errors']} |")
-    lines += ["", "Mean seconds per question in each stage (search includes the query rewrite, shown apart):", "",
-              "| system | " + " | ".join(metrics.STAGES) + " | rewrite | total |", "|---|" + "---|" * (len(metrics.STAGES) + 2)]
+    lines += ["", "Mean seconds per question in each stage (search includes the query rewrite, shown apart), and the "
+              "generator's calls and tokens per question (prompt and output, as the model counts them; unlike "
+              "seconds they do not depend on what else the CPU is doing):", "",
+              "| system | " + " | ".join(metrics.STAGES) + " | rewrite | total | model calls | prompt tokens | output tokens |",
+              "|---|" + "---|" * (len(metrics.STAGES) + 5)]
     for name, r in results.items():
         stages = " | ".join(f"{r['latency'][s]:.3f}" for s in metrics.STAGES)
-        lines.append(f"| {name} | {stages} | {r['latency']['rewrite']:.3f} | {r['latency']['per_question']:.3f} |")
+        lines.append(f"| {name} | {stages} | {r['latency']['rewrite']:.3f} | {r['latency']['per_question']:.3f} | "
+                     f"{r['llm_calls']:.2f} | {r['llm_prompt_tokens']:.0f} | {r['llm_completion_tokens']:.0f} |")
     if versus:
         verdict = {True: "met", False: "missed"}
         lines += ["", f"## CRAG against RAG ({versus['n']} questions)", "",

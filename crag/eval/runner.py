@@ -128,10 +128,21 @@ def prediction_record(system: System, question: Question, output: dict[str, Any]
         "web_error": output.get("web_error"),
         "evaluator_calls": output.get("evaluator_calls", 0),
         "evaluator_pairs": output.get("evaluator_pairs", 0),
+        "llm": output.get("llm", {}),
         "latency": output.get("latency", {}),
         "wall_s": output.get("wall_s", 0.0),
         "error": error,
     }
+
+
+def warm_up(ctx: Context, evaluator: Any) -> None:
+    """Load every model and index once before the clock starts, so no system's first question pays for it."""
+    from crag import resources
+
+    resources.retrieve(ctx, "warm up")
+    evaluator.invoke({"question": "warm up", "documents": ["warm up"]})
+    resources.web_search(ctx, "warm up")
+    resources.chat(ctx, "answer").invoke("Say OK.")
 
 
 def build_context(settings: RunSettings, collection: str) -> Context:
@@ -186,12 +197,14 @@ def run(settings: RunSettings) -> dict:
         "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,
         "chat_model": str(base.chat_model) if isinstance(base.chat_model, str) else type(base.chat_model).__name__,
         "evaluator": settings.evaluator or "shipped", "max_answer_tokens": base.max_answer_tokens,
-        "thresholds": {name: list(ctx.thresholds(calibrated)) for name, ctx in contexts.items()},
+        "thresholds": {s.name: list(contexts[s.name].thresholds(calibrated)) for s in settings.systems if s.uses_graph},
         "calibrated_thresholds": list(calibrated),
     }
     _check_settings(out, run_info)
 
     store = PredictionStore(out / PREDICTIONS)
+    if settings.context is None:
+        warm_up(base, evaluator)
     todo = [(q, s) for q in questions for s in settings.systems if not store.done(s.name, q.qid)]
     total = len(questions) * len(settings.systems)
     with tqdm(total=total, initial=total - len(todo), desc="eval", unit="answer", disable=not settings.progress,
