@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DATA   ?= $(or $(CRAG_DATA_DIR),../shared/data)
 PAIRS  := artifacts/evaluator-data
 
-.PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator bench-evaluator bench-load clean
+.PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator bench-evaluator bench-load clean \
+	eval-popqa eval-popqa-ablations eval-popqa-robustness
 
 setup: $(STAMP)
 
@@ -42,6 +43,30 @@ bench-evaluator: evaluator-data
 	$(BIN)/python benchmarks/evaluator_benchmark.py --json artifacts/bench/evaluator.json \
 		--checkpoint "full fine-tune (float32)=artifacts/models/full-l3" \
 		--checkpoint "T5-small from scratch=artifacts/models/t5-small-scratch"
+
+# PopQA's validation split (q_index 100-399) through `crag eval`; the knowledge base is embedded once
+# into .crag/eval/chroma. eval-popqa: RAG and CRAG (about 20 minutes on 2 cores). The ablations and
+# the robustness sweep reuse its folder, so rag and crag at drop-gold 0 are never answered twice.
+EVAL_IN   := artifacts/eval/popqa-inputs
+EVAL_OUT  := artifacts/eval/popqa
+EVAL_ARGS := --questions $(EVAL_IN)/questions.jsonl --kb $(EVAL_IN)/kb.jsonl --web $(EVAL_IN)/web.jsonl
+
+$(EVAL_IN)/questions.jsonl: | setup
+	$(BIN)/crag eval build-popqa --data-dir $(DATA) --out $(EVAL_IN)
+
+eval-popqa: setup $(EVAL_IN)/questions.jsonl
+	$(BIN)/crag eval run $(EVAL_ARGS) --systems rag,crag --out $(EVAL_OUT)
+
+# the baselines, the paper's ablations (Tables 2, 3, 5) and the three forced routes for the threshold sweep
+eval-popqa-ablations: setup $(EVAL_IN)/questions.jsonl
+	$(BIN)/crag eval run $(EVAL_ARGS) --out $(EVAL_OUT) --sweep --systems \
+		no_retrieval,rag,rag_web,crag,crag_no_correct,crag_no_incorrect,crag_no_ambiguous,crag_no_refine,crag_no_rewrite,crag_no_selection
+
+# the paper's Fig. 3: drop-gold 0, 0.25, 0.5, 0.75, 1 for RAG and CRAG (drop-0.00 is eval-popqa's folder)
+eval-popqa-robustness: setup $(EVAL_IN)/questions.jsonl
+	mkdir -p $(EVAL_OUT) artifacts/eval/popqa-robustness
+	test -e artifacts/eval/popqa-robustness/drop-0.00 || ln -s ../popqa artifacts/eval/popqa-robustness/drop-0.00
+	$(BIN)/crag eval robustness $(EVAL_ARGS) --systems rag,crag --out artifacts/eval/popqa-robustness
 
 DEMO_DB := .crag/demo-chroma
 PORT    ?= 8000
