@@ -1,16 +1,20 @@
 """Chat models: the embedded default (SmolLM2-135M-Instruct through llama.cpp) or OpenAI.
 
 The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
-langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out two
-things a server needs — a lock (one llama.cpp context must not run two requests at once) and one
-shared model per process instead of one per chat-model object.
+langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out what a
+server needs — models shared per process instead of one per chat-model object, and exclusive use
+(one llama.cpp context must not run two requests at once). Each process keeps a small pool of
+contexts per model file: one by default, `CRAG_LLM_INSTANCES` of them for a server, so that
+requests generate side by side on separate cores (llama.cpp decodes one sequence at a time).
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +26,8 @@ from pydantic import Field, PrivateAttr
 
 from crag.loads import record
 
-_MODELS: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
-_MODELS_LOCK = threading.Lock()
+_POOLS: dict[tuple[str, int], "_Pool"] = {}
+_POOLS_LOCK = threading.Lock()
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 
@@ -39,17 +43,53 @@ def smollm2_path() -> Path:
     return path
 
 
-def _shared_llama(model_path: str, n_ctx: int):
-    key = (model_path, n_ctx)
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            from llama_cpp import Llama
+class _Pool:
+    """`size` llama.cpp contexts on one model file, each used by one request at a time."""
 
-            threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
-            llama = Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
-            _MODELS[key] = (llama, threading.Lock())
+    def __init__(self, model_path: str, n_ctx: int, size: int):
+        from llama_cpp import Llama
+
+        threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
+        self.instances = [
+            Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
+            for _ in range(size)
+        ]
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        for llama in self.instances:
+            self._free.put(llama)
+
+    @contextmanager
+    def use(self) -> Iterator[Any]:
+        llama = self._free.get()
+        try:
+            yield llama
+        finally:
+            self._free.put(llama)
+
+    def reset(self) -> None:
+        """Forget every context's prompt cache (waits for each to be free)."""
+        taken = [self._free.get() for _ in self.instances]
+        for llama in taken:
+            llama.reset()
+            self._free.put(llama)
+
+
+def _pool(model_path: str, n_ctx: int) -> _Pool:
+    key = (model_path, n_ctx)
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = _Pool(model_path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
             record("chat_model")
-        return _MODELS[key]
+        return _POOLS[key]
+
+
+def reset_prompt_caches() -> None:
+    """Make every local model evaluate its next prompt from scratch (llama.cpp otherwise reuses the
+    longest prefix shared with the previous prompt, which flatters back-to-back timings)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+    for pool in pools:
+        pool.reset()
 
 
 class LocalChatModel(BaseChatModel):
@@ -74,7 +114,7 @@ class LocalChatModel(BaseChatModel):
         return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, stream: bool, **kwargs: Any):
-        llama, lock = _shared_llama(self.model_path, self.n_ctx)
+        pool = _pool(self.model_path, self.n_ctx)
         params = dict(
             messages=self._messages(messages),
             max_tokens=kwargs.get("max_tokens", self.max_tokens),
@@ -82,7 +122,7 @@ class LocalChatModel(BaseChatModel):
             stop=stop,
             stream=stream,
         )
-        return llama, lock, params
+        return pool, params
 
     def _generate(
         self,
@@ -91,8 +131,8 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        llama, lock, params = self._call(messages, stop, False, **kwargs)
-        with lock:
+        pool, params = self._call(messages, stop, False, **kwargs)
+        with pool.use() as llama:
             reply = llama.create_chat_completion(**params)
         text = reply["choices"][0]["message"].get("content") or ""
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text), generation_info={"usage": reply.get("usage")})])
@@ -104,8 +144,8 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        llama, lock, params = self._call(messages, stop, True, **kwargs)
-        with lock:
+        pool, params = self._call(messages, stop, True, **kwargs)
+        with pool.use() as llama:
             for part in llama.create_chat_completion(**params):
                 text = part["choices"][0]["delta"].get("content") or ""
                 if not text:

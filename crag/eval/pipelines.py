@@ -169,13 +169,11 @@ def forget_prompt_cache() -> None:
     llama.cpp reuses the longest prefix the new prompt shares with the previous one. When two
     systems answer the same question back to back, CRAG's first refined strip is often the start
     of RAG's first document, and the second system would be timed on a warm cache that no real
-    request has. (This reaches into crag.backends.llm's model cache; nothing happens if it changes.)
+    request has.
     """
-    from crag.backends import llm
+    from crag.backends.llm import reset_prompt_caches
 
-    for model, lock in list(getattr(llm, "_MODELS", {}).values()):
-        with lock:
-            model.reset()
+    reset_prompt_caches()
 
 
 def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:

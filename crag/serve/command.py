@@ -9,17 +9,20 @@ import typer
 
 
 def _set_compute_threads(threads: int | None) -> None:
-    """Give torch (evaluator, embeddings) and llama.cpp (generator) half the cores each by default.
+    """Split the cores between concurrent requests instead of giving every model every core.
 
-    Under concurrent requests both run at once; with every model on every core, llama.cpp's
-    threads spin against torch's and throughput drops (measured on 2 cores: 0.69 vs 0.91
-    requests/s with 1 thread each).
+    Each model gets `threads` cores (default 1) and the generator runs cores/threads llama.cpp
+    contexts side by side: llama.cpp decodes one sequence at a time, so one context on every core
+    leaves cores idle between requests, and its threads spin against torch's when the evaluator
+    runs at the same time.
     """
     import torch
 
-    threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or max(1, (os.cpu_count() or 2) // 2)
+    cores = os.cpu_count() or 2
+    threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or 1
     torch.set_num_threads(threads)
     os.environ["CRAG_LLM_THREADS"] = str(threads)
+    os.environ.setdefault("CRAG_LLM_INSTANCES", str(max(1, cores // threads)))
 
 
 def serve_cmd(
@@ -35,7 +38,7 @@ def serve_cmd(
     threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
     max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest request body accepted.")] = 256 * 1024,
-    compute_threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads for each model (default: half the cores), so the evaluator and the generator can run side by side.")] = None,
+    compute_threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads per model and per request (default 1: requests run side by side, one per core).")] = None,
     warm_up: Annotated[bool, typer.Option("--warm-up/--no-warm-up", help="Load every model before accepting requests.")] = True,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
