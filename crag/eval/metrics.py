@@ -98,6 +98,8 @@ def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) 
         "knowledge_recall": _mean(float(r["knowledge_recall"]) for r in records),
         "knowledge_tokens": _mean(r["knowledge_tokens"] for r in records),
         "actions": {a: actions.get(a, 0) for a in ACTIONS} if actions else {},
+        "accuracy_by_action": {a: _mean(float(r["correct"]) for r in records if r.get("action") == a)
+                               for a in ACTIONS if actions.get(a)},
         "evaluator_calls": _mean(r.get("evaluator_calls", 0) for r in records),
         "evaluator_pairs": _mean(r.get("evaluator_pairs", 0) for r in records),
         "llm_calls": _mean(r.get("llm", {}).get("calls", 0) for r in records),

@@ -142,13 +142,22 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
             f"{r['evaluator_calls']:.1f} | {r['latency']['per_question']:.2f} | {r['wall_s']:.0f} | {r['errors']} |")
     lines += ["", "Mean seconds per question in each stage (search includes the query rewrite, shown apart), and the "
               "generator's calls and tokens per question (prompt and output, as the model counts them; unlike "
-              "seconds they do not depend on what else the CPU is doing):", "",
+              "seconds they do not depend on what else the CPU is doing). An Ambiguous run refines and searches "
+              "in parallel, so its stages can add up to more than its total:", "",
               "| system | " + " | ".join(metrics.STAGES) + " | rewrite | total | model calls | prompt tokens | output tokens |",
               "|---|" + "---|" * (len(metrics.STAGES) + 5)]
     for name, r in results.items():
         stages = " | ".join(f"{r['latency'][s]:.3f}" for s in metrics.STAGES)
         lines.append(f"| {name} | {stages} | {r['latency']['rewrite']:.3f} | {r['latency']['per_question']:.3f} | "
                      f"{r['llm_calls']:.2f} | {r['llm_prompt_tokens']:.0f} | {r['llm_completion_tokens']:.0f} |")
+    by_action = [(name, r["accuracy_by_action"]) for name, r in results.items() if r.get("accuracy_by_action")]
+    if by_action:
+        lines += ["", "Accuracy % by the action taken (questions in brackets):", "",
+                  "| system | " + " | ".join(metrics.ACTIONS) + " |", "|---|" + "---|" * len(metrics.ACTIONS)]
+        for name, accuracy in by_action:
+            counts = results[name]["actions"]
+            cells = [f"{_pct(accuracy[a])} ({counts[a]})" if a in accuracy else "–" for a in metrics.ACTIONS]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if versus:
         verdict = {True: "met", False: "missed"}
         lines += ["", f"## CRAG against RAG ({versus['n']} questions)", "",

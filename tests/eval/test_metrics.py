@@ -73,6 +73,7 @@ def test_summarize_row():
     r = metrics.summarize(rows)
     assert r["n"] == 3 and r["accuracy"] == pytest.approx(1 / 3) and r["accuracy_insensitive"] == pytest.approx(2 / 3)
     assert r["actions"] == {"correct": 1, "ambiguous": 0, "incorrect": 2}
+    assert r["accuracy_by_action"] == {"correct": 1.0, "incorrect": 0.0}
     assert r["latency"]["retrieve"] == pytest.approx(0.1) and r["latency"]["grade"] == 0.0
     assert r["latency"]["per_question"] == pytest.approx(2.0) and r["wall_s"] == pytest.approx(6.0)
     assert r["errors"] == 1 and r["evaluator_calls"] == 2
