@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from langchain_core.documents import Document
+
 from crag.state import Strip
 
 Mode = Literal["fixed_num", "excerption", "selection"]
@@ -74,7 +76,10 @@ def refine(
                 candidates.append((d, position, strip))
     if not candidates:
         return []
-    scores = evaluator.invoke({"question": question, "documents": [strip for _, _, strip in candidates]})
+    # each strip is scored with its document's title, as the evaluator was trained ("Title: passage"):
+    # "He was born in Pelham Manor." says nothing about whom without it
+    strips = [Document(page_content=strip, metadata={"title": passages[d].title}) for d, _, strip in candidates]
+    scores = evaluator.invoke({"question": question, "documents": strips})
     ranked = sorted(range(len(candidates)), key=lambda i: scores[i], reverse=True)
     kept = sorted((i for i in ranked[:top_k] if scores[i] >= threshold), key=lambda i: candidates[i][:2])
     return [

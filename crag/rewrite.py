@@ -13,7 +13,7 @@ import re
 from pydantic import BaseModel, Field, field_validator
 
 MAX_KEYWORDS = 3
-MAX_KEYWORD_WORDS = 8
+MAX_KEYWORD_WORDS = 6  # the paper's longest example keyword has 6 words; longer ones are sentences
 STOPWORDS = frozenset(
     "a an the of in on at to for from by with about as into over after before between is are was were be been "
     "being do does did what which who whom whose when where why how that this these those it its and or but "
@@ -46,7 +46,9 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
 
     With `question`, keywords that share no content word with it are dropped: the rewrite
     extracts keywords from the question, so a reply like "The answer to the question is" is
-    the model talking, not a query.
+    the model talking, not a query. And when the question names someone or something (a run of
+    capitalised words), the query must keep that name: "Henry Feilden, occupation" for a
+    question about someone else is the prompt's example leaking, not a rewrite.
     """
     for line in output.splitlines():
         line = line.strip()
@@ -62,11 +64,32 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
         for part in parts:
             if part.lower() not in (s.lower() for s in seen):
                 seen.append(part)
+        if question is not None and not _keeps_a_name(seen[:MAX_KEYWORDS], question):
+            return None
         try:
             return SearchQuery(keywords=seen[:MAX_KEYWORDS])
         except ValueError:
             return None
     return None
+
+
+def _names(question: str) -> list[str]:
+    """Runs of capitalised words, leaving out a capitalised question word at the start."""
+    runs = re.findall(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", question)
+    names = []
+    for run in runs:
+        words = [w for w in run.split() if w.lower() not in STOPWORDS]
+        if words:
+            names.append(" ".join(words))
+    return names
+
+
+def _keeps_a_name(keywords: list[str], question: str) -> bool:
+    name_words = {re.sub(r"['’]s$", "", w).lower() for name in _names(question) for w in name.split()}
+    if not name_words:
+        return True
+    keyword_words = {re.sub(r"['’]s$", "", w).lower() for k in keywords for w in re.findall(r"[\w'’-]+", k)}
+    return bool(name_words & keyword_words)
 
 
 def fallback_query(question: str) -> SearchQuery:

@@ -73,6 +73,29 @@ def test_unusable_rewrites_are_rejected(output):
 
 def test_keywords_unrelated_to_the_question_are_dropped():
     assert parse_query("The answer to the question is", "Who was Henri Becquerel?") is None
+
+
+@pytest.mark.parametrize("output", [
+    "Henry Feilden, occupation",  # the few-shot example leaking
+    "The occupation of Henry Feilden is a mystery",
+    "occupation",  # lost the subject
+])
+def test_rewrites_must_keep_the_question_s_subject(output):
+    assert parse_query(output, "What is Anna Berg's occupation?") is None
+    assert parse_query("Anna Berg, occupation", "What is Anna Berg's occupation?").keywords == ["Anna Berg", "occupation"]
+    assert parse_query("occupation, painter", "what is the occupation of a painter?").keywords == ["occupation", "painter"]
+
+
+def test_refine_scores_strips_with_their_document_s_title():
+    class Recorder(FakeEvaluator):
+        def invoke(self, value, config=None):
+            self.titles = [d.metadata["title"] for d in value["documents"]]
+            return super().invoke(value, config)
+
+    evaluator = Recorder({}, default=0.0)
+    refine("q", [Passage("He was born in Pelham Manor, New York.", "Anna Berg"), Passage("Another long enough strip.", "Carl")],
+           evaluator, mode="excerption", top_k=5, threshold=-0.5, origin="internal")
+    assert evaluator.titles == ["Anna Berg", "Carl"]
     assert parse_query("Henri Becquerel, answer", "Who was Henri Becquerel?").keywords == ["Henri Becquerel"]
 
 
