@@ -98,7 +98,8 @@ def _read_jsonl(path: Path) -> list[Document]:
             raise ValueError(f"{path}, line {number}: no \"text\" string in the record")
         url = record.get("url")
         metadata = {
-            "title": str(record.get("title") or path.stem),
+            # no title: none, rather than the file's name, which the evaluator would read as the page's title
+            "title": str(record.get("title") or ""),
             "source": url if isinstance(url, str) and url else str(path),
         }
         for key, value in record.items():

@@ -90,7 +90,8 @@ def _read_records(path: Path) -> list[WebResult]:
             raise LocalIndexError(f'{where}: "title" must be a string')
         if url is not None and not isinstance(url, str):
             raise LocalIndexError(f'{where}: "url" must be a string')
-        records.append(WebResult(title=title, url=url or f"local://{quote(title)}", content=text))
+        # without a url, the line number keeps records of one title apart (pages are deduplicated by url)
+        records.append(WebResult(title=title, url=url or f"local://{quote(title)}#{number}", content=text))
     if not records:
         raise LocalIndexError(f"local web index {path} has no records")
     return records

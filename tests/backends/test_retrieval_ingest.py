@@ -57,7 +57,7 @@ def corpus(tmp_path) -> Path:
 def test_load_each_file_type(corpus):
     docs = load_documents([corpus])
     by_title = {d.metadata["title"]: d for d in docs}
-    assert set(by_title) == {"paris", "Photosynthesis", "The Moon & Tides", "Python (programming language)", "records"}
+    assert set(by_title) == {"paris", "Photosynthesis", "The Moon & Tides", "Python (programming language)", ""}
 
     paris = by_title["paris"]
     assert paris.page_content == PARIS and paris.metadata["source"] == str((corpus / "paris.txt").resolve())
@@ -70,7 +70,7 @@ def test_load_each_file_type(corpus):
     assert python.page_content == PYTHON
     assert python.metadata["source"] == "https://example.org/python" == python.metadata["url"]
     assert python.metadata["doc_id"] == "p1"  # the record's id; `id` is the chunk's store id
-    untitled = by_title["records"]  # no title: the file stem; no url: the file path
+    untitled = by_title[""]  # a JSONL record without a title has none; no url: the file path
     assert untitled.metadata["source"] == str((corpus / "records.jsonl").resolve())
     assert untitled.metadata["year"] == 1991 and untitled.metadata["tags"] == '["a", "b"]'
     assert untitled.metadata["doc_source"] == "wiki"

@@ -50,7 +50,7 @@ def index(tmp_path):
 
 def test_local_search_finds_the_record_from_keywords(index):
     results = LocalSearch(index).search("analytical engine algorithm", k=2)
-    assert results[0] == WebResult("Ada Lovelace", "local://Ada%20Lovelace", RECORDS[0]["text"])
+    assert results[0] == WebResult("Ada Lovelace", "local://Ada%20Lovelace#1", RECORDS[0]["text"])
     assert all(r.title != "Grace Hopper" for r in results)  # no shared term: dropped, not padded
     assert LocalSearch(index).search("Turing machine")[0].url == "https://en.wikipedia.org/wiki/Alan_Turing"
     assert LocalSearch(index).search("zebra xylophone") == []
@@ -469,3 +469,15 @@ def test_fetch_all_never_raises_for_a_page(monkeypatch):
     _, errors = fetch_all([WebResult("X", "https://example.com/", "")], timeout=1)
     assert errors == ["https://example.com/: KeyError: 'odd'"]
     assert fetch_all([]) == ([], [])
+
+
+def test_local_records_sharing_a_title_stay_apart(tmp_path):
+    path = tmp_path / "web.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"title": "Django Reinhardt", "text": "Django Reinhardt was a Belgian-born jazz guitarist."},
+        {"title": "Django Reinhardt", "text": "After a caravan fire Django Reinhardt played with two fingers."},
+    ]))
+    results = web.search_web("Django Reinhardt guitarist fire", backend="local", k=5, local_index=str(path))
+    assert len({r.url for r in results}) == 2
+    passages, errors = fetch_all(results, timeout=5)
+    assert len(passages) == 2 and errors == []
