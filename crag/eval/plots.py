@@ -35,7 +35,7 @@ def action_distribution(results: dict, path: Path) -> Path | None:
     ax.invert_yaxis()
     ax.set_xlabel("questions")
     ax.set_title("Actions taken")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3 if len(rows) < 3 else -0.12), ncol=3, fontsize="small")
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")  # beside the bars, clear of the axis label
     return _save(fig, path)
 
 
@@ -105,6 +105,6 @@ def robustness_curve(points: dict[str, list[tuple[float, float, list[float]]]], 
 def _save(fig, path: Path) -> Path:
     path = Path(path)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     _pyplot().close(fig)
     return path
