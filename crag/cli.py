@@ -130,7 +130,7 @@ def ask_cmd(
     web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend.")] = None,
     chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder.")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
-    collection: Annotated[str, typer.Option(help="Chroma collection.")] = "crag",
+    collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,
     evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
@@ -142,10 +142,10 @@ def ask_cmd(
     _quiet_transformers()
     options: dict[str, Any] = dict(
         k=k, preset=preset, upper_threshold=upper, lower_threshold=lower, refine_mode=refine_mode,
-        chat_model=chat_model, web_backend=web_backend, collection=collection, evaluator=evaluator,
+        chat_model=chat_model, web_backend=web_backend, evaluator=evaluator,
     )
     options.update({name: value for name, value in (("web_index", web_index), ("chroma_dir", chroma_dir),
-                                                    ("chroma_url", chroma_url)) if value})
+                                                    ("chroma_url", chroma_url), ("collection", collection)) if value})
     try:
         context = Context(**options)
         config = thread_config(thread) if thread is not None else None
