@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from crag.rewrite import content_words, names
 from crag.state import Turn
 
 SUBJECT = r"he|she|it|they|him|them|there"
@@ -25,11 +26,6 @@ REFERS_BACK = re.compile(
     re.IGNORECASE,
 )
 ELLIPSIS = re.compile(r"^\s*(and|what about|how about)\s+(?P<entity>.+?)\s*\??\s*$", re.IGNORECASE)
-ENTITY = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|del|von|van|the|la|le)\s+)?[A-Z][\w'’.-]*)*")
-NOT_ENTITIES = {"who", "what", "when", "where", "which", "why", "how", "is", "was", "are", "were", "did", "does",
-                "do", "in", "the", "a", "an", "and", "q", "a:"}
-FUNCTION_WORDS = {"a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "and", "or", "is", "was", "are",
-                  "were", "did", "does", "do", "what", "who", "when", "where", "which", "why", "how"}
 HISTORY_TURNS = 3  # turns shown to the rewriter
 ANSWER_CHARS = 200
 
@@ -46,11 +42,6 @@ def format_history(history: Sequence[Turn]) -> str:
     return "\n".join(lines)
 
 
-def _content_words(text: str) -> set[str]:
-    words = {w.lower() for w in re.findall(r"[\w'’-]+", text)}
-    return {w for w in words if w not in FUNCTION_WORDS and not re.fullmatch(rf"{SUBJECT}|{POSSESSIVE}", w)}
-
-
 def parse_condensed(reply: str, question: str) -> str | None:
     """The model's rewrite when it is usable: one line that no longer refers back and keeps at
     least half of the follow-up's own words; None otherwise."""
@@ -58,21 +49,15 @@ def parse_condensed(reply: str, question: str) -> str | None:
     line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip('"\'“”')
     if len(line) < 3 or len(line) > 3 * len(question) + 100 or refers_back(line):
         return None
-    own = _content_words(question)
-    if own and len(own & _content_words(line)) < len(own) / 2:
+    own = content_words(question)
+    if own and len(own & content_words(line)) < len(own) / 2:
         return None
     return line
 
 
 def main_entity(text: str) -> str | None:
-    """The longest run of capitalised words that is not a question word ("Ada Lovelace")."""
-    found = []
-    for match in ENTITY.finditer(text):
-        words = match.group(0).split()
-        while words and words[0].lower() in NOT_ENTITIES:
-            words = words[1:]
-        if words:
-            found.append(re.sub(r"['’]s$", "", " ".join(words).rstrip("?.!,")))
+    """The longest name in `text` ("Ada Lovelace")."""
+    found = names(text)
     return max(found, key=len) if found else None
 
 

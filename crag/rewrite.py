@@ -37,8 +37,26 @@ class SearchQuery(BaseModel):
         return ", ".join(self.keywords)
 
 
-def _content_words(text: str) -> set[str]:
+# a run of capitalised words, allowing the lower-case particles of names ("Duke of York", "Ludwig van Beethoven")
+NAME_RUN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|del|von|van|the|la|le)\s+)?[A-Z][\w'’.-]*)*")
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of `text` that carry meaning (no stop words or pronouns)."""
     return {w.lower() for w in re.findall(r"\w+", text)} - STOPWORDS
+
+
+def names(text: str) -> list[str]:
+    """Runs of capitalised words, without a capitalised question word in front or a possessive 's
+    behind: "What is Anna Berg's occupation?" → ["Anna Berg"]."""
+    found = []
+    for match in NAME_RUN.finditer(text):
+        words = match.group(0).split()
+        while words and words[0].lower() in STOPWORDS:
+            words = words[1:]
+        if words:
+            found.append(re.sub(r"['’]s$", "", " ".join(words).rstrip("?.!,")))
+    return found
 
 
 def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
@@ -58,8 +76,8 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
         parts = [p.strip(" \t\"'`.;:()[]") for p in line.split(",")]
         parts = [p for p in parts if p]
         if question is not None:
-            asked = _content_words(question)
-            parts = [p for p in parts if _content_words(p) & asked]
+            asked = content_words(question)
+            parts = [p for p in parts if content_words(p) & asked]
         seen: list[str] = []
         for part in parts:
             if part.lower() not in (s.lower() for s in seen):
@@ -73,19 +91,8 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
     return None
 
 
-def _names(question: str) -> list[str]:
-    """Runs of capitalised words, leaving out a capitalised question word at the start."""
-    runs = re.findall(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*", question)
-    names = []
-    for run in runs:
-        words = [w for w in run.split() if w.lower() not in STOPWORDS]
-        if words:
-            names.append(" ".join(words))
-    return names
-
-
 def _keeps_a_name(keywords: list[str], question: str) -> bool:
-    name_words = {re.sub(r"['’]s$", "", w).lower() for name in _names(question) for w in name.split()}
+    name_words = {w for name in names(question) for w in content_words(name)}
     if not name_words:
         return True
     keyword_words = {re.sub(r"['’]s$", "", w).lower() for k in keywords for w in re.findall(r"[\w'’-]+", k)}
