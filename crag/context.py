@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from crag.refinement import Mode as RefineMode
 
 # The paper's (upper, lower) thresholds per dataset, on its T5-large evaluator's scale.
 THRESHOLD_PRESETS: dict[str, tuple[float, float]] = {
@@ -19,6 +21,7 @@ THRESHOLD_PRESETS: dict[str, tuple[float, float]] = {
     "biography": (0.95, -0.91),
 }
 
+WebBackend = Literal["local", "tavily"]
 DEMO_WEB_INDEX = os.path.join(os.path.dirname(__file__), "demo", "web.jsonl")
 
 
@@ -58,7 +61,7 @@ class Context:
     k: int = field(default=10, metadata={"description": "Documents retrieved from the knowledge base."})
     top_k_strips: int = field(default=5, metadata={"description": "Knowledge strips kept by refinement."})
     strip_threshold: float = field(default=-0.5, metadata={"description": "Strips scoring below this are dropped."})
-    refine_mode: Literal["fixed_num", "excerption", "selection"] = field(
+    refine_mode: RefineMode = field(
         default="excerption",
         metadata={"description": "Strip decomposition: 50-word windows, sentences by three, or whole passages."},
     )
@@ -73,7 +76,7 @@ class Context:
         default_factory=lambda: _env("CRAG_COLLECTION", "crag") or "crag",
         metadata={"description": "Chroma collection of the knowledge base."},
     )
-    web_backend: Literal["local", "tavily"] = field(
+    web_backend: WebBackend = field(
         default_factory=lambda: _env("CRAG_WEB_BACKEND", "local") or "local",  # type: ignore[return-value]
         metadata={"description": "'local' (BM25 over a JSONL corpus) or 'tavily' (needs TAVILY_API_KEY)."},
     )
@@ -103,10 +106,10 @@ class Context:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(THRESHOLD_PRESETS)}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
-        if self.refine_mode not in ("fixed_num", "excerption", "selection"):
-            raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose fixed_num, excerption or selection")
-        if not hasattr(self.web_backend, "search") and self.web_backend not in ("local", "tavily"):
-            raise ValueError(f"unknown web_backend {self.web_backend!r}; choose local or tavily")
+        if self.refine_mode not in get_args(RefineMode):
+            raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose {' or '.join(get_args(RefineMode))}")
+        if not hasattr(self.web_backend, "search") and self.web_backend not in get_args(WebBackend):
+            raise ValueError(f"unknown web_backend {self.web_backend!r}; choose {' or '.join(get_args(WebBackend))}")
 
     def thresholds(self, calibrated: tuple[float, float]) -> tuple[float, float]:
         """(upper, lower): explicit values, else the preset, else the evaluator's calibrated pair."""

@@ -15,10 +15,9 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     scorer = resources.evaluator(ctx)
     documents = state.get("documents", [])
-    scores = scorer.invoke({"question": state["question"], "documents": documents}) if documents else []
+    scores = [float(s) for s in scorer.invoke({"question": state["question"], "documents": documents})] if documents else []
     upper, lower = resources.thresholds(ctx, scorer)
     action = decide_action(scores, upper, lower)
     labels = document_labels(scores, upper, lower)
-    emit(runtime, "grade", scores=[float(s) for s in scores], labels=labels, action=action,
-         thresholds={"upper": upper, "lower": lower})
-    return {"scores": [float(s) for s in scores], "labels": labels, "action": action}
+    emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds={"upper": upper, "lower": lower})
+    return {"scores": scores, "labels": labels, "action": action}

@@ -182,7 +182,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         async with AsyncExitStack() as stack:
             if settings.require_documents:
-                app.state.documents = await asyncio.to_thread(check_knowledge_base, settings.context)
+                await asyncio.to_thread(check_knowledge_base, settings.context)
             if settings.warm_up:
                 await asyncio.to_thread(warm_up, settings.context)
             if settings.threads_db is not None:

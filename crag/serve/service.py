@@ -21,7 +21,7 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from crag.context import THRESHOLD_PRESETS, Context
+from crag.context import THRESHOLD_PRESETS, Context, RefineMode, WebBackend
 from crag.nodes.contextualize import MAX_QUESTION_CHARS
 from crag.state import OutputState
 from crag.threads import check_thread_id
@@ -36,8 +36,8 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
     "strip_threshold": (Threshold, "Strips scoring below this are dropped."),
-    "refine_mode": (Literal["fixed_num", "excerption", "selection"], "How documents are cut into strips."),
-    "web_backend": (Literal["local", "tavily"], "'local' (the server's index) or 'tavily' (needs the server's TAVILY_API_KEY)."),
+    "refine_mode": (RefineMode, "How documents are cut into strips."),
+    "web_backend": (WebBackend, "'local' (the server's index) or 'tavily' (needs the server's TAVILY_API_KEY)."),
     "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
     "rewrite": (bool, "Rewrite the question into keywords before searching the web."),
 }
