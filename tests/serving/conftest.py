@@ -1,87 +1,15 @@
-"""Servers on 127.0.0.1 for the serving tests: in-process uvicorn (fakes) and subprocesses (real models)."""
+"""Fixtures of the serving tests; the servers themselves are in servers.py."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import subprocess
-import sys
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
-import httpx
 import pytest
-import uvicorn
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import RunnableLambda
+from servers import BIN, DEMO_KB, fake_context, running
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "graph"))
-from fakes import DOCS, WEB, FakeEvaluator, FakeWeb  # noqa: E402
-
-from crag.context import Context  # noqa: E402
-from crag.serve.app import ServerSettings, create_app  # noqa: E402
-
-ROOT = Path(__file__).parents[2]
-BIN = Path(sys.executable).parent
-DEMO_KB = ROOT / "crag" / "demo" / "kb"
-ANSWER = "Anna Berg was a painter [1]."
-
-
-class ScriptedChat(BaseChatModel):
-    """Answers any number of requests: keywords for the rewrite prompt, ANSWER otherwise, streamed word by word."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _reply(self, messages) -> str:
-        return "Anna Berg, occupation" if str(messages[-1].content).rstrip().endswith("query:") else ANSWER
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
-
-    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
-        words = self._reply(messages).split(" ")
-        for i, word in enumerate(words):
-            text = word if i == 0 else " " + word
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
-            if run_manager:
-                run_manager.on_llm_new_token(text, chunk=chunk)
-            yield chunk
-
-
-def fake_context(rules=None) -> Context:
-    return Context(evaluator=FakeEvaluator(rules or {"painter": 0.9}), chat_model=ScriptedChat(),
-                   retriever=RunnableLambda(lambda q: list(DOCS)), web_backend=FakeWeb(WEB))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def running(app) -> Iterator[str]:
-    """Serve `app` with uvicorn on a free port in a thread; yield its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{server.config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+from crag.serve.app import ServerSettings, create_app
 
 
 @pytest.fixture()
@@ -95,40 +23,6 @@ def serve(tmp_path):
             return stack.enter_context(running(create_app(ServerSettings(**settings))))
 
         yield start
-
-
-def wait_http(url: str, process: subprocess.Popen, log: Path, timeout: float = 180) -> httpx.Response:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            response = httpx.get(url, timeout=2)
-            if response.status_code == 200:
-                return response
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"{url} not ready after {timeout} s:\n{log.read_text()[-3000:]}")
-
-
-@contextmanager
-def subprocess_server(command: list[str], ready_url: str, log: Path, env: dict | None = None, cwd: Path | None = None):
-    """Run a server command in its own process group; stop it by PID (the whole group) afterwards."""
-    with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-                                   cwd=cwd, start_new_session=True)
-    try:
-        wait_http(ready_url, process, log)
-        yield process
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
 
 
 @pytest.fixture(scope="session")

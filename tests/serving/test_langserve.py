@@ -8,7 +8,7 @@ import json
 
 import httpx
 import pytest
-from conftest import ANSWER, fake_context
+from servers import ANSWER, fake_context
 from langserve import RemoteRunnable
 
 QUESTION = "What is Anna Berg's occupation?"

@@ -10,7 +10,7 @@ import shutil
 
 import httpx
 import pytest
-from conftest import BIN, ROOT, free_port, subprocess_server
+from servers import BIN, ROOT, free_port, subprocess_server
 from langserve import RemoteRunnable
 
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
