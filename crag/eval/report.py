@@ -18,6 +18,9 @@ from crag.eval.inputs import Question
 from crag.eval.systems import ROUTES, SYSTEMS
 
 SWEEP_GRID = np.round(np.linspace(-1.0, 1.0, 41), 3)
+# the systems that differ from CRAG only in their thresholds, which the forced routes can stand in for
+THRESHOLD_SYSTEMS = ("crag", "crag_no_correct", "crag_no_incorrect", "crag_no_ambiguous")
+DERIVED = " (routes)"
 TARGETS = {"accuracy_points": 5.0, "token_ratio": 0.5, "wall_ratio": 1.3}
 
 
@@ -81,16 +84,52 @@ def sweep(by_system: dict[str, list[dict]]) -> tuple[np.ndarray, dict] | None:
     return table, info
 
 
+def from_routes(by_system: dict[str, list[dict]], upper: float, lower: float) -> dict[str, list[dict]]:
+    """Records of CRAG and Table 2's ablations assembled from the forced-route runs (`--sweep`).
+
+    A threshold only chooses which route a question takes, and every route's answer is
+    deterministic (greedy generation), so each question's record is the one its route gave when
+    forced. That gives Table 2 for the price of the sweep, and deriving `crag` too checks the
+    shortcut against the real run. Questions where a route failed are left out.
+    """
+    from crag.routing import decide_action
+
+    if not all(name in by_system for name in ROUTES.values()):
+        return {}
+    forced = {action: {r["qid"]: r for r in by_system[name] if not r.get("error")} for action, name in ROUTES.items()}
+    qids = [r["qid"] for r in by_system[ROUTES["correct"]] if all(r["qid"] in forced[a] for a in forced)]
+    derived = {}
+    for name in THRESHOLD_SYSTEMS:
+        changes = SYSTEMS[name].changes(None, upper, lower)
+        pair = changes.get("upper_threshold", upper), changes.get("lower_threshold", lower)
+        derived[name + DERIVED] = [
+            {**forced[action][q], "system": name + DERIVED}
+            for q in qids for action in [decide_action(forced["correct"][q]["scores"], *pair)]]
+    return derived
+
+
+def agreement(by_system: dict[str, list[dict]]) -> dict[str, dict]:
+    """For each system both run and derived: on how many questions the two were equally right."""
+    found = {}
+    for name in THRESHOLD_SYSTEMS:
+        if name in by_system and name + DERIVED in by_system:
+            ran = {r["qid"]: bool(r["correct"]) for r in by_system[name]}
+            pairs = [(ran[r["qid"]], bool(r["correct"])) for r in by_system[name + DERIVED] if r["qid"] in ran]
+            found[name] = {"n": len(pairs), "same": sum(a == b for a, b in pairs)}
+    return found
+
+
 def write_outputs(out: Path, records: dict, questions: list[Question], run_info: dict, *,
                   resamples: int = 2000) -> dict:
     """Write results.json, report.md and the PNG plots into `out`; returns the results."""
     out = Path(out)
     by_system = system_records(records, questions)
+    thresholds = run_info.get("thresholds", {})
+    calibrated = tuple(run_info.get("calibrated_thresholds") or (math.nan, math.nan))
+    by_system.update(from_routes(by_system, *thresholds.get("crag", calibrated)))
     results = {name: metrics.summarize(rows, resamples=resamples) for name, rows in by_system.items()}
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
 
-    thresholds = run_info.get("thresholds", {})
-    calibrated = tuple(run_info.get("calibrated_thresholds") or (math.nan, math.nan))
     figures = {"actions": plots.action_distribution(results, out / "actions.png")}
     graded = next((n for n in ("crag", *SYSTEMS) if n in by_system and SYSTEMS[n].uses_graph), None)
     if graded:
@@ -108,7 +147,7 @@ def write_outputs(out: Path, records: dict, questions: list[Question], run_info:
         figures["sweep"] = plots.threshold_sweep(table, SWEEP_GRID, out / "sweep.png", marks)
     versus = comparison(by_system, results, resamples=resamples)
     (out / "report.md").write_text(markdown(results, run_info, versus, swept[1] if swept else None,
-                                            {k: v for k, v in figures.items() if v}))
+                                            {k: v for k, v in figures.items() if v}, agreement(by_system)))
     return results
 
 
@@ -120,7 +159,8 @@ def _ci(ci: list[float]) -> str:
     return f"[{_pct(ci[0])}, {_pct(ci[1])}]"
 
 
-def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dict | None, figures: dict) -> str:
+def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dict | None, figures: dict,
+             agreed: dict | None = None) -> str:
     """The report: settings, the results table, stage latencies, the CRAG/RAG targets and the plots."""
     lines = [f"# Evaluation: {Path(str(run_info.get('questions', ''))).name}", ""]
     lines.append(
@@ -166,6 +206,12 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
                   f"{verdict[versus['met']['accuracy_points']]}",
                   f"- knowledge tokens: {versus['token_ratio']:.2f}× RAG's; target ≤ 0.5×: {verdict[versus['met']['token_ratio']]}",
                   f"- wall time: {versus['wall_ratio']:.2f}× RAG's; target ≤ 1.3×: {verdict[versus['met']['wall_ratio']]}"]
+    if any(name.endswith(DERIVED) for name in results):
+        lines += ["", f"Rows marked '{DERIVED.strip()}' were not run: each question's record is the one of the forced "
+                  "route (route_correct, route_ambiguous, route_incorrect) its scores and the system's thresholds choose. "
+                  "Generation is greedy, so that is the answer the system would give; seconds are those of the forced run."]
+        for name, seen in (agreed or {}).items():
+            lines.append(f"- {name}: run and derived equally right on {seen['same']} of {seen['n']} questions.")
     if sweep_info and "best" in sweep_info:
         best = sweep_info["best"]
         lines += ["", f"Threshold sweep: the best pair on these questions is upper {best['upper']:.2f}, lower "

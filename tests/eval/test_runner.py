@@ -121,6 +121,32 @@ def test_forced_routes_give_the_threshold_sweep(inputs, tmp_path, make_context):
     assert (out / "sweep.png").stat().st_size > 1000 and "Threshold sweep" in (out / "report.md").read_text()
 
 
+def test_table_2_derived_from_the_forced_routes_matches_running_it(inputs, tmp_path, make_context):
+    out = tmp_path / "run"
+    names = ["crag", "crag_no_correct", "crag_no_incorrect", "crag_no_ambiguous"]
+    results = run(settings(inputs, out, make_context, ",".join(names + ["route_correct", "route_incorrect",
+                                                                        "route_ambiguous"])))
+    rows = predictions(out)
+    for name in names:
+        derived = results[f"{name} (routes)"]
+        assert derived["n"] == 2 and derived["actions"] == results[name]["actions"]
+        assert derived["accuracy"] == results[name]["accuracy"]
+        assert derived["knowledge_tokens"] == results[name]["knowledge_tokens"]
+    # the ablations really route differently here, so the check above has something to catch
+    assert results["crag_no_correct"]["actions"] == {"correct": 0, "ambiguous": 1, "incorrect": 1}
+    assert results["crag_no_incorrect"]["actions"] == {"correct": 1, "ambiguous": 1, "incorrect": 0}
+    assert len(rows) == 14  # derived rows are reported, never written as predictions
+    report = (out / "report.md").read_text()
+    assert "| crag_no_correct (routes) | 2 |" in report
+    assert "- crag_no_ambiguous: run and derived equally right on 2 of 2 questions." in report
+
+
+def test_derived_rows_need_all_three_routes(inputs, tmp_path, make_context):
+    out = tmp_path / "run"
+    results = run(settings(inputs, out, make_context, "crag,route_correct,route_incorrect"))
+    assert not any(name.endswith("(routes)") for name in results)
+
+
 def test_robustness_runs_each_fraction_and_draws_the_curve(inputs, tmp_path, make_context):
     out = tmp_path / "robust"
     summary = robustness(settings(inputs, out, make_context), [0.0, 0.5, 1.0])
