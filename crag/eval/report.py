@@ -68,13 +68,21 @@ def _ratio(x: float, y: float) -> float:
     return x / y if y else math.inf
 
 
-def sweep(by_system: dict[str, list[dict]]) -> tuple[np.ndarray, dict] | None:
-    """The threshold sweep, when the three forced-route systems have run (`--sweep`)."""
+def forced_routes(by_system: dict[str, list[dict]]) -> dict[str, dict[str, dict]] | None:
+    """{action: {qid: record}} of the three forced-route runs (`--sweep`) without failed questions;
+    None unless all three have run."""
     if not all(name in by_system for name in ROUTES.values()):
         return None
-    outcomes = {action: {r["qid"]: bool(r["correct"]) for r in by_system[name] if not r.get("error")}
-                for action, name in ROUTES.items()}
-    scores = {r["qid"]: r["scores"] for r in by_system[ROUTES["correct"]] if not r.get("error")}
+    return {action: {r["qid"]: r for r in by_system[name] if not r.get("error")} for action, name in ROUTES.items()}
+
+
+def sweep(by_system: dict[str, list[dict]]) -> tuple[np.ndarray, dict] | None:
+    """The threshold sweep, when the three forced-route systems have run (`--sweep`)."""
+    forced = forced_routes(by_system)
+    if forced is None:
+        return None
+    outcomes = {action: {q: bool(r["correct"]) for q, r in records.items()} for action, records in forced.items()}
+    scores = {q: r["scores"] for q, r in forced["correct"].items()}
     table = metrics.threshold_sweep(outcomes, scores, SWEEP_GRID)
     best = np.unravel_index(np.nanargmax(table), table.shape) if not np.all(np.isnan(table)) else None
     info = {"grid": SWEEP_GRID.tolist(), "accuracy": [[None if math.isnan(v) else v for v in row] for row in table]}
@@ -94,10 +102,10 @@ def from_routes(by_system: dict[str, list[dict]], upper: float, lower: float) ->
     """
     from crag.routing import decide_action
 
-    if not all(name in by_system for name in ROUTES.values()):
+    forced = forced_routes(by_system)
+    if forced is None:
         return {}
-    forced = {action: {r["qid"]: r for r in by_system[name] if not r.get("error")} for action, name in ROUTES.items()}
-    qids = [r["qid"] for r in by_system[ROUTES["correct"]] if all(r["qid"] in forced[a] for a in forced)]
+    qids = [q for q in forced["correct"] if all(q in records for records in forced.values())]
     derived = {}
     for name in THRESHOLD_SYSTEMS:
         changes = SYSTEMS[name].changes(None, upper, lower)
@@ -207,9 +215,10 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
                   f"- knowledge tokens: {versus['token_ratio']:.2f}× RAG's; target ≤ 0.5×: {verdict[versus['met']['token_ratio']]}",
                   f"- wall time: {versus['wall_ratio']:.2f}× RAG's; target ≤ 1.3×: {verdict[versus['met']['wall_ratio']]}"]
     if any(name.endswith(DERIVED) for name in results):
-        lines += ["", f"Rows marked '{DERIVED.strip()}' were not run: each question's record is the one of the forced "
-                  "route (route_correct, route_ambiguous, route_incorrect) its scores and the system's thresholds choose. "
-                  "Generation is greedy, so that is the answer the system would give; seconds are those of the forced run."]
+        lines += ["", f"Rows marked '{DERIVED.strip()}' were not run: each question's record is the one of the "
+                  "forced route (route_correct, route_ambiguous, route_incorrect) its scores and the system's "
+                  "thresholds choose. Generation is greedy, so that is the answer the system would give; seconds are "
+                  "those of the forced run."]
         for name, seen in (agreed or {}).items():
             lines.append(f"- {name}: run and derived equally right on {seen['same']} of {seen['n']} questions.")
     if sweep_info and "best" in sweep_info:

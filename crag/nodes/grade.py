@@ -15,7 +15,8 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     scorer = resources.evaluator(ctx)
     documents = state.get("documents", [])
-    scores = [float(s) for s in scorer.invoke({"question": state["question"], "documents": documents})] if documents else []
+    scores = scorer.invoke({"question": state["question"], "documents": documents}) if documents else []
+    scores = [float(s) for s in scores]
     upper, lower = resources.thresholds(ctx, scorer)
     action = decide_action(scores, upper, lower)
     labels = document_labels(scores, upper, lower)
