@@ -1,7 +1,8 @@
 """`crag eval build-popqa`: the harness's inputs from the shared PopQA data.
 
 - questions: the split's PopQA long-tail questions as they are (`q_index` 100–399 = validation,
-  400–1398 = train, the evaluator's own split);
+  400–1398 = train, the evaluator's own split), and the same questions in everyday phrasings
+  (`questions-phrased.jsonl`, one validation template each: PopQA asks every relation one way);
 - knowledge base: the passages CRAG's evaluator kept from Contriever's top-10 for *every*
   question (so each question's passages sit among 1,298 other questions' passages) plus the 6,119
   2WikiMultihopQA Wikipedia passages as distractors. The kept passages carry no title, and none
@@ -17,10 +18,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 from pathlib import Path
 from urllib.parse import quote
 
+from crag.eval.phrasings import VALIDATION_TEMPLATES, sample_phrasings
 from crag.jsonl import read_objects
 
 SPLITS = {"validation": (100, 399), "train": (400, 1398), "all": (0, 10**9)}
@@ -28,6 +31,7 @@ LICENCES = {
     "PopQA questions, CRAG-selected passages and web strips": "MIT (PopQA); passage text from Wikipedia, CC BY-SA",
     "Wikipedia distractor passages (2WikiMultihopQA)": "Apache-2.0 (2WikiMultihopQA); text from Wikipedia, CC BY-SA",
 }
+PHRASING_SEED = 11
 _GLUE = re.compile(r" {2,}")  # the kept passages are glued with double spaces
 MIN_WORDS = 4
 
@@ -36,13 +40,13 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("CRAG_DATA_DIR") or "../shared/data").expanduser()
 
 
-def _read(path: Path) -> list[dict]:
+def read_records(path: Path) -> list[dict]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: is --data-dir (or CRAG_DATA_DIR) the shared data folder?")
     return [record for _, record in read_objects(path)]
 
 
-def _write(path: Path, records: list[dict]) -> int:
+def write_records(path: Path, records: list[dict]) -> int:
     tmp = path.with_suffix(path.suffix + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
         for record in records:
@@ -51,16 +55,43 @@ def _write(path: Path, records: list[dict]) -> int:
     return len(records)
 
 
+def web_records(data_dir: str | Path) -> list[dict]:
+    """The local web: every non-empty PopQA web strip as `{title, text, url}`, without `q_index` or rank.
+
+    Shared by `build_popqa` and the documentation set (`crag.eval.docs_domain`), whose web is the same
+    strips: pages about PopQA's entities, so a web search there finds nothing about the docs.
+    """
+    strips = read_records(Path(data_dir).expanduser() / "popqa" / "web_strips.jsonl")
+    # a unique URL per strip: the fetcher uses a URL once, and a page's strips share a title
+    return [{"title": s["title"], "text": s["text"], "url": f"local://{quote(s['title'])}#{n}"}
+            for n, s in enumerate(strips) if s["text"].strip()]
+
+
+def phrased_questions(questions: list[dict], seed: int = PHRASING_SEED) -> list[dict]:
+    """Each question once more, asked in one everyday phrasing (validation templates only); same answers.
+
+    The ids stay those of the originals, so a question's two runs can be compared one to one.
+    """
+    rng = random.Random(seed)
+    phrased = []
+    for q in questions:
+        if not isinstance(q.get("subject"), str) or q.get("prop") not in VALIDATION_TEMPLATES:
+            raise ValueError(f"question {q.get('id')} has no PopQA subject and relation to phrase it by")
+        phrased.append({**q, "question": sample_phrasings(q["subject"], q["prop"], 1, rng)[0],
+                        "popqa_question": q["question"]})
+    return phrased
+
+
 def build_popqa(data_dir: str | Path, out: str | Path, split: str = "validation") -> dict:
-    """Write questions.jsonl, kb.jsonl and web.jsonl (and manifest.json) into `out`; returns the manifest."""
+    """Write questions.jsonl (and questions-phrased.jsonl), kb.jsonl and web.jsonl (and manifest.json) into
+    `out`; returns the manifest."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     data, out = Path(data_dir).expanduser(), Path(out).expanduser()
     low, high = SPLITS[split]
-    questions = [q for q in _read(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
-    kept = _read(data / "popqa" / "crag_selected_passages.jsonl")
-    wiki = _read(data / "corpus" / "wiki_passages.jsonl")
-    strips = _read(data / "popqa" / "web_strips.jsonl")
+    questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
+    kept = read_records(data / "popqa" / "crag_selected_passages.jsonl")
+    wiki = read_records(data / "corpus" / "wiki_passages.jsonl")
 
     kb = []
     for record in sorted(kept, key=lambda r: int(r["q_index"])):
@@ -71,20 +102,19 @@ def build_popqa(data_dir: str | Path, out: str | Path, split: str = "validation"
     for record in wiki:
         if len(record["text"].split()) >= MIN_WORDS:
             kb.append({"id": str(record["id"]), "title": record["title"], "text": record["text"]})
-    # a unique URL per strip: the fetcher uses a URL once, and a page's strips share a title
-    web = [{"title": s["title"], "text": s["text"], "url": f"local://{quote(s['title'])}#{n}"}
-           for n, s in enumerate(strips) if s["text"].strip()]
+    web = web_records(data)
 
     out.mkdir(parents=True, exist_ok=True)
     manifest = {
         "split": split,
         "q_index": [low, high],
         "data_dir": str(data),
-        "questions": _write(out / "questions.jsonl", questions),
+        "questions": write_records(out / "questions.jsonl", questions),
+        "questions_phrased": write_records(out / "questions-phrased.jsonl", phrased_questions(questions)),
         "kb": {"selected_passages": selected, "wikipedia_distractors": len(kb) - selected},
-        "web": _write(out / "web.jsonl", web),
+        "web": write_records(out / "web.jsonl", web),
         "licences": LICENCES,
     }
-    _write(out / "kb.jsonl", kb)
+    write_records(out / "kb.jsonl", kb)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

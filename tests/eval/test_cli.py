@@ -61,7 +61,8 @@ def test_build_popqa_command(tmp_path):
     data = tmp_path / "data"
     (data / "popqa").mkdir(parents=True)
     (data / "corpus").mkdir()
-    write_jsonl(data / "popqa" / "questions.jsonl", [{"q_index": 150, "id": 5, "question": "Q?", "answers": ["a"]}])
+    write_jsonl(data / "popqa" / "questions.jsonl", [{"q_index": 150, "id": 5, "question": "Q?", "answers": ["a"],
+                                                              "subject": "S", "prop": "genre"}])
     write_jsonl(data / "popqa" / "crag_selected_passages.jsonl", [{"q_index": 150, "text": "Some passage about a thing."}])
     write_jsonl(data / "popqa" / "web_strips.jsonl", [{"q_index": 150, "rank": 0, "title": "T", "text": "Web text."}])
     write_jsonl(data / "corpus" / "wiki_passages.jsonl", [{"id": "w", "title": "W", "text": "A distractor passage here."}])

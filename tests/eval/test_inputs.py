@@ -101,7 +101,8 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
     (data / "corpus").mkdir()
     write_jsonl(data / "popqa" / "questions.jsonl", [
         {"q_index": 99, "id": 1, "question": "Held out?", "answers": ["x"]},
-        {"q_index": 100, "id": 2, "question": "What is A's job?", "answers": ["painter"], "s_wiki_title": "A"},
+        {"q_index": 100, "id": 2, "question": "What is A's occupation?", "answers": ["painter"], "s_wiki_title": "A",
+         "subject": "A", "prop": "occupation"},
         {"q_index": 400, "id": 3, "question": "Train?", "answers": ["y"]}])
     write_jsonl(data / "popqa" / "crag_selected_passages.jsonl", [
         {"q_index": 100, "text": "A was a painter of note.  A second passage about A here."},
@@ -113,6 +114,10 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
     manifest = build_popqa(data, tmp_path / "out")
     read = lambda name: [json.loads(line) for line in (tmp_path / "out" / name).read_text().splitlines()]
     assert [q["id"] for q in read("questions.jsonl")] == [2]
+    phrased = read("questions-phrased.jsonl")  # the same question, answers and id, asked another way
+    assert [(q["id"], q["answers"]) for q in phrased] == [(2, ["painter"])]
+    assert phrased[0]["question"] != "What is A's occupation?" and "A" in phrased[0]["question"]
+    assert phrased[0]["popqa_question"] == "What is A's occupation?"
     kb = read("kb.jsonl")
     assert kb[0] == {"id": "selected-0", "title": "", "text": "A was a painter of note.\n\nA second passage about A here."}
     assert kb[1]["title"] == "Oslo" and len(kb) == 2  # the one-character passage is skipped
