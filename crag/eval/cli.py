@@ -1,4 +1,4 @@
-"""`crag eval`: `run`, `robustness` and `build-popqa` (a Typer app; `python -m crag.eval.cli` runs it too)."""
+"""`crag eval`: run, robustness, build-popqa, build-docs and build-slices (a Typer app; `python -m crag.eval.cli` runs it too)."""
 
 from __future__ import annotations
 
@@ -159,6 +159,49 @@ def build_popqa_cmd(
     kb = manifest["kb"]
     typer.echo(f"{manifest['questions']} {split} questions; knowledge base {kb['selected_passages']} selected passages + "
                f"{kb['wikipedia_distractors']} Wikipedia distractors; web {manifest['web']} strips -> {out}")
+
+
+@app.command("build-docs")
+def build_docs_cmd(
+    out: Annotated[Path, typer.Option("--out", help="Where to write docs/, questions.jsonl, kb.jsonl and web.jsonl.")] =
+    Path("artifacts/eval/docs-inputs"),
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder, for the web "
+                                                     "(default: $CRAG_DATA_DIR or ../shared/data).")] = None,
+) -> None:
+    """Write the documentation-domain inputs: pydoc and man pages rendered here, the packaged questions, the web."""
+    from crag.eval.docs_domain import build_docs
+
+    try:
+        manifest = build_docs(out, data_dir)
+    except (FileNotFoundError, ValueError, KeyError, RuntimeError) as exc:
+        _fail(str(exc))
+    counts = manifest["counts"]
+    typer.echo(f"{counts['docs']} pages in {out / 'docs'}; {counts['questions']} questions; knowledge base "
+               f"{counts['kb']} pages; web {counts['web']} strips -> {out}")
+
+
+@app.command("build-slices")
+def build_slices_cmd(
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
+    docs: Annotated[Optional[Path], typer.Option("--docs", help="Output of build-docs: adds the documentation slice.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where to write one pairs file per slice.")] = Path("artifacts/evaluator-slices"),
+    chroma_dir: Annotated[Path, typer.Option("--chroma-dir", help="Where the retrieval indexes live.")] = Path(".crag/eval/relevance-chroma"),
+    progress: Progress = True,
+) -> None:
+    """Write the evaluator's validation slices: real retrieval, everyday phrasings, Bio, docs, multi-hop."""
+    from crag.eval.popqa import default_data_dir
+    from crag.eval.relevance import build_slices
+
+    _quiet()
+    try:
+        manifest = build_slices(data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir,
+                                progress=progress)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        _fail(str(exc))
+    for name, info in manifest["slices"].items():
+        typer.echo(f"{name:<16} {info['pairs']:>6} pairs  {info['positives']:>5} relevant  {info['questions']:>4} questions "
+                   f"({info['questions_with_a_relevant_passage']} with a relevant passage)")
+    typer.echo(f"-> {out}")
 
 
 if __name__ == "__main__":

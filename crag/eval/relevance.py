@@ -1,0 +1,179 @@
+"""Relevance validation slices: the (question, passage) pairs the evaluator meets in deployment.
+
+The evaluator's first validation split was built by its own training recipe (web strips plus BM25
+neighbours, one question template per relation) and reported ROC-AUC 0.96; on real retriever output
+and everyday questions the same model fell below the untrained cosine of its base model. These
+slices are built the way the graph meets documents instead, each kept out of training:
+
+- `popqa-retrieved`: every titled passage of the shared data (web strips, Wikipedia passages,
+  multi-hop paragraphs, bio passages) indexed with the project's own retriever (Chroma + MiniLM,
+  chunked as the harness does), the top 10 it returns for each PopQA validation question,
+  labelled by gold page (the paper's rule);
+- `popqa-phrased`: the same questions in everyday phrasings (`crag.eval.phrasings`, templates never
+  used in training), retrieved again with each phrasing;
+- `bio`: CRAG's Bio task, 400 "Who is X?" questions with Contriever's real top 10, split by
+  question (this is the validation half); `bio-phrased`: the same documents, the question asked
+  in everyday phrasings;
+- `docs`: a technical-documentation corpus rendered from this machine (man pages, pydoc;
+  `crag eval build-docs`), ingested with `crag ingest`, with questions written by hand; a chunk is
+  relevant when it comes from the question's page and holds its evidence;
+- `multihop`: the HotpotQA/MuSiQue validation questions, as before.
+
+Every pair keeps its title; the benchmark scores each slice with and without titles.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from crag.eval.docs_domain import is_relevant
+from crag.eval.inputs import Passage
+from crag.eval.popqa import read_records
+from crag.eval.phrasings import sample_phrasings
+from crag.evaluator_model.data import Recipe, norm_title, question_split
+from crag.evaluator_model.pairs import Pair, write_pairs
+from crag.jsonl import read_objects
+
+POPQA_VALIDATION = (100, 399)
+DEFAULT_OUT = Path("artifacts/evaluator-slices")
+DEFAULT_CHROMA_DIR = ".crag/eval/relevance-chroma"
+DOCS_COLLECTION = "docs-domain"
+TOP_K = 10
+PHRASINGS_PER_QUESTION = 2
+SEED = 7
+RECIPE = Recipe()  # the training recipe's question splits: its validation side is ours
+
+
+@dataclass(frozen=True)
+class Query:
+    group: str  # the question's id; its pairs share it
+    question: str
+    gold: str  # gold page title (PopQA) or "" where labels come otherwise
+
+
+def shared_passages(data: Path) -> list[Passage]:
+    """Every titled passage of the shared data, each text once (CRAG's selected passages have no title)."""
+    sources = (
+        ("web", read_records(data / "popqa" / "web_strips.jsonl")),
+        ("wiki", read_records(data / "corpus" / "wiki_passages.jsonl")),
+        ("multihop", read_records(data / "relevance" / "multihop_pairs.jsonl")),
+        ("bio", read_records(data / "relevance" / "bio_contriever_top10.jsonl")),
+    )
+    seen: set[tuple[str, str]] = set()
+    passages = []
+    for name, records in sources:
+        for number, record in enumerate(records):
+            key = (record["title"], " ".join(record["text"].split()))
+            if key in seen or len(key[1].split()) < 4:
+                continue
+            seen.add(key)
+            passages.append(Passage(f"{name}-{number}", record["title"], record["text"]))
+    return passages
+
+
+def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[Pair]:
+    """The top-k chunks per query from the project's retriever, labelled by gold page."""
+    from tqdm.auto import tqdm
+
+    from crag.backends.retrieval import retrieve
+
+    pairs = []
+    for query in tqdm(queries, desc=source, unit="q", disable=not progress):
+        gold = norm_title(query.gold)
+        for doc in retrieve(store, query.question, k=TOP_K):
+            title = str(doc.metadata.get("title") or "")
+            pairs.append(Pair(query.question, doc.page_content, int(norm_title(title) == gold), title,
+                              query.group, source))
+    return pairs
+
+
+def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> dict[str, list[Pair]]:
+    from crag.backends.retrieval import open_store
+    from crag.eval.kb import ensure_collection
+
+    low, high = POPQA_VALIDATION
+    questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
+    name, _, _ = ensure_collection(shared_passages(data), chroma_dir, progress=progress)
+    store = open_store(persist_dir=chroma_dir, collection=name)
+    rng = random.Random(SEED)
+    original = [Query(f"popqa-{q['q_index']}", q["question"], q["s_wiki_title"]) for q in questions]
+    phrased = [
+        Query(f"popqa-{q['q_index']}-p{n}", text, q["s_wiki_title"])
+        for q in questions
+        for n, text in enumerate(sample_phrasings(q["subject"], q["prop"], PHRASINGS_PER_QUESTION, rng))
+    ]
+    return {
+        "popqa-retrieved": _retrieve(store, original, "popqa-retrieved", progress),
+        "popqa-phrased": _retrieve(store, phrased, "popqa-phrased", progress),
+    }
+
+
+def bio_slices(data: Path) -> dict[str, list[Pair]]:
+    """Contriever's real top 10 for the validation half of the Bio questions, as asked and rephrased."""
+    records = [r for r in read_records(data / "relevance" / "bio_contriever_top10.jsonl") if question_split(r["qid"], RECIPE.bio_validation_fraction) == "validation"]
+    rng = random.Random(SEED)
+    phrasing: dict[str, str] = {}
+    asked, rephrased = [], []
+    for r in sorted(records, key=lambda r: (r["qid"], r["rank"])):
+        if r["qid"] not in phrasing:
+            phrasing[r["qid"]] = sample_phrasings(r["topic"], "bio", 1, rng)[0]
+        asked.append(Pair(r["question"], r["text"], int(r["label"]), r["title"], r["qid"], "bio"))
+        rephrased.append(Pair(phrasing[r["qid"]], r["text"], int(r["label"]), r["title"], f"{r['qid']}-p", "bio-phrased"))
+    return {"bio": asked, "bio-phrased": rephrased}
+
+
+def multihop_slice(data: Path) -> list[Pair]:
+    return [
+        Pair(m["question"], m["text"], int(m["label"]), m["title"], m["qid"], m["source"])
+        for m in read_records(data / "relevance" / "multihop_pairs.jsonl")
+        if question_split(m["qid"], RECIPE.multihop_validation_fraction) == "validation"
+    ]
+
+
+def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True) -> list[Pair]:
+    """`crag ingest` the rendered documentation, retrieve for each hand-written question, label by evidence."""
+    from crag.backends.retrieval import open_store, retrieve
+    from crag.ingest import ingest
+
+    folder = docs_inputs / "docs"
+    questions = [record for _, record in read_objects(docs_inputs / "questions.jsonl")]
+    if not folder.is_dir() or not questions:
+        raise FileNotFoundError(f"{docs_inputs} holds no docs/ and questions.jsonl: run `crag eval build-docs` first")
+    store = open_store(persist_dir=chroma_dir, collection=DOCS_COLLECTION)
+    ingest([folder], store, progress=progress)
+    pairs = []
+    for q in questions:
+        for doc in retrieve(store, q["question"], k=TOP_K):
+            own_page = Path(str(doc.metadata.get("source", ""))).stem == q["doc"]
+            label = int(own_page and is_relevant(doc.page_content, q["evidence"]))
+            pairs.append(Pair(q["question"], doc.page_content, label, str(doc.metadata.get("title") or ""),
+                              q["id"], "docs"))
+    return pairs
+
+
+def build_slices(
+    data: Path, out: Path, *, docs_inputs: Path | None = None, chroma_dir: str | Path = DEFAULT_CHROMA_DIR,
+    progress: bool = True,
+) -> dict:
+    """Write every slice as `OUT/<slice>.jsonl` (and CRAG's .tsv) plus a manifest; returns the manifest."""
+    slices: dict[str, list[Pair]] = {}
+    slices.update(popqa_slices(data, chroma_dir, progress))
+    slices.update(bio_slices(data))
+    slices["multihop"] = multihop_slice(data)
+    if docs_inputs is not None:
+        slices["docs"] = docs_slice(docs_inputs, chroma_dir, progress)
+    manifest = {"data_dir": str(data), "docs_inputs": str(docs_inputs) if docs_inputs else None, "top_k": TOP_K,
+                "slices": {}}
+    for name, pairs in slices.items():
+        write_pairs(pairs, out, name)
+        groups = {p.group for p in pairs}
+        answered = {p.group for p in pairs if p.label}
+        manifest["slices"][name] = {
+            "pairs": len(pairs), "positives": sum(p.label for p in pairs), "questions": len(groups),
+            "questions_with_a_relevant_passage": len(answered),
+        }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
