@@ -58,7 +58,7 @@ def train_cmd(
     out: Annotated[Path, typer.Option(help="Checkpoint folder to write.")],
     base: Annotated[str, typer.Option(help=f"Local checkpoint, config-only folder (random weights), random-t5-small/random-t5-tiny, or {PACKAGED_BASE}.")] = PACKAGED_BASE,
     data: Annotated[Path, typer.Option(help="Folder from build-data (train.jsonl / validation.jsonl or .tsv).")] = DEFAULT_DATA_OUT,
-    validation: Annotated[str, typer.Option(help="Validation file in --data that picks the epoch and calibrates (the paper tunes thresholds per dataset).")] = "validation-popqa",
+    validation: Annotated[str, typer.Option(help="File in --data that picks the epoch and calibrates: dev (training questions held apart, as the graph sees them) or validation-popqa (the first recipe's split).")] = "dev",
     epochs: Annotated[int, typer.Option(min=1)] = 3,
     batch_size: Annotated[int, typer.Option(min=1)] = 16,
     lr: Annotated[Optional[float], typer.Option(help="Learning rate (default by method).")] = None,
@@ -70,6 +70,7 @@ def train_cmd(
     title_dropout: Annotated[float, typer.Option(min=0, max=1, help="With --use-title: share of training pairs shown without it.")] = 0.5,
     seed: Annotated[int, typer.Option()] = 42,
     limit: Annotated[Optional[int], typer.Option(min=1, help="Train on a sample of N pairs.")] = None,
+    teacher_weight: Annotated[float, typer.Option(min=0, max=1, help="Distillation: train towards (1-w)·label + w·(the base model's zero-shot probability), where build-data stored one.")] = 0.0,
 ) -> None:
     """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
     from crag.evaluator_model.trainer import TrainConfig, train
@@ -82,7 +83,7 @@ def train_cmd(
     config = TrainConfig(
         train=train_file, validation=val_file, out=out, base=base, epochs=epochs, batch_size=batch_size,
         lr=lr, max_length=max_length, num_layers=layers, lora_rank=lora_rank, loss=loss,
-        use_title=use_title, title_dropout=title_dropout, seed=seed, limit=limit,
+        use_title=use_title, title_dropout=title_dropout, seed=seed, limit=limit, teacher_weight=teacher_weight,
     )
     try:
         meta = train(config)

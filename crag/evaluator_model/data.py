@@ -2,12 +2,17 @@
 
 The paper's recipe (Appendix B.3): a passage is relevant when it comes from the question's gold
 Wikipedia page; negatives are passages that look like the question but come from other pages.
-Here positives are the web strips whose title is the gold title, and negatives are (a) the other
-strips the search returned for the same question and (b) BM25 neighbours of the question from
-other questions' strips and from unrelated Wikipedia passages. Each split draws its BM25
-negatives only from its own questions' strips (plus the shared distractor corpus), so no passage
-retrieved for a validation question is seen in training. HotpotQA/MuSiQue pairs are added as they
-are, split by question id.
+The first version of this recipe took positives and negatives from the web strips and BM25
+neighbours, asked every question in PopQA's one template per relation, and was validated on a
+split made the same way; it scored 0.96 there and below the untrained cosine on real retriever
+output. Training now also covers what the graph really grades:
+- the dense retriever's top 10 for each training question (`mining.py`), labelled by gold page,
+  from a pool that holds no passage of a validation question;
+- CRAG's Bio questions with Contriever's real top 10 (the training half);
+- every question also in training phrasings (`phrasings.py`; validation uses other templates);
+- HotpotQA/MuSiQue pairs as they are, split by question id.
+Each split draws its BM25 negatives only from its own questions' strips (plus the shared
+distractor corpus), so no passage retrieved for a validation question is seen in training.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ import os
 import re
 import unicodedata
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from crag.evaluator_model.pairs import Pair, clean, iter_jsonl, write_pairs
+from crag.evaluator_model.phrasings import sample_training_phrasings
 
 DEFAULT_DATA_DIR = "../shared/data"
 SOURCE_FILES = (
@@ -31,6 +37,7 @@ SOURCE_FILES = (
     "popqa/web_strips.jsonl",
     "corpus/wiki_passages.jsonl",
     "relevance/multihop_pairs.jsonl",
+    "relevance/bio_contriever_top10.jsonl",
 )
 
 
@@ -63,8 +70,12 @@ class Recipe:
     bm25_negatives: int = 4
     bm25_depth: int = 40
     multihop_validation_fraction: float = 0.2
+    bio_validation_fraction: float = 0.5
     min_words: int = 8
-    swap_negatives: int = 1  # training only: gold passages paired with another question of the same relation
+    swap_negatives: int = 0  # training only: gold passages paired with another question of the same relation
+    retrieval_k: int = 10  # training only: the dense retriever's top k per question, labelled by gold page
+    phrasings: int = 1  # training only: each question also asked in this many training phrasings
+    dev_fraction: float = 0.1  # training questions held apart to pick the epoch and calibrate
     seed: int = 13
 
 
@@ -152,34 +163,102 @@ def _swap_negatives(pairs: list[Pair], questions: list[dict], recipe: Recipe) ->
     return swapped
 
 
-def _multihop_split(qid: str, fraction: float) -> str:
-    return "validation" if zlib.crc32(qid.encode()) % 1000 < fraction * 1000 else "train"
+def question_split(qid: str, validation_fraction: float) -> str:
+    """A stable split by question id, so that all of a question's pairs land on the same side."""
+    return "validation" if zlib.crc32(qid.encode()) % 1000 < validation_fraction * 1000 else "train"
 
 
 def _finish(pairs: list[Pair], recipe: Recipe) -> list[Pair]:
-    """Clean the text, drop near-empty passages and exact duplicate (question, passage) pairs."""
-    seen: set[tuple[str, str]] = set()
+    """Clean the text, drop near-empty passages and exact duplicate (question, title, passage) pairs."""
+    seen: set[tuple[str, str, str]] = set()
     kept: list[Pair] = []
     for pair in pairs:
-        question, passage = clean(pair.question), clean(pair.passage)
-        if len(passage.split()) < recipe.min_words or BOILERPLATE.search(passage) or (question, passage) in seen:
+        question, passage, title = clean(pair.question), clean(pair.passage), clean(pair.title)
+        key = (question, title, passage)
+        if len(passage.split()) < recipe.min_words or BOILERPLATE.search(passage) or key in seen:
             continue
-        seen.add((question, passage))
-        kept.append(Pair(question, passage, pair.label, clean(pair.title), pair.group, pair.source))
+        seen.add(key)
+        kept.append(replace(pair, question=question, passage=passage, title=title))
     return kept
 
 
-def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe()) -> dict:
-    """Write train/validation pairs in CRAG's format (+ JSONL) and a manifest; return the manifest."""
+def _asked(question: str, subject: str, relation: str, recipe: Recipe, rng) -> list[str]:
+    """The question as written plus `recipe.phrasings` training phrasings of it."""
+    return [question, *sample_training_phrasings(subject, relation, recipe.phrasings, rng)]
+
+
+def _retrieved_pairs(questions: list[dict], index, recipe: Recipe, rng) -> list[Pair]:
+    """Each question (and its phrasings) through the dense retriever; the top k labelled by gold page."""
+    queries = [
+        (text, question["s_wiki_title"], f"popqa-{question['q_index']}")
+        for question in questions
+        for text in _asked(question["question"], question["subject"], question["prop"], recipe, rng)
+    ]
+    pairs = []
+    for (text, gold, group), chunks in zip(queries, index.search([q for q, _, _ in queries], recipe.retrieval_k)):
+        for chunk in chunks:
+            label = int(norm_title(chunk.title) == norm_title(gold))
+            pairs.append(Pair(text, chunk.text, label, chunk.title, group, "popqa-retrieved"))
+    return pairs
+
+
+def _bio_pairs(records: list[dict], recipe: Recipe, rng) -> list[Pair]:
+    """Contriever's real top 10 for CRAG's "Who is X?" questions, asked as written and rephrased."""
+    by_qid: dict[str, list[dict]] = {}
+    for record in records:
+        by_qid.setdefault(record["qid"], []).append(record)
+    pairs = []
+    for qid, docs in sorted(by_qid.items()):
+        for text in _asked(docs[0]["question"], docs[0]["topic"], "bio", recipe, rng):
+            pairs += [Pair(text, d["text"], int(d["label"]), d["title"], qid, "bio") for d in sorted(docs, key=lambda d: d["rank"])]
+    return pairs
+
+
+def _training_pool(strips, corpus, multihop, bio, validation_q: set[int], recipe: Recipe) -> list[tuple[str, str]]:
+    """Every titled passage except those of validation questions, which training must never see."""
+    pool = [(s["title"], s["text"]) for s in strips if s["q_index"] not in validation_q]
+    pool += [(c["title"], c["text"]) for c in corpus]
+    pool += [(m["title"], m["text"]) for m in multihop
+             if question_split(m["qid"], recipe.multihop_validation_fraction) == "train"]
+    pool += [(b["title"], b["text"]) for b in bio if question_split(b["qid"], recipe.bio_validation_fraction) == "train"]
+    return pool
+
+
+def _is_dev(key: str, recipe: Recipe) -> bool:
+    return question_split(f"dev:{key}", recipe.dev_fraction) == "validation"
+
+
+def _without_titles(pairs: list[Pair]) -> list[Pair]:
+    return [replace(p, title="") for p in pairs]
+
+
+def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), progress: bool = True) -> dict:
+    """Write train/dev/validation pairs in CRAG's format (+ JSONL) and a manifest; return the manifest.
+
+    `train` mixes the web strips, real retrieval and Contriever results for training questions, in
+    their PopQA wording and in training phrasings; `dev` holds a tenth of the training questions
+    apart, as the graph would see them (retrieved, with and without titles), to pick the epoch and
+    calibrate the thresholds; `validation` is the first recipe's split, kept for comparison only:
+    the validation that counts is `crag eval build-slices`.
+    """
+    import random
+
+    from crag.evaluator_model.mining import DenseIndex, chunk_pool, teacher_probabilities
+
+    rng = random.Random(recipe.seed)
     root = data_dir(source)
     questions = list(iter_jsonl(root / "popqa/questions.jsonl"))
     strips = list(iter_jsonl(root / "popqa/web_strips.jsonl"))
     corpus = list(iter_jsonl(root / "corpus/wiki_passages.jsonl"))
     multihop = list(iter_jsonl(root / "relevance/multihop_pairs.jsonl"))
+    bio = list(iter_jsonl(root / "relevance/bio_contriever_top10.jsonl"))
     low, high = recipe.validation_range
+    validation_q = {q["q_index"] for q in questions if low <= q["q_index"] <= high}
     splits: dict[str, list[Pair]] = {}
     for split in ("train", "validation"):
-        in_split = [q for q in questions if (low <= q["q_index"] <= high) == (split == "validation")]
+        in_split = [q for q in questions if (q["q_index"] in validation_q) == (split == "validation")]
+        if split == "train":
+            in_split = [q for q in in_split if not _is_dev(str(q["q_index"]), recipe)]
         ids = {q["q_index"] for q in in_split}
         split_strips = [s for s in strips if s["q_index"] in ids]
         pairs = _popqa_pairs(in_split, split_strips, corpus, recipe)
@@ -188,9 +267,22 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe()) 
         pairs += [
             Pair(m["question"], m["text"], int(m["label"]), m["title"], m["qid"], m["source"])
             for m in multihop
-            if _multihop_split(m["qid"], recipe.multihop_validation_fraction) == split
+            if question_split(m["qid"], recipe.multihop_validation_fraction) == split
         ]
-        splits[split] = _finish(pairs, recipe)
+        splits[split] = pairs
+    # real retrieval and Contriever's results: training questions only, a tenth of them held apart as dev
+    pool = chunk_pool(_training_pool(strips, corpus, multihop, bio, validation_q, recipe))
+    index = DenseIndex(pool, cache=out / ".cache", progress=progress)
+    train_q = [q for q in questions if q["q_index"] not in validation_q]
+    bio_train = [b for b in bio if question_split(b["qid"], recipe.bio_validation_fraction) == "train"]
+    for split, dev in (("train", False), ("dev", True)):
+        popqa = [q for q in train_q if _is_dev(str(q["q_index"]), recipe) == dev]
+        bios = [b for b in bio_train if _is_dev(b["qid"], recipe) == dev]
+        realistic = _retrieved_pairs(popqa, index, recipe, rng) + _bio_pairs(bios, recipe, rng)
+        splits[split] = splits.get(split, []) + (realistic + _without_titles(realistic) if dev else realistic)
+    splits = {name: _finish(pairs, recipe) for name, pairs in splits.items()}
+    teacher = teacher_probabilities(index, splits["train"], progress=progress)
+    splits["train"] = [replace(p, teacher=round(t, 4)) for p, t in zip(splits["train"], teacher)]
     manifest = {
         "data_hash": _hash_sources(root),
         "recipe": {**recipe.__dict__, "validation_range": list(recipe.validation_range)},
@@ -212,8 +304,9 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe()) 
         write_pairs(subset, out, f"validation-{part}")
         manifest["splits"]["validation"][part] = {"pairs": len(subset), "positives": sum(p.label for p in subset)}
     train_groups = {p.group for p in splits["train"]}
-    overlap = train_groups & {p.group for p in splits["validation"]}
-    if overlap:  # a broken recipe must never silently leak questions across splits
-        raise AssertionError(f"train and validation share questions: {sorted(overlap)[:5]}")
+    for other in ("dev", "validation"):
+        overlap = train_groups & {p.group for p in splits[other]}
+        if overlap:  # a broken recipe must never silently leak questions across splits
+            raise AssertionError(f"train and {other} share questions: {sorted(overlap)[:5]}")
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

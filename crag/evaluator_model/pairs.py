@@ -24,6 +24,7 @@ class Pair:
     title: str = ""
     group: str = ""
     source: str = ""
+    teacher: float | None = None  # the zero-shot teacher's probability of relevance (training pairs only)
 
 
 def clean(text: str) -> str:

@@ -60,6 +60,7 @@ class TrainConfig:
     freeze_embeddings: bool = True  # keep the base's word embeddings, so a compact export can reuse them
     limit: int | None = None
     false_relevant_cost: float = 2.0
+    teacher_weight: float = 0.0  # train towards (1 − w)·label + w·teacher where a pair carries a teacher score
     extra: dict = field(default_factory=dict)
 
 
@@ -125,6 +126,13 @@ def _texts(pairs: list[Pair], use_title: bool, rng: random.Random | None = None,
     return [(p.question, titled(p.passage, p.title) if keep_title(p) else p.passage) for p in pairs]
 
 
+def _target(pair: Pair, teacher_weight: float) -> float:
+    """The label, blended with the zero-shot teacher's probability when the pair has one (distillation)."""
+    if pair.teacher is None or not teacher_weight:
+        return float(pair.label)
+    return (1.0 - teacher_weight) * pair.label + teacher_weight * pair.teacher
+
+
 def evaluate_scorer(scorer: Scorer, pairs: list[Pair], use_title: bool, batch_size: int = 64) -> list[float]:
     return scorer.score(_texts(pairs, use_title), batch_size=batch_size)
 
@@ -179,7 +187,7 @@ def train(cfg: TrainConfig) -> dict:
             batch = [train_pairs[i] for i in order[start : start + cfg.batch_size]]
             encoded = encode_pairs(tokenizer, meta, _texts(batch, cfg.use_title, title_rng, cfg.title_dropout))
             logits = model(**encoded).logits.reshape(-1)
-            loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32))
+            loss = loss_fn(logits, torch.tensor([_target(p, cfg.teacher_weight) for p in batch], dtype=torch.float32))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()

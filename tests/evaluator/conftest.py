@@ -31,6 +31,16 @@ def mini_shared_data(tmp_path_factory):
          "text": f"Town {i} lies on the banks of a long river.", "label": i % 2}
         for i in range(20)
     ]
+    bio = [
+        {"source": "bio", "qid": f"bio-{100 + i}", "question": f"Who is {name}?", "topic": name, "rank": rank,
+         "title": title, "text": text, "label": int(title == name)}
+        for i, name in enumerate(["Lena Moe", "Nils Ohm", "Olga Pihl", "Per Quist", "Rut Sand", "Sven Tell"])
+        for rank, (title, text) in enumerate([
+            (name, f"{name} is a Swedish sculptor whose works stand in many public squares."),
+            (f"{name} (singer)", f"{name} is a singer from Oslo who recorded four albums of folk songs."),
+        ])
+    ]
+    _write(root / "relevance/bio_contriever_top10.jsonl", bio)
     _write(root / "popqa/questions.jsonl", questions)
     _write(root / "popqa/web_strips.jsonl", strips)
     _write(root / "corpus/wiki_passages.jsonl", corpus)
@@ -40,8 +50,9 @@ def mini_shared_data(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def built_data(mini_shared_data, tmp_path_factory):
-    from crag.evaluator_model.data import build_data
+    from crag.evaluator_model.data import Recipe, build_data
 
     out = tmp_path_factory.mktemp("pairs")
-    manifest = build_data(mini_shared_data, out)
+    # question-swap negatives are off by default now; on here so that their code stays tested
+    manifest = build_data(mini_shared_data, out, Recipe(swap_negatives=1, dev_fraction=0.5), progress=False)
     return out, manifest

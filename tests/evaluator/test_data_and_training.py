@@ -52,6 +52,33 @@ def test_build_data_labels_by_gold_page_and_keeps_splits_question_disjoint(built
     assert (out / "train.tsv").read_text().splitlines()[0].count(" [SEP] ") == 1
 
 
+def test_build_data_adds_real_retrieval_bio_phrasings_and_a_dev_split(built_data):
+    out, manifest = built_data
+    train, dev, validation = (read_pairs(out / f"{name}.jsonl") for name in ("train", "dev", "validation"))
+    groups = {name: {p.group for p in pairs} for name, pairs in (("train", train), ("dev", dev), ("val", validation))}
+    assert groups["train"].isdisjoint(groups["dev"]) and groups["train"].isdisjoint(groups["val"])
+    assert groups["dev"].isdisjoint(groups["val"])
+    retrieved = [p for p in train + dev if p.source == "popqa-retrieved"]
+    assert retrieved and {p.label for p in retrieved} == {0, 1}
+    for pair in (p for p in retrieved if p.title):  # labelled by gold page: the title is the subject's page, or not
+        subject = next(q for q in ("Anna Berg", "Carl Dahl", "Eva Falk", "Gus Holm", "Ida Juhl", "Karl Lund")
+                       if q in pair.question)
+        assert pair.label == int(norm_title(pair.title) == norm_title(subject)), pair
+    # no passage of a validation question is in the retrieval pool training draws from
+    validation_subjects = ("Anna Berg", "Carl Dahl")  # q_index 100 and 250
+    assert not any(s in p.passage or s.upper() in p.title.upper() for p in retrieved for s in validation_subjects)
+    # each question is also asked in a training phrasing; Bio pairs keep Contriever's labels
+    assert len({p.question for p in retrieved}) > len({p.group for p in retrieved})
+    bio = [p for p in train + dev if p.source == "bio"]
+    assert bio and all(p.label == int("(singer)" not in p.title) for p in bio if p.title)
+    assert len({p.question for p in bio}) > len({p.group for p in bio})
+    # dev pairs come with and without titles; only training pairs carry the teacher's probability
+    assert any(p.title for p in dev) and any(not p.title for p in dev)
+    assert all(p.teacher is not None and 0.0 <= p.teacher <= 1.0 for p in train)
+    assert all(p.teacher is None for p in dev + validation)
+    assert manifest["splits"]["dev"]["pairs"] == len(dev)
+
+
 def _train(built_data, tmp_path, **kw):
     out, _ = built_data
     cfg = TrainConfig(train=out / "train.jsonl", validation=out / "validation.jsonl", out=tmp_path / "model",
@@ -94,7 +121,8 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     assert "train" in result.output and "validation" in result.output
     model = tmp_path / "model"
     result = runner.invoke(app, ["evaluator", "train", "--base", str(tiny_bert), "--data", str(data), "--out", str(model),
-                                 "--epochs", "1", "--max-length", "48"])
+                                 "--epochs", "1", "--max-length", "48", "--validation", "validation",
+                                 "--teacher-weight", "0.5"])
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["evaluator", "calibrate", "--model", str(model), "--pairs", str(data / "validation.tsv"),
                                  "--false-relevant-cost", "3"])
