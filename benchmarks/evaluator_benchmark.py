@@ -20,6 +20,7 @@ first result) and the route mix (Correct / Ambiguous / Incorrect per question).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import time
@@ -32,7 +33,7 @@ from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.metrics import classification_metrics
 from crag.evaluator_model.model import PACKAGED_BASE, resolve_base, titled
 from crag.evaluator_model.pairs import Pair, read_pairs
-from crag.evaluator_model.runnable import get_scorer
+from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
 from crag.routing import decide_action
 
 
@@ -81,7 +82,34 @@ def checkpoint(path: Path | None):
     def score(pairs: list[Pair], titles: bool) -> list[float]:
         return scorer.score([(p.question, t) for p, t in zip(pairs, texts(pairs, titles))], batch_size=64)
 
-    return score, scorer.thresholds
+    return score, scorer.thresholds, weights_key(path)
+
+
+def cached(cache: Path | None, system: str, pairs: list[Pair], titles: bool, fn) -> list[float]:
+    """The system's scores for these pairs, from `cache` when an earlier run scored the very same pairs.
+
+    Zero-shot cosine embeds every passage (minutes per slice on two cores) and does not change between
+    runs; checkpoints are keyed by their folder's weights too, so a retrained model is scored afresh.
+    """
+    if cache is None:
+        return fn(pairs, titles)
+    digest = hashlib.sha256(json.dumps([system, titles, [(p.question, p.title, p.passage) for p in pairs]]).encode())
+    path = cache / f"{digest.hexdigest()[:24]}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    scores = fn(pairs, titles)
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(scores))
+    return scores
+
+
+def weights_key(path: Path | None) -> str:
+    """A checkpoint's identity for the cache: its folder and the hash of its weight files."""
+    folder = Path(path) if path else DEFAULT_CHECKPOINT
+    digest = hashlib.sha256()
+    for file in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.json")):
+        digest.update(file.read_bytes())
+    return f"{folder.resolve()}:{digest.hexdigest()[:16]}"
 
 
 def per_question(pairs: list[Pair], scores: list[float], upper: float, lower: float) -> dict:
@@ -129,6 +157,8 @@ def main() -> None:
     parser.add_argument("--skip", action="append", default=[], help="systems to leave out: cosine, bm25, shipped")
     parser.add_argument("--baseline-sample", type=int, default=4000, help="training pairs the baselines calibrate on")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--cache", type=Path, default=Path("artifacts/bench/scores"),
+                        help="scores already computed for the same system and pairs (pairs/s then means nothing)")
     args = parser.parse_args()
 
     import transformers
@@ -155,8 +185,8 @@ def main() -> None:
         train = read_pairs(args.train)
         sample = random.Random(0).sample(train, min(args.baseline_sample, len(train)))
         for name, fn in baselines.items():
-            cal = calibrate([p.label for p in sample], fn(sample, True))
-            systems[name] = (fn, (cal.upper, cal.lower))
+            cal = calibrate([p.label for p in sample], cached(args.cache, name, sample, True, fn))
+            systems[name] = (fn, (cal.upper, cal.lower), name)
 
     results: dict[str, dict] = {}
     lines = []
@@ -168,9 +198,9 @@ def main() -> None:
                 continue
             key = f"{slice_name} ({'titles' if titles else 'no titles'})"
             results[key] = {}
-            for name, (fn, (upper, lower)) in systems.items():
+            for name, (fn, (upper, lower), ident) in systems.items():
                 started = time.perf_counter()
-                scores = fn(pairs, titles)
+                scores = cached(args.cache, ident, pairs, titles, fn)
                 row = {**classification_metrics(labels, scores, upper), **per_question(pairs, scores, upper, lower),
                        "upper": upper, "lower": lower, "pairs_per_s": len(pairs) / (time.perf_counter() - started)}
                 results[key][name] = row

@@ -84,3 +84,29 @@ def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
     pairs = relevance.docs_slice(inputs, tmp_path / "chroma", progress=False)
     assert [p.label for p in pairs] == [1, 0, 0]
     assert [p.title for p in pairs] == ["json", "csv", "json"] and {p.group for p in pairs} == {"d1"}
+
+
+def test_training_retrieval_chunks_like_the_harness_knowledge_base():
+    from crag.eval.kb import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+    from crag.evaluator_model.mining import CHUNK_OVERLAP, CHUNK_SIZE
+
+    assert (CHUNK_SIZE, CHUNK_OVERLAP) == (DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP)
+
+
+def test_bio_slice_is_the_validation_half_as_asked_and_rephrased(tmp_path):
+    import json
+
+    from crag.eval.relevance import bio_slices
+
+    (tmp_path / "relevance").mkdir()
+    rows = [{"source": "bio", "qid": f"bio-{i}", "question": f"Who is Person {i}?", "topic": f"Person {i}", "rank": r,
+             "title": f"Person {i}" if r == 0 else "Other", "text": f"text {r}", "label": int(r == 0)}
+            for i in range(100, 140) for r in range(3)]
+    (tmp_path / "relevance" / "bio_contriever_top10.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    slices = bio_slices(tmp_path)
+    asked, rephrased = slices["bio"], slices["bio-phrased"]
+    recipe = Recipe()
+    assert asked and all(question_split(p.group, recipe.bio_validation_fraction) == "validation" for p in asked)
+    assert [(p.passage, p.label, p.title) for p in asked] == [(p.passage, p.label, p.title) for p in rephrased]
+    assert all(p.question.startswith("Who is") for p in asked)
+    assert not any(p.question.startswith("Who is") for p in rephrased)

@@ -95,3 +95,16 @@ def test_write_pairs_writes_tsv_and_jsonl_twins(tmp_path):
     tsv, jsonl = write_pairs(pairs, tmp_path, "train")
     assert [(p.question, p.passage, p.label) for p in read_pairs(tsv)] == [("q1", "passage one", 1), ("q2", "passage two", 0)]
     assert read_pairs(jsonl) == pairs
+
+
+def test_a_flat_optimum_keeps_the_ambiguous_band_open():
+    """Perfectly separated scores: every pair between the classes is best; the widest band is kept."""
+    from crag.evaluator_model.calibration import calibrate
+
+    labels = [1] * 20 + [0] * 80
+    scores = [0.9] * 20 + [-0.9] * 80
+    result = calibrate(labels, scores)
+    assert result.utility == 1.0
+    assert result.upper <= 0.9 and result.lower > -0.9 and result.upper - result.lower > 1.7
+    strict = calibrate(labels, scores, tolerance=0.0)
+    assert strict.utility == 1.0 and strict.upper - strict.lower > 1.7  # ties alone already prefer the band

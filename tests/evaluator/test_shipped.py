@@ -39,19 +39,45 @@ def test_shipped_evaluator_prefers_the_relevant_passage():
     assert scores[0] > scores[1]
 
 
+def test_shipped_evaluator_reads_everyday_phrasings():
+    """The first evaluator scored the right page −0.82 for "Who was Ada Lovelace?" (below its lower threshold):
+    it knew one template."""
+    evaluator = RetrievalEvaluator()
+    documents = [
+        {"title": "Ada Lovelace", "text": "Ada Lovelace was an English mathematician and writer, chiefly known for her "
+                                          "work on Charles Babbage's Analytical Engine."},
+        {"title": "Charles Babbage", "text": "Charles Babbage was an English polymath who originated the concept of a "
+                                             "digital programmable computer."},
+    ]
+    _, lower = evaluator.thresholds
+    for question in ("Who was Ada Lovelace?", "ada lovelace job", "what did Ada Lovelace do for a living"):
+        scores = evaluator.invoke({"question": question, "documents": documents})
+        assert scores[0] > scores[1], question
+    scores = evaluator.invoke({"question": "Who was Ada Lovelace?", "documents": documents})
+    assert scores[0] >= lower, scores  # not sent to the web alone
+
+
 @pytest.mark.slow
-def test_shipped_evaluator_on_the_popqa_validation_split(tmp_path):
-    """Regression floor on real data (the benchmark script reports the actual figures)."""
-    from crag.evaluator_model.data import build_data
+def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
+    """CRAG's Bio questions with Contriever's real top 10 (the validation half), titles on: a floor on real
+    retriever output (the benchmark reports every slice)."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from crag.eval.relevance import bio_slices
     from crag.evaluator_model.metrics import classification_metrics
-    from crag.evaluator_model.pairs import read_pairs
+    from crag.evaluator_model.model import resolve_base, titled
 
     shared = Path(os.environ.get("CRAG_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
-    if not shared.is_dir():
+    if not (shared / "relevance" / "bio_contriever_top10.jsonl").is_file():
         pytest.skip(f"no shared data at {shared}")
-    build_data(shared, tmp_path)
-    pairs = read_pairs(tmp_path / "validation-popqa.jsonl")
+    pairs = bio_slices(shared)["bio"]
+    labels = [p.label for p in pairs]
     scorer = load_scorer(DEFAULT_CHECKPOINT)
-    scores = scorer.score([(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs])
-    metrics = classification_metrics([p.label for p in pairs], scores, scorer.thresholds[0])
-    assert metrics["roc_auc"] >= 0.85 and metrics["accuracy"] >= 0.85
+    scores = scorer.score([(p.question, titled(p.passage, p.title)) for p in pairs])
+    embedder = SentenceTransformer(str(resolve_base(PACKAGED_BASE)), device="cpu")
+    q = embedder.encode([p.question for p in pairs], normalize_embeddings=True)
+    d = embedder.encode([titled(p.passage, p.title) for p in pairs], normalize_embeddings=True)
+    cosine = np.sum(q * d, axis=1).tolist()
+    ours = classification_metrics(labels, scores, scorer.thresholds[0])["roc_auc"]
+    assert ours >= 0.9 and ours > classification_metrics(labels, cosine, 0.0)["roc_auc"]
