@@ -60,12 +60,13 @@ def bm25(pairs: list[Pair], titles: bool) -> list[float]:
     """BM25 of each passage for its question, with statistics over all passages of the set."""
     import bm25s
 
-    passages = sorted(set(texts(pairs, titles)))
+    scored = texts(pairs, titles)
+    passages = sorted(set(scored))
     index = {text: i for i, text in enumerate(passages)}
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(passages, stopwords="en", show_progress=False), show_progress=False)
     out = []
-    for pair, text in zip(pairs, texts(pairs, titles)):
+    for pair, text in zip(pairs, scored):
         tokens = bm25s.tokenize([pair.question], stopwords="en", show_progress=False, return_ids=False)[0]
         out.append(float(retriever.get_scores(tokens)[index[text]]) if tokens else 0.0)
     return out

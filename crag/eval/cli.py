@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from crag.eval import relevance
 from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
 from crag.eval.systems import SYSTEMS
 
@@ -184,17 +185,16 @@ def build_docs_cmd(
 def build_slices_cmd(
     data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
     docs: Annotated[Optional[Path], typer.Option("--docs", help="Output of build-docs: adds the documentation slice.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Where to write one pairs file per slice.")] = Path("artifacts/evaluator-slices"),
-    chroma_dir: Annotated[Path, typer.Option("--chroma-dir", help="Where the retrieval indexes live.")] = Path(".crag/eval/relevance-chroma"),
+    out: Annotated[Path, typer.Option("--out", help="Where to write one pairs file per slice.")] = relevance.DEFAULT_OUT,
+    chroma_dir: Annotated[Path, typer.Option("--chroma-dir", help="Where the retrieval indexes live.")] = Path(relevance.DEFAULT_CHROMA_DIR),
     progress: Progress = True,
 ) -> None:
     """Write the evaluator's validation slices: real retrieval, everyday phrasings, Bio, docs, multi-hop."""
     from crag.eval.popqa import default_data_dir
-    from crag.eval.relevance import build_slices
 
     _quiet()
     try:
-        manifest = build_slices(data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir,
+        manifest = relevance.build_slices(data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir,
                                 progress=progress)
     except (FileNotFoundError, ValueError, KeyError) as exc:
         _fail(str(exc))

@@ -29,15 +29,13 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from crag.eval.docs_domain import is_relevant
+from crag.eval.docs_domain import is_relevant, load_questions
 from crag.eval.inputs import Passage
 from crag.eval.popqa import read_records
 from crag.eval.phrasings import sample_phrasings
-from crag.evaluator_model.data import Recipe, norm_title, question_split
+from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.evaluator_model.pairs import Pair, write_pairs
-from crag.jsonl import read_objects
 
-POPQA_VALIDATION = (100, 399)
 DEFAULT_OUT = Path("artifacts/evaluator-slices")
 DEFAULT_CHROMA_DIR = ".crag/eval/relevance-chroma"
 DOCS_COLLECTION = "docs-domain"
@@ -94,7 +92,7 @@ def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> d
     from crag.backends.retrieval import open_store
     from crag.eval.kb import ensure_collection
 
-    low, high = POPQA_VALIDATION
+    low, high = RECIPE.validation_range
     questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
     name, _, _ = ensure_collection(shared_passages(data), chroma_dir, progress=progress)
     store = open_store(persist_dir=chroma_dir, collection=name)
@@ -113,7 +111,8 @@ def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> d
 
 def bio_slices(data: Path) -> dict[str, list[Pair]]:
     """Contriever's real top 10 for the validation half of the Bio questions, as asked and rephrased."""
-    records = [r for r in read_records(data / "relevance" / "bio_contriever_top10.jsonl") if question_split(r["qid"], RECIPE.bio_validation_fraction) == "validation"]
+    records = [r for r in read_records(data / "relevance" / "bio_contriever_top10.jsonl")
+               if question_split(r["qid"], RECIPE.bio_validation_fraction) == "validation"]
     rng = random.Random(SEED)
     phrasing: dict[str, str] = {}
     asked, rephrased = [], []
@@ -121,16 +120,13 @@ def bio_slices(data: Path) -> dict[str, list[Pair]]:
         if r["qid"] not in phrasing:
             phrasing[r["qid"]] = sample_phrasings(r["topic"], "bio", 1, rng)[0]
         asked.append(Pair(r["question"], r["text"], int(r["label"]), r["title"], r["qid"], "bio"))
-        rephrased.append(Pair(phrasing[r["qid"]], r["text"], int(r["label"]), r["title"], f"{r['qid']}-p", "bio-phrased"))
+        rephrased.append(Pair(phrasing[r["qid"]], r["text"], int(r["label"]), r["title"], f"{r['qid']}-p",
+                              "bio-phrased"))
     return {"bio": asked, "bio-phrased": rephrased}
 
 
 def multihop_slice(data: Path) -> list[Pair]:
-    return [
-        Pair(m["question"], m["text"], int(m["label"]), m["title"], m["qid"], m["source"])
-        for m in read_records(data / "relevance" / "multihop_pairs.jsonl")
-        if question_split(m["qid"], RECIPE.multihop_validation_fraction) == "validation"
-    ]
+    return multihop_pairs(read_records(data / "relevance" / "multihop_pairs.jsonl"), "validation", RECIPE)
 
 
 def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True) -> list[Pair]:
@@ -139,9 +135,9 @@ def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True)
     from crag.ingest import ingest
 
     folder = docs_inputs / "docs"
-    questions = [record for _, record in read_objects(docs_inputs / "questions.jsonl")]
-    if not folder.is_dir() or not questions:
+    if not folder.is_dir() or not (docs_inputs / "questions.jsonl").is_file():
         raise FileNotFoundError(f"{docs_inputs} holds no docs/ and questions.jsonl: run `crag eval build-docs` first")
+    questions = load_questions(docs_inputs / "questions.jsonl")
     store = open_store(persist_dir=chroma_dir, collection=DOCS_COLLECTION)
     ingest([folder], store, progress=progress)
     pairs = []

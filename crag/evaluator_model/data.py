@@ -224,6 +224,15 @@ def _training_pool(strips, corpus, multihop, bio, validation_q: set[int], recipe
     return pool
 
 
+def multihop_pairs(records: list[dict], split: str, recipe: Recipe) -> list[Pair]:
+    """The HotpotQA/MuSiQue pairs of one side ("train" or "validation") of the split by question id."""
+    return [
+        Pair(m["question"], m["text"], int(m["label"]), m["title"], m["qid"], m["source"])
+        for m in records
+        if question_split(m["qid"], recipe.multihop_validation_fraction) == split
+    ]
+
+
 def _is_dev(key: str, recipe: Recipe) -> bool:
     return question_split(f"dev:{key}", recipe.dev_fraction) == "validation"
 
@@ -264,11 +273,7 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), 
         pairs = _popqa_pairs(in_split, split_strips, corpus, recipe)
         if split == "train":
             pairs += _swap_negatives(pairs, in_split, recipe)
-        pairs += [
-            Pair(m["question"], m["text"], int(m["label"]), m["title"], m["qid"], m["source"])
-            for m in multihop
-            if question_split(m["qid"], recipe.multihop_validation_fraction) == split
-        ]
+        pairs += multihop_pairs(multihop, split, recipe)
         splits[split] = pairs
     # real retrieval and Contriever's results: training questions only, a tenth of them held apart as dev
     pool = chunk_pool(_training_pool(strips, corpus, multihop, bio, validation_q, recipe))

@@ -69,7 +69,7 @@ def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
     (inputs / "docs" / "json.txt").write_text("json docs")
     (inputs / "questions.jsonl").write_text(
         '{"id": "d1", "question": "sort keys in json output?", "answers": ["sort_keys"], "doc": "json", '
-        '"evidence": ["If  sort_keys is true"]}\n')
+        '"evidence": ["If  sort_keys is true"], "style": "how-to"}\n')
     returned = [
         Document(page_content="If sort_keys is true, the output of dictionaries is sorted.",
                  metadata={"title": "json", "source": str(inputs / "docs" / "json.txt")}),
