@@ -6,9 +6,10 @@ questions, a documentation corpus ingested with `crag ingest` and hand-written q
 HotpotQA/MuSiQue. Every system is reported on the same pairs:
 
 - the shipped evaluator and any `--checkpoint NAME=PATH`, at their own calibrated thresholds;
+- the shipped evaluator's model alone, without the lexical blend (the ablation of `lexical.py`);
 - the evaluator shipped before the slices existed (`--previous PATH`);
-- zero-shot cosine of the base model (all-MiniLM-L6-v2) and BM25, thresholds calibrated on the
-  training pairs (never on a slice).
+- zero-shot cosine of the base model (all-MiniLM-L6-v2) and BM25; these and the model alone have
+  thresholds calibrated on a sample of the training pairs (never on a slice).
 
 Per slice: ROC-AUC, accuracy and F1 at the upper threshold, top-1 (share of questions with a
 relevant passage whose best-scored passage is relevant; "retriever order" is the retriever's own
@@ -86,6 +87,20 @@ def checkpoint(path: Path | None):
     return score, scorer.thresholds, weights_key(path)
 
 
+MODEL_ALONE = "model alone, no blend"
+
+
+def model_alone(path: Path | None):
+    """The checkpoint's cross-encoder without its lexical blend: 2·sigmoid(logit) − 1."""
+    scorer = get_scorer(path)
+
+    def score(pairs: list[Pair], titles: bool) -> list[float]:
+        logits = scorer.model_logits([(p.question, t) for p, t in zip(pairs, texts(pairs, titles))], batch_size=64)
+        return [-1.0 if z is None else float(np.tanh(z / 2.0)) for z in logits]
+
+    return score
+
+
 def cached(cache: Path | None, system: str, pairs: list[Pair], titles: bool, fn) -> list[float]:
     """The system's scores for these pairs, from `cache` when an earlier run scored the very same pairs.
 
@@ -155,7 +170,8 @@ def main() -> None:
                         help="more evaluator checkpoints to compare (repeatable)")
     parser.add_argument("--previous", type=Path, help="the evaluator shipped before these slices existed")
     parser.add_argument("--only", help="comma-separated slices to score (default: all in the manifest)")
-    parser.add_argument("--skip", action="append", default=[], help="systems to leave out: cosine, bm25, shipped")
+    parser.add_argument("--skip", action="append", default=[],
+                        help="systems to leave out: cosine, bm25, shipped, model-alone")
     parser.add_argument("--baseline-sample", type=int, default=4000, help="training pairs the baselines calibrate on")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--cache", type=Path, default=Path("artifacts/bench/scores"),
@@ -176,6 +192,8 @@ def main() -> None:
     if args.previous:
         systems["previous (v1)"] = checkpoint(args.previous)
     baselines = {}
+    if "model-alone" not in args.skip and get_scorer(None).lexical is not None:
+        baselines[MODEL_ALONE] = model_alone(None)
     if "cosine" not in args.skip:
         baselines["cosine (zero-shot)"] = Cosine()
     if "bm25" not in args.skip:
@@ -186,8 +204,9 @@ def main() -> None:
         train = read_pairs(args.train)
         sample = random.Random(0).sample(train, min(args.baseline_sample, len(train)))
         for name, fn in baselines.items():
-            cal = calibrate([p.label for p in sample], cached(args.cache, name, sample, True, fn))
-            systems[name] = (fn, (cal.upper, cal.lower), name)
+            ident = f"{name}:{weights_key(None)}" if name == MODEL_ALONE else name  # rescored when retrained
+            cal = calibrate([p.label for p in sample], cached(args.cache, ident, sample, True, fn))
+            systems[name] = (fn, (cal.upper, cal.lower), ident)
 
     results: dict[str, dict] = {}
     lines = []

@@ -134,6 +134,58 @@ def export_cmd(
     typer.echo(f"wrote {out}: {info['parameters']:,} parameters in {info['bytes'] / 1e6:.1f} MB")
 
 
+@app.command("blend")
+def blend_cmd(
+    pairs: Annotated[Path, typer.Option(help="Labelled pairs the blend is fitted on (the dev pairs; never a validation slice).")],
+    corpus: Annotated[Path, typer.Option(help="Pairs whose passages give the document frequencies (the training pairs).")],
+    model: ModelOption = None,
+    batch_size: Annotated[int, typer.Option(min=1)] = 64,
+) -> None:
+    """Blend lexical overlap into the checkpoint's score (see crag/evaluator_model/lexical.py).
+
+    Fits a logistic head over (the model's logit, the IDF-weighted share of the question's terms found
+    in the passage) on `--pairs` and stores it with the document frequencies of `--corpus`'s
+    passages. Run `calibrate` afterwards: the thresholds belong to the blended score."""
+    from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
+    from crag.evaluator_model.metrics import classification_metrics
+    from crag.evaluator_model.model import Metadata
+    from crag.evaluator_model.pairs import read_pairs
+    from crag.evaluator_model.runnable import get_scorer
+
+    _quiet_transformers()
+    try:
+        fit_pairs, corpus_pairs = read_pairs(pairs), read_pairs(corpus)
+        scorer = get_scorer(model)
+    except (EvaluatorError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in fit_pairs]
+    keep = [i for i, (_, t) in enumerate(texts) if t.strip()]
+    logits = scorer.model_logits([texts[i] for i in keep], batch_size=batch_size)
+    table = IdfTable.from_corpus(sorted({scorer.passage_text(p.passage, p.title) for p in corpus_pairs}))
+    overlaps = [overlap(table, *texts[i]) for i in keep]
+    labels = [fit_pairs[i].label for i in keep]
+    try:
+        blend = fit_blend(logits, overlaps, labels)
+    except ValueError as exc:
+        _fail(str(exc))
+    table.save(scorer.path / IDF_FILE)
+    meta = Metadata.read(scorer.path) or scorer.meta
+    meta.blend = blend.as_dict()
+    meta.calibrated = False  # the thresholds were chosen for the unblended score
+    meta.validation_metrics = {**meta.validation_metrics, "blend": {
+        "pairs": str(pairs), "corpus": str(corpus), "idf_terms": len(table.df), "idf_documents": table.n_docs,
+        "roc_auc_model": classification_metrics(labels, logits, 0.0)["roc_auc"],
+        "roc_auc_blend": classification_metrics(labels, blend.logits(logits, overlaps), 0.0)["roc_auc"],
+    }}
+    meta.write(scorer.path)
+    info = meta.validation_metrics["blend"]
+    typer.echo(
+        f"blend {blend.model:+.3f}·logit {blend.lexical:+.3f}·overlap {blend.bias:+.3f} "
+        f"(ROC-AUC on {len(labels)} pairs {info['roc_auc_model']:.4f} -> {info['roc_auc_blend']:.4f}; "
+        f"IDF of {len(table.df):,} terms over {table.n_docs:,} passages) -> {scorer.path}; now run `calibrate`"
+    )
+
+
 @app.command("calibrate")
 def calibrate_cmd(
     pairs: Annotated[Path, typer.Option(help="Labelled validation pairs (CRAG .tsv or .jsonl).")],

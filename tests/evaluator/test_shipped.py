@@ -25,6 +25,9 @@ def test_shipped_evaluator_loads_on_the_packaged_base_and_is_calibrated():
     upper, lower = scorer.thresholds
     assert -1 <= lower <= upper <= 1
     assert scorer.meta.validation_metrics["roc_auc"] > 0.5
+    assert scorer.lexical is not None  # the blend with lexical overlap ships with it
+    blend = scorer.meta.validation_metrics["blend"]
+    assert blend["roc_auc_blend"] > blend["roc_auc_model"]  # on the dev pairs it was fitted on
 
 
 def test_shipped_evaluator_prefers_the_relevant_passage():
