@@ -18,10 +18,25 @@ WEIGHTS_FILE = "compact.safetensors"
 
 
 def _base_state(meta: Metadata):
+    """The packaged base cut to the checkpoint's layers, with a fresh head.
+
+    Transformers reports that load as a table of "UNEXPECTED" layers (the ones we cut) and a "MISSING"
+    head (which the delta weights supply) plus a progress bar, on every process that scores; both are
+    expected here, so they are silenced for this one call.
+    """
     from transformers import AutoModelForSequenceClassification
+    from transformers.utils import logging as hf_logging
 
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
-    return AutoModelForSequenceClassification.from_pretrained(resolve_base(meta.base), num_labels=1, **extra)
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(resolve_base(meta.base), num_labels=1, **extra)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def quantize_rows(weight):

@@ -56,8 +56,14 @@ def test_shipped_evaluator_reads_everyday_phrasings():
     for question in ("Who was Ada Lovelace?", "ada lovelace job", "what did Ada Lovelace do for a living"):
         scores = evaluator.invoke({"question": question, "documents": documents})
         assert scores[0] > scores[1], question
-    scores = evaluator.invoke({"question": "Who was Ada Lovelace?", "documents": documents})
-    assert scores[0] >= lower, scores  # not sent to the web alone
+        assert scores[0] >= lower, (question, scores)  # not sent to the web alone
+
+
+def test_loading_the_shipped_evaluator_prints_nothing(capfd):
+    """Cutting the base to three layers is deliberate; transformers' load report must not alarm the user."""
+    load_scorer(DEFAULT_CHECKPOINT)
+    out, err = capfd.readouterr()
+    assert "LOAD REPORT" not in out + err and "Loading weights" not in out + err
 
 
 @pytest.mark.slow
