@@ -95,8 +95,7 @@ def model_alone(path: Path | None):
     scorer = get_scorer(path)
 
     def score(pairs: list[Pair], titles: bool) -> list[float]:
-        logits = scorer.model_logits([(p.question, t) for p, t in zip(pairs, texts(pairs, titles))], batch_size=64)
-        return [-1.0 if z is None else float(np.tanh(z / 2.0)) for z in logits]
+        return scorer.score([(p.question, t) for p, t in zip(pairs, texts(pairs, titles))], batch_size=64, blend=False)
 
     return score
 

@@ -149,7 +149,7 @@ class Scorer:
     def _transform(self, z: float) -> float:
         if self.meta.score_transform == "clip":
             return min(1.0, max(-1.0, z))
-        return math.tanh(z / 2.0)  # = 2·sigmoid(z) − 1, without overflow
+        return _sigmoid_score(z)
 
     def model_logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float | None]:
         """The model's raw output per pair (None for an empty passage), one padded forward pass per
@@ -171,22 +171,27 @@ class Scorer:
                 out[i] = float(value)
         return out
 
-    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float]:
-        """Scores in [-1, 1]; empty passages score −1 without reaching the model."""
+    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, *, blend: bool = True) -> list[float]:
+        """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores
+        with the model alone where the checkpoint carries a lexical blend (the benchmark's ablation)."""
         raw = self.model_logits(pairs, batch_size)
         kept = [i for i, z in enumerate(raw) if z is not None]
-        if self.lexical is None:
-            transformed = [self._transform(raw[i]) for i in kept]
-        else:
+        values = [raw[i] for i in kept]
+        if blend and self.lexical is not None:
             from crag.evaluator_model.lexical import overlap
 
-            blend, table = self.lexical
-            blended = blend.logits([raw[i] for i in kept], [overlap(table, *pairs[i]) for i in kept])
-            transformed = [math.tanh(z / 2.0) for z in blended]  # 2·sigmoid − 1
+            head, table = self.lexical
+            values = [_sigmoid_score(z) for z in head.logits(values, [overlap(table, *pairs[i]) for i in kept])]
+        else:
+            values = [self._transform(z) for z in values]
         scores = [EMPTY_SCORE] * len(pairs)
-        for i, value in zip(kept, transformed):
+        for i, value in zip(kept, values):
             scores[i] = float(value)
         return scores
+
+
+def _sigmoid_score(z: float) -> float:
+    return math.tanh(z / 2.0)  # = 2·sigmoid(z) − 1, without overflow
 
 
 def titled(text: str, title: str) -> str:

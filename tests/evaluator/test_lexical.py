@@ -95,6 +95,7 @@ def test_a_checkpoint_with_a_blend_scores_by_it(tiny_bert, tmp_path):
     scorer = load_scorer(_blended_checkpoint(tiny_bert, tmp_path, blend))
     expected = [math.tanh((0.5 * z + 4.0 * overlap(TABLE, q, p) - 1.0) / 2) for z, (q, p) in zip(logits, pairs)]
     assert scorer.score(pairs) == pytest.approx(expected, abs=1e-5)
+    assert scorer.score(pairs, blend=False) == pytest.approx(plain.score(pairs), abs=1e-5)  # the model alone
     assert scorer.score([(pairs[0][0], "  ")]) == [-1.0]  # empty passages still skip everything
 
 
