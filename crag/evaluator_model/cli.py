@@ -96,7 +96,8 @@ def train_cmd(
     )
 
 
-def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, dynamic_int8: Optional[bool]):
+def _load(model: Optional[Path], pairs_file: Path, dynamic_int8: Optional[bool] = None):
+    """The checkpoint, the labelled pairs, and each pair's (question, passage) as the checkpoint reads it."""
     from crag.evaluator_model.pairs import read_pairs
     from crag.evaluator_model.runnable import get_scorer
 
@@ -106,7 +107,11 @@ def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, dynami
         scorer = get_scorer(model, dynamic_int8)
     except (EvaluatorError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
-    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
+    return scorer, pairs, [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
+
+
+def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, dynamic_int8: Optional[bool]):
+    scorer, pairs, texts = _load(model, pairs_file, dynamic_int8)
     started = time.perf_counter()
     scores = scorer.score(texts, batch_size=batch_size)
     elapsed = time.perf_counter() - started
@@ -150,15 +155,12 @@ def blend_cmd(
     from crag.evaluator_model.metrics import classification_metrics
     from crag.evaluator_model.model import Metadata
     from crag.evaluator_model.pairs import read_pairs
-    from crag.evaluator_model.runnable import get_scorer
 
-    _quiet_transformers()
+    scorer, fit_pairs, texts = _load(model, pairs)
     try:
-        fit_pairs, corpus_pairs = read_pairs(pairs), read_pairs(corpus)
-        scorer = get_scorer(model)
-    except (EvaluatorError, FileNotFoundError, ValueError) as exc:
+        corpus_pairs = read_pairs(corpus)
+    except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
-    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in fit_pairs]
     keep = [i for i, (_, t) in enumerate(texts) if t.strip()]
     logits = scorer.model_logits([texts[i] for i in keep], batch_size=batch_size)
     table = IdfTable.from_corpus(sorted({scorer.passage_text(p.passage, p.title) for p in corpus_pairs}))
