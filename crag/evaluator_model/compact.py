@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError, Metadata, resolve_base
+from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError, Metadata, quiet_loading, resolve_base
 
 WEIGHTS_FILE = "compact.safetensors"
 
@@ -25,18 +25,10 @@ def _base_state(meta: Metadata):
     expected here, so they are silenced for this one call.
     """
     from transformers import AutoModelForSequenceClassification
-    from transformers.utils import logging as hf_logging
 
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
+    with quiet_loading(reports=True):
         return AutoModelForSequenceClassification.from_pretrained(resolve_base(meta.base), num_labels=1, **extra)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
 
 
 def quantize_rows(weight):

@@ -19,6 +19,7 @@ import json
 import math
 import threading
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,24 @@ class Metadata:
 
     def write(self, directory: Path) -> None:
         (directory / METADATA_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+
+@contextmanager
+def quiet_loading(reports: bool = False):
+    """Mute transformers' "Loading weights" progress bar for one load, and with `reports` its load
+    report (the table of unexpected and missing weights) too, restoring both afterwards."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    if reports:
+        hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def resolve_base(base: str) -> Path:
