@@ -71,11 +71,11 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     """CRAG's Bio questions with Contriever's real top 10 (the validation half), titles on: a floor on real
     retriever output (the benchmark reports every slice)."""
     import numpy as np
-    from sentence_transformers import SentenceTransformer
 
+    from crag.backends.embeddings import MiniLMEmbeddings
     from crag.eval.relevance import bio_slices
     from crag.evaluator_model.metrics import classification_metrics
-    from crag.evaluator_model.model import resolve_base, titled
+    from crag.evaluator_model.model import titled
 
     shared = Path(os.environ.get("CRAG_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
     if not (shared / "relevance" / "bio_contriever_top10.jsonl").is_file():
@@ -84,9 +84,9 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     labels = [p.label for p in pairs]
     scorer = load_scorer(DEFAULT_CHECKPOINT)
     scores = scorer.score([(p.question, titled(p.passage, p.title)) for p in pairs])
-    embedder = SentenceTransformer(str(resolve_base(PACKAGED_BASE)), device="cpu")
-    q = embedder.encode([p.question for p in pairs], normalize_embeddings=True)
-    d = embedder.encode([titled(p.passage, p.title) for p in pairs], normalize_embeddings=True)
+    embedder = MiniLMEmbeddings()  # the retriever's own embedder: the base model's zero-shot cosine
+    q = np.asarray(embedder.embed_documents([p.question for p in pairs]))
+    d = np.asarray(embedder.embed_documents([titled(p.passage, p.title) for p in pairs]))
     cosine = np.sum(q * d, axis=1).tolist()
     ours = classification_metrics(labels, scores, scorer.thresholds[0])["roc_auc"]
     assert ours >= 0.9 and ours > classification_metrics(labels, cosine, 0.0)["roc_auc"]
