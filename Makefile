@@ -11,7 +11,7 @@ PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
 .PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-load clean \
-	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs
+	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
 
@@ -102,6 +102,15 @@ eval-docs: setup $(DOCS_IN)/questions.jsonl
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions.jsonl --kb $(DOCS_IN)/kb.jsonl --web $(DOCS_IN)/web.jsonl \
 		--chunk-size 1000 --chunk-overlap 100 --systems rag,crag --out artifacts/eval/docs
 
+# honest answers (issue 11): PopQA validation and the documentation set, each interleaved with questions
+# the sources cannot answer; reports abstention, strip recall, supported answers and citation precision
+eval-honesty: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl
+	$(BIN)/crag eval run --questions $(EVAL_IN)/questions-with-unanswerable.jsonl --kb $(EVAL_IN)/kb.jsonl \
+		--web $(EVAL_IN)/web.jsonl --systems rag,crag,crag_compact_prompt --out artifacts/eval/honesty-popqa
+	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
+		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems rag,crag,crag_compact_prompt \
+		--out artifacts/eval/honesty-docs
+
 # the baselines (no retrieval; RAG with web, Table 5), Table 3's ablations and the three forced routes of
 # the threshold sweep, from which the report reads Table 2's ablations ("crag_no_correct (routes)" ...)
 eval-popqa-ablations: setup $(EVAL_IN)/questions.jsonl
@@ -115,6 +124,9 @@ eval-popqa-robustness: setup $(EVAL_IN)/questions.jsonl
 	$(BIN)/crag eval robustness $(EVAL_ARGS) --systems rag,crag --out artifacts/eval/popqa-robustness
 
 DEMO_DB := .crag/demo-chroma
+# the demo's stand-in for the web: a few Wikipedia pages, searched by BM25 (configured explicitly:
+# there is no default web behind a user's own knowledge base)
+DEMO_WEB := crag/demo/web.jsonl
 PORT    ?= 8000
 
 # the demo knowledge base in an embedded Chroma folder (ingesting again adds nothing)
@@ -124,7 +136,7 @@ demo-kb: setup
 demo: demo-kb
 	@while IFS= read -r question; do \
 		echo; echo "=== $$question"; \
-		$(BIN)/crag ask "$$question" --chroma-dir $(DEMO_DB) --collection demo || exit 1; \
+		$(BIN)/crag ask "$$question" --chroma-dir $(DEMO_DB) --collection demo --web-index $(DEMO_WEB) || exit 1; \
 	done < crag/demo/questions.txt
 
 # LangGraph Studio / Agent Server on the demo knowledge base (langgraph.json points at it)
@@ -133,7 +145,7 @@ dev: demo-kb
 
 # the LangServe endpoint (http://127.0.0.1:$(PORT)/crag/playground/) on the demo knowledge base
 serve: demo-kb
-	$(BIN)/crag serve --port $(PORT) --chroma-dir $(DEMO_DB) --collection demo
+	$(BIN)/crag serve --port $(PORT) --chroma-dir $(DEMO_DB) --collection demo --web-index $(DEMO_WEB)
 
 # 200 requests, 32 at a time, against `crag serve` on the real default models
 bench-load: setup

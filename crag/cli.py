@@ -28,36 +28,95 @@ def _fail(message: str) -> None:
 
 
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    """The JSON view of a run: what a script needs, without LangChain objects."""
+    """The JSON view of a run: what happened and why, without LangChain objects."""
+    documents = result.get("documents", [])
+    scores, labels = result.get("scores", []), result.get("labels", [])
     return {
         "question": result.get("question"),
         "history": result.get("history", []),
         "action": result.get("action"),
+        "reason": result.get("reason", ""),
+        "thresholds": result.get("thresholds", {}),
         "documents": [
-            {"title": d.metadata.get("title", ""), "source": d.metadata.get("source", ""), "score": score, "label": label}
-            for d, score, label in zip(result.get("documents", []), result.get("scores", []), result.get("labels", []))
+            {"id": d.id or d.metadata.get("id"), "rank": i + 1, "title": d.metadata.get("title", ""),
+             "source": d.metadata.get("source", ""), "score": scores[i] if i < len(scores) else None,
+             "label": labels[i] if i < len(labels) else None, "text": d.page_content}
+            for i, d in enumerate(documents)
         ],
         "rewritten_query": result.get("rewritten_query") or None,
-        "knowledge": result.get("knowledge", ""),
-        "sources": result.get("sources", []),
-        "answer": result.get("answer", ""),
+        "web_status": result.get("web_status") or None,
         "web_error": result.get("web_error"),
+        "web_results": [{"title": r.get("title", ""), "url": r.get("url", "")} for r in result.get("web_results", [])],
+        "internal_knowledge": result.get("internal_knowledge", []),
+        "external_knowledge": result.get("external_knowledge", []),
+        "knowledge": result.get("knowledge", ""),
+        "answer": result.get("answer", ""),
+        "grounded": bool(result.get("grounded")),
+        "draft": result.get("draft", ""),
+        "citations": result.get("citations", []),
+        "sources": result.get("sources", []),
+        "timings": result.get("timings", {}),
     }
 
 
 def _print_run(result: dict[str, Any], titles: list[str]) -> None:
     typer.secho(f"action: {result['action'].upper()}", bold=True)
+    if result.get("reason"):
+        typer.echo(f"  ({result['reason']})")
     for title, score, label in zip(titles, result.get("scores", []), result.get("labels", [])):
         typer.echo(f"  {score:+.3f}  {label:<9}  {title}")
+    _print_web(result)
+    typer.secho("knowledge:", bold=True)
+    strips = _strips(result)
+    if not strips:
+        typer.echo("  (none)")
+    for n, strip in enumerate(strips, 1):
+        typer.echo(f"  [{n}] {strip['score']:+.2f} {strip['title']}: {_short(strip['text'], 160)}")
+    typer.secho("answer:", bold=True)
+    typer.echo(f"  {result.get('answer', '')}")
+    _print_grounding(result)
+
+
+def _strips(result: dict[str, Any]) -> list[dict]:
+    """The strips the generator was given, in the order of their numbers."""
+    internal, external = result.get("internal_knowledge") or [], result.get("external_knowledge") or []
+    return {"correct": internal, "incorrect": external}.get(result.get("action"), internal + external)
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _print_web(result: dict[str, Any]) -> None:
+    if result.get("web_status") == "not configured":
+        typer.secho("web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus)",
+                    fg=typer.colors.YELLOW)
     if result.get("rewritten_query"):
         typer.echo(f"web query: {result['rewritten_query']}")
     if result.get("web_error"):
         typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
-    typer.secho("knowledge:", bold=True)
-    typer.echo("  " + (result.get("knowledge") or "(none)").replace("\n", "\n  "))
-    _print_sources(result)
-    typer.secho("answer:", bold=True)
-    typer.echo(f"  {result.get('answer', '')}")
+
+
+def _print_grounding(result: dict[str, Any]) -> None:
+    """Which sentence rests on which strip, or that the answer rests on none."""
+    from crag.attribution import abstains
+
+    answer, draft = result.get("answer", ""), result.get("draft", "")
+    if draft and draft != answer:
+        typer.secho(f"  (the model wrote \"{_short(draft, 160)}\", which no source supports: withheld)", fg=typer.colors.YELLOW)
+    elif not result.get("grounded") and not abstains(answer):
+        typer.secho("  UNGROUNDED: no source supports this answer", fg=typer.colors.YELLOW)
+    if not result.get("sources"):
+        return
+    typer.secho("sources:", bold=True)
+    for citation in result.get("citations", []):
+        cited = "".join(f"[{n}]" for n in citation["sources"]) or "(no supporting source)"
+        typer.echo(f"  \"{_short(citation['sentence'], 80)}\" {cited}")
+    for source in result["sources"]:
+        where = f"{source['origin']} document {source['doc'] + 1}, characters {source['start']}-{source['end']}"
+        typer.echo(f"  [{source['id']}] {source['title']} ({source['source']}; {where})" if source["source"]
+                   else f"  [{source['id']}] {source['title']} ({where})")
 
 
 def _event_line(event: dict[str, Any]) -> str:
@@ -69,6 +128,8 @@ def _event_line(event: dict[str, Any]) -> str:
         return f"retrieved {len(event['documents'])} documents"
     if node == "grade":
         return f"graded: {event['action'].upper()} (" + ", ".join(f"{s:+.2f}" for s in event["scores"]) + ")"
+    if event.get("web_status") == "not configured":
+        return "web search: not configured"
     if "rewritten_query" in event:
         return f"web query: {event['rewritten_query']}"
     if "web_error" in event:
@@ -102,15 +163,10 @@ def _stream(graph, question: str, context, config: dict | None) -> dict[str, Any
         typer.echo()
     if config:
         state = dict(graph.get_state(config).values)
+    if not answering:  # nothing was generated (no knowledge): the answer is CRAG's own
+        typer.secho("answer: ", bold=True, nl=False)
+        typer.echo(state.get("answer", ""))
     return state
-
-
-def _print_sources(result: dict[str, Any]) -> None:
-    typer.secho("sources:", bold=True)
-    if not result.get("sources"):
-        typer.echo("  (none)")
-    for source in result.get("sources", []):
-        typer.echo(f"  [{source['id']}] {source['title']} ({source['origin']}: {source['source']})")
 
 
 @app.command("ask")
@@ -126,8 +182,10 @@ def ask_cmd(
     lower: Annotated[Optional[float], typer.Option(help="Lower threshold (default: calibrated).")] = None,
     refine_mode: Annotated[str, typer.Option(help="fixed_num, excerption or selection.")] = "excerption",
     chat_model: Annotated[str, typer.Option(help="'local' or 'openai:<model>'.")] = os.environ.get("CRAG_CHAT_MODEL", "local"),
-    web_backend: Annotated[str, typer.Option(help="'local' or 'tavily'.")] = os.environ.get("CRAG_WEB_BACKEND", "local"),
-    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend.")] = None,
+    web_backend: Annotated[Optional[str], typer.Option(help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if $CRAG_WEB_INDEX is set, else none).")] = None,
+    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
+    answer_without_knowledge: Annotated[bool, typer.Option(help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so.")] = False,
+    prompt: Annotated[Optional[str], typer.Option(help="Generation prompt: paper (default) or compact.")] = None,
     chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder.")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
     collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,
@@ -142,9 +200,11 @@ def ask_cmd(
     _quiet_transformers()
     options: dict[str, Any] = dict(
         k=k, preset=preset, upper_threshold=upper, lower_threshold=lower, refine_mode=refine_mode,
-        chat_model=chat_model, web_backend=web_backend, evaluator=evaluator,
+        chat_model=chat_model, evaluator=evaluator, answer_without_knowledge=answer_without_knowledge,
     )
-    options.update({name: value for name, value in (("web_index", web_index), ("chroma_dir", chroma_dir),
+    if prompt:
+        options["generate_prompt"] = prompt
+    options.update({name: value for name, value in (("web_backend", web_backend), ("web_index", web_index), ("chroma_dir", chroma_dir),
                                                     ("chroma_url", chroma_url), ("collection", collection)) if value})
     try:
         context = Context(**options)
@@ -163,7 +223,7 @@ def ask_cmd(
     if as_json:
         typer.echo(json.dumps(_summary(result), ensure_ascii=False))
     elif stream:
-        _print_sources(result)
+        _print_grounding(result)
     else:
         titles = [d.metadata.get("title", "") for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
         _print_run(result, titles)

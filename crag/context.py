@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
+from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
 from crag.refinement import Mode as RefineMode
 
 # The paper's (upper, lower) thresholds per dataset, on its T5-large evaluator's scale.
@@ -21,8 +22,7 @@ THRESHOLD_PRESETS: dict[str, tuple[float, float]] = {
     "biography": (0.95, -0.91),
 }
 
-WebBackend = Literal["local", "tavily"]
-DEMO_WEB_INDEX = os.path.join(os.path.dirname(__file__), "demo", "web.jsonl")
+WebBackend = Literal["local", "tavily", "none"]
 
 
 def _env(name: str, default: str | None) -> str | None:
@@ -76,13 +76,21 @@ class Context:
         default_factory=lambda: _env("CRAG_COLLECTION", "crag") or "crag",
         metadata={"description": "Chroma collection of the knowledge base."},
     )
-    web_backend: WebBackend = field(
-        default_factory=lambda: _env("CRAG_WEB_BACKEND", "local") or "local",  # type: ignore[return-value]
-        metadata={"description": "'local' (BM25 over a JSONL corpus) or 'tavily' (needs TAVILY_API_KEY)."},
+    # There is no default web: a made-up fallback (the demo's Wikipedia pages behind a user's own
+    # documents) searches something unrelated, finds nothing and says nothing.
+    web_backend: WebBackend | None = field(
+        default_factory=lambda: _env("CRAG_WEB_BACKEND", None) or None,  # type: ignore[return-value]
+        metadata={"description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY) or 'none' (no web: "
+                                 "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'."},
     )
-    web_index: str = field(
-        default_factory=lambda: _env("CRAG_WEB_INDEX", DEMO_WEB_INDEX) or DEMO_WEB_INDEX,
-        metadata={"description": "JSONL {title, text} corpus searched by the local web backend."},
+    web_index: str | None = field(
+        default_factory=lambda: _env("CRAG_WEB_INDEX", None) or None,
+        metadata={"description": "JSONL {title, text} corpus searched by the local web backend (required by it)."},
+    )
+    answer_without_knowledge: bool = field(
+        default=False,
+        metadata={"description": "With no relevant knowledge left, answer from the model's own memory (marked "
+                                 "ungrounded) instead of saying that the sources hold nothing relevant."},
     )
     rewrite: bool = field(
         default=True,
@@ -93,6 +101,10 @@ class Context:
     allow_private_fetch: bool = field(
         default=False, metadata={"description": "Allow fetching pages on private or loopback addresses."}
     )
+    generate_prompt: GeneratePrompt = field(
+        default=DEFAULT_GENERATE_PROMPT,
+        metadata={"description": "Generation prompt: 'paper' (CRAG's) or 'compact' (a candidate for small models; measured in the README)."},
+    )
     max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})
     retriever: Any = field(
         default=None,
@@ -100,6 +112,8 @@ class Context:
     )
 
     def __post_init__(self) -> None:
+        if self.web_backend is None:
+            self.web_backend = "local" if self.web_index else "none"
         if self.k < 1 or self.top_k_strips < 1 or self.web_k < 1:
             raise ValueError("k, top_k_strips and web_k must be at least 1")
         if self.preset is not None and self.preset not in THRESHOLD_PRESETS:
@@ -110,6 +124,16 @@ class Context:
             raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose {' or '.join(get_args(RefineMode))}")
         if not hasattr(self.web_backend, "search") and self.web_backend not in get_args(WebBackend):
             raise ValueError(f"unknown web_backend {self.web_backend!r}; choose {' or '.join(get_args(WebBackend))}")
+        if self.generate_prompt not in GENERATE_PROMPTS:
+            raise ValueError(f"unknown generate_prompt {self.generate_prompt!r}; choose {' or '.join(GENERATE_PROMPTS)}")
+        if self.web_backend == "local" and not self.web_index:
+            raise ValueError("the local web backend needs web_index (a JSONL file of {title, text} records); "
+                             "set it, or CRAG_WEB_INDEX, or choose web_backend 'tavily' or 'none'")
+
+    @property
+    def has_web(self) -> bool:
+        """Whether the Incorrect route has a web to search."""
+        return self.web_backend != "none"
 
     def thresholds(self, calibrated: tuple[float, float]) -> tuple[float, float]:
         """(upper, lower): explicit values, else the preset, else the evaluator's calibrated pair."""

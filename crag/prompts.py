@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 # CRAG, Appendix A (PopQA): the few-shot prompt that turns a question into a web-search query.
 REWRITE_PROMPT = (
     "Extract at most three keywords separated by comma from the following dialogues and questions as "
@@ -15,17 +17,38 @@ REWRITE_PROMPT = (
     "question: {question}\nquery: "
 )
 
-# CRAG's PopQA generation prompt (the paper's instruction-with-reference layout), with the
-# knowledge numbered so the answer can cite it.
-GENERATE_PROMPT = (
-    "Refer to the following documents, follow the instruction and answer the question.\n\n"
-    "Documents:\n{knowledge}\n\n"
-    "Instruction: Answer the question: {question}\n"
-    "Answer in one short sentence and cite the documents you used by number, like [1]."
-)
+# Generation prompts by name (`Context.generate_prompt`). The knowledge is a list of passages,
+# "title: text", without numbers: citing is the code's job (crag/attribution.py), and a small model
+# shown "[1]" copies it where the fact belongs ("The license is [1].").
+GeneratePrompt = Literal["compact", "paper"]  # the keys of GENERATE_PROMPTS (a test keeps them equal)
+GENERATE_PROMPTS: dict[str, str] = {
+    # CRAG's PopQA generation prompt: the paper's instruction-with-reference layout
+    "paper": (
+        "Refer to the following documents, follow the instruction and answer the question.\n\n"
+        "Documents: {knowledge}\n\n"
+        "Instruction: Answer the question: {question}"
+    ),
+    # a candidate for small models: the question last and close to "Answer:", one sentence, and an
+    # explicit way out, meant to keep the model from looping, repeating the question or inventing a fact
+    "compact": (
+        "Passages:\n{knowledge}\n\n"
+        "Answer the question with one short sentence, using only the passages above. "
+        "If they do not contain the answer, reply: I don't know.\n\n"
+        "Question: {question}\nAnswer:"
+    ),
+}
+# the paper's until the full runs of `make eval-honesty` choose (README "Honest answers": on the first
+# 40 questions "compact" was more accurate but withheld more answers, and on the demo it answered
+# "Ada Lovelace's occupation is a mystery.")
+DEFAULT_GENERATE_PROMPT = "paper"
 
-# With no knowledge at all (every source failed), the generator answers from its own memory.
+# With no knowledge left and `answer_without_knowledge` set, the generator answers from its own memory.
 GENERATE_NO_KNOWLEDGE_PROMPT = "Answer the question in one short sentence: {question}"
+
+# What CRAG says instead of an answer that no kept knowledge supports.
+NO_KNOWLEDGE_ANSWER = "I don't know: the sources hold nothing relevant to this question."
+UNSUPPORTED_ANSWER = "I don't know: nothing in the sources found supports an answer to this question."
+ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER)
 
 # A follow-up on a thread ("When was she born?") is rewritten into a self-contained question
 # before retrieval, from the thread's last turns.

@@ -3,6 +3,8 @@ evaluator in one batched call, keep the best few and put them back in document o
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,8 +36,46 @@ def _segmenter():
     return pysbd.Segmenter(language="en", clean=False)
 
 
+def sentence_spans(text: str) -> list[tuple[str, int, int]]:
+    """The sentences of `text` (whitespace collapsed) with their character spans in `text`."""
+    return decompose_spans(text, "sentences")
+
+
 def decompose(text: str, mode: Mode) -> list[str]:
-    """Split one document into strips by the paper's three modes."""
+    """Split one document into strips by the paper's three modes (whitespace collapsed)."""
+    return [strip for strip, _, _ in decompose_spans(text, mode)]
+
+
+def decompose_spans(text: str, mode: Mode | Literal["sentences"]) -> list[tuple[str, int, int]]:
+    """`decompose`, with each strip's character span (start, end) in the original `text`, so that a
+    citation can point at the exact passage a reader can check.
+
+    Strips are cut from the whitespace-collapsed text; a strip found there at offset p maps back
+    through the word it falls in (collapsing changes only the whitespace between words). A strip
+    the segmenter altered so that it cannot be found gets the span of everything after the
+    previous one, which still contains it.
+    """
+    originals = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    starts, position = [], 0  # each word's offset in the collapsed text
+    for a, b in originals:
+        starts.append(position)
+        position += b - a + 1
+    collapsed = " ".join(text.split())
+    spans, cursor = [], 0
+    for strip in _decompose(text, mode):
+        found = collapsed.find(strip, cursor)
+        if found < 0:
+            spans.append((strip, originals[bisect_right(starts, cursor) - 1][0] if originals else 0, len(text)))
+            continue
+        cursor = found + len(strip)
+        first, last = bisect_right(starts, found) - 1, bisect_right(starts, cursor - 1) - 1
+        start = originals[first][0] + (found - starts[first])
+        end = originals[last][0] + (cursor - starts[last])
+        spans.append((strip, start, end))
+    return spans
+
+
+def _decompose(text: str, mode: Mode | Literal["sentences"]) -> list[str]:
     text = " ".join(text.split())
     if not text:
         return []
@@ -48,8 +88,10 @@ def decompose(text: str, mode: Mode) -> list[str]:
             tail = strips.pop()
             strips[-1] = f"{strips[-1]} {tail}"
         return strips
-    if mode == "excerption":
-        sentences = [s.strip() for s in _segmenter().segment(text) if s.strip()]
+    if mode in ("excerption", "sentences"):
+        sentences = [" ".join(s.split()) for s in _segmenter().segment(text) if s.strip()]
+        if mode == "sentences":
+            return sentences
         return [" ".join(sentences[i : i + SENTENCES_PER_STRIP]) for i in range(0, len(sentences), SENTENCES_PER_STRIP)]
     raise ValueError(f"unknown refinement mode {mode!r}: use fixed_num, excerption or selection")
 
@@ -69,16 +111,16 @@ def refine(
     `evaluator` is any Runnable taking {"question", "documents"} and returning one score per
     document; all strips of all passages go to it in one call.
     """
-    candidates: list[tuple[int, int, str]] = []  # (document, position, strip)
+    candidates: list[tuple[int, int, str, int, int]] = []  # (document, position, strip, start, end)
     for d, passage in enumerate(passages):
-        for position, strip in enumerate(decompose(passage.text, mode)):
+        for position, (strip, start, end) in enumerate(decompose_spans(passage.text, mode)):
             if len(strip.split()) >= MIN_STRIP_WORDS:
-                candidates.append((d, position, strip))
+                candidates.append((d, position, strip, start, end))
     if not candidates:
         return []
     # each strip is scored with its document's title, as the evaluator was trained ("Title: passage"):
     # "He was born in Pelham Manor." says nothing about whom without it
-    strips = [Document(page_content=strip, metadata={"title": passages[d].title}) for d, _, strip in candidates]
+    strips = [Document(page_content=strip, metadata={"title": passages[d].title}) for d, _, strip, _, _ in candidates]
     scores = evaluator.invoke({"question": question, "documents": strips})
     ranked = sorted(range(len(candidates)), key=lambda i: scores[i], reverse=True)
     kept = sorted((i for i in ranked[:top_k] if scores[i] >= threshold), key=lambda i: candidates[i][:2])
@@ -90,6 +132,8 @@ def refine(
             source=passages[candidates[i][0]].source,
             origin=origin,
             doc=candidates[i][0],
+            start=candidates[i][3],
+            end=candidates[i][4],
         )
         for i in kept
     ]

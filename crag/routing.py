@@ -19,6 +19,20 @@ def decide_action(scores: Sequence[float], upper: float, lower: float) -> Action
     return "ambiguous"
 
 
+def explain(scores: Sequence[float], upper: float, lower: float) -> str:
+    """Why `decide_action` chose what it did, in words (for `reason` in the output)."""
+    if not scores:
+        return "no documents were retrieved: Incorrect"
+    best = max(range(len(scores)), key=lambda i: scores[i])
+    top = f"the best document (rank {best + 1}) scored {scores[best]:+.3f}"
+    action = decide_action(scores, upper, lower)
+    if action == "correct":
+        return f"{top}, at least the upper threshold {upper:+.3f}: Correct"
+    if action == "incorrect":
+        return f"{top}; every document is below the lower threshold {lower:+.3f}: Incorrect"
+    return f"{top}, below the upper threshold {upper:+.3f} but not every document is below the lower {lower:+.3f}: Ambiguous"
+
+
 def document_labels(scores: Sequence[float], upper: float, lower: float) -> list[str]:
     """Per-document view of the same thresholds, for display and streaming."""
     return ["correct" if s >= upper else "incorrect" if s < lower else "ambiguous" for s in scores]

@@ -34,14 +34,41 @@ class Strip(TypedDict):
     title: str
     source: str  # file path or URL of the document it was cut from
     origin: Literal["internal", "external"]
-    doc: int  # index of that document among the refined ones (keeps document order)
+    doc: int  # index of that document among the refined ones: `documents` (internal) or `web_results` (external)
+    start: int  # the strip's character span in that document's text
+    end: int
 
 
 class Source(TypedDict):
-    id: int  # the number the answer cites as [id]
+    """A cited strip: the knowledge given to the generator is numbered per strip, and `id` is its number."""
+
+    id: int
     title: str
     source: str
     origin: Literal["internal", "external"]
+    doc: int
+    start: int
+    end: int
+    text: str
+
+
+class Citation(TypedDict):
+    """One sentence of the answer, its character span in `answer`, and the strips that support it
+    (ids of `sources`; empty when none does)."""
+
+    sentence: str
+    start: int
+    end: int
+    sources: list[int]
+
+
+def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:
+    """Reducer of `timings`: the parallel branches of Ambiguous each add their own stage. A turn
+    starts with `contextualize`, so its entry starts a fresh record instead of adding to the last turn's."""
+    right = dict(right or {})
+    if "contextualize" in right:
+        return right
+    return {**(left or {}), **right}
 
 
 class InputState(TypedDict):
@@ -54,16 +81,23 @@ class OutputState(TypedDict, total=False):
     action: Action
     scores: list[float]
     labels: list[str]
+    thresholds: dict[str, float]  # the (upper, lower) pair the action was decided with
+    reason: str  # why that action, in words
     rewritten_query: str
-    knowledge: str
-    answer: str
-    sources: list[Source]
+    web_status: Literal["", "searched", "failed", "not configured"]  # "" when the route does not search
     web_error: str | None
+    web_results: list[dict]
+    internal_knowledge: list[Strip]  # strips kept from the retrieved documents
+    external_knowledge: list[Strip]  # strips kept from the web results
+    knowledge: str  # what the generator was given
+    draft: str  # what the generator wrote (the answer, unless it was withheld as unsupported)
+    answer: str
+    grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
+    citations: list[Citation]
+    sources: list[Source]  # the cited strips
+    timings: Annotated[dict[str, float], merge_timings]  # seconds per stage of this turn
     history: Annotated[list[Turn], add_turns]
 
 
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
-    internal_knowledge: list[Strip]
-    external_knowledge: list[Strip]
-    web_results: list[dict]

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crag.eval.inputs import read_questions
-from crag.eval.popqa import default_data_dir, web_records, write_records
+from crag.eval.popqa import default_data_dir, interleave, web_records, write_records
 
 QUESTIONS_FILE = Path(__file__).with_name("docs_questions.jsonl")
+UNANSWERABLE_FILE = Path(__file__).with_name("docs_unanswerable.jsonl")  # validation only, like the questions
 STYLES = ("how-to", "what-does", "which-option", "keywords", "vague", "typo-or-casual")
 MAX_BYTES = 64 * 1024  # "about 60 KB": a bigger page would dominate the corpus (git-log, find are left out)
 MAN_WIDTH = 80
@@ -219,6 +220,11 @@ def build_docs(out: str | Path, data_dir: str | Path | None = None, *, questions
     for stem, text in pages.items():
         (docs / f"{stem}.txt").write_text(text, encoding="utf-8")
     (out / "questions.jsonl").write_bytes(questions.read_bytes())
+    # the same, interleaved with hand-written questions the pages cannot answer (abstention, issue 11)
+    write_records(out / "questions-with-unanswerable.jsonl",
+                  interleave([json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()],
+                             [json.loads(line) for line in UNANSWERABLE_FILE.read_text(encoding="utf-8").splitlines()
+                              if line.strip()]))
     kb = [{"id": stem, "title": stem, "text": text} for stem, text in pages.items()]
     manifest = {
         "sources": [{"stem": s.stem, "kind": s.kind, "name": s.name, "section": s.section or None,

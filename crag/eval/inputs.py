@@ -1,7 +1,7 @@
 """Reading the harness's three inputs, and `--drop-gold`.
 
 Questions are JSON Lines `{question, answers[], ...}`; knowledge-base and web records are
-`{title, text, ...}`. Ids are optional everywhere: a question without an `id` is known by its line
+`{title, text, ...}`. A question the sources cannot answer has `"answerable": false` and no answers. Ids are optional everywhere: a question without an `id` is known by its line
 number, which is what makes predictions resumable. Every malformed line is reported with its
 file and line number before anything expensive (embedding, model loading) starts.
 """
@@ -26,6 +26,12 @@ class Question:
     question: str
     answers: tuple[str, ...]
     extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def answerable(self) -> bool:
+        """False for a question the sources are known not to answer (`"answerable": false`, no answers):
+        the right output is an abstention."""
+        return bool(self.answers)
 
 
 @dataclass(frozen=True)
@@ -61,8 +67,11 @@ def read_questions(path: str | Path) -> list[Question]:
         if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
             raise ValueError(f'{where}: "answers" must be a list of strings')
         answers = [a for a in answers if a.strip()]
-        if not answers:
-            raise ValueError(f'{where}: "answers" is empty')
+        if record.get("answerable", True) is False:
+            if answers:
+                raise ValueError(f'{where}: a question marked "answerable": false has answers')
+        elif not answers:
+            raise ValueError(f'{where}: "answers" is empty (mark a question the sources cannot answer "answerable": false)')
         qid = str(record["id"]) if record.get("id") is not None else f"line-{number}"
         if qid in seen:
             raise ValueError(f"{where}: question id {qid!r} repeats line {seen[qid]}")

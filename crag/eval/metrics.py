@@ -79,8 +79,35 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int 
             "ci": bootstrap_ci(diff, resamples=resamples, seed=seed), "n": int(diff.size)}
 
 
+def honesty(records: Sequence[dict]) -> dict:
+    """Abstention and citation figures (issue 11), over the records that carry them.
+
+    - abstention on unanswerable / answerable questions: the share of answers that decline;
+    - strip recall: of the answerable questions whose retrieved documents contain an answer, the
+      share whose knowledge (what the generator was given) still does;
+    - supported: the share of answerable questions answered with at least one supported citation;
+    - citation precision: the share of citations that point at a strip containing an answer.
+    """
+    answerable = [r for r in records if r.get("answerable", True)]
+    unanswerable = [r for r in records if not r.get("answerable", True)]
+    had_answer = [r for r in answerable if any(r.get("documents_with_answer") or [])]
+    citations = [c for r in answerable for c in r.get("citations_with_answer") or []]
+    return {
+        "n_unanswerable": len(unanswerable),
+        "abstention_unanswerable": _mean(float(r.get("abstained", False)) for r in unanswerable),
+        "abstention_answerable": _mean(float(r.get("abstained", False)) for r in answerable),
+        "strip_recall": _mean(float(r["knowledge_recall"]) for r in had_answer),
+        "supported": _mean(float(r.get("cited", False)) for r in answerable),
+        "citation_precision": _mean(float(c) for c in citations),
+        "grounded": _mean(float(r.get("grounded", False)) for r in records),
+    }
+
+
 def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) -> dict:
-    """One system's row of results.json from its prediction records."""
+    """One system's row of results.json from its prediction records. Accuracy and knowledge recall
+    are over the answerable questions; the unanswerable ones count only in `honesty`."""
+    figures = honesty(records)
+    records = [r for r in records if r.get("answerable", True)]
     n = len(records)
     correct = [float(r["correct"]) for r in records]
     insensitive = [float(r["correct_insensitive"]) for r in records]
@@ -108,6 +135,7 @@ def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) 
         "latency": latency,
         "wall_s": float(sum(wall)),
         "errors": sum(1 for r in records if r.get("error")),
+        **figures,
     }
 
 

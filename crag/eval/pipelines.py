@@ -110,7 +110,8 @@ class StageTimer(BaseCallbackHandler):
 
 def _whole(documents: list, origin: str) -> list[Strip]:
     return [Strip(text=d.page_content, score=0.0, title=str(d.metadata.get("title", "")),
-                  source=str(d.metadata.get("source", "")), origin=origin, doc=i)  # type: ignore[typeddict-item]
+                  source=str(d.metadata.get("source", "")), origin=origin, doc=i,  # type: ignore[typeddict-item]
+                  start=0, end=len(d.page_content))
             for i, d in enumerate(documents)]
 
 
@@ -130,7 +131,8 @@ def web_search(state: dict, runtime: Runtime[Context]) -> dict:
     except (WebSearchError, TimeoutError, OSError) as exc:
         return {"external_knowledge": [], "web_error": str(exc)}
     passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
-    strips = [Strip(text=p.text, score=0.0, title=p.title, source=p.url, origin="external", doc=i)  # type: ignore[typeddict-item]
+    strips = [Strip(text=p.text, score=0.0, title=p.title, source=p.url, origin="external", doc=i,
+                    start=0, end=len(p.text))
               for i, p in enumerate(passages)]
     return {"external_knowledge": strips, "web_error": "; ".join(errors) or None}
 

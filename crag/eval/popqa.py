@@ -82,14 +82,34 @@ def phrased_questions(questions: list[dict], seed: int = PHRASING_SEED) -> list[
     return phrased
 
 
+def unanswerable_questions(all_questions: list[dict], kb: list[dict], web: list[dict], split: tuple[int, int]) -> list[dict]:
+    """PopQA questions outside the split whose subject occurs nowhere in the knowledge base or the web:
+    the sources cannot answer them, whatever the generator remembers, so the honest output is an
+    abstention. Marked `"answerable": false`, answers dropped (they stay out of every prompt)."""
+    haystack = "\n".join(f"{r.get('title', '')} {r['text']}".casefold() for r in [*kb, *web])
+    low, high = split
+    return [{"id": f"unanswerable-{q['id']}", "question": q["question"], "answers": [], "answerable": False,
+             "subject": q["subject"], "prop": q["prop"]}
+            for q in all_questions
+            if not low <= int(q["q_index"]) <= high and q["subject"].casefold() not in haystack]
+
+
+def interleave(answerable: list[dict], unanswerable: list[dict]) -> list[dict]:
+    """One answerable, one unanswerable, … then the rest: any `--limit` takes both kinds."""
+    mixed = [q for pair in zip(answerable, unanswerable) for q in pair]
+    n = min(len(answerable), len(unanswerable))
+    return mixed + answerable[n:] + unanswerable[n:]
+
+
 def build_popqa(data_dir: str | Path, out: str | Path, split: str = "validation") -> dict:
-    """Write questions.jsonl (and questions-phrased.jsonl), kb.jsonl and web.jsonl (and manifest.json) into
-    `out`; returns the manifest."""
+    """Write questions.jsonl (and questions-phrased.jsonl, questions-with-unanswerable.jsonl), kb.jsonl and
+    web.jsonl (and manifest.json) into `out`; returns the manifest."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     data, out = Path(data_dir).expanduser(), Path(out).expanduser()
     low, high = SPLITS[split]
-    questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
+    every_question = read_records(data / "popqa" / "questions.jsonl")
+    questions = [q for q in every_question if low <= int(q["q_index"]) <= high]
     kept = read_records(data / "popqa" / "crag_selected_passages.jsonl")
     wiki = read_records(data / "corpus" / "wiki_passages.jsonl")
 
@@ -113,6 +133,10 @@ def build_popqa(data_dir: str | Path, out: str | Path, split: str = "validation"
         "questions_phrased": write_records(out / "questions-phrased.jsonl", phrased_questions(questions)),
         "kb": {"selected_passages": selected, "wikipedia_distractors": len(kb) - selected},
         "web": write_records(out / "web.jsonl", web),
+        # the split's questions interleaved with ones the sources cannot answer (abstention, issue 11)
+        "questions_with_unanswerable": write_records(
+            out / "questions-with-unanswerable.jsonl",
+            interleave(questions, unanswerable_questions(every_question, kb, web, (low, high)))),
         "licences": LICENCES,
     }
     write_records(out / "kb.jsonl", kb)

@@ -45,7 +45,7 @@ def comparison(by_system: dict[str, list[dict]], results: dict, a: str = "crag",
     if a not in by_system or b not in by_system:
         return None
     mine = {r["qid"]: r for r in by_system[a]}
-    pairs = [(mine[r["qid"]], r) for r in by_system[b] if r["qid"] in mine]
+    pairs = [(mine[r["qid"]], r) for r in by_system[b] if r["qid"] in mine and r.get("answerable", True)]
     diff = metrics.paired_difference([float(x["correct"]) for x, _ in pairs], [float(y["correct"]) for _, y in pairs],
                                      resamples=resamples)
     tokens = _ratio(results[a]["knowledge_tokens"], results[b]["knowledge_tokens"])
@@ -188,6 +188,17 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
             f"| {name} | {r['n']} | {_pct(r['accuracy'])} | {_ci(r['accuracy_ci'])} | {_pct(r['accuracy_insensitive'])} | "
             f"{_ci(r['accuracy_ci_insensitive'])} | {_pct(r['knowledge_recall'])} | {r['knowledge_tokens']:.0f} | {actions} | "
             f"{r['evaluator_calls']:.1f} | {r['latency']['per_question']:.2f} | {r['wall_s']:.0f} | {r['errors']} |")
+    lines += ["", "Honest answers: abstention on the questions the sources cannot answer (target ≥ 90%) and on those they "
+              "can (target ≤ 10%); strip recall (answerable questions whose retrieved documents contain an answer and "
+              "whose knowledge still does); supported (answerable questions answered with at least one citation, every "
+              "citation being a strip that supports its sentence); citation precision (citations pointing at a strip "
+              "that contains an answer):", "",
+              "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | strip recall % | "
+              "supported % | citation precision % |", "|---|" + "---|" * 6]
+    for name, r in results.items():
+        lines.append(f"| {name} | {r['n_unanswerable']} | {_pct(r['abstention_unanswerable'])} | "
+                     f"{_pct(r['abstention_answerable'])} | {_pct(r['strip_recall'])} | {_pct(r['supported'])} | "
+                     f"{_pct(r['citation_precision'])} |")
     lines += ["", "Mean seconds per question in each stage (search includes the query rewrite, shown apart), and the "
               "generator's calls and tokens per question (prompt and output, as the model counts them; unlike "
               "seconds they do not depend on what else the CPU is doing). An Ambiguous run refines and searches "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from crag.context import Context
+from crag.attribution import abstains
 from crag.eval import metrics
 from crag.eval.inputs import Question, drop_gold, file_digest, read_passages, read_questions
 from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
@@ -29,7 +30,7 @@ PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
 # what must match for predictions to be comparable; the systems and --limit may change freely
 FINGERPRINT = ("questions_sha256", "kb_sha256", "web_sha256", "drop_gold", "seed", "k", "top_k_strips", "web_k",
-               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "max_answer_tokens")
+               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "max_answer_tokens", "generate_prompt")
 
 
 @dataclass
@@ -110,12 +111,20 @@ def prediction_record(system: System, question: Question, output: dict[str, Any]
     said = metrics.strip_citations(answer)
     knowledge = str(output.get("knowledge", ""))
     documents = output.get("documents") or []
+    sources = output.get("sources") or []
     return {
         "system": system.name,
         "qid": question.qid,
         "question": question.question,
         "answers": list(question.answers),
+        "answerable": question.answerable,
         "answer": answer,
+        "draft": output.get("draft", ""),
+        "grounded": bool(output.get("grounded")),
+        "abstained": abstains(answer),
+        "cited": bool(sources),
+        "citations_with_answer": [metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers)
+                                  for s in sources],
         "correct": metrics.match(said, question.answers, case_sensitive=True),
         "correct_insensitive": metrics.match(said, question.answers, case_sensitive=False),
         "knowledge_recall": metrics.contains_answer(knowledge, question.answers),
@@ -197,6 +206,7 @@ def run(settings: RunSettings) -> dict:
         "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,
         "chat_model": str(base.chat_model) if isinstance(base.chat_model, str) else type(base.chat_model).__name__,
         "evaluator": settings.evaluator or "shipped", "max_answer_tokens": base.max_answer_tokens,
+        "generate_prompt": base.generate_prompt,
         "thresholds": {s.name: list(contexts[s.name].thresholds(calibrated)) for s in settings.systems if s.uses_graph},
         "calibrated_thresholds": list(calibrated),
     }

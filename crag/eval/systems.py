@@ -43,10 +43,15 @@ def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
 SYSTEMS: dict[str, System] = {
     s.name: s
     for s in [
-        System("no_retrieval", "no_retrieval", "the generator alone, no knowledge"),
+        System("no_retrieval", "no_retrieval", "the generator alone, no knowledge (answering from its memory)",
+               lambda ctx, u, l: {"answer_without_knowledge": True}),
         System("rag", "rag", "standard RAG: the top-k documents straight to the generator"),
         System("rag_web", "rag_web", "RAG plus web search with the question, results unfiltered (paper Table 5)"),
         System("crag", "crag", "CRAG with the evaluator's calibrated thresholds"),
+        System("crag_paper_prompt", "crag", "CRAG generating with the paper's prompt",
+               lambda ctx, u, l: {"generate_prompt": "paper"}),
+        System("crag_compact_prompt", "crag", "CRAG generating with the compact prompt (a candidate for small models)",
+               lambda ctx, u, l: {"generate_prompt": "compact"}),
         System("crag_no_correct", "crag", "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
                lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": l}),
         System("crag_no_incorrect", "crag", "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",

@@ -15,6 +15,7 @@ from crag.context import Context
 from crag.events import CONDENSE_TAGS, emit
 from crag.followup import append_previous, format_history, parse_condensed, refers_back, resolve
 from crag.prompts import CONDENSE_PROMPT
+from crag.nodes.timing import timed
 from crag.state import State
 
 MAX_QUESTION_CHARS = 2000
@@ -49,6 +50,7 @@ def condense(ctx: Context, question: str, history: list) -> str:
     return condensed or append_previous(question, history)
 
 
+@timed("contextualize")
 def contextualize(state: State, runtime: Runtime[Context]) -> dict:
     asked = validate_question(state.get("question"))
     history = state.get("history") or []
@@ -63,12 +65,18 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         "documents": [],
         "scores": [],
         "labels": [],
+        "thresholds": {},
+        "reason": "",
         "rewritten_query": "",
+        "web_status": "",
         "web_results": [],
         "web_error": None,
         "internal_knowledge": [],
         "external_knowledge": [],
         "knowledge": "",
+        "draft": "",
         "answer": "",
+        "grounded": False,
+        "citations": [],
         "sources": [],
     }

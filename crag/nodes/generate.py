@@ -1,9 +1,12 @@
-"""`generate`: answer from the final knowledge and cite it by number.
+"""`generate`: answer from the final knowledge, then link each answer sentence to the strips that
+support it, or say plainly that the sources hold nothing that answers the question.
 
 Correct uses the refined internal knowledge, Incorrect the external, Ambiguous both (the paper's
-knowledge combination). Each distinct source document gets a number; the prompt numbers the
-strips by their source, and when the model's answer cites nothing valid, the numbers of every
-source it was given are appended, so an answer always says where it came from.
+knowledge combination). The knowledge is numbered per strip: a citation points at a passage a
+reader can check, not at a whole file. The model only writes the answer; `crag.attribution` does
+the citing, and an answer none of whose sentences any strip supports is not grounded. Ungrounded
+answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
+`answer_without_knowledge` is set; with no knowledge at all the model is not even asked.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import re
 from langgraph.runtime import Runtime
 
 from crag import resources
+from crag.attribution import abstains, attribute, grounded
 from crag.context import Context
 from crag.events import ANSWER_TAGS
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPT
+from crag.nodes.timing import timed
+from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER
 from crag.state import Source, State, Strip, Turn
 
-CITATION = re.compile(r"\[(\d+)\]")
+MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
 
 
 def final_knowledge(state: State) -> list[Strip]:
@@ -32,38 +37,44 @@ def final_knowledge(state: State) -> list[Strip]:
     return list(internal) + list(external)
 
 
-def number_sources(strips: list[Strip]) -> tuple[list[Source], list[int]]:
-    """One numbered source per distinct document, and each strip's source number."""
-    sources: list[Source] = []
-    index: dict[tuple[str, str, str], int] = {}
-    numbers = []
-    for strip in strips:
-        key = (strip["origin"], strip["source"], strip["title"])
-        if key not in index:
-            index[key] = len(sources) + 1
-            sources.append(Source(id=index[key], title=strip["title"], source=strip["source"], origin=strip["origin"]))
-        numbers.append(index[key])
-    return sources, numbers
+def format_knowledge(strips: list[Strip]) -> str:
+    """The passages as the generator sees them: one per paragraph, "title: text", unnumbered (web
+    paragraphs already start with their title, `crag.backends.fetch`)."""
+    return "\n\n".join(f"{s['title']}: {s['text']}" if s["title"] and not s["text"].startswith(f"{s['title']}:")
+                         else s["text"] for s in strips)
 
 
-def cite(answer: str, sources: list[Source]) -> str:
-    """Drop citations of sources that do not exist; cite every source if none remain."""
-    valid = {s["id"] for s in sources}
-    answer = CITATION.sub(lambda m: m.group(0) if int(m.group(1)) in valid else "", answer)
-    answer = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(answer.split())).strip()
-    if sources and not CITATION.search(answer):
-        answer = f"{answer} " + "".join(f"[{s['id']}]" for s in sources)
-    return answer
+def tidy(reply: str) -> str:
+    """The model's reply as an answer: whitespace collapsed, its own "[n]" markers and a leading
+    "Answer:" dropped."""
+    text = MARKERS.sub("", " ".join(reply.split()))
+    return re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
 
 
+def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
+    cited = sorted({n for c in citations for n in c["sources"]})
+    return [Source(id=n, title=strips[n - 1]["title"], source=strips[n - 1]["source"], origin=strips[n - 1]["origin"],
+                   doc=strips[n - 1]["doc"], start=strips[n - 1]["start"], end=strips[n - 1]["end"],
+                   text=strips[n - 1]["text"]) for n in cited]
+
+
+@timed("generate")
 def generate(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     strips = final_knowledge(state)
-    sources, numbers = number_sources(strips)
-    knowledge = "\n".join(f"[{n}] {s['text']}" for n, s in zip(numbers, strips))
     question = state["question"]
-    prompt = GENERATE_PROMPT.format(knowledge=knowledge, question=question) if strips else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
-    reply = resources.chat(ctx, "answer").invoke(prompt, config={"tags": ANSWER_TAGS})
-    answer = cite(" ".join(str(reply.content).split()), sources)
+    knowledge = format_knowledge(strips)
+    if not strips and not ctx.answer_without_knowledge:
+        draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
+    else:
+        prompt = (GENERATE_PROMPTS[ctx.generate_prompt].format(knowledge=knowledge, question=question) if strips
+                  else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question))
+        reply = resources.chat(ctx, "answer").invoke(prompt, config={"tags": ANSWER_TAGS})
+        draft = tidy(str(reply.content))
+        citations = attribute(draft, question, strips) if strips and not abstains(draft) else []
+        answer = draft
+        if not grounded(citations) and not abstains(draft) and not ctx.answer_without_knowledge:
+            answer, citations = UNSUPPORTED_ANSWER, []
     turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
-    return {"knowledge": knowledge, "answer": answer, "sources": sources, "history": [turn]}
+    return {"knowledge": knowledge, "draft": draft, "answer": answer, "grounded": grounded(citations),
+            "citations": citations, "sources": sources_of(citations, strips), "history": [turn]}

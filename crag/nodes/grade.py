@@ -7,10 +7,12 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import emit
-from crag.routing import decide_action, document_labels
+from crag.routing import decide_action, document_labels, explain
+from crag.nodes.timing import timed
 from crag.state import State
 
 
+@timed("grade")
 def grade(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     scorer = resources.evaluator(ctx)
@@ -20,5 +22,7 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     upper, lower = resources.thresholds(ctx, scorer)
     action = decide_action(scores, upper, lower)
     labels = document_labels(scores, upper, lower)
-    emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds={"upper": upper, "lower": lower})
-    return {"scores": scores, "labels": labels, "action": action}
+    reason = explain(scores, upper, lower)
+    thresholds = {"upper": upper, "lower": lower}
+    emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
+    return {"scores": scores, "labels": labels, "action": action, "thresholds": thresholds, "reason": reason}

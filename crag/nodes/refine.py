@@ -8,9 +8,11 @@ from crag import resources
 from crag.context import Context
 from crag.events import emit
 from crag.refinement import Passage, refine as refine_passages
+from crag.nodes.timing import timed
 from crag.state import State
 
 
+@timed("refine")
 def refine(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     passages = [

@@ -7,9 +7,11 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import emit
+from crag.nodes.timing import timed
 from crag.state import State
 
 
+@timed("retrieve")
 def retrieve(state: State, runtime: Runtime[Context]) -> dict:
     documents = resources.retrieve(resources.context_of(runtime), state["question"])
     emit(runtime, "retrieve", documents=[{"title": d.metadata.get("title", ""), "source": d.metadata.get("source", "")}

@@ -1,11 +1,13 @@
 """`rewrite_and_search`: rewrite the question into keywords, search the web, fetch and refine.
 
 A failing or slow search never fails the run: the error is recorded in `web_error` and the
-answer is generated from whatever internal knowledge there is.
+answer is generated from whatever internal knowledge there is. With no web backend configured
+(`web_backend="none"`) nothing is rewritten or searched, and `generate` applies its grounding rule.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 
 from langgraph.runtime import Runtime
@@ -18,6 +20,7 @@ from crag.events import REWRITE_TAGS, emit
 from crag.prompts import REWRITE_PROMPT
 from crag.refinement import Passage, refine
 from crag.rewrite import fallback_query, parse_query
+from crag.nodes.timing import timed
 from crag.state import State
 
 
@@ -33,27 +36,40 @@ def rewrite_query(ctx: Context, question: str) -> str:
     return (parsed or fallback_query(question)).text
 
 
+@timed("rewrite_and_search")
 def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
+    if not ctx.has_web:
+        emit(runtime, "rewrite_and_search", web_status="not configured")
+        return {"web_status": "not configured", "web_results": [], "external_knowledge": []}
     question = state["question"]
+    clock = time.perf_counter()
     query = rewrite_query(ctx, question) if ctx.rewrite else question
+    timings = {"rewrite": round(time.perf_counter() - clock, 4)}
     emit(runtime, "rewrite_and_search", rewritten_query=query)
+    clock = time.perf_counter()
     try:
         results = resources.web_search(ctx, query)
     except (WebSearchError, TimeoutError, OSError) as exc:
         emit(runtime, "rewrite_and_search", web_error=str(exc))
-        return {"rewritten_query": query, "web_results": [], "external_knowledge": [], "web_error": str(exc)}
+        return {"rewritten_query": query, "web_status": "failed", "web_results": [], "external_knowledge": [],
+                "web_error": str(exc), "timings": {**timings, "search": round(time.perf_counter() - clock, 4)}}
     passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
+    timings["search"] = round(time.perf_counter() - clock, 4)
+    clock = time.perf_counter()
     strips = refine(
         question, [Passage(p.text, p.title, p.url) for p in passages], resources.evaluator(ctx),
         mode="selection", top_k=ctx.top_k_strips, threshold=ctx.strip_threshold, origin="external",
     )
+    timings["refine_web"] = round(time.perf_counter() - clock, 4)
     found = [asdict(r) for r in results]
     emit(runtime, "rewrite_and_search", results=[{"title": r["title"], "url": r["url"]} for r in found],
          strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {
         "rewritten_query": query,
+        "web_status": "searched",
         "web_results": found,
         "external_knowledge": strips,
         "web_error": "; ".join(errors) or None,
+        "timings": timings,
     }

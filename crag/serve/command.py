@@ -33,8 +33,8 @@ def serve_cmd(
     collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,
     evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
     chat_model: Annotated[Optional[str], typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")] = None,
-    web_backend: Annotated[Optional[str], typer.Option(help="Default web backend: 'local' or 'tavily'.")] = None,
-    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend.")] = None,
+    web_backend: Annotated[Optional[str], typer.Option(help="Default web backend: 'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if a web index is set, else none).")] = None,
+    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
     threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
     max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest request body accepted.")] = 256 * 1024,
@@ -45,7 +45,8 @@ def serve_cmd(
     """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
 
     Per request, clients may set only thresholds, k, top_k_strips, strip_threshold, refine_mode,
-    web_backend, web_k, rewrite and thread_id (in config.configurable). Set CRAG_API_KEY to require
+    web_backend, web_k, rewrite, answer_without_knowledge, generate_prompt and thread_id (in
+    config.configurable). Set CRAG_API_KEY to require
     that key on every request.
     """
     import uvicorn

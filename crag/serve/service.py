@@ -22,6 +22,7 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from crag.context import THRESHOLD_PRESETS, Context, RefineMode, WebBackend
+from crag.prompts import GeneratePrompt
 from crag.nodes.contextualize import MAX_QUESTION_CHARS
 from crag.state import OutputState
 from crag.threads import check_thread_id
@@ -37,9 +38,11 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
     "strip_threshold": (Threshold, "Strips scoring below this are dropped."),
     "refine_mode": (RefineMode, "How documents are cut into strips."),
-    "web_backend": (WebBackend, "'local' (the server's index) or 'tavily' (needs the server's TAVILY_API_KEY)."),
+    "web_backend": (WebBackend, "'local' (the server's index, if it has one), 'tavily' (needs the server's TAVILY_API_KEY) or 'none'."),
     "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
     "rewrite": (bool, "Rewrite the question into keywords before searching the web."),
+    "answer_without_knowledge": (bool, "With nothing relevant found, answer from the model's memory (marked ungrounded)."),
+    "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact' or 'paper'."),
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."

@@ -40,7 +40,7 @@ class FakeWeb:
 
 
 class EchoChat(BaseChatModel):
-    """Rewrites into the question's capitalised words; answers with the first knowledge line.
+    """Rewrites into the question's capitalised words; answers with the first passage's text.
 
     `interrupt_after` raises KeyboardInterrupt on that answer, as a user pressing Ctrl-C would.
     """
@@ -62,7 +62,7 @@ class EchoChat(BaseChatModel):
             answers = sum(1 for p in self.prompts if not p.rstrip().endswith("query:"))
             if self.interrupt_after is not None and answers > self.interrupt_after:
                 raise KeyboardInterrupt
-            found = re.search(r"^\[\d+\] (.*)$", prompt, re.MULTILINE)
+            found = re.search(r"^(?:Passages:\n|Documents: )(?:[^:\n]*: )?(.+)$", prompt, re.MULTILINE)
             text = found.group(1) if found else "I do not know."
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 

@@ -100,10 +100,10 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
     (data / "popqa").mkdir(parents=True)
     (data / "corpus").mkdir()
     write_jsonl(data / "popqa" / "questions.jsonl", [
-        {"q_index": 99, "id": 1, "question": "Held out?", "answers": ["x"]},
+        {"q_index": 99, "id": 1, "question": "Who is Zed Quill?", "answers": ["x"], "subject": "Zed Quill", "prop": "occupation"},
         {"q_index": 100, "id": 2, "question": "What is A's occupation?", "answers": ["painter"], "s_wiki_title": "A",
          "subject": "A", "prop": "occupation"},
-        {"q_index": 400, "id": 3, "question": "Train?", "answers": ["y"]}])
+        {"q_index": 400, "id": 3, "question": "Where is Oslo?", "answers": ["Norway"], "subject": "Oslo", "prop": "country"}])
     write_jsonl(data / "popqa" / "crag_selected_passages.jsonl", [
         {"q_index": 100, "text": "A was a painter of note.  A second passage about A here."},
         {"q_index": 400, "text": "."}])
@@ -121,6 +121,11 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
     kb = read("kb.jsonl")
     assert kb[0] == {"id": "selected-0", "title": "", "text": "A was a painter of note.\n\nA second passage about A here."}
     assert kb[1]["title"] == "Oslo" and len(kb) == 2  # the one-character passage is skipped
+    # outside the split and its subject nowhere in the sources: unanswerable (Oslo is in the knowledge base)
+    mixed = read("questions-with-unanswerable.jsonl")
+    assert [(q["id"], q.get("answerable", True), q["answers"]) for q in mixed] == [
+        (2, True, ["painter"]), ("unanswerable-1", False, [])]
+    assert manifest["questions_with_unanswerable"] == 2
     web = read("web.jsonl")
     assert all("q_index" not in w and "rank" not in w for w in web)
     assert len({w["url"] for w in web}) == 2  # strips of one page keep distinct URLs
@@ -129,3 +134,12 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
         build_popqa(data, tmp_path / "out", "test")
     with pytest.raises(FileNotFoundError, match="shared data"):
         build_popqa(tmp_path / "nowhere", tmp_path / "out")
+
+
+def test_unanswerable_questions_need_the_explicit_mark(tmp_path):
+    path = write_jsonl(tmp_path / "q.jsonl", [{"question": "Who?", "answers": [], "answerable": False}])
+    assert not read_questions(path)[0].answerable
+    with pytest.raises(ValueError, match="answerable"):
+        read_questions(write_jsonl(tmp_path / "r.jsonl", [{"question": "Who?", "answers": []}]))
+    with pytest.raises(ValueError, match="has answers"):
+        read_questions(write_jsonl(tmp_path / "s.jsonl", [{"question": "Who?", "answers": ["x"], "answerable": False}]))

@@ -28,8 +28,8 @@ def test_parse_systems_keeps_order_and_lists_valid_names_on_error():
 def test_rag_gives_every_document_whole_and_never_calls_the_evaluator(make_context):
     ctx = make_context()
     out = answer("rag", ctx)
-    assert out["knowledge"] == "[1] Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.\n" \
-                               "[2] Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."
+    assert out["knowledge"] == "Anna Berg: Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.\n\n" \
+                               "Oslo: Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."
     assert out["evaluator_calls"] == 0 and ctx.evaluator.calls == [] and ctx.web_backend.queries == []
     assert out.get("action") is None and set(out["latency"]) == {"retrieve", "generate"}
 
@@ -38,7 +38,8 @@ def test_rag_web_adds_the_web_results_for_the_question_itself(make_context):
     ctx = make_context()
     out = answer("rag_web", ctx)
     assert ctx.web_backend.queries == [ANNA] and out["evaluator_calls"] == 0
-    assert "[3] Carl Dahl: Carl Dahl is a footballer" in out["knowledge"] and "[1] Anna Berg was" in out["knowledge"]
+    assert "\n\nCarl Dahl: Carl Dahl is a footballer" in out["knowledge"]  # the web paragraph keeps its one title
+    assert out["knowledge"].startswith("Anna Berg: Anna Berg was")
     assert set(out["latency"]) == {"retrieve", "search", "generate"}
 
 
@@ -95,8 +96,8 @@ def test_no_selection_keeps_every_strip(make_context):
     rules = {"painter": 0.9, "Oslo is": -0.9}
     selected = answer("crag", make_context(rules, top_k_strips=1))["knowledge"]
     everything = answer("crag_no_selection", make_context(rules, top_k_strips=1))["knowledge"]
-    assert selected.count("\n") == 0 and "Oslo" not in selected
-    assert everything.count("\n") == 1 and "Oslo" in everything
+    assert selected.count("\n\n") == 0 and "Oslo" not in selected
+    assert everything.count("\n\n") == 1 and "Oslo" in everything
 
 
 def test_no_rewrite_searches_with_the_question(make_context):

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from fakes import DOCS
+
+from crag.context import Context
 from crag.graph import build_graph, graph
 from crag.nodes.contextualize import InvalidQuestion
+from crag.prompts import NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER
 
 QUESTION = "What is Anna Berg's occupation?"
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -26,37 +31,44 @@ def test_mermaid_snapshot():
 
 
 def test_correct_route_refines_internal_knowledge_only(make_context):
-    ctx = make_context({"painter": 0.9}, "Anna Berg was a painter [1].")
+    ctx = make_context({"painter": 0.9}, "Anna Berg was a painter.")
     nodes, _, _ = run(ctx)
     assert nodes == ["contextualize", "retrieve", "grade", "refine", "generate"]
-    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was a painter [1]."))
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was a painter."))
     assert result["action"] == "correct" and result["labels"] == ["correct", "incorrect"]
-    assert result["answer"] == "She was a painter [1]."
-    assert [s["source"] for s in result["sources"]] == ["kb/anna.txt"]
+    assert result["thresholds"] == {"upper": 0.5, "lower": -0.5} and "Correct" in result["reason"]
+    assert result["answer"] == "She was a painter." and result["grounded"] is True
+    assert result["citations"] == [{"sentence": "She was a painter.", "start": 0, "end": 18, "sources": [1]}]
+    [source] = result["sources"]
+    assert source["source"] == "kb/anna.txt" and source["id"] == 1 and source["doc"] == 0
+    assert DOCS[0].page_content[source["start"]:source["end"]] == source["text"]
     assert "painter" in result["knowledge"] and "footballer" not in result["knowledge"]
+    assert set(result["timings"]) == {"contextualize", "retrieve", "grade", "refine", "generate"}
     assert ctx.web_backend.queries == []
 
 
 def test_incorrect_route_searches_the_web(make_context):
-    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes [1].")
+    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.")
     nodes, _, _ = run(ctx)
     assert nodes == ["contextualize", "retrieve", "grade", "rewrite_and_search", "generate"]
-    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes [1].")
+    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.")
     result = graph.invoke({"question": QUESTION}, context=ctx)
-    assert result["action"] == "incorrect"
+    assert result["action"] == "incorrect" and result["web_status"] == "searched"
     assert ctx.web_backend.queries == ["Anna Berg, occupation"] and result["rewritten_query"] == "Anna Berg, occupation"
     assert [s["origin"] for s in result["sources"]] == ["external"]
     assert result["sources"][0]["title"] == "Anna Berg (painter)"
+    assert {"rewrite", "search", "refine_web", "rewrite_and_search"} <= set(result["timings"])
 
 
 def test_ambiguous_runs_both_branches_and_generates_once(make_context):
-    ctx = make_context({"Swedish": 0.0, "seascapes": 0.7}, "Anna Berg, occupation", "A painter [1][2].")
-    nodes, updates, _ = run(ctx)
+    ctx = make_context({"Swedish": 0.0, "seascapes": 0.7}, "Anna Berg, occupation", "A painter of seascapes.")
+    nodes, updates, final = run(ctx, g=build_graph().compile(checkpointer=InMemorySaver()),
+                                config={"configurable": {"thread_id": "a"}})
     assert nodes[:3] == ["contextualize", "retrieve", "grade"]
     assert sorted(nodes[3:5]) == ["refine", "rewrite_and_search"]
     assert nodes[5:] == ["generate"] and nodes.count("generate") == 1
-    final = updates[-1]["generate"]
-    assert {s["origin"] for s in final["sources"]} == {"internal", "external"}
+    assert "Stockholm" in final["knowledge"] and "harbours" in final["knowledge"]  # both knowledge sources
+    assert {"refine", "rewrite_and_search", "generate"} <= set(final["timings"])  # both branches timed
 
 
 def test_evaluator_is_called_once_per_batch_not_per_document(make_context):
@@ -68,28 +80,61 @@ def test_evaluator_is_called_once_per_batch_not_per_document(make_context):
 
 
 def test_web_failure_falls_back_to_internal_knowledge(make_context, failing_web):
-    ctx = make_context({"Swedish": 0.0}, "Anna Berg, occupation", "A painter [1].", web=failing_web)
+    ctx = make_context({"Swedish": 0.0}, "Anna Berg, occupation", "A Swedish painter.", web=failing_web)
     result = graph.invoke({"question": QUESTION}, context=ctx)
-    assert result["action"] == "ambiguous"
+    assert result["action"] == "ambiguous" and result["web_status"] == "failed"
     assert "timed out" in result["web_error"]
-    assert [s["origin"] for s in result["sources"]] == ["internal"] and result["answer"] == "A painter [1]."
+    assert [s["origin"] for s in result["sources"]] == ["internal"] and result["answer"] == "A Swedish painter."
 
 
-def test_web_failure_with_nothing_internal_still_answers(make_context, failing_web):
-    ctx = make_context({}, "Anna Berg, occupation", "I do not know.", web=failing_web)
+def test_web_failure_with_nothing_internal_says_so_without_asking_the_model(make_context, failing_web):
+    ctx = make_context({}, "Anna Berg, occupation", web=failing_web)  # one reply: the rewrite; generating would fail
     result = graph.invoke({"question": QUESTION}, context=ctx)
-    assert result["action"] == "incorrect" and result["sources"] == [] and result["answer"] == "I do not know."
+    assert result["action"] == "incorrect" and result["sources"] == [] and result["answer"] == NO_KNOWLEDGE_ANSWER
+    assert result["grounded"] is False and result["draft"] == ""
+
+
+def test_no_web_backend_skips_the_rewrite_and_the_search(make_context):
+    ctx = make_context({}, web=None, docs=DOCS)  # no replies: neither the rewriter nor the generator may run
+    ctx = dataclasses.replace(ctx, web_backend="none")
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "incorrect" and result["web_status"] == "not configured"
+    assert result["rewritten_query"] == "" and result["answer"] == NO_KNOWLEDGE_ANSWER and not result["grounded"]
+
+
+def test_without_knowledge_the_model_may_answer_but_is_marked_ungrounded(make_context):
+    ctx = dataclasses.replace(make_context({}, "Probably a painter."), web_backend="none", answer_without_knowledge=True)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["answer"] == "Probably a painter." and result["grounded"] is False and result["sources"] == []
+
+
+def test_local_web_needs_an_index(monkeypatch):
+    monkeypatch.delenv("CRAG_WEB_INDEX", raising=False)
+    monkeypatch.delenv("CRAG_WEB_BACKEND", raising=False)
+    assert Context().web_backend == "none"  # no demo corpus behind a user's knowledge base
+    assert Context(web_index="web.jsonl").web_backend == "local"
+    with pytest.raises(ValueError, match="needs web_index"):
+        Context(web_backend="local")
+
+
+def test_unsupported_answers_are_withheld_and_model_citations_dropped(make_context):
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was an astronaut [1]."))
+    assert result["answer"] == UNSUPPORTED_ANSWER and result["draft"] == "She was an astronaut."
+    assert result["grounded"] is False and result["sources"] == [] and result["citations"] == []
+    kept = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She painted [7].",
+                                                                     answer_without_knowledge=True))
+    assert kept["answer"] == "She painted." and kept["citations"][0]["sources"] == [1]  # "painted" is in the strip
+
+
+def test_the_models_own_i_dont_know_is_kept(make_context):
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
+    assert result["answer"] == "I don't know." and result["grounded"] is False and result["sources"] == []
 
 
 def test_unusable_rewrite_falls_back_to_question_keywords(make_context):
-    ctx = make_context({"seascapes": 0.8}, "???", "A painter [1].")
+    ctx = make_context({"seascapes": 0.8}, "???", "A painter.")
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["rewritten_query"] == "Anna Berg, occupation"
-
-
-def test_uncited_answers_get_their_sources_appended(make_context):
-    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She painted [7]."))
-    assert result["answer"] == "She painted. [1]"
 
 
 @pytest.mark.parametrize(
@@ -104,11 +149,12 @@ def test_bad_questions_get_clear_errors(make_context, question, message):
 def test_threads_do_not_accumulate_documents_or_knowledge(make_context):
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t1"}}
-    first = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter [1].")
+    first = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter.")
     g.invoke({"question": QUESTION}, context=first, config=config)
-    second = make_context({"painter": 0.9}, "Still a painter [1].")
+    second = make_context({"painter": 0.9}, "Still a painter.")
     g.invoke({"question": "Where does Anna Berg's work hang?"}, context=second, config=config)
     state = g.get_state(config).values
     assert state["action"] == "correct"
     assert len(state["documents"]) == 2 and state["external_knowledge"] == [] and state["web_results"] == []
     assert [s["origin"] for s in state["sources"]] == ["internal"]
+    assert "rewrite" not in state["timings"]  # the first turn's stages are not carried over

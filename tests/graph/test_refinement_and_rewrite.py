@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crag.nodes.generate import cite, final_knowledge, number_sources
+from crag.nodes.generate import final_knowledge
 from crag.refinement import Passage, decompose, refine
 from crag.rewrite import fallback_query, parse_query
 
@@ -103,19 +103,6 @@ def test_fallback_keywords_come_from_the_question():
     assert fallback_query("What is Henry Feilden's occupation?").text == "Henry Feilden, occupation"
     assert fallback_query("In what city was Billy Carlson born?").keywords[0] == "Billy Carlson"
     assert fallback_query("?").keywords  # never empty
-
-
-def test_sources_are_numbered_per_document_and_citations_checked():
-    strips = [
-        {"text": "a", "score": 0.9, "title": "A", "source": "a.txt", "origin": "internal", "doc": 0},
-        {"text": "b", "score": 0.8, "title": "A", "source": "a.txt", "origin": "internal", "doc": 0},
-        {"text": "c", "score": 0.7, "title": "W", "source": "http://w", "origin": "external", "doc": 0},
-    ]
-    sources, numbers = number_sources(strips)
-    assert numbers == [1, 1, 2] and [s["id"] for s in sources] == [1, 2]
-    assert cite("Yes [2].", sources) == "Yes [2]."
-    assert cite("Yes [9].", sources) == "Yes. [1][2]"
-    assert cite("Nothing to cite.", []) == "Nothing to cite."
 
 
 def test_final_knowledge_follows_the_action():

@@ -71,12 +71,12 @@ def test_follow_up_on_a_thread_is_resolved_before_retrieval():
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = thread_config("t1")
     retriever = RecordingRetriever(DOCS)
-    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A painter [1].", retriever=retriever))
-    result = g.invoke({"question": "Where does her work hang?"}, config=config, context=context("In Stockholm [1].", retriever=retriever))
+    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A Swedish painter.", retriever=retriever))
+    result = g.invoke({"question": "Where does her work hang?"}, config=config, context=context("In Stockholm.", retriever=retriever))
     assert retriever.queries == ["What is Anna Berg's occupation?", "Where does Anna Berg's work hang?"]
     assert result["question"] == "Where does Anna Berg's work hang?"
     assert [t["asked"] for t in result["history"]] == ["What is Anna Berg's occupation?", "Where does her work hang?"]
-    assert [t["answer"] for t in result["history"]] == ["A painter [1].", "In Stockholm [1]."]
+    assert [t["answer"] for t in result["history"]] == ["A Swedish painter.", "In Stockholm."]
     assert len(result["documents"]) == 1  # this turn's documents only
 
 
@@ -84,7 +84,7 @@ def test_model_rewrite_then_fallback_when_rules_cannot_resolve():
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = thread_config("t2")
     retriever = RecordingRetriever(DOCS)
-    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A painter [1].", retriever=retriever))
+    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A Swedish painter.", retriever=retriever))
     g.invoke({"question": "Who bought that?"}, config=config,
              context=context("Who bought Anna Berg's paintings?", "A museum [1].", retriever=retriever))
     g.invoke({"question": "Who sold that?"}, config=config,
@@ -97,18 +97,18 @@ def test_history_is_capped():
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = thread_config("t3")
     for i in range(MAX_TURNS + 3):
-        result = g.invoke({"question": f"What did Anna Berg paint in year {i}?"}, config=config, context=context(f"Sea {i} [1]."))
-    assert len(result["history"]) == MAX_TURNS and result["history"][-1]["answer"] == f"Sea {MAX_TURNS + 2} [1]."
+        result = g.invoke({"question": f"What did Anna Berg paint in year {i}?"}, config=config, context=context(f"A Swedish painter {i}."))
+    assert len(result["history"]) == MAX_TURNS and result["history"][-1]["answer"] == f"A Swedish painter {MAX_TURNS + 2}."
 
 
 def test_sqlite_threads_survive_a_restart(tmp_path):
     db = tmp_path / "threads.sqlite"
     with threaded_graph(db) as g:
-        g.invoke({"question": "What is Anna Berg's occupation?"}, config=thread_config("painter"), context=context("A painter [1]."))
+        g.invoke({"question": "What is Anna Berg's occupation?"}, config=thread_config("painter"), context=context("A Swedish painter."))
     retriever = RecordingRetriever(DOCS)
     with threaded_graph(db) as g:  # a new connection, as after a restart
-        result = g.invoke({"question": "Where did she live?"}, config=thread_config("painter"), context=context("Stockholm [1].", retriever=retriever))
-        other = g.invoke({"question": "Where did she live?"}, config=thread_config("another"), context=context("Unknown [1].", retriever=retriever))
+        result = g.invoke({"question": "Where did she live?"}, config=thread_config("painter"), context=context("Stockholm.", retriever=retriever))
+        other = g.invoke({"question": "Where did she live?"}, config=thread_config("another"), context=context("I don't know.", retriever=retriever))
     assert retriever.queries[0] == "Where did Anna Berg live?"
     assert len(result["history"]) == 2 and len(other["history"]) == 1
     assert other["question"] == "Where did she live?"  # a new thread has nothing to refer back to
@@ -121,12 +121,16 @@ def test_bad_thread_ids_are_refused(bad):
 
 
 def test_custom_events_from_every_node_and_answer_tokens_only():
-    ctx = context("Anna Berg, occupation", "She painted seascapes [1].", rules={"Swedish": 0.0, "seascapes": 0.7},
+    ctx = context("Anna Berg, occupation", "She painted seascapes.", rules={"Swedish": 0.0, "seascapes": 0.7},
                   web=FakeWeb([__import__("crag.backends.web", fromlist=["WebResult"]).WebResult(
                       title="Anna Berg (painter)", url="local://Anna Berg (painter)", content="Anna Berg painted seascapes and harbours.")]))
     events, tokens, other_tokens = [], [], []
-    for mode, chunk in graph.stream({"question": "What is Anna Berg's occupation?"}, context=ctx, stream_mode=["custom", "messages"]):
-        if mode == "custom":
+    final = {}
+    for mode, chunk in graph.stream({"question": "What is Anna Berg's occupation?"}, context=ctx,
+                                    stream_mode=["custom", "messages", "values"]):
+        if mode == "values":
+            final = chunk
+        elif mode == "custom":
             events.append(chunk)
         else:
             message, metadata = chunk
@@ -141,13 +145,14 @@ def test_custom_events_from_every_node_and_answer_tokens_only():
     assert by_node["rewrite_and_search"]["rewritten_query"] == "Anna Berg, occupation"
     assert by_node["rewrite_and_search"]["results"][0]["title"] == "Anna Berg (painter)"
     assert by_node["rewrite_and_search"]["strips"] and by_node["refine"]["strips"]
-    assert "".join(tokens) == "She painted seascapes [1]." and len(tokens) > 1  # streamed, token by token
+    assert "".join(tokens) == "She painted seascapes." and len(tokens) > 1  # streamed, token by token
+    assert final["answer"] == "".join(tokens) and final["grounded"]  # the streamed answer is the final one
     assert other_tokens == []  # the rewriter's keywords are not streamed as answer tokens
 
 
 def test_events_reach_astream_events_clients():
     async def collect():
-        ctx = context("A painter [1].")
+        ctx = context("A Swedish painter.")
         return [e async for e in graph.astream_events({"question": "What is Anna Berg's occupation?"}, context=ctx, version="v2")]
 
     events = asyncio.run(collect())

@@ -31,7 +31,7 @@ from crag.context import Context  # noqa: E402
 ROOT = Path(__file__).parents[2]
 BIN = Path(sys.executable).parent
 DEMO_KB = ROOT / "crag" / "demo" / "kb"
-ANSWER = "Anna Berg was a painter [1]."
+ANSWER = "Anna Berg was a painter."
 
 
 class ScriptedChat(BaseChatModel):

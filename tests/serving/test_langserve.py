@@ -40,7 +40,7 @@ def test_invoke_batch_and_stream_over_http(serve):
     assert events[0][0] == "metadata" and events[-1][0] == "end"
     chunks = [json.loads(data) for kind, data in events if kind == "data"]
     assert len(chunks) > 3 and chunks[-1]["answer"] == ANSWER
-    assert all("internal_knowledge" not in c and "asked" not in c for c in chunks)  # only public keys
+    assert all("asked" not in c for c in chunks) and chunks[-1]["grounded"] is True  # only public keys
 
 
 def test_remote_runnable_invoke_batch_stream_and_events(serve):
@@ -150,7 +150,8 @@ def test_schemas_are_published(serve):
     assert httpx.get(f"{url}/crag/input_schema").json()["properties"]["question"]["maxLength"] == 2000
     configurable = httpx.get(f"{url}/crag/config_schema").json()["$defs"]["Configurable"]["properties"]
     assert set(configurable) == {"upper_threshold", "lower_threshold", "preset", "k", "top_k_strips", "strip_threshold",
-                                 "refine_mode", "web_backend", "web_k", "rewrite", "thread_id"}
+                                 "refine_mode", "web_backend", "web_k", "rewrite", "answer_without_knowledge",
+                                 "generate_prompt", "thread_id"}
 
 
 def test_empty_knowledge_base_stops_start_up(tmp_path):

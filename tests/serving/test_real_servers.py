@@ -22,6 +22,7 @@ QUESTION = "What is Ada Lovelace's occupation?"
 def crag_serve(tmp_path, demo_chroma, db, name):
     port = free_port()
     command = [str(BIN / "crag"), "serve", "--port", str(port), "--chroma-dir", str(demo_chroma), "--collection", "demo",
+               "--web-index", str(ROOT / "crag" / "demo" / "web.jsonl"),
                "--threads-db", str(db), "--log-level", "warning"]
     return port, subprocess_server(command, f"http://127.0.0.1:{port}/health", tmp_path / f"{name}.log",
                                    env={"CRAG_API_KEY": "k3y"})

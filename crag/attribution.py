@@ -1,0 +1,91 @@
+"""Attribution: which kept strips support each sentence of an answer.
+
+Citing is the code's job, not the generator's: a 135M-parameter model asked to cite writes "[1]"
+where the fact belongs, cites the first source whatever it used, or cites nothing. So the model
+writes the answer and this module links every answer sentence to the strips that state what the
+sentence adds to the question, by lexical overlap: the sentence's content words that the question
+does not already contain (its *claim*) must be found in the strip (or its title). "Anna Berg was a
+Swedish painter." for "What is Anna Berg's occupation?" claims {swedish, painter}, and only a strip
+that says both, or most of them, supports it. A sentence whose claim no strip states gets no
+citation, and an answer none of whose sentences is supported is not grounded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from crag.refinement import sentence_spans
+from crag.rewrite import STOPWORDS
+from crag.state import Citation, Strip
+
+SUPPORT_MIN = 0.5  # share of a sentence's claim words a strip must contain to support it
+MAX_CITATIONS = 2  # strips cited per sentence: the best supporting ones
+# words a generator adds around any answer; they state nothing about the subject
+FILLER = frozenset(
+    "answer answers question document documents passage passages text source sources according based provided "
+    "information context mentioned states stated say says said also known called named following above below "
+    "yes one".split()
+)
+_WORD = re.compile(r"[\w][\w.+-]*\w|\w")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, so that "paints"/"painted" meet "paint" and "dictionaries" meets
+    "dictionary"; deliberately crude (no library stemmer is a dependency), and applied to both sides."""
+    word = word.lower()
+    for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """Stemmed content words of `text`; dotted and dashed names ("json.dumps", "--max-count") stay whole
+    and also count by their parts."""
+    found = set()
+    for token in _WORD.findall(text.lower()):
+        parts = [token] + (re.split(r"[.+-]+", token) if re.search(r"[.+-]", token) else [])
+        found.update(stem(p) for p in parts if p and p not in STOPWORDS and p not in FILLER)
+    return found
+
+
+def claim(sentence: str, question: str) -> set[str]:
+    """What the sentence says beyond the question."""
+    return terms(sentence) - terms(question)
+
+
+def support(claimed: set[str], strip: Strip) -> float:
+    """Share of the claim that the strip (with its title) states."""
+    if not claimed:
+        return 0.0
+    return len(claimed & terms(f"{strip['title']} {strip['text']}")) / len(claimed)
+
+
+def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
+    """One citation record per sentence of `answer`; `sources` holds 1-based strip numbers."""
+    citations: list[Citation] = []
+    for sentence, start, end in sentence_spans(answer):
+        claimed = claim(sentence, question)
+        scored = [(support(claimed, strip), n) for n, strip in enumerate(strips, 1)]
+        best = max((s for s, _ in scored), default=0.0)
+        cited = [] if best < SUPPORT_MIN else sorted(n for s, n in scored if s == best)[:MAX_CITATIONS]
+        citations.append(Citation(sentence=sentence, start=start, end=end, sources=cited))
+    return citations
+
+
+def grounded(citations: Sequence[Citation]) -> bool:
+    return any(c["sources"] for c in citations)
+
+
+# how generators say that the passages do not answer: "I don't know.", "The passages do not mention …"
+_ABSTAINS = re.compile(
+    r"^\W*(i\s+(don'?t|do\s+not|cannot|can'?t)\s+(know|tell|say|answer|find)|unknown\b|no\s+(answer|information)\b"
+    r"|(the\s+)?(passages?|documents?|sources?|context|text)\s+(do|does)\s+not\s+(contain|mention|say|state|provide))",
+    re.IGNORECASE,
+)
+
+
+def abstains(answer: str) -> bool:
+    """Whether the answer declines to answer (ours, `crag.prompts.ABSTENTIONS`, or the model's own)."""
+    return bool(_ABSTAINS.match(answer))

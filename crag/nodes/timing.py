@@ -1,0 +1,24 @@
+"""Per-stage timings in the graph's output (`timings`), so that the CLI's `--json` and API clients
+see where a run spent its time without a tracing backend."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+
+
+def timed(name: str) -> Callable:
+    """Add the node's wall time, in seconds, to the `timings` it returns (beside any sub-stages it
+    timed itself). `functools.wraps` keeps the signature LangGraph inspects for `runtime`."""
+
+    def decorate(node: Callable[..., dict]) -> Callable[..., dict]:
+        @functools.wraps(node)
+        def wrapper(*args, **kwargs) -> dict:
+            start = time.perf_counter()
+            update = node(*args, **kwargs)
+            return {**update, "timings": {**update.get("timings", {}), name: round(time.perf_counter() - start, 4)}}
+
+        return wrapper
+
+    return decorate
