@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from crag.evaluator_model.lexical import stem_words
 from crag.refinement import sentence_spans
 from crag.rewrite import STOPWORDS
 from crag.state import Citation, Strip
@@ -30,24 +31,14 @@ FILLER = frozenset(
 _WORD = re.compile(r"[\w][\w.+-]*\w|\w")
 
 
-def stem(word: str) -> str:
-    """A light suffix stripper, so that "paints"/"painted" meet "paint" and "dictionaries" meets
-    "dictionary"; deliberately crude (no library stemmer is a dependency), and applied to both sides."""
-    word = word.lower()
-    for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)] + replacement
-    return word
-
-
 def terms(text: str) -> set[str]:
     """Stemmed content words of `text`; dotted and dashed names ("json.dumps", "--max-count") stay whole
     and also count by their parts."""
-    found = set()
+    words = []
     for token in _WORD.findall(text.lower()):
         parts = [token] + (re.split(r"[.+-]+", token) if re.search(r"[.+-]", token) else [])
-        found.update(stem(p) for p in parts if p and p not in STOPWORDS and p not in FILLER)
-    return found
+        words += [p for p in parts if p and p not in STOPWORDS and p not in FILLER]
+    return set(stem_words(words))  # the evaluator's lexical blend stems the same way
 
 
 def claim(sentence: str, question: str) -> set[str]:
@@ -55,19 +46,20 @@ def claim(sentence: str, question: str) -> set[str]:
     return terms(sentence) - terms(question)
 
 
-def support(claimed: set[str], strip: Strip) -> float:
-    """Share of the claim that the strip (with its title) states."""
+def support(claimed: set[str], stated: set[str]) -> float:
+    """Share of the claim that a strip stating `stated` (its terms, title included) states."""
     if not claimed:
         return 0.0
-    return len(claimed & terms(f"{strip['title']} {strip['text']}")) / len(claimed)
+    return len(claimed & stated) / len(claimed)
 
 
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
     """One citation record per sentence of `answer`; `sources` holds 1-based strip numbers."""
+    stated = [terms(f"{strip['title']} {strip['text']}") for strip in strips]
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
         claimed = claim(sentence, question)
-        scored = [(support(claimed, strip), n) for n, strip in enumerate(strips, 1)]
+        scored = [(support(claimed, words), n) for n, words in enumerate(stated, 1)]
         best = max((s for s, _ in scored), default=0.0)
         cited = [] if best < SUPPORT_MIN else sorted(n for s, n in scored if s == best)[:MAX_CITATIONS]
         citations.append(Citation(sentence=sentence, start=start, end=end, sources=cited))

@@ -66,8 +66,10 @@ def _print_run(result: dict[str, Any], titles: list[str]) -> None:
     for title, score, label in zip(titles, result.get("scores", []), result.get("labels", [])):
         typer.echo(f"  {score:+.3f}  {label:<9}  {title}")
     _print_web(result)
+    from crag.nodes.generate import final_knowledge
+
     typer.secho("knowledge:", bold=True)
-    strips = _strips(result)
+    strips = final_knowledge(result)  # numbered as the generator was given them
     if not strips:
         typer.echo("  (none)")
     for n, strip in enumerate(strips, 1):
@@ -75,12 +77,6 @@ def _print_run(result: dict[str, Any], titles: list[str]) -> None:
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
     _print_grounding(result)
-
-
-def _strips(result: dict[str, Any]) -> list[dict]:
-    """The strips the generator was given, in the order of their numbers."""
-    internal, external = result.get("internal_knowledge") or [], result.get("external_knowledge") or []
-    return {"correct": internal, "incorrect": external}.get(result.get("action"), internal + external)
 
 
 def _short(text: str, limit: int) -> str:
@@ -202,10 +198,9 @@ def ask_cmd(
         k=k, preset=preset, upper_threshold=upper, lower_threshold=lower, refine_mode=refine_mode,
         chat_model=chat_model, evaluator=evaluator, answer_without_knowledge=answer_without_knowledge,
     )
-    if prompt:
-        options["generate_prompt"] = prompt
     options.update({name: value for name, value in (("web_backend", web_backend), ("web_index", web_index), ("chroma_dir", chroma_dir),
-                                                    ("chroma_url", chroma_url), ("collection", collection)) if value})
+                                                    ("chroma_url", chroma_url), ("collection", collection),
+                                                    ("generate_prompt", prompt)) if value})
     try:
         context = Context(**options)
         config = thread_config(thread) if thread is not None else None

@@ -19,13 +19,12 @@ def decide_action(scores: Sequence[float], upper: float, lower: float) -> Action
     return "ambiguous"
 
 
-def explain(scores: Sequence[float], upper: float, lower: float) -> str:
-    """Why `decide_action` chose what it did, in words (for `reason` in the output)."""
+def explain(action: Action, scores: Sequence[float], upper: float, lower: float) -> str:
+    """Why `decide_action` chose `action` for these scores, in words (for `reason` in the output)."""
     if not scores:
         return "no documents were retrieved: Incorrect"
     best = max(range(len(scores)), key=lambda i: scores[i])
     top = f"the best document (rank {best + 1}) scored {scores[best]:+.3f}"
-    action = decide_action(scores, upper, lower)
     if action == "correct":
         return f"{top}, at least the upper threshold {upper:+.3f}: Correct"
     if action == "incorrect":

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crag.eval.inputs import read_questions
+from crag.jsonl import read_objects
 from crag.eval.popqa import default_data_dir, interleave, web_records, write_records
 
 QUESTIONS_FILE = Path(__file__).with_name("docs_questions.jsonl")
@@ -222,9 +223,7 @@ def build_docs(out: str | Path, data_dir: str | Path | None = None, *, questions
     (out / "questions.jsonl").write_bytes(questions.read_bytes())
     # the same, interleaved with hand-written questions the pages cannot answer (abstention, issue 11)
     write_records(out / "questions-with-unanswerable.jsonl",
-                  interleave([json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()],
-                             [json.loads(line) for line in UNANSWERABLE_FILE.read_text(encoding="utf-8").splitlines()
-                              if line.strip()]))
+                  interleave([r for _, r in read_objects(questions)], [r for _, r in read_objects(UNANSWERABLE_FILE)]))
     kb = [{"id": stem, "title": stem, "text": text} for stem, text in pages.items()]
     manifest = {
         "sources": [{"stem": s.stem, "kind": s.kind, "name": s.name, "section": s.section or None,

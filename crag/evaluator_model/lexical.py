@@ -48,10 +48,15 @@ def _analyzer():
     return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN) | QUESTION_WORDS
 
 
+def stem_words(words: list[str]) -> list[str]:
+    """The Snowball stems of `words` ("painted", "paints" → "paint")."""
+    return _analyzer()[0].stemWords(words)
+
+
 def terms(text: str) -> list[str]:
     """Lower-cased, stemmed words of `text` without stopwords and question words."""
-    stemmer, stop = _analyzer()
-    return stemmer.stemWords([w for w in _WORD.findall(text.lower()) if w not in stop])
+    stop = _analyzer()[1]
+    return stem_words([w for w in _WORD.findall(text.lower()) if w not in stop])
 
 
 @dataclass(frozen=True)

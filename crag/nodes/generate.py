@@ -52,10 +52,10 @@ def tidy(reply: str) -> str:
 
 
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
+    """The cited strips, by number, without their refinement score."""
     cited = sorted({n for c in citations for n in c["sources"]})
-    return [Source(id=n, title=strips[n - 1]["title"], source=strips[n - 1]["source"], origin=strips[n - 1]["origin"],
-                   doc=strips[n - 1]["doc"], start=strips[n - 1]["start"], end=strips[n - 1]["end"],
-                   text=strips[n - 1]["text"]) for n in cited]
+    return [Source(id=n, **{key: strips[n - 1][key] for key in ("title", "source", "origin", "doc", "start", "end", "text")})
+            for n in cited]
 
 
 @timed("generate")
@@ -70,10 +70,10 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         prompt = (GENERATE_PROMPTS[ctx.generate_prompt].format(knowledge=knowledge, question=question) if strips
                   else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question))
         reply = resources.chat(ctx, "answer").invoke(prompt, config={"tags": ANSWER_TAGS})
-        draft = tidy(str(reply.content))
-        citations = attribute(draft, question, strips) if strips and not abstains(draft) else []
-        answer = draft
-        if not grounded(citations) and not abstains(draft) and not ctx.answer_without_knowledge:
+        draft = answer = tidy(str(reply.content))
+        declined = abstains(draft)  # the model's own "I don't know" is kept as it is
+        citations = attribute(draft, question, strips) if strips and not declined else []
+        if not (declined or grounded(citations) or ctx.answer_without_knowledge):
             answer, citations = UNSUPPORTED_ANSWER, []
     turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
     return {"knowledge": knowledge, "draft": draft, "answer": answer, "grounded": grounded(citations),

@@ -22,7 +22,7 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     upper, lower = resources.thresholds(ctx, scorer)
     action = decide_action(scores, upper, lower)
     labels = document_labels(scores, upper, lower)
-    reason = explain(scores, upper, lower)
+    reason = explain(action, scores, upper, lower)
     thresholds = {"upper": upper, "lower": lower}
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
     return {"scores": scores, "labels": labels, "action": action, "thresholds": thresholds, "reason": reason}
