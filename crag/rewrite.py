@@ -1,14 +1,17 @@
 """Query rewriting for web search: at most three keywords, parsed robustly.
 
 A 135M-parameter model often answers the few-shot prompt with extra lines, a repeated
-"question:", quotes or a whole sentence. We keep the first usable `query:` line, validate it
-into `SearchQuery`, and when nothing usable remains, fall back to keywords taken from the
-question itself (deterministic: proper-noun runs first, then content words).
+"question:", quotes or a whole sentence; it drops the subject ("I, CA, get" for a question about
+certifi) or answers the question instead. We keep the first usable `query:` line, validate it
+into `SearchQuery`, and reject it when it loses one of the question's subjects (names, quoted
+terms, code, rare words) or brings in a name of its own. Then we fall back to keywords taken from
+the question itself (deterministic: subjects first, then the rarest content words).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -59,14 +62,66 @@ def names(text: str) -> list[str]:
     return found
 
 
+SENTENCE_WORD_ZIPF = 4.0  # a question's capitalised first word this common is no name: "Explain", "Describe"
+RARE_ZIPF = 3.0  # wordfreq's Zipf scale: below 3 (fewer than one in a million words) a word names something
+# a quoted term: "…", “…”, `…`, or '…' not inside a word (so "Berg's" is no quote)
+QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|`([^`]+)`|(?<!\w)\'([^\']+)\'(?!\w)')
+# code and file names: json.dumps, --max-count, pyproject.toml, __init__, get(), v2.1
+CODE = re.compile(r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:--?|__)?\w+(?:(?:[._/-]|::)\w+)*(?:__|\(\))?(?=[\s,;:?!)]|\.?$|\.\s)")
+
+
+@lru_cache(maxsize=4096)
+def zipf(word: str) -> float:
+    """How common an English word is (wordfreq's Zipf scale: 7 for "the", 0 for unknown words)."""
+    from wordfreq import zipf_frequency  # loads its word list on first use, not at import
+
+    return zipf_frequency(word, "en")
+
+
+def subjects(question: str) -> list[str]:
+    """What the question is about, in question order: quoted terms, names (runs of capitalised
+    words), code ("json.dumps", "--max-count") and rare words ("certifi"), each once. A web query
+    that drops one of them searches for something else."""
+    found: list[tuple[int, str]] = []
+    for match in QUOTED.finditer(question):
+        found.append((match.start(), next(g for g in match.groups() if g).strip()))
+    unquoted = QUOTED.sub(lambda m: " " * len(m.group(0)), question)
+    for name in names(unquoted):
+        at = unquoted.find(name)
+        # a capitalised first word is a name only when it is not an everyday word ("Explain", "List")
+        if at >= 0 and not (" " not in name and not unquoted[:at].strip() and zipf(name.lower()) >= SENTENCE_WORD_ZIPF):
+            found.append((at, name))
+    for match in CODE.finditer(unquoted):
+        token = match.group(0)
+        if re.search(r"[._/()-]|::", token) and not token.endswith("'s"):
+            found.append((match.start(), token))
+        elif token.isalpha() and token.islower() and token not in STOPWORDS and len(token) > 2 and zipf(token) < RARE_ZIPF:
+            found.append((match.start(), token))
+    result: list[str] = []
+    for _, term in sorted(found):
+        low = term.lower()
+        if term and not any(low in r.lower() for r in result):  # "json" inside "json.dumps" is one subject
+            result = [r for r in result if r.lower() not in low] + [term]
+    return result
+
+
+def _mentions(term: str, text: str) -> bool:
+    """Whether `text` mentions `term`: the whole term, or (for names) one of its content words."""
+    if term.lower() in text.lower():
+        return True
+    return bool(content_words(term) & content_words(text)) and bool(names(term))
+
+
 def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
     """The model's keywords, or None when its output is unusable.
 
     With `question`, keywords that share no content word with it are dropped: the rewrite
     extracts keywords from the question, so a reply like "The answer to the question is" is
-    the model talking, not a query. And when the question names someone or something (a run of
-    capitalised words), the query must keep that name: "Henry Feilden, occupation" for a
-    question about someone else is the prompt's example leaking, not a rewrite.
+    the model talking, not a query. The query must keep the question's subjects (`subjects`):
+    "I, CA, get" for "How do I get the CA bundle path from certifi?" searches for nothing the user
+    asked about, and "Henry Feilden, occupation" for a question about someone else is the prompt's
+    example leaking. And it must not bring in a name or number the question lacks: that is the
+    model answering ("FastAPI author, Sebastián Ramírez"), not a rewrite.
     """
     for line in output.splitlines():
         line = line.strip()
@@ -76,13 +131,15 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
         parts = [p.strip(" \t\"'`.;:()[]") for p in line.split(",")]
         parts = [p for p in parts if p]
         if question is not None:
+            if _answers(", ".join(parts), question):
+                return None
             asked = content_words(question)
             parts = [p for p in parts if content_words(p) & asked]
         seen: list[str] = []
         for part in parts:
             if part.lower() not in (s.lower() for s in seen):
                 seen.append(part)
-        if question is not None and not _keeps_a_name(seen[:MAX_KEYWORDS], question):
+        if question is not None and not _faithful(", ".join(seen[:MAX_KEYWORDS]), question):
             return None
         try:
             return SearchQuery(keywords=seen[:MAX_KEYWORDS])
@@ -91,29 +148,27 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
     return None
 
 
-def _keeps_a_name(keywords: list[str], question: str) -> bool:
-    name_words = {w for name in names(question) for w in content_words(name)}
-    if not name_words:
-        return True
-    keyword_words = {re.sub(r"['’]s$", "", w).lower() for k in keywords for w in re.findall(r"[\w'’-]+", k)}
-    return bool(name_words & keyword_words)
+def _faithful(query: str, question: str) -> bool:
+    """The query keeps the question's (first three) subjects."""
+    return all(_mentions(term, query) for term in subjects(question)[:MAX_KEYWORDS])
+
+
+def _answers(reply: str, question: str) -> bool:
+    """The reply brings in a name or a number the question lacks: the model answering, not a rewrite."""
+    asked = content_words(question)
+    numbers = set(re.findall(r"\d+", reply)) - set(re.findall(r"\d+", question))
+    return bool(numbers) or any(not content_words(n) & asked for n in names(reply))
 
 
 def fallback_query(question: str) -> SearchQuery:
-    """Keywords from the question alone: runs of capitalised words (names), then content words."""
-    words = re.findall(r"[\w'’-]+", question)
-    keywords: list[str] = []
-    run: list[str] = []
-    for i, word in enumerate(words + [""]):
-        if word[:1].isupper() and (i > 0 or word.lower() not in STOPWORDS):
-            run.append(word)
-            continue
-        if run:
-            keywords.append(" ".join(run))
-            run = []
-    content = [w for w in words if w.lower() not in STOPWORDS and not any(w in k.split() for k in keywords)]
-    keywords = [re.sub(r"['’]s$", "", k) for k in keywords + content]
-    keywords = [k for k in dict.fromkeys(keywords) if k][:MAX_KEYWORDS]
+    """Keywords from the question alone: its subjects (names, quoted terms, code, rare words), then
+    its other content words, the rarest first ("occupation" before "get")."""
+    keywords = subjects(question)
+    covered = {w for k in keywords for w in content_words(k)}
+    words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"\w[\w'’-]*\w|\w", question)]
+    content = [w for w in dict.fromkeys(words) if w and w.lower() not in STOPWORDS and w.lower() not in covered]
+    content.sort(key=lambda w: zipf(w.lower()))  # stable: equally common words keep question order
+    keywords = [k for k in dict.fromkeys(keywords + content) if k][:MAX_KEYWORDS]
     if keywords:
         return SearchQuery(keywords=keywords)
     # nothing word-like (e.g. "???"): search for the question as written rather than for nothing

@@ -6,7 +6,7 @@ import pytest
 
 from crag.nodes.generate import final_knowledge
 from crag.refinement import Passage, decompose, refine
-from crag.rewrite import fallback_query, parse_query
+from crag.rewrite import fallback_query, parse_query, subjects
 
 from fakes import FakeEvaluator
 
@@ -84,6 +84,46 @@ def test_rewrites_must_keep_the_question_s_subject(output):
     assert parse_query(output, "What is Anna Berg's occupation?") is None
     assert parse_query("Anna Berg, occupation", "What is Anna Berg's occupation?").keywords == ["Anna Berg", "occupation"]
     assert parse_query("occupation, painter", "what is the occupation of a painter?").keywords == ["occupation", "painter"]
+
+
+@pytest.mark.parametrize("question, subjects_", [
+    ("How do I get the CA bundle path from certifi?", ["CA", "certifi"]),  # a lowercase package name
+    ("How do I save a dict to JSON?", ["dict", "JSON"]),
+    ("What does json.dumps do with the 'indent' argument?", ["json.dumps", "indent"]),  # code, a quoted term
+    ('What does "pip install -e ." do?', ["pip install -e ."]),
+    ("How do I pass --max-count to git log?", ["--max-count"]),
+    ("Explain how Django handles migrations", ["Django"]),  # "Explain" starts the sentence, names nothing
+    ("Who was Ludwig van Beethoven's teacher?", ["Ludwig van Beethoven"]),
+    ("what is the occupation of a painter?", []),
+])
+def test_subjects_are_names_quoted_terms_code_and_rare_words(question, subjects_):
+    assert subjects(question) == subjects_
+
+
+@pytest.mark.parametrize("output, question", [
+    ("I, CA, get", "How do I get the CA bundle path from certifi?"),  # lost the package
+    ("I, save, dict", "How do I save a dict to JSON?"),
+    ("tool, can, extract", "Which tool can extract text from PDF files?"),
+    ("indent, argument", "What does json.dumps do with the 'indent' argument?"),
+    ("FastAPI author Sebastián Ramírez", "Who is the author of FastAPI?"),  # answered instead
+    ("Python, released, 1991", "When was Python first released?"),  # a number the question lacks
+])
+def test_rewrites_that_lose_the_subject_or_answer_are_rejected(output, question):
+    assert parse_query(output, question) is None
+    assert set(subjects(question)) <= set(fallback_query(question).keywords)  # the fallback keeps them
+
+
+def test_faithful_rewrites_are_kept():
+    assert parse_query("certifi, CA bundle, path", "How do I get the CA bundle path from certifi?").keywords == [
+        "certifi", "CA bundle", "path"]
+    assert parse_query("Henry Feilden, Occupation", "What is Henry Feilden's occupation?").keywords == [
+        "Henry Feilden", "Occupation"]
+    assert parse_query("json.dumps indent", "What does json.dumps do with the 'indent' argument?") is not None
+
+
+def test_fallback_puts_subjects_first_then_the_rarest_words():
+    assert fallback_query("How do I get the CA bundle path from certifi?").keywords == ["CA", "certifi", "bundle"]
+    assert fallback_query("Which tool can extract text from PDF files?").keywords[0] == "PDF"
 
 
 def test_refine_scores_strips_with_their_document_s_title():
