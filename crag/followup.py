@@ -4,7 +4,10 @@ CRAG retrieves and grades with the question alone, so "When was she born?" must 
 Ada Lovelace born?" before retrieval. Only questions that refer back (a pronoun, "there", "and …?")
 are rewritten: a self-contained question goes through untouched. Rules come first, because they are
 instant and SmolLM2-135M's rewrites are mostly unusable: "and X?" repeats the previous question
-about X, and pronouns become the previous question's entity. When the rules find nothing to
+about X, and each pronoun becomes the previous turn's referent of its kind: "he"/"she" a person,
+"it" a thing, "there" a place, "they" a group, taken from the previous question or, when that
+question asked for it ("Who is the author of FastAPI?"), from its answer. Replacing every pronoun
+with the question's main name made "What other library did he write?" about FastAPI. When the rules find nothing to
 substitute, the chat model is asked, and its rewrite is kept only if it no longer refers back and
 keeps the follow-up's own words; failing that, the previous question is appended, which still
 tells retrieval and the evaluator what the follow-up is about.
@@ -15,7 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from crag.rewrite import content_words, names
+from crag.attribution import abstains
+from crag.rewrite import content_words, names, subjects
 from crag.state import Turn
 
 SUBJECT = r"he|she|it|they|him|them|there"
@@ -61,8 +65,99 @@ def main_entity(text: str) -> str | None:
     return max(found, key=len) if found else None
 
 
+# words that make a name a thing, not a person: "University of Tokyo", "Lake Baikal", "Python Software Foundation"
+THING_WORDS = frozenset(
+    "university college school institute academy river lake sea ocean mountain mount island city county state "
+    "province republic kingdom empire company corporation inc ltd llc group club team band orchestra choir museum "
+    "church cathedral temple library foundation society association party league cup award prize hospital airport "
+    "station bridge street road avenue park war battle festival film album song book novel series show project "
+    "framework language protocol software system act treaty bank council army navy records studios".split()
+)
+PRONOUN_KIND = {**dict.fromkeys(("he", "she", "him", "his", "her", "hers"), "person"),
+                **dict.fromkeys(("it", "its"), "thing"), **dict.fromkeys(("they", "them", "their", "theirs"), "group"),
+                "there": "place"}
+# "this library", "that person": a demonstrative with a noun that says what kind of referent it is
+DEMONSTRATIVE = re.compile(
+    r"\b(?:this|that|these|those)\s+(?P<noun>library|package|tool|project|module|framework|program|command|"
+    r"function|option|language|book|film|album|song|company|band|team|city|country|place|person|man|woman|one)\b"
+    r"|\b(?:this|that)(?=\s*\?*\s*$)",
+    re.IGNORECASE,
+)
+PERSON_NOUNS = frozenset({"person", "man", "woman"})
+# "Is there a way …", "Are there any …": the existential there refers to nothing
+EXISTENTIAL_THERE = re.compile(r"\b(?:is|are|was|were)\s+there\s+(?:a|an|any|some|no|another|anything|more)\b"
+                               r"|\bthere\s+(?:is|are|was|were|'s)\b", re.IGNORECASE)
+
+
+def looks_like_person(name: str) -> bool:
+    """Two or more title-case words and no word that names a thing: "Ada Lovelace", "Ludwig van Beethoven",
+    not "FastAPI", "Kyoto" or "University of Tokyo"."""
+    words = [w for w in re.split(r"[\s,]+", name) if w]
+    capitalised = [w for w in words if w[:1].isupper()]
+    if len(capitalised) < 2 or any(w.lower().strip(".") in THING_WORDS for w in words) or re.search(r"\d", name):
+        return False
+    return all(re.fullmatch(r"(?:Mc|Mac|O')?[A-Z][a-zà-ÿ'’.-]*", w) for w in capitalised)
+
+
+# "Swedish", "English", "Japanese", "American" before a noun describe; they name no referent
+DEMONYM = re.compile(r"[A-Z][a-z]+(?:ish|ese|ian|an|i)")
+AUXILIARIES = frozenset("is are was were do does did can could will would should has have had".split())
+
+
+def _candidates(turn: Turn) -> tuple[list[str], list[str], str]:
+    """(what the previous question is about, the names its answer gives, what it asked for: "who",
+    "where", "entity" for "Which …"/"What band …", else its first word)."""
+    question = turn["question"]
+    about = subjects(question)
+    answer = re.sub(r"\s*\[\d+\]", "", turn.get("answer") or "")
+    given = [] if abstains(answer) else [n for n in names(answer) if _names_a_referent(n, answer, about)]
+    words = re.findall(r"\w+", question.lower())
+    wh = words[0] if words else ""
+    if wh == "which" or (wh == "what" and len(words) > 1 and words[1] not in AUXILIARIES):
+        wh = "entity"
+    return about, given, wh
+
+
+def _names_a_referent(name: str, answer: str, about: list[str]) -> bool:
+    """A name in the answer is a new referent unless the question already had it or it describes
+    ("a Swedish painter")."""
+    if any(name.lower() in a.lower() for a in about):
+        return False
+    return not (DEMONYM.fullmatch(name) and re.search(rf"\b{re.escape(name)}\s+[a-z]", answer))
+
+
+def referent(kind: str, history: Sequence[Turn]) -> str | None:
+    """Who or what a pronoun of `kind` (person, thing, group, place) in a follow-up refers to: after
+    "Who is the author of FastAPI?", "he" is the person the answer names and "it" is FastAPI; after
+    "Where was Ada Lovelace born?", "there" is the place the answer gives, and after "Where is Kyoto?"
+    it is Kyoto."""
+    if not history:
+        return None
+    about, given, wh = _candidates(history[-1])
+    people = [n for n in about if looks_like_person(n)]
+    things = sorted((n for n in about if not looks_like_person(n)), key=len, reverse=True)
+    given_people = [n for n in given if looks_like_person(n)]
+    if kind == "person":
+        if wh == "who" and given and not people:  # "Who wrote Hamlet?" asked for a person: the answer names them
+            return (given_people or given)[0]
+        return next(iter(people + given_people), None)
+    if kind == "thing":
+        return next(iter(things + [n for n in given if not looks_like_person(n)]), None)
+    if kind == "place":
+        if wh == "where" and given and not things:  # "Where was Ada Lovelace born?" – "London."
+            return given[0]
+        return next(iter(things + people), None)
+    if wh in ("who", "entity") and given:  # "Who founded Microsoft?", "What band recorded Abbey Road?"
+        return " and ".join(given_people[:2]) if len(given_people) > 1 else given[0]
+    return next(iter(sorted(about, key=len, reverse=True) + given), None)
+
+
 def resolve(question: str, history: Sequence[Turn]) -> str | None:
-    """The rule-based rewrite, or None when the rules find nothing to substitute."""
+    """The rule-based rewrite, or None when the rules find nothing to substitute.
+
+    Each pronoun is replaced by the referent of its kind (`referent`): possessives become "X's",
+    "there" becomes "in X" (unless existential: "Is there a way …"), "this library" becomes the thing.
+    """
     if not history:
         return None
     previous = history[-1]["question"]
@@ -70,13 +165,32 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
     ellipsis = ELLIPSIS.match(question)
     if ellipsis and entity and entity in previous:
         return previous.replace(entity, ellipsis.group("entity").strip())
-    if entity and re.search(rf"\b({SUBJECT}|{POSSESSIVE})\b", question, re.IGNORECASE):
-        text = re.sub(rf"\b({POSSESSIVE})\b(?=\s+[A-Za-z])", f"{entity}'s", question, flags=re.IGNORECASE)
-        text = re.sub(r"\bthere\b", f"in {entity}", text, flags=re.IGNORECASE)
-        text = re.sub(rf"\b({SUBJECT}|{POSSESSIVE})\b", entity, text, flags=re.IGNORECASE)
-        if not refers_back(text):
-            return text
+    text = EXISTENTIAL_THERE.sub(lambda m: m.group(0).replace("there", "\0THERE\0"), question)
+
+    def substitute(match: re.Match, form: str) -> str:
+        found = referent(PRONOUN_KIND[match.group(0).lower()], history)
+        if found is None:
+            return match.group(0)
+        return {"possessive": f"{found}'s", "place": f"in {found}"}.get(form, found)
+
+    text = re.sub(rf"\b({POSSESSIVE})\b(?=\s+[A-Za-z])", lambda m: substitute(m, "possessive"), text, flags=re.IGNORECASE)
+    text = re.sub(r"\bthere\b", lambda m: substitute(m, "place"), text)
+    text = re.sub(rf"\b({SUBJECT.replace('|there', '')}|{POSSESSIVE})\b", lambda m: substitute(m, "name"), text,
+                  flags=re.IGNORECASE)
+
+    def demonstrative(match: re.Match) -> str:
+        noun = (match.group("noun") or "").lower()
+        return referent("person" if noun in PERSON_NOUNS else "thing", history) or match.group(0)
+
+    text = DEMONSTRATIVE.sub(demonstrative, text).replace("\0THERE\0", "there")
+    if text != question and not _still_refers(text):
+        return text
     return None
+
+
+def _still_refers(text: str) -> bool:
+    return bool(re.search(rf"\b({SUBJECT}|{POSSESSIVE})\b", EXISTENTIAL_THERE.sub("", text), re.IGNORECASE)
+                or DEMONSTRATIVE.search(text))
 
 
 def append_previous(question: str, history: Sequence[Turn]) -> str:
