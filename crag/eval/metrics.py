@@ -82,7 +82,11 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int 
 def honesty(records: Sequence[dict]) -> dict:
     """Abstention and citation figures (issue 11), over the records that carry them.
 
-    - abstention on unanswerable / answerable questions: the share of answers that decline;
+    - abstention on unanswerable / answerable questions: the share of answers that decline; and on the
+      answerable ones whose knowledge (what the generator was given) contains an answer, which the
+      sources could answer as given;
+    - withheld correct: the share of answerable questions whose draft held an answer but was withheld
+      as unsupported, what the grounding rule costs;
     - strip recall: of the answerable questions whose retrieved documents contain an answer, the
       share whose knowledge (what the generator was given) still does;
     - supported: the share of answerable questions answered with at least one supported citation;
@@ -96,6 +100,8 @@ def honesty(records: Sequence[dict]) -> dict:
         "n_unanswerable": len(unanswerable),
         "abstention_unanswerable": _mean(float(r.get("abstained", False)) for r in unanswerable),
         "abstention_answerable": _mean(float(r.get("abstained", False)) for r in answerable),
+        "abstention_with_knowledge": _mean(float(r.get("abstained", False)) for r in answerable if r["knowledge_recall"]),
+        "withheld_correct": _mean(float(bool(r.get("draft_correct")) and r.get("abstained", False)) for r in answerable),
         "strip_recall": _mean(float(r["knowledge_recall"]) for r in had_answer),
         "supported": _mean(float(r.get("cited", False)) for r in answerable),
         "citation_precision": _mean(float(c) for c in citations),

@@ -189,15 +189,19 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
             f"{_ci(r['accuracy_ci_insensitive'])} | {_pct(r['knowledge_recall'])} | {r['knowledge_tokens']:.0f} | {actions} | "
             f"{r['evaluator_calls']:.1f} | {r['latency']['per_question']:.2f} | {r['wall_s']:.0f} | {r['errors']} |")
     lines += ["", "Honest answers: abstention on the questions the sources cannot answer (target ≥ 90%) and on those they "
-              "can (target ≤ 10%); strip recall (answerable questions whose retrieved documents contain an answer and "
+              "can (target ≤ 10%): all answerable ones, and those whose knowledge (what the generator was given) holds "
+              "an answer; withheld correct (answerable questions whose draft held an answer but no strip supported it); "
+              "strip recall (answerable questions whose retrieved documents contain an answer and "
               "whose knowledge still does); supported (answerable questions answered with at least one citation, every "
               "citation being a strip that supports its sentence); citation precision (citations pointing at a strip "
               "that contains an answer):", "",
-              "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | strip recall % | "
-              "supported % | citation precision % |", "|---|" + "---|" * 6]
+              "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | abstained, answer in "
+              "knowledge % | withheld correct % | strip recall % | supported % | citation precision % |",
+              "|---|" + "---|" * 8]
     for name, r in results.items():
         lines.append(f"| {name} | {r['n_unanswerable']} | {_pct(r['abstention_unanswerable'])} | "
-                     f"{_pct(r['abstention_answerable'])} | {_pct(r['strip_recall'])} | {_pct(r['supported'])} | "
+                     f"{_pct(r['abstention_answerable'])} | {_pct(r.get('abstention_with_knowledge', 0.0))} | "
+                     f"{_pct(r.get('withheld_correct', 0.0))} | {_pct(r['strip_recall'])} | {_pct(r['supported'])} | "
                      f"{_pct(r['citation_precision'])} |")
     lines += ["", "Mean seconds per question in each stage (search includes the query rewrite, shown apart), and the "
               "generator's calls and tokens per question (prompt and output, as the model counts them; unlike "

@@ -120,6 +120,7 @@ def prediction_record(system: System, question: Question, output: dict[str, Any]
         "answerable": question.answerable,
         "answer": answer,
         "draft": output.get("draft", ""),
+        "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
         "grounded": bool(output.get("grounded")),
         "abstained": abstains(answer),
         "cited": bool(sources),

@@ -92,3 +92,29 @@ def test_threshold_sweep_picks_the_outcome_of_the_action_the_pair_implies():
     assert table[1, 2] == pytest.approx(1.0)
     # upper 1.0 (nothing reaches it), lower -1.0 (nothing below): all ambiguous
     assert table[0, 3] == pytest.approx(1 / 3)
+
+
+def _honest_record(answerable=True, abstained=False, knowledge=True, documents=True, draft_correct=False, cited=(), **extra):
+    return {"answerable": answerable, "abstained": abstained, "knowledge_recall": knowledge,
+            "documents_with_answer": [documents], "draft_correct": draft_correct, "cited": bool(cited),
+            "citations_with_answer": list(cited), "grounded": bool(cited), **extra}
+
+
+def test_honesty_figures_count_each_kind_of_question_apart():
+    records = [
+        _honest_record(answerable=False, abstained=True, knowledge=False, documents=False),
+        _honest_record(answerable=False, abstained=False, knowledge=False, documents=False),
+        _honest_record(cited=[True, False]),  # answered, one of two citations holds the answer
+        _honest_record(abstained=True, draft_correct=True),  # the draft was right but withheld
+        _honest_record(abstained=True, knowledge=False, documents=True),  # refinement lost the answer
+        _honest_record(abstained=True, knowledge=False, documents=False),  # retrieval never had it
+    ]
+    figures = metrics.honesty(records)
+    assert figures["n_unanswerable"] == 2
+    assert figures["abstention_unanswerable"] == 0.5
+    assert figures["abstention_answerable"] == 0.75
+    assert figures["abstention_with_knowledge"] == 0.5  # the two whose knowledge held an answer
+    assert figures["withheld_correct"] == 0.25
+    assert figures["strip_recall"] == pytest.approx(2 / 3)  # of the three whose documents had an answer
+    assert figures["supported"] == 0.25
+    assert figures["citation_precision"] == 0.5

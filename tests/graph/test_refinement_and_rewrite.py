@@ -152,3 +152,12 @@ def test_final_knowledge_follows_the_action():
     assert final_knowledge({**state, "action": "correct"}) == internal
     assert final_knowledge({**state, "action": "incorrect"}) == external
     assert final_knowledge({**state, "action": "ambiguous"}) == internal + external
+
+
+def test_keep_best_keeps_the_best_strip_of_relevant_documents_below_the_threshold():
+    passages = [Passage("Anna Berg was a Swedish painter of flowers. She lived in Stockholm all her life.", "Anna Berg")]
+    evaluator = FakeEvaluator({"painter": -0.7}, default=-0.95)
+    kwargs = dict(mode="fixed_num", top_k=5, threshold=-0.5, origin="internal")
+    assert refine("What was Anna Berg's job?", passages, evaluator, **kwargs) == []
+    kept = refine("What was Anna Berg's job?", passages, evaluator, keep_best=True, **kwargs)
+    assert [s["score"] for s in kept] == [-0.7]

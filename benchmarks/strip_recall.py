@@ -1,0 +1,93 @@
+"""Strip recall of refinement (issue 11): of the questions whose retrieved documents contain an
+answer, the share whose kept strips still do, and what the kept strips cost in words.
+
+No generator is involved (retrieve, score strips, select), so the selection rules can be compared in
+minutes on every question of an eval set. Each question's documents are retrieved and cut once per
+mode, every strip is scored once, and each selection rule is applied to the same scores:
+
+    python benchmarks/strip_recall.py --questions artifacts/eval/popqa-inputs/questions.jsonl \
+        --kb artifacts/eval/popqa-inputs/kb.jsonl
+    python benchmarks/strip_recall.py --questions artifacts/eval/docs-inputs/questions.jsonl \
+        --kb artifacts/eval/docs-inputs/kb.jsonl --chunk-size 1000
+
+Rules: "top K ≥ T" keeps the K best strips scoring at least T; "+margin M" also keeps, up to 2K
+strips, every strip scoring within M of the K-th best; "+best" keeps the best strip whatever it scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from langchain_core.documents import Document
+from tqdm.auto import tqdm
+
+from crag import refinement, resources
+from crag.context import Context
+from crag.eval.inputs import read_passages, read_questions
+from crag.eval.kb import ensure_collection
+from crag.eval.metrics import contains_answer
+from crag.evaluator_model.runnable import RetrievalEvaluator
+
+# (top K, margin, threshold, keep the best strip whatever it scores)
+RULES = [(5, 0.0, -0.5, False), (5, 0.0, -0.5, True), (5, 0.0, -0.8, True), (5, 0.0, -0.9, True), (5, 0.0, -0.8, False), (5, 0.0, -0.9, False),
+         (5, 0.0, -0.95, False), (5, 0.0, -1.0, False), (3, 0.0, -0.9, False), (8, 0.0, -0.9, False),
+         (5, 0.2, -0.9, False)]
+
+
+def select(scores: list[float], top_k: int, margin: float, threshold: float, best: bool = False) -> list[int]:
+    ranked = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
+    ranked = [i for n, i in enumerate(ranked) if scores[i] >= threshold or (best and n == 0)]
+    if margin <= 0 or len(ranked) <= top_k:
+        return ranked[:top_k]
+    floor = scores[ranked[top_k - 1]] - margin
+    return [i for n, i in enumerate(ranked[: 2 * top_k]) if n < top_k or scores[i] >= floor]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=Path, required=True)
+    parser.add_argument("--kb", type=Path, required=True)
+    parser.add_argument("--chunk-size", type=int, default=600)
+    parser.add_argument("--chunk-overlap", type=int, default=100)
+    parser.add_argument("--chroma-dir", default=".crag/eval/chroma")
+    parser.add_argument("--modes", default="excerption,fixed_num")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--k", type=int, default=5, help="documents retrieved per question (as crag eval run)")
+    args = parser.parse_args()
+
+    questions = [q for q in read_questions(args.questions) if q.answerable][: args.limit]
+    collection, _, _ = ensure_collection(read_passages(args.kb), args.chroma_dir, chunk_size=args.chunk_size,
+                                         chunk_overlap=args.chunk_overlap)
+    ctx = Context(chroma_dir=args.chroma_dir, collection=collection, web_backend="none", k=args.k)
+    evaluator = RetrievalEvaluator()
+    modes = args.modes.split(",")
+    found = {(m, rule): 0 for m in modes for rule in RULES}
+    words = {(m, rule): 0 for m in modes for rule in RULES}
+    had = 0
+    for question in tqdm(questions, desc="questions", unit="q"):
+        documents = resources.retrieve(ctx, question.question)
+        if not any(contains_answer(f"{d.metadata.get('title', '')} {d.page_content}", question.answers)
+                   for d in documents):
+            continue
+        had += 1
+        for mode in modes:
+            strips = [(d.metadata.get("title", ""), s) for d in documents
+                      for s in refinement.decompose(d.page_content, mode) if len(s.split()) >= refinement.MIN_STRIP_WORDS]
+            scores = evaluator.invoke({"question": question.question,
+                                       "documents": [Document(page_content=s, metadata={"title": t}) for t, s in strips]})
+            for rule in RULES:
+                kept = [strips[i] for i in select(list(scores), *rule)]
+                found[mode, rule] += contains_answer(" ".join(f"{t} {s}" for t, s in kept), question.answers)
+                words[mode, rule] += sum(len(s.split()) for _, s in kept)
+    print(f"\n{args.questions}: {had} of {len(questions)} answerable questions have an answer in the top {ctx.k} documents")
+    print("| mode | rule | strip recall % | words kept / question |\n|---|---|---|---|")
+    for mode in modes:
+        for key in RULES:
+            top_k, margin, threshold, best = key
+            rule = f"top {top_k} ≥ {threshold}" + (f" +margin {margin}" if margin else "") + (" +best" if best else "")
+            print(f"| {mode} | {rule} | {100 * found[mode, key] / max(had, 1):.1f} | {words[mode, key] / max(had, 1):.0f} |")
+
+
+if __name__ == "__main__":
+    main()
