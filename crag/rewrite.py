@@ -51,11 +51,13 @@ def content_words(text: str) -> set[str]:
 
 def names(text: str) -> list[str]:
     """Runs of capitalised words, without a capitalised question word in front or a possessive 's
-    behind: "What is Anna Berg's occupation?" → ["Anna Berg"]."""
+    behind: "What is Anna Berg's occupation?" → ["Anna Berg"]. Mid-sentence, capitalised function
+    words are part of a name ("the father of But Why Not?", "When did The Who form?")."""
     found = []
     for match in NAME_RUN.finditer(text):
         words = match.group(0).split()
-        while words and words[0].lower() in STOPWORDS:
+        sentence_start = not text[: match.start()].strip() or text[: match.start()].rstrip()[-1] in ".!?:\n"
+        while words and words[0].lower() in STOPWORDS and (sentence_start or words[0] == "I"):
             words = words[1:]
         if words:
             found.append(re.sub(r"['’]s$", "", " ".join(words).rstrip("?.!,")))
