@@ -79,6 +79,18 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int 
             "ci": bootstrap_ci(diff, resamples=resamples, seed=seed), "n": int(diff.size)}
 
 
+def degenerate(draft: str, question: str) -> bool:
+    """Whether a draft loops or echoes the question, the small model's failures the prompt should avoid:
+    it repeats the question (or writes "Question:"), or repeats a 4-word run ("a variety of roles,
+    including a scientist, … a variety of roles, including")."""
+    words = re.findall(r"\w+", draft.lower())
+    asked = re.findall(r"\w+", question.lower())
+    if "question:" in draft.lower() or (len(asked) >= 4 and " ".join(asked) in " ".join(words)):
+        return True
+    grams = Counter(tuple(words[i : i + 4]) for i in range(len(words) - 3))
+    return any(n > 1 for n in grams.values())
+
+
 def honesty(records: Sequence[dict]) -> dict:
     """Abstention and citation figures (issue 11), over the records that carry them.
 
@@ -90,7 +102,8 @@ def honesty(records: Sequence[dict]) -> dict:
     - strip recall: of the answerable questions whose retrieved documents contain an answer, the
       share whose knowledge (what the generator was given) still does;
     - supported: the share of answerable questions answered with at least one supported citation;
-    - citation precision: the share of citations that point at a strip containing an answer.
+    - citation precision: the share of citations that point at a strip containing an answer;
+    - degenerate: of the drafts the model wrote, the share that loop or echo the question.
     """
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
@@ -106,6 +119,8 @@ def honesty(records: Sequence[dict]) -> dict:
         "supported": _mean(float(r.get("cited", False)) for r in answerable),
         "citation_precision": _mean(float(c) for c in citations),
         "grounded": _mean(float(r.get("grounded", False)) for r in records),
+        "degenerate": _mean(float(degenerate(r.get("draft") or "", r.get("question", ""))) for r in records
+                            if r.get("draft")),
     }
 
 

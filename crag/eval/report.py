@@ -194,15 +194,15 @@ def markdown(results: dict, run_info: dict, versus: dict | None, sweep_info: dic
               "strip recall (answerable questions whose retrieved documents contain an answer and "
               "whose knowledge still does); supported (answerable questions answered with at least one citation, every "
               "citation being a strip that supports its sentence); citation precision (citations pointing at a strip "
-              "that contains an answer):", "",
+              "that contains an answer); looping (drafts that repeat a 4-word run or echo the question):", "",
               "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | abstained, answer in "
-              "knowledge % | withheld correct % | strip recall % | supported % | citation precision % |",
-              "|---|" + "---|" * 8]
+              "knowledge % | withheld correct % | strip recall % | supported % | citation precision % | looping % |",
+              "|---|" + "---|" * 9]
     for name, r in results.items():
         lines.append(f"| {name} | {r['n_unanswerable']} | {_pct(r['abstention_unanswerable'])} | "
                      f"{_pct(r['abstention_answerable'])} | {_pct(r.get('abstention_with_knowledge', 0.0))} | "
                      f"{_pct(r.get('withheld_correct', 0.0))} | {_pct(r['strip_recall'])} | {_pct(r['supported'])} | "
-                     f"{_pct(r['citation_precision'])} |")
+                     f"{_pct(r['citation_precision'])} | {_pct(r.get('degenerate', 0.0))} |")
     lines += ["", "Mean seconds per question in each stage (search includes the query rewrite, shown apart), and the "
               "generator's calls and tokens per question (prompt and output, as the model counts them; unlike "
               "seconds they do not depend on what else the CPU is doing). An Ambiguous run refines and searches "

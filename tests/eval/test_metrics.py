@@ -118,3 +118,15 @@ def test_honesty_figures_count_each_kind_of_question_apart():
     assert figures["strip_recall"] == pytest.approx(2 / 3)  # of the three whose documents had an answer
     assert figures["supported"] == 0.25
     assert figures["citation_precision"] == 0.5
+
+
+@pytest.mark.parametrize("draft, question, looping", [
+    ("Jonckheere is a scientist who has a variety of roles. He is a scientist who has a variety of roles.",
+     "What is Robert Jonckheere's occupation?", True),
+    ("What is Robert Jonckheere's occupation? He was an astronomer.", "What is Robert Jonckheere's occupation?", True),
+    ("Julia de Asensi was a writer. Question: What is her genre?", "What is Julia de Asensi's occupation?", True),
+    ("Robert Jonckheere was a Belgian astronomer.", "What is Robert Jonckheere's occupation?", False),
+    ("He was a painter, a poet and a printer.", "What was his job?", False),
+])
+def test_degenerate_drafts_loop_or_echo_the_question(draft, question, looping):
+    assert metrics.degenerate(draft, question) is looping
