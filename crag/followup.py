@@ -7,10 +7,10 @@ instant and SmolLM2-135M's rewrites are mostly unusable: "and X?" repeats the pr
 about X, and each pronoun becomes the previous turn's referent of its kind: "he"/"she" a person,
 "it" a thing, "there" a place, "they" a group, taken from the previous question or, when that
 question asked for it ("Who is the author of FastAPI?"), from its answer. Replacing every pronoun
-with the question's main name made "What other library did he write?" about FastAPI. When the rules find nothing to
-substitute, the chat model is asked, and its rewrite is kept only if it no longer refers back and
-keeps the follow-up's own words; failing that, the previous question is appended, which still
-tells retrieval and the evaluator what the follow-up is about.
+with the question's main name made "What other library did he write?" about FastAPI. When the
+rules find nothing to substitute, the chat model is asked, and its rewrite is kept only if it no
+longer refers back and keeps the follow-up's own words; failing that, the previous question is
+appended, which still tells retrieval and the evaluator what the follow-up is about.
 """
 
 from __future__ import annotations
