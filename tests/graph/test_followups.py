@@ -5,8 +5,11 @@ asked for it ("Who is the author of FastAPI?" … "he"). Cases of different shap
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crag.followup import looks_like_person, refers_back, resolve
+from crag.rewrite import fallback_query, parse_query, subjects
 
 
 def turn(question: str, answer: str) -> dict:
@@ -120,3 +123,21 @@ def test_self_contained_questions_are_not_rewritten(question):
 ])
 def test_people_are_told_from_things(name, person):
     assert looks_like_person(name) is person
+
+
+# questions and answers are untrusted text: the rules must never fail on them
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120) | st.sampled_from([
+    "Who is he?", "Is there a way to make it retry?", "And 'it'?", "What about `json.dumps`?", "Was she there then?",
+    "What is This?", "He said 'that'", "\"\" ``", "There is. It is. They are.", "Who? Who? Who?",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(question=TEXT, previous=TEXT, answer=TEXT)
+def test_rules_never_fail_on_untrusted_text(question, previous, answer):
+    resolved = resolve(question, [turn(previous, answer)])
+    assert resolved is None or (resolved != question and isinstance(resolved, str))
+    assert isinstance(subjects(question), list)
+    assert fallback_query(question).keywords  # a web query is never empty
+    parsed = parse_query(answer, question)
+    assert parsed is None or 1 <= len(parsed.keywords) <= 3
