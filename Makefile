@@ -104,9 +104,13 @@ eval-docs: setup $(DOCS_IN)/questions.jsonl
 
 # honest answers (issue 11): PopQA validation and the documentation set, each interleaved with questions
 # the sources cannot answer; reports abstention, strip recall, supported answers and citation precision
+# the README's figures: the first 200 PopQA questions with unanswerable ones interleaved (110 answerable,
+# 90 not; HONESTY_LIMIT= for all 390) and the whole documentation set (114 + 30)
+HONESTY_LIMIT ?= 200
 eval-honesty: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl
 	$(BIN)/crag eval run --questions $(EVAL_IN)/questions-with-unanswerable.jsonl --kb $(EVAL_IN)/kb.jsonl \
-		--web $(EVAL_IN)/web.jsonl --systems rag,crag,crag_compact_prompt --out artifacts/eval/honesty-popqa
+		--web $(EVAL_IN)/web.jsonl --systems rag,crag,crag_compact_prompt --out artifacts/eval/honesty-popqa \
+		$(if $(HONESTY_LIMIT),--limit $(HONESTY_LIMIT))
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
 		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems rag,crag,crag_compact_prompt \
 		--out artifacts/eval/honesty-docs
