@@ -143,3 +143,14 @@ def test_unanswerable_questions_need_the_explicit_mark(tmp_path):
         read_questions(write_jsonl(tmp_path / "r.jsonl", [{"question": "Who?", "answers": []}]))
     with pytest.raises(ValueError, match="has answers"):
         read_questions(write_jsonl(tmp_path / "s.jsonl", [{"question": "Who?", "answers": ["x"], "answerable": False}]))
+
+
+def test_a_subject_is_unanswerable_only_when_none_of_its_rare_words_occur():
+    from crag.eval.popqa import unanswerable_questions
+
+    kb = [{"title": "", "text": "The Dragomirna is a left tributary of the river Suceava in Romania."}]
+    questions = [{"q_index": 1, "id": i, "question": f"In what country is {s}?", "subject": s, "prop": "country"}
+                 for i, s in enumerate(["Dragomirna River", "Călmuș River", "Taxi at Midnight"])]
+    # "Dragomirna River" does not occur as written, but its name does: the sources can answer it
+    assert [q["subject"] for q in unanswerable_questions(questions, kb, [], (100, 200))] == [
+        "Călmuș River", "Taxi at Midnight"]
