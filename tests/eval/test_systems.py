@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from langchain_core.runnables import RunnableLambda
 
@@ -123,3 +125,12 @@ def test_ambiguous_times_both_branches_and_the_rewrite(make_context):
     assert out["action"] == "ambiguous"
     assert {"retrieve", "grade", "refine", "search", "rewrite", "generate"} <= set(out["latency"])
     assert out["latency"]["rewrite"] <= out["latency"]["search"] <= out["wall_s"]
+
+
+@pytest.mark.parametrize("name, prompt", [("rag_paper_prompt", "paper"), ("rag_compact_prompt", "compact"),
+                                          ("crag_paper_prompt", "paper"), ("crag_compact_prompt", "compact")])
+def test_prompt_variants_change_only_the_generation_prompt(make_context, name, prompt):
+    base = make_context()
+    ctx = system_context(SYSTEMS[name], base, CALIBRATED)
+    assert ctx.generate_prompt == prompt
+    assert ctx == dataclasses.replace(base, generate_prompt=prompt)
