@@ -181,7 +181,7 @@ def ask_cmd(
     web_backend: Annotated[Optional[str], typer.Option(help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if $CRAG_WEB_INDEX is set, else none).")] = None,
     web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
     answer_without_knowledge: Annotated[bool, typer.Option(help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so.")] = False,
-    prompt: Annotated[Optional[str], typer.Option(help="Generation prompt: paper (default) or compact.")] = None,
+    prompt: Annotated[Optional[str], typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")] = None,
     chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder.")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
     collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,

@@ -37,10 +37,10 @@ GENERATE_PROMPTS: dict[str, str] = {
         "Question: {question}\nAnswer:"
     ),
 }
-# the paper's until the full runs of `make eval-honesty` choose (README "Honest answers": on the first
-# 40 questions "compact" was more accurate but withheld more answers, and on the demo it answered
-# "Ada Lovelace's occupation is a mystery.")
-DEFAULT_GENERATE_PROMPT = "paper"
+# chosen by `make eval-honesty` (README "Honest answers"): on PopQA validation "compact" answered 50.0%
+# against 41.9% and looped in 3.8% of drafts against 11.4%; on the documentation set 7.0% against 5.3%,
+# looping 36% against 78%
+DEFAULT_GENERATE_PROMPT = "compact"
 
 # With no knowledge left and `answer_without_knowledge` set, the generator answers from its own memory.
 GENERATE_NO_KNOWLEDGE_PROMPT = "Answer the question in one short sentence: {question}"
