@@ -25,10 +25,10 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from tqdm.auto import tqdm
 
+import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
+
 from crag import attribution
 from crag.context import Context
-from crag.eval.inputs import read_passages
-from crag.eval.kb import ensure_collection
 from crag.eval.metrics import contains_answer
 from crag.evaluator_model.runnable import RetrievalEvaluator
 from crag.graph import graph
@@ -66,19 +66,15 @@ def both(minimum: float, threshold: float) -> Rule:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", type=Path, required=True, help="an eval run's folder (predictions.jsonl)")
-    parser.add_argument("--kb", type=Path, required=True)
+    eval_kb.add_arguments(parser)
     parser.add_argument("--web", type=Path, required=True)
-    parser.add_argument("--chunk-size", type=int, default=600)
-    parser.add_argument("--chunk-overlap", type=int, default=100)
-    parser.add_argument("--chroma-dir", default=".crag/eval/chroma")
     parser.add_argument("--systems", default="crag,crag_compact_prompt")
     args = parser.parse_args()
 
     records = [json.loads(line) for line in (args.run / "predictions.jsonl").open()]
     records = [r for r in records if r["system"] in args.systems.split(",") and r.get("draft")
                and not attribution.abstains(r["draft"]) and not r.get("error")]
-    collection, _, _ = ensure_collection(read_passages(args.kb), args.chroma_dir, chunk_size=args.chunk_size,
-                                         chunk_overlap=args.chunk_overlap)
+    collection = eval_kb.collection(args)
     evaluator = RetrievalEvaluator()
     upper, lower = evaluator.thresholds
     settings = json.loads((args.run / "run.json").read_text()) if (args.run / "run.json").exists() else {}

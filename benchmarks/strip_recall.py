@@ -22,10 +22,11 @@ from pathlib import Path
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
+import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
+
 from crag import refinement, resources
 from crag.context import Context
-from crag.eval.inputs import read_passages, read_questions
-from crag.eval.kb import ensure_collection
+from crag.eval.inputs import read_questions
 from crag.eval.metrics import contains_answer
 from crag.evaluator_model.runnable import RetrievalEvaluator
 
@@ -47,18 +48,14 @@ def select(scores: list[float], top_k: int, margin: float, threshold: float, bes
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=Path, required=True)
-    parser.add_argument("--kb", type=Path, required=True)
-    parser.add_argument("--chunk-size", type=int, default=600)
-    parser.add_argument("--chunk-overlap", type=int, default=100)
-    parser.add_argument("--chroma-dir", default=".crag/eval/chroma")
+    eval_kb.add_arguments(parser)
     parser.add_argument("--modes", default="excerption,fixed_num")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--k", type=int, default=5, help="documents retrieved per question (as crag eval run)")
     args = parser.parse_args()
 
     questions = [q for q in read_questions(args.questions) if q.answerable][: args.limit]
-    collection, _, _ = ensure_collection(read_passages(args.kb), args.chroma_dir, chunk_size=args.chunk_size,
-                                         chunk_overlap=args.chunk_overlap)
+    collection = eval_kb.collection(args)
     ctx = Context(chroma_dir=args.chroma_dir, collection=collection, web_backend="none", k=args.k)
     evaluator = RetrievalEvaluator()
     modes = args.modes.split(",")
