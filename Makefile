@@ -104,15 +104,17 @@ eval-docs: setup $(DOCS_IN)/questions.jsonl
 
 # honest answers (issue 11): PopQA validation and the documentation set, each interleaved with questions
 # the sources cannot answer; reports abstention, strip recall, supported answers and citation precision
-# the README's figures: the first 200 PopQA questions with unanswerable ones interleaved (110 answerable,
-# 90 not; HONESTY_LIMIT= for all 390) and the whole documentation set (114 + 30)
+# the README's figures: the first 200 PopQA questions with unanswerable ones interleaved (136 answerable,
+# 64 not; HONESTY_LIMIT= for all) and the whole documentation set (114 + 30); rag and crag use the
+# default prompt, the *_paper_prompt systems CRAG's
+HONESTY_SYSTEMS := rag,crag,rag_paper_prompt,crag_paper_prompt
 HONESTY_LIMIT ?= 200
 eval-honesty: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl
 	$(BIN)/crag eval run --questions $(EVAL_IN)/questions-with-unanswerable.jsonl --kb $(EVAL_IN)/kb.jsonl \
-		--web $(EVAL_IN)/web.jsonl --systems rag,crag,crag_compact_prompt --out artifacts/eval/honesty-popqa \
+		--web $(EVAL_IN)/web.jsonl --systems $(HONESTY_SYSTEMS) --out artifacts/eval/honesty-popqa \
 		$(if $(HONESTY_LIMIT),--limit $(HONESTY_LIMIT))
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
-		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems rag,crag,crag_compact_prompt \
+		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems $(HONESTY_SYSTEMS) \
 		--out artifacts/eval/honesty-docs
 
 # the baselines (no retrieval; RAG with web, Table 5), Table 3's ablations and the three forced routes of

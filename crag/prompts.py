@@ -28,13 +28,15 @@ GENERATE_PROMPTS: dict[str, str] = {
         "Documents: {knowledge}\n\n"
         "Instruction: Answer the question: {question}"
     ),
-    # a candidate for small models: the question last and close to "Answer:", one sentence, and an
-    # explicit way out, meant to keep the model from looping, repeating the question or inventing a fact
+    # for small models: one sentence, an explicit way out, and the question right after the passages,
+    # before the instruction. With the instruction first, SmolLM2 called well-documented facts "a
+    # mystery" ("What is Ada Lovelace's occupation?"); with it last it answered them. Meant to keep the
+    # model from looping, repeating the question or inventing a fact.
     "compact": (
         "Passages:\n{knowledge}\n\n"
-        "Answer the question with one short sentence, using only the passages above. "
-        "If they do not contain the answer, reply: I don't know.\n\n"
-        "Question: {question}\nAnswer:"
+        "Question: {question}\n"
+        "Answer the question in one short sentence, using only the passages above. "
+        "If they do not contain the answer, reply: I don't know.\nAnswer:"
     ),
 }
 # chosen by `make eval-honesty` (README "Honest answers"): on PopQA validation "compact" answered 50.0%

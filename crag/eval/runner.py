@@ -2,7 +2,8 @@
 
 Predictions are appended to DIR/predictions.jsonl one line at a time and flushed, so an
 interrupted run loses at most the question it was answering; running the same command again
-skips every (system, question) already there. DIR/run.json records what the predictions were
+skips every (system, question) already there, unless the system's generation prompt has been
+edited since (each record keeps a digest of the prompt text it was made with). DIR/run.json records what the predictions were
 made with (input hashes, drop-gold, k, chunking, models, thresholds), and a run on different
 settings refuses to mix its predictions into that folder.
 
@@ -12,6 +13,7 @@ same state and the wall-time comparison stays fair when other work shares the CP
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, replace
@@ -28,9 +30,10 @@ from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
-# what must match for predictions to be comparable; the systems and --limit may change freely
+# what must match for predictions to be comparable; the systems and --limit may change freely, and
+# the generation prompt is checked per record (`prompt_digest`)
 FINGERPRINT = ("questions_sha256", "kb_sha256", "web_sha256", "drop_gold", "seed", "k", "top_k_strips", "web_k",
-               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "max_answer_tokens", "generate_prompt")
+               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "max_answer_tokens")
 
 
 @dataclass
@@ -80,8 +83,10 @@ class PredictionStore:
                 raise ValueError(f"{self.path}, line {number}: not a prediction record; delete the line or the file") from None
             self.records[key] = record
 
-    def done(self, system: str, qid: str) -> bool:
-        return (system, qid) in self.records
+    def done(self, system: str, qid: str, prompt_digest: str) -> bool:
+        """Answered already, with the same generation prompt text (records from before the digest count as stale)."""
+        record = self.records.get((system, qid))
+        return record is not None and record.get("prompt_sha256") == prompt_digest
 
     def append(self, record: dict) -> None:
         with self.path.open("a", encoding="utf-8") as out:
@@ -104,7 +109,20 @@ def _check_settings(out: Path, settings: dict) -> None:
     path.write_text(json.dumps(settings, indent=2, default=str) + "\n")
 
 
-def prediction_record(system: System, question: Question, output: dict[str, Any] | None, error: str | None) -> dict:
+def prompt_digest(ctx: Context) -> str:
+    """What a system's answers depend on beyond run.json: the text of the generation prompts it uses.
+
+    Per record rather than in run.json's fingerprint, so editing one prompt redoes only the systems
+    that use it (a run of rag and crag on the paper prompt stays valid when "compact" changes).
+    """
+    from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS
+
+    text = GENERATE_PROMPTS[ctx.generate_prompt] + "\0" + GENERATE_NO_KNOWLEDGE_PROMPT
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def prediction_record(system: System, question: Question, output: dict[str, Any] | None, error: str | None,
+                      prompt_sha256: str = "") -> dict:
     """One line of predictions.jsonl: the answer, its scores and what it cost."""
     output = output or {}
     answer = str(output.get("answer", ""))
@@ -142,6 +160,7 @@ def prediction_record(system: System, question: Question, output: dict[str, Any]
         "latency": output.get("latency", {}),
         "wall_s": output.get("wall_s", 0.0),
         "error": error,
+        "prompt_sha256": prompt_sha256,
     }
 
 
@@ -216,7 +235,8 @@ def run(settings: RunSettings) -> dict:
     store = PredictionStore(out / PREDICTIONS)
     if settings.context is None:
         warm_up(base, evaluator)
-    todo = [(q, s) for q in questions for s in settings.systems if not store.done(s.name, q.qid)]
+    digests = {s.name: prompt_digest(contexts[s.name]) for s in settings.systems}
+    todo = [(q, s) for q in questions for s in settings.systems if not store.done(s.name, q.qid, digests[s.name])]
     total = len(questions) * len(settings.systems)
     with tqdm(total=total, initial=total - len(todo), desc="eval", unit="answer", disable=not settings.progress,
               dynamic_ncols=True) as bar:
@@ -228,7 +248,7 @@ def run(settings: RunSettings) -> dict:
                 raise
             except Exception as exc:  # one failing question must not sink a 20-minute run
                 output, error = None, f"{type(exc).__name__}: {exc}"
-            store.append(prediction_record(system, question, output, error))
+            store.append(prediction_record(system, question, output, error, digests[system.name]))
             bar.update(1)
     return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)
 

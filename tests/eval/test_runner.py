@@ -73,6 +73,35 @@ def test_an_interrupted_run_continues_without_redoing_questions(inputs, tmp_path
     assert chat.prompts == [] and len(predictions(out)) == 4  # nothing left to do
 
 
+def test_editing_a_prompt_redoes_only_the_systems_that_use_it(inputs, tmp_path, make_context, monkeypatch):
+    from crag import prompts
+
+    out = tmp_path / "run"
+    run(settings(inputs, out, make_context, "rag_paper_prompt,rag_compact_prompt"))
+    first = {(r["system"], r["qid"]): r for r in predictions(out)}
+    assert len(first) == 4 and len({r["prompt_sha256"] for r in first.values()}) == 2
+    monkeypatch.setitem(prompts.GENERATE_PROMPTS, "compact", "Edited. {knowledge}\nQ: {question}\nA:")
+    chat = EchoChat()
+    results = run(settings(inputs, out, make_context, "rag_paper_prompt,rag_compact_prompt", chat=chat))
+    answered = [p for p in chat.prompts if not p.rstrip().endswith("query:")]
+    assert len(answered) == 2 and all(p.startswith("Edited.") for p in answered)  # the paper prompt's rows stay
+    rows = predictions(out)
+    latest = {(r["system"], r["qid"]): r for r in rows}
+    assert len(rows) == 6 and results["rag_compact_prompt"]["n"] == 2
+    assert latest[("rag_paper_prompt", "q1")] == first[("rag_paper_prompt", "q1")]
+    assert latest[("rag_compact_prompt", "q1")]["prompt_sha256"] != first[("rag_compact_prompt", "q1")]["prompt_sha256"]
+
+
+def test_records_without_a_prompt_digest_are_redone(inputs, tmp_path, make_context):
+    out = tmp_path / "run"
+    run(settings(inputs, out, make_context, "rag"))
+    old = [{k: v for k, v in r.items() if k != "prompt_sha256"} for r in predictions(out)]
+    (out / PREDICTIONS).write_text("".join(json.dumps(r) + "\n" for r in old))
+    chat = EchoChat()
+    run(settings(inputs, out, make_context, "rag", chat=chat))
+    assert len(chat.prompts) == 2 and len(predictions(out)) == 4
+
+
 def test_a_line_cut_short_is_redone(inputs, tmp_path, make_context):
     out = tmp_path / "run"
     run(settings(inputs, out, make_context))
