@@ -43,10 +43,10 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
 
 
 def web_search(ctx: Context, query: str) -> list:
-    from crag.backends.web import prefer_wikipedia, search_web
+    from crag.backends.web import prefer_wikipedia, search_custom, search_web
 
     if hasattr(ctx.web_backend, "search"):
-        return prefer_wikipedia(ctx.web_backend.search(query, ctx.web_k))
+        return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(query, backend=ctx.web_backend, k=ctx.web_k, local_index=ctx.web_index, timeout=ctx.web_timeout)
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from fakes import DOCS
+from fakes import DOCS, FakeWeb
+from langchain_core.documents import Document
 
 from crag.context import Context
 from crag.graph import build_graph, graph
@@ -85,6 +88,38 @@ def test_web_failure_falls_back_to_internal_knowledge(make_context, failing_web)
     assert result["action"] == "ambiguous" and result["web_status"] == "failed"
     assert "timed out" in result["web_error"]
     assert [s["origin"] for s in result["sources"]] == ["internal"] and result["answer"] == "A Swedish painter."
+
+
+@pytest.mark.parametrize("hits", [
+    [{"title": "Anna Berg (painter)", "text": "Anna Berg painted seascapes.", "url": "local://a"}],
+    [{"title": "Anna Berg (painter)", "snippet": "Anna Berg painted seascapes.", "link": "local://a"}],
+    [Document(page_content="Anna Berg painted seascapes.", metadata={"title": "Anna Berg (painter)", "source": "x"})],
+    [SimpleNamespace(title="Anna Berg (painter)", content="Anna Berg painted seascapes.", url="local://a")],
+    (h for h in [{"title": "Anna Berg (painter)", "content": "Anna Berg painted seascapes."}]),
+])
+def test_a_users_web_backend_may_return_mappings_documents_or_objects(make_context, hits):
+    web = FakeWeb(results=hits if isinstance(hits, list) else None)
+    if not isinstance(hits, list):
+        web.search = lambda query, k: hits
+    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.", web=web)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["web_status"] == "searched" and result["web_error"] is None
+    assert result["sources"][0]["title"] == "Anna Berg (painter)" and "seascapes" in result["sources"][0]["text"]
+
+
+@pytest.mark.parametrize("backend, message", [
+    (FakeWeb(error=KeyError("api_key")), "FakeWeb failed: KeyError"),
+    (SimpleNamespace(search=lambda query, k: 42), "returned int, expected a list"),
+    (SimpleNamespace(search=lambda query, k: "Anna Berg"), "returned str, expected a list"),
+    (SimpleNamespace(search=lambda query, k: [1, 2]), "2 results with no text or URL"),
+    (SimpleNamespace(search=lambda query, k: time.sleep(5)), "timed out after 0.2 s"),
+])
+def test_any_failure_of_a_users_web_backend_becomes_web_error(make_context, backend, message):
+    ctx = make_context({"Swedish": 0.0}, "Anna Berg, occupation", "A Swedish painter.", web=backend)
+    ctx = dataclasses.replace(ctx, web_timeout=0.2)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["web_status"] == "failed" and message in result["web_error"]
+    assert result["answer"] == "A Swedish painter."  # internal knowledge still answers
 
 
 def test_web_failure_with_nothing_internal_says_so_without_asking_the_model(make_context, failing_web):
