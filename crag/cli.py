@@ -191,7 +191,8 @@ def ask_cmd(
     from crag.context import Context
     from crag.evaluator_model.model import EvaluatorError
     from crag.nodes.contextualize import InvalidQuestion
-    from crag.threads import InvalidThreadId, thread_config, threaded_graph
+    from crag.backends.retrieval import StoreError
+    from crag.threads import InvalidThreadId, ThreadsError, thread_config, thread_turn, threaded_graph
 
     _quiet_transformers()
     options: dict[str, Any] = dict(
@@ -206,6 +207,8 @@ def ask_cmd(
         config = thread_config(thread) if thread is not None else None
         with contextlib.ExitStack() as stack:
             if config:
+                stack.enter_context(thread_turn(thread, threads_db, on_wait=lambda: typer.secho(
+                    f"waiting for the other turn on thread {thread!r} to finish ...", err=True, fg=typer.colors.YELLOW)))
                 graph = stack.enter_context(threaded_graph(threads_db))
             else:
                 from crag.graph import graph
@@ -213,7 +216,7 @@ def ask_cmd(
                 result = _stream(graph, question, context, config)
             else:
                 result = graph.invoke({"question": question}, config=config, context=context)
-    except (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError) as exc:
+    except (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError) as exc:
         _fail(str(exc))
     if as_json:
         typer.echo(json.dumps(_summary(result), ensure_ascii=False))

@@ -36,9 +36,9 @@ def thresholds(ctx: Context, scorer: Any) -> tuple[float, float]:
 def retrieve(ctx: Context, question: str) -> list[Document]:
     if ctx.retriever is not None:
         return list(ctx.retriever.invoke(question))[: ctx.k]
-    from crag.backends.retrieval import open_store, retrieve as search
+    from crag.backends.retrieval import open_existing, retrieve as search
 
-    store = open_store(persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url)
+    store = open_existing(persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url)
     return search(store, question, k=ctx.k)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -19,21 +20,73 @@ DEFAULT_THREADS_DB = ".crag/threads.sqlite"
 THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 
 
+TURN_WAIT = 600.0  # seconds a turn waits for another turn of its thread (a slow local answer takes a minute)
+
+
 class InvalidThreadId(ValueError):
     """A thread id that cannot be used; the message says why."""
+
+
+class ThreadsError(RuntimeError):
+    """A threads database that cannot be used (a folder, under a file, unwritable, corrupt) or a busy thread."""
 
 
 def threads_db(path: str | os.PathLike | None = None) -> Path:
     """The SQLite file: the argument, else $CRAG_THREADS_DB, else .crag/threads.sqlite; its folder is created."""
     db = Path(path or os.environ.get("CRAG_THREADS_DB") or DEFAULT_THREADS_DB).expanduser()
-    db.parent.mkdir(parents=True, exist_ok=True)
+    if db.is_dir():
+        raise ThreadsError(f"the threads database {db} is a folder: give a file path (--threads-db, $CRAG_THREADS_DB)")
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a folder should be, no permission
+        raise ThreadsError(f"cannot create the folder of the threads database {db}: {exc.strerror or exc}") from exc
     return db
+
+
+def _unusable(db: Path, exc: Exception) -> ThreadsError:
+    return ThreadsError(f"cannot use the threads database {db}: {exc} "
+                        "(move it away to start afresh, or give another with --threads-db)")
+
+
+@contextmanager
+def thread_turn(thread_id: str, path: str | os.PathLike | None = None, wait: float = TURN_WAIT,
+                on_wait: Any = None) -> Iterator[None]:
+    """Hold one thread for one turn, across processes: a second turn on it waits for the first.
+
+    Both turns read the thread's last checkpoint; run at once, each writes its own successor of it
+    and the thread keeps one of the two turns. A file lock beside the database (one per thread)
+    serialises them; `on_wait` is called once if the turn has to wait.
+    """
+    from filelock import FileLock, Timeout
+
+    db = threads_db(path)
+    folder = db.with_name(db.name + ".locks")
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ThreadsError(f"cannot create the thread locks folder {folder}: {exc.strerror or exc}") from exc
+    lock = FileLock(folder / f"{check_thread_id(thread_id)}.lock")
+    try:
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait()
+            lock.acquire(timeout=wait)
+    except Timeout:
+        raise ThreadsError(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def check_thread_id(thread_id: Any) -> str:
     if not isinstance(thread_id, str) or not THREAD_ID.fullmatch(thread_id):
+        shown = repr(thread_id)
+        shown = shown if len(shown) <= 60 else f"{shown[:50]}... ({len(shown)} characters)"  # never echo a 100 KB id
         raise InvalidThreadId(
-            f"invalid thread id {thread_id!r}: use 1-128 letters, digits or . _ : @ -, starting with a letter or digit"
+            f"invalid thread id {shown}: use 1-128 letters, digits or . _ : @ -, starting with a letter or digit"
         )
     return thread_id
 
@@ -49,8 +102,13 @@ def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
 
     from crag.graph import build_graph
 
-    with SqliteSaver.from_conn_string(str(threads_db(path))) as saver:
-        yield build_graph().compile(checkpointer=saver, name="crag")
+    db = threads_db(path)
+    try:
+        with SqliteSaver.from_conn_string(str(db)) as saver:
+            saver.setup()  # now, so an unwritable or corrupt file fails before any work
+            yield build_graph().compile(checkpointer=saver, name="crag")
+    except sqlite3.Error as exc:  # also what a corrupt file raises in the middle of a turn
+        raise _unusable(db, exc) from exc
 
 
 @asynccontextmanager
@@ -60,5 +118,10 @@ async def athreaded_graph(path: str | os.PathLike | None = None) -> AsyncIterato
 
     from crag.graph import build_graph
 
-    async with AsyncSqliteSaver.from_conn_string(str(threads_db(path))) as saver:
-        yield build_graph().compile(checkpointer=saver, name="crag")
+    db = threads_db(path)
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            await saver.setup()
+            yield build_graph().compile(checkpointer=saver, name="crag")
+    except sqlite3.Error as exc:
+        raise _unusable(db, exc) from exc

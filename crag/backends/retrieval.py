@@ -105,6 +105,42 @@ def open_store(
         return _STORES[key]
 
 
+def open_existing(
+    *, persist_dir: str | Path, collection: str = DEFAULT_COLLECTION, chroma_url: str | None = None
+) -> Chroma:
+    """The store to answer from, which asking never creates: `StoreError` unless it exists and holds chunks.
+
+    A misspelt `--chroma-dir` or `--collection` would otherwise open a new, empty store and the
+    answer would come from the model's memory; the error names the collections that do exist.
+    """
+    url = chroma_url.strip() if chroma_url else None
+    folder = None if url else Path(persist_dir).expanduser().resolve()
+    where = url or str(folder)
+    fill = f"fill it with `crag ingest PATH --collection {collection}` (with the same --chroma-dir or --chroma-url)"
+    with _STORES_LOCK:
+        known = (str(folder) if folder else None, collection, url) in _STORES
+    if not known:
+        if folder is not None:
+            if folder.exists() and not folder.is_dir():
+                raise StoreError(f"Chroma folder {folder} is a file")
+            if not (folder / "chroma.sqlite3").is_file():  # what PersistentClient writes first
+                raise StoreError(f"there is no knowledge base at {folder}: nothing was ingested there; "
+                                 f"{fill}, or point --chroma-dir at the folder `crag ingest` used")
+        try:
+            names = sorted(c if isinstance(c, str) else c.name for c in _client(folder, url).list_collections())
+        except StoreError:
+            raise
+        except Exception as exc:  # a corrupt database, a server error
+            raise StoreError(f"cannot list the collections at {where}: {type(exc).__name__}: {exc}") from exc
+        if collection not in names:
+            raise StoreError(f"there is no collection {collection!r} at {where}; "
+                             f"it holds {', '.join(repr(n) for n in names) if names else 'none'}")
+    store = open_store(persist_dir=persist_dir, collection=collection, chroma_url=chroma_url)
+    if not store.get(limit=1, include=[])["ids"]:
+        raise StoreError(f"the collection {collection!r} at {where} is empty: {fill}")
+    return store
+
+
 def clear_store_cache() -> None:
     """Forget the opened stores (tests, or after deleting a collection's folder)."""
     with _STORES_LOCK:

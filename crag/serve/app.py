@@ -142,17 +142,16 @@ def check_request_settings(service: CragService) -> Callable:
 
 def check_knowledge_base(context: Context) -> int:
     """The number of chunks in the server's collection; an error saying how to fill it if there are none."""
-    from crag.backends.retrieval import open_store
+    from crag.backends.retrieval import StoreError, open_existing
 
     if context.retriever is not None:
         return -1
-    count = open_store(persist_dir=context.chroma_dir, collection=context.collection, chroma_url=context.chroma_url)._collection.count()
-    if count == 0:
-        where = context.chroma_url or context.chroma_dir
-        raise KnowledgeBaseError(f"the collection {context.collection!r} at {where} is empty: "
-                                 f"fill it with `crag ingest PATH --collection {context.collection}` "
-                                 "or point the server at another one (--collection, --chroma-dir, --chroma-url)")
-    return count
+    try:
+        store = open_existing(persist_dir=context.chroma_dir, collection=context.collection,
+                              chroma_url=context.chroma_url)
+    except StoreError as exc:
+        raise KnowledgeBaseError(f"{exc}; or point the server at another one (--collection, --chroma-dir, --chroma-url)") from exc
+    return store._collection.count()
 
 
 def warm_up(context: Context) -> None:

@@ -18,7 +18,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from crag.backends.retrieval import clear_store_cache, open_store, parse_chroma_url, retrieve
+from crag.backends.retrieval import StoreError, clear_store_cache, open_existing, open_store, parse_chroma_url, retrieve
 from crag.ingest import IngestReport, find_files, ingest, ingest_cmd, load_documents, split_documents
 
 PARIS = "Paris is the capital and largest city of France. The Eiffel Tower stands on the Champ de Mars in Paris."
@@ -155,6 +155,34 @@ def test_empty_collection_returns_nothing(tmp_path):
     assert retrieve(open_store(persist_dir=tmp_path / "empty", collection="nothing"), "anything?") == []
 
 
+def test_asking_never_creates_a_store(tmp_path, corpus):
+    """A misspelt --chroma-dir or --collection is an error naming what exists, not an empty store."""
+    from crag.cli import app as crag
+
+    db = tmp_path / "db"
+    ingest([corpus], open_store(persist_dir=db, collection="docs"), progress=False)
+    open_store(persist_dir=db, collection="hollow")
+    clear_store_cache()  # as in a new process
+    assert retrieve(open_existing(persist_dir=db, collection="docs"), "Eiffel Tower?", k=1)[0].page_content == PARIS
+    (tmp_path / "a-file").write_text("x")
+    for chroma_dir, collection, message in [
+        (tmp_path / "typo", "docs", "there is no knowledge base at"),
+        (tmp_path, "docs", "there is no knowledge base at"),  # a folder, but not a Chroma one
+        (tmp_path / "a-file", "docs", "is a file"),
+        (db, "dcos", "there is no collection 'dcos' at"),
+        (db, "hollow", "the collection 'hollow' at"),
+    ]:
+        with pytest.raises(StoreError, match=message):
+            open_existing(persist_dir=chroma_dir, collection=collection)
+        result = CliRunner().invoke(crag, ["ask", "Where is the Eiffel Tower?", "--chroma-dir", str(chroma_dir),
+                                           "--collection", collection])
+        output = " ".join(result.output.split())
+        assert result.exit_code == 2 and output.startswith("error: ") and message in output, result.output
+        assert "Traceback" not in result.output
+    assert "it holds 'docs', 'hollow'" in str(pytest.raises(StoreError, open_existing, persist_dir=db, collection="x").value)
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "chroma.sqlite3").exists()
+
+
 def test_parse_chroma_url():
     assert parse_chroma_url("http://127.0.0.1:8123") == ("127.0.0.1", 8123, False)
     assert parse_chroma_url("https://chroma.example.org/") == ("chroma.example.org", 8000, True)
@@ -230,6 +258,8 @@ def test_chroma_server(tmp_path, corpus):
         url = f"http://127.0.0.1:{port}"
         store = open_store(persist_dir=tmp_path / "unused", collection="served", chroma_url=url)
         assert retrieve(store, "anything?") == []
+        with pytest.raises(StoreError, match="there is no collection 'typo' at .* it holds 'served'"):
+            open_existing(persist_dir=tmp_path / "unused", collection="typo", chroma_url=url)
         assert ingest([corpus], store, progress=False).added == 5
         assert ingest([corpus], store, progress=False).added == 0
         best = retrieve(store, "Which city has the Eiffel Tower?", k=2)[0]
