@@ -4,17 +4,24 @@ The URLs come from a search engine, i.e. from strangers, so fetching is an SSRF 
 http(s) without credentials, every address a host resolves to must be public (checked again on
 each redirect hop, which is why redirects are followed by hand), and the connection goes to the
 very address that was checked (so DNS cannot answer differently the second time). Bodies are
-streamed under a byte cap and a deadline, and only HTML or plain text is read.
+streamed under a byte cap, and only HTML or plain text is read.
+
+The deadline bounds the whole fetch: DNS, connect, headers, body and every redirect. httpx's
+timeouts are per read, so a server sending one header byte every half second never trips them;
+the download is therefore async and runs under `asyncio.timeout`, whose cancellation stops it
+wherever it waits.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import re
 import socket
-import time
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -28,6 +35,8 @@ TEXT_TYPES = ("text/plain",)
 USER_AGENT = "crag/0.1 (corrective RAG page fetcher)"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+T = TypeVar("T")
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix; the IPv4 address is the last 32 bits
 
 
 @dataclass(frozen=True)
@@ -43,20 +52,32 @@ class WebPassage:
     fetched: bool
 
 
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 one carries: mapped (::ffff:a.b.c.d), 6to4 (2002::/16), Teredo, NAT64."""
+    found = [address.ipv4_mapped, address.sixtofour]
+    if address.teredo is not None:
+        found += list(address.teredo)  # (server, client)
+    if address in NAT64:
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return [a for a in found if a is not None]
+
+
 def _refusal(address: IPAddress) -> str | None:
     """Why an address must not be fetched from, or None if it is a public one."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    if isinstance(address, ipaddress.IPv6Address):
+        for inner in _embedded_ipv4(address):  # 2002:7f00:1:: is 127.0.0.1 to a 6to4 relay
+            if reason := _refusal(inner):
+                return f"{reason}, wrapped in {address}"
     for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
     return None if address.is_global else "not globally routable"  # e.g. 100.64.0.0/10
 
 
-def _resolve(host: str, port: int, allow_private: bool) -> str:
+async def _resolve(host: str, port: int, allow_private: bool) -> str:
     """The address to connect to, once every address `host` resolves to has passed the check."""
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
         raise WebSearchError(f"cannot resolve {host}: {exc}") from exc
     addresses: list[IPAddress] = []
@@ -87,58 +108,75 @@ def _parse(url: str) -> httpx.URL:
     return parsed
 
 
-def _remaining(deadline: float, timeout: float, url: httpx.URL) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise WebSearchError(f"timed out after {timeout:g} s fetching {url}")
-    return left
-
-
-def _download(
-    client: httpx.Client, url: str, *, timeout: float, max_bytes: int, allow_private: bool
+async def _download(
+    client: httpx.AsyncClient, url: str, *, timeout: float, max_bytes: int, allow_private: bool
 ) -> tuple[bytes, str, str | None, httpx.URL]:
-    """(body, media type, charset, final URL), following at most MAX_REDIRECTS checked redirects."""
-    deadline = time.monotonic() + timeout
+    """(body, media type, charset, final URL), following at most MAX_REDIRECTS checked redirects,
+    all within `timeout` seconds."""
     current = _parse(url)
-    for _ in range(MAX_REDIRECTS + 1):
-        host = current.raw_host.decode("ascii")
-        address = _resolve(host, current.port or (443 if current.scheme == "https" else 80), allow_private)
-        request = client.build_request(
-            "GET",
-            current.copy_with(host=address),  # pinned to the checked address
-            # no connection reuse: a pooled TLS connection to this address may carry another host's SNI
-            headers={"Host": current.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Connection": "close"},
-            extensions={"sni_hostname": host} if current.scheme == "https" else None,
-            timeout=httpx.Timeout(_remaining(deadline, timeout, current)),
-        )
-        try:
-            response = client.send(request, stream=True, follow_redirects=False)
-            try:
-                if response.is_redirect:
-                    current = _parse(str(current.join(response.headers["location"])))
-                    continue
-                if not response.is_success:
-                    raise WebSearchError(f"{current} answered HTTP {response.status_code}")
-                media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                if media_type not in HTML_TYPES + TEXT_TYPES:
-                    raise WebSearchError(f"refusing {current}: content type {media_type or 'missing'} is not HTML or text")
-                declared = response.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > max_bytes:
-                    raise WebSearchError(f"refusing {current}: {declared} bytes is over the {max_bytes}-byte cap")
-                body = bytearray()
-                for chunk in response.iter_bytes():  # decompressed, so the cap also stops gzip bombs
-                    body += chunk
-                    if len(body) > max_bytes:
-                        raise WebSearchError(f"refusing {current}: the page is over the {max_bytes}-byte cap")
-                    _remaining(deadline, timeout, current)  # a slow trickle must not outlive the deadline
-                return bytes(body), media_type, response.charset_encoding, current
-            finally:
-                response.close()
-        except httpx.TimeoutException as exc:
-            raise WebSearchError(f"timed out after {timeout:g} s fetching {current}") from exc
-        except httpx.HTTPError as exc:
-            raise WebSearchError(f"cannot fetch {current}: {exc}") from exc
-    raise WebSearchError(f"too many redirects from {url} (more than {MAX_REDIRECTS})")
+    try:
+        async with asyncio.timeout(timeout):
+            for _ in range(MAX_REDIRECTS + 1):
+                host = current.raw_host.decode("ascii")
+                address = await _resolve(host, current.port or (443 if current.scheme == "https" else 80), allow_private)
+                request = client.build_request(
+                    "GET",
+                    current.copy_with(host=address),  # pinned to the checked address
+                    # no connection reuse: a pooled TLS connection to this address may carry another host's SNI
+                    headers={"Host": current.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Connection": "close"},
+                    extensions={"sni_hostname": host} if current.scheme == "https" else None,
+                )
+                try:
+                    response = await client.send(request, stream=True, follow_redirects=False)
+                    try:
+                        if response.is_redirect:
+                            location = response.headers.get("location")
+                            if not location:
+                                raise WebSearchError(f"{current} answered HTTP {response.status_code} without a Location")
+                            current = _parse(str(current.join(location)))
+                            continue
+                        return (await _read(response, current, max_bytes), *_media(response), current)
+                    finally:
+                        await response.aclose()
+                except httpx.HTTPError as exc:
+                    raise WebSearchError(f"cannot fetch {current}: {exc}") from exc
+            raise WebSearchError(f"too many redirects from {url} (more than {MAX_REDIRECTS})")
+    except TimeoutError:
+        raise WebSearchError(f"timed out after {timeout:g} s fetching {current}") from None
+
+
+def _media(response: httpx.Response) -> tuple[str, str | None]:
+    """(media type, charset) of a response."""
+    media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return media_type, response.charset_encoding
+
+
+async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> bytes:
+    """The body of a successful HTML or text response, under the byte cap."""
+    if not response.is_success:
+        raise WebSearchError(f"{url} answered HTTP {response.status_code}")
+    media_type = _media(response)[0]
+    if media_type not in HTML_TYPES + TEXT_TYPES:
+        raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not HTML or text")
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise WebSearchError(f"refusing {url}: {declared} bytes is over the {max_bytes}-byte cap")
+    body = bytearray()
+    async for chunk in response.aiter_bytes():  # decompressed, so the cap also stops gzip bombs
+        body += chunk
+        if len(body) > max_bytes:
+            raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap")
+    return bytes(body)
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to the end from sync code, also from a thread whose event loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # asyncio.run refuses to nest in a running loop
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _decode(body: bytes, charset: str | None) -> str:
@@ -174,26 +212,33 @@ def _with_title(title: str | None, paragraph: str) -> str:
     return f"{title}: {paragraph}" if title else paragraph
 
 
-def _new_client() -> httpx.Client:
+def _new_client() -> httpx.AsyncClient:
     # no environment proxies: the address check must be about the host we really connect to
-    return httpx.Client(trust_env=False, follow_redirects=False)
+    return httpx.AsyncClient(trust_env=False, follow_redirects=False)
 
 
-def _fetch_page(
-    url: str, *, timeout: float, max_bytes: int, allow_private: bool, client: httpx.Client | None
-) -> tuple[str | None, list[str]]:
-    if timeout <= 0 or max_bytes <= 0:
-        raise ValueError("timeout and max_bytes must be positive")
-    own = client is None
-    client = client or _new_client()
+async def _fetch_pages(
+    urls: list[str], *, timeout: float, max_bytes: int, allow_private: bool, max_workers: int,
+    client: httpx.AsyncClient | None,
+) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
+    if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
+        raise ValueError("timeout, max_bytes and max_workers must be positive")
+    slots = asyncio.Semaphore(max_workers)
+    shared = client or _new_client()  # one pool for all pages
+
+    async def one(url: str):
+        async with slots:
+            try:
+                return await _download(shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private)
+            except Exception as exc:  # handed back, so one page never sinks the others
+                return exc
+
     try:
-        body, media_type, charset, final = _download(
-            client, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private
-        )
+        return list(await asyncio.gather(*(one(url) for url in urls)))
     finally:
-        if own:
-            client.close()
-    return _extract(body, media_type, charset, str(final))
+        if client is None:
+            await shared.aclose()
 
 
 def fetch_paragraphs(
@@ -202,7 +247,7 @@ def fetch_paragraphs(
     timeout: float = 10.0,
     max_bytes: int = 2_000_000,
     allow_private: bool = False,
-    client: httpx.Client | None = None,
+    client: httpx.AsyncClient | None = None,
     title: str | None = None,
 ) -> list[str]:
     """The page's paragraphs of MIN_WORDS+ words, each as "{title}: {paragraph}" when titled.
@@ -210,9 +255,12 @@ def fetch_paragraphs(
     `timeout` bounds the whole fetch, redirects included; `title` is used when the page has
     none. `allow_private` lifts the address check (tests, intranets). Raises `WebSearchError`.
     """
-    page_title, paragraphs = _fetch_page(
-        url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, client=client
-    )
+    (page,) = _run(_fetch_pages([url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private,
+                                max_workers=1, client=client))
+    if isinstance(page, Exception):
+        raise page
+    body, media_type, charset, final = page
+    page_title, paragraphs = _extract(body, media_type, charset, str(final))
     return [_with_title(page_title or title, p) for p in paragraphs]
 
 
@@ -228,8 +276,8 @@ def fetch_all(
     timeout: float = 10.0,
     max_bytes: int = 2_000_000,
     allow_private: bool = False,
-    max_workers: int = 4,
-    client: httpx.Client | None = None,
+    max_workers: int = 8,
+    client: httpx.AsyncClient | None = None,
 ) -> tuple[list[WebPassage], list[str]]:
     """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors).
 
@@ -246,34 +294,24 @@ def fetch_all(
     for i in set(range(len(unique))) - set(web):
         per_result[i] = _snippet(unique[i])
     errors: list[str] = []
-    if web:
-        own = client is None
-        shared = client or _new_client()  # httpx clients are thread-safe; one pool for all pages
+    pages = _run(_fetch_pages([unique[i].url for i in web], timeout=timeout, max_bytes=max_bytes,
+                              allow_private=allow_private, max_workers=max_workers, client=client)) if web else []
+    for i, page in zip(web, pages):
+        result = unique[i]
         try:
-            with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(web)))) as pool:
-                futures = {
-                    i: pool.submit(
-                        _fetch_page, unique[i].url, timeout=timeout, max_bytes=max_bytes,
-                        allow_private=allow_private, client=shared,
-                    )
-                    for i in web
-                }
-                for i, future in futures.items():
-                    result = unique[i]
-                    try:
-                        page_title, paragraphs = future.result()
-                    except Exception as exc:  # anything: a page must never sink the search
-                        reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
-                        errors.append(f"{result.url}: {reason}")
-                        per_result[i] = _snippet(result)
-                        continue
-                    if not paragraphs:
-                        errors.append(f"{result.url}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
-                        per_result[i] = _snippet(result)
-                        continue
-                    title = page_title or result.title
-                    per_result[i] = [WebPassage(_with_title(title, p), title, result.url, True) for p in paragraphs]
-        finally:
-            if own:
-                shared.close()
+            if isinstance(page, Exception):
+                raise page
+            body, media_type, charset, final = page
+            page_title, paragraphs = _extract(body, media_type, charset, str(final))
+        except Exception as exc:  # anything: a page must never sink the search
+            reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
+            errors.append(f"{result.url}: {reason}")
+            per_result[i] = _snippet(result)
+            continue
+        if not paragraphs:
+            errors.append(f"{result.url}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
+            per_result[i] = _snippet(result)
+            continue
+        title = page_title or result.title
+        per_result[i] = [WebPassage(_with_title(title, p), title, result.url, True) for p in paragraphs]
     return [passage for passages in per_result for passage in passages], errors

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
 import os
 import socket
 import threading
@@ -310,6 +312,23 @@ PAGE = (
 ).encode()
 
 
+@pytest.mark.parametrize("address, reason", [
+    ("2002:7f00:1::1", "loopback, wrapped in 2002:7f00:1::1"),  # 6to4 of 127.0.0.1
+    ("2002:a00:1::", "private, wrapped in"),  # 6to4 of 10.0.0.1
+    ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private, wrapped in"),  # Teredo, client 10.0.0.1
+    ("64:ff9b::a9fe:a9fe", "link-local, wrapped in"),  # NAT64 of 169.254.169.254
+    ("::ffff:127.0.0.1", "loopback, wrapped in"),
+])
+def test_fetch_unwraps_ipv4_inside_ipv6_before_the_check(monkeypatch, address, reason):
+    _fake_dns(monkeypatch, {"wrapped.example": [address]})
+    with pytest.raises(WebSearchError, match=re.escape(reason)):
+        fetch_paragraphs("http://wrapped.example/", timeout=1)
+
+
+def test_fetch_lets_public_addresses_through_the_check():
+    assert fetch_mod._refusal(ipaddress.ip_address("2002:5db8:d822::1")) is None  # 6to4 of 93.184.216.34
+
+
 def test_fetch_connects_to_the_checked_address(monkeypatch):
     """The request goes to the resolved address with the original Host, so DNS cannot rebind."""
     _fake_dns(monkeypatch, {"example.org": ["93.184.216.34"]})
@@ -320,8 +339,8 @@ def test_fetch_connects_to_the_checked_address(monkeypatch):
         seen.append((request.url.host, headers["host"], request.extensions.get("sni_hostname"), headers["connection"]))
         return httpx.Response(200, headers={"content-type": "text/html; charset=utf-8"}, content=PAGE)
 
-    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
-        paragraphs = fetch_paragraphs("https://example.org:8443/wiki/Ada", client=client)
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    paragraphs = fetch_paragraphs("https://example.org:8443/wiki/Ada", client=client)
     assert seen == [("93.184.216.34", "example.org:8443", "example.org", "close")]
     assert paragraphs == [f"Ada Lovelace: {p}" for p in PARAGRAPHS]
 
@@ -350,7 +369,7 @@ class Handler(BaseHTTPRequestHandler):
             pass  # the client gave up, as it should
 
     def _route(self):
-        path = self.path
+        path = self.path.split("?")[0]  # a query keeps URLs apart (pages are fetched once per URL)
         if path == "/page":
             self._send(200, PAGE)
         elif path == "/plain":
@@ -373,6 +392,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"<p>a</p>")
                 self.wfile.flush()
                 time.sleep(0.1)
+        elif path == "/slow-headers":  # one header byte every 0.1 s: no single read ever times out
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            for byte in b"X-Slow: " + b"a" * 100:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.1)
+        elif path == "/redirect-nowhere":
+            self._send(302)
         elif path == "/redirect-page":
             self._send(302, headers=[("Location", "/page")])
         elif path == "/redirect-private":
@@ -417,6 +444,7 @@ def test_fetch_refuses_loopback_by_default(server):
         ("/missing", "HTTP 404"),
         ("/redirect-file", "only http and https"),
         ("/loop", "too many redirects"),
+        ("/redirect-nowhere", "HTTP 302 without a Location"),
     ],
 )
 def test_fetch_refusals_from_the_server(server, path, match):
@@ -424,12 +452,20 @@ def test_fetch_refusals_from_the_server(server, path, match):
         fetch_paragraphs(f"{server}{path}", allow_private=True, max_bytes=10_000)
 
 
-@pytest.mark.parametrize("path", ["/slow", "/trickle"])
+@pytest.mark.parametrize("path", ["/slow", "/trickle", "/slow-headers"])
 def test_fetch_timeout(server, path):
     started = time.perf_counter()
     with pytest.raises(WebSearchError, match="timed out after 0.5 s"):
         fetch_paragraphs(f"{server}{path}", allow_private=True, timeout=0.5)
     assert time.perf_counter() - started < 1.4
+
+
+def test_one_hostile_page_does_not_stall_the_others(server):
+    results = [WebResult(f"Slow {i}", f"{server}/slow-headers?{i}", "slow snippet") for i in range(6)]
+    started = time.perf_counter()
+    passages, errors = fetch_all([WebResult("Ada", f"{server}/page", "s"), *results], allow_private=True, timeout=0.5)
+    assert time.perf_counter() - started < 1.4  # all at once, each within its deadline
+    assert passages[0].fetched and len(errors) == 6 and all("timed out after 0.5 s" in e for e in errors)
 
 
 def test_redirects_are_checked_again(server, monkeypatch):
