@@ -7,11 +7,13 @@ rebuilt). Only chunks missing from the store are embedded, which is where the ti
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -32,13 +34,20 @@ _MD_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 
 
+BINARY_SNIFF = 8000  # bytes looked at, as git does to call a file binary
+
+
 @dataclass(frozen=True)
 class IngestReport:
     files: int
     chunks: int
     added: int
-    skipped_existing: int  # already in the store, or an identical chunk of the same source in this run
+    skipped_existing: int  # already in the store
     skipped_unsupported: int = 0  # files inside folders with a suffix we do not read
+    duplicates: int = 0  # chunks repeated within this input (same source and text): stored once
+    unsupported_files: tuple[str, ...] = ()
+    binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
+    empty_records: int = 0  # JSONL records with empty text: nothing to find in them
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -48,14 +57,15 @@ def _unsupported(path: Path) -> str:
     return f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {', '.join(SUFFIXES)}"
 
 
-def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], int]:
-    """The supported files named by `paths` (folders searched recursively) and how many others were skipped.
+def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """The supported files named by `paths` (folders searched recursively) and the unsupported ones skipped.
 
-    A file named explicitly must be supported; inside folders, unsupported files are counted and
-    skipped, and hidden files and folders (`.git`, the default `.crag/chroma` store) are ignored.
+    A file named explicitly must be supported; inside folders, unsupported files are skipped (and
+    named in the report), and hidden files and folders (`.git`, the default `.crag/chroma` store)
+    are ignored.
     """
     found: dict[Path, None] = {}  # ordered set: a file named twice is read once
-    skipped = 0
+    skipped: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
@@ -65,7 +75,7 @@ def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], int]:
                 if child.suffix.lower() in SUFFIXES:
                     found[child.resolve()] = None
                 else:
-                    skipped += 1
+                    skipped.append(child)
         elif path.is_file():
             if path.suffix.lower() not in SUFFIXES:
                 raise ValueError(_unsupported(path))
@@ -73,6 +83,17 @@ def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], int]:
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
     return list(found), skipped
+
+
+def is_binary(path: Path) -> bool:
+    """Whether a file's first bytes are not text: a NUL byte (as git and grep decide), or more than
+    one in ten bytes a control character (random data, most binary formats)."""
+    with path.open("rb") as handle:
+        head = handle.read(BINARY_SNIFF)
+    if b"\0" in head:
+        return True
+    controls = sum(1 for byte in head if byte < 32 and byte not in b"\t\n\r\f\b\x1b" or byte == 127)
+    return bool(head) and controls / len(head) > 0.1
 
 
 def _document(text: str, metadata: dict[str, Any]) -> Document:
@@ -89,6 +110,7 @@ def _metadata_value(value: Any) -> Any:
 
 
 def _read_jsonl(path: Path) -> list[Document]:
+    """One Document per record; records with empty text become Documents with no text (counted, then dropped)."""
     from crag.jsonl import read_objects
 
     documents = []
@@ -140,9 +162,9 @@ def load_file(path: str | Path) -> list[Document]:
 
 
 def load_documents(paths: Iterable[str | Path]) -> list[Document]:
-    """Every document in `paths` (files and folders); see `find_files` for what is read."""
+    """Every document in `paths` (files and folders) but binary files; see `find_files` for what is read."""
     files, _ = find_files(paths)
-    return [document for file in files for document in load_file(file)]
+    return [document for file in files if not is_binary(file) for document in load_file(file)]
 
 
 def chunk_id(source: str, text: str) -> str:
@@ -190,7 +212,9 @@ def ingest(
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     files, unsupported = find_files(paths)
-    documents = [document for file in files for document in load_file(file)]
+    binary = [file for file in files if is_binary(file)]
+    documents = [document for file in files if file not in binary for document in load_file(file)]
+    empty = [document for document in documents if not document.page_content.strip()]
     chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     seen: set[str] = set()
     unique = []  # the first chunk of each id: a text repeated within one source is stored once
@@ -210,9 +234,30 @@ def ingest(
                 added += len(new)
             bar.update(len(batch))
     return IngestReport(
-        files=len(files), chunks=len(chunks), added=added,
-        skipped_existing=len(chunks) - added, skipped_unsupported=unsupported,
+        files=len(files) - len(binary), chunks=len(chunks), added=added,
+        skipped_existing=len(unique) - added, skipped_unsupported=len(unsupported),
+        duplicates=len(chunks) - len(unique), unsupported_files=tuple(map(str, unsupported)),
+        binary_files=tuple(map(str, binary)), empty_records=len(empty),
     )
+
+
+@contextmanager
+def store_lock(folder: Path) -> Iterator[None]:
+    """One ingest at a time into an embedded store, across processes.
+
+    Each ingest asks the store which chunks it lacks and then adds them; two at once both find every
+    chunk missing and both report it added. The lock file lives in the store's folder.
+    """
+    from filelock import FileLock
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(folder / "crag-ingest.lock"):
+        yield
+
+
+def _named(paths: tuple[str, ...], limit: int = 5) -> str:
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return ", ".join(paths[:limit]) + more
 
 
 def _fail(message: str) -> None:
@@ -251,13 +296,22 @@ def ingest_cmd(
         files, _ = find_files(paths)
         if not files:
             _fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
-        store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
-        report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
-    except (FileNotFoundError, ValueError, StoreError, EmbeddingError) as exc:
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(f"Chroma folder {folder} is a file")
+        with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
+            store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
+            report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
+    except (FileNotFoundError, ValueError, StoreError, EmbeddingError, OSError) as exc:
         _fail(str(exc))
     target = chroma_url or str(folder)
-    skipped = f", {report.skipped_unsupported} unsupported files skipped" if report.skipped_unsupported else ""
+    duplicates = f", {report.duplicates} duplicates within the input" if report.duplicates else ""
+    empty = f", {report.empty_records} empty records skipped" if report.empty_records else ""
     typer.echo(
         f"{report.files} files, {report.chunks} chunks: {report.added} added, "
-        f"{report.skipped_existing} already present{skipped} -> {collection} at {target}"
+        f"{report.skipped_existing} already present{duplicates}{empty} -> {collection} at {target}"
     )
+    if report.unsupported_files:
+        typer.echo(f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
+                   f"(supported: {', '.join(SUFFIXES)})")
+    for file in report.binary_files:
+        typer.secho(f"warning: skipped {file}: it is binary, not text", fg=typer.colors.YELLOW, err=True)

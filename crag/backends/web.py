@@ -84,8 +84,10 @@ def _read_records(path: Path) -> list[WebResult]:
     for number, row in rows:
         where = f"local web index {path}, line {number}"
         text, title, url = row.get("text"), row.get("title", ""), row.get("url")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
             raise LocalIndexError(f'{where}: the record has no "text"')
+        if not text.strip():  # an empty page (real dumps hold empty category pages): nothing to find
+            continue
         if not isinstance(title, str):
             raise LocalIndexError(f'{where}: "title" must be a string')
         if url is not None and not isinstance(url, str):
@@ -93,7 +95,7 @@ def _read_records(path: Path) -> list[WebResult]:
         # without a url, the line number keeps records of one title apart (pages are deduplicated by url)
         records.append(WebResult(title=title, url=url or f"local://{quote(title)}#{number}", content=text))
     if not records:
-        raise LocalIndexError(f"local web index {path} has no records")
+        raise LocalIndexError(f"local web index {path} has no records with text")
     return records
 
 

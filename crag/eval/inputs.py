@@ -83,14 +83,20 @@ def read_questions(path: str | Path) -> list[Question]:
     return questions
 
 
-def read_passages(path: str | Path, what: str = "knowledge-base") -> list[Passage]:
-    """All `{title, text}` records; a missing title stays empty (the evaluator then sees no title)."""
+def read_passages_counted(path: str | Path, what: str = "knowledge-base") -> tuple[list[Passage], int]:
+    """All `{title, text}` records, and how many were skipped for empty text (as `crag ingest` skips them:
+    real retriever dumps hold empty category pages). A missing title stays empty (the evaluator then
+    sees no title)."""
     passages: list[Passage] = []
+    empty = 0
     for number, record in _records(Path(path), what):
         where = f"{path}, line {number}"
         text, title = record.get("text"), record.get("title", "")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
             raise ValueError(f'{where}: no "text" string')
+        if not text.strip():
+            empty += 1
+            continue
         if title is None:
             title = ""
         if not isinstance(title, str):
@@ -101,8 +107,13 @@ def read_passages(path: str | Path, what: str = "knowledge-base") -> list[Passag
         key = str(record["id"]) if record.get("id") is not None else f"line-{number}"
         passages.append(Passage(key, title, text))
     if not passages:
-        raise ValueError(f"{what} file {path} has no records")
-    return passages
+        raise ValueError(f"{what} file {path} has no records with text")
+    return passages, empty
+
+
+def read_passages(path: str | Path, what: str = "knowledge-base") -> list[Passage]:
+    """The records of `read_passages_counted`, without the count."""
+    return read_passages_counted(path, what)[0]
 
 
 def file_digest(path: str | Path) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from crag.context import Context
 from crag.attribution import abstains
 from crag.eval import metrics
-from crag.eval.inputs import Question, drop_gold, file_digest, read_passages, read_questions
+from crag.eval.inputs import Question, drop_gold, file_digest, read_passages, read_passages_counted, read_questions
 from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
 from crag.eval.systems import System, system_context
 from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
@@ -195,7 +195,7 @@ def run(settings: RunSettings) -> dict:
     from crag.eval.report import write_outputs
 
     questions = read_questions(settings.questions)
-    passages = read_passages(settings.kb)
+    passages, empty = read_passages_counted(settings.kb)
     read_passages(settings.web, "web")  # bad web records fail now, not at the first search
     if settings.limit is not None and settings.limit < 1:
         raise ValueError(f"--limit must be at least 1, got {settings.limit}")
@@ -220,7 +220,7 @@ def run(settings: RunSettings) -> dict:
         "questions": str(settings.questions), "questions_sha256": file_digest(settings.questions),
         "kb": str(settings.kb), "kb_sha256": file_digest(settings.kb),
         "web": str(settings.web), "web_sha256": file_digest(settings.web),
-        "drop_gold": settings.drop_gold, "seed": settings.seed, "kb_passages": len(passages),
+        "drop_gold": settings.drop_gold, "seed": settings.seed, "kb_passages": len(passages), "kb_empty_skipped": empty,
         "kb_dropped": len(dropped), "kb_chunks": n_chunks, "collection": collection,
         "chroma_dir": str(settings.chroma_dir), "k": base.k, "top_k_strips": base.top_k_strips, "web_k": base.web_k,
         "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,

@@ -105,7 +105,7 @@ def test_unsupported_and_missing_paths(tmp_path, corpus):
     with pytest.raises(FileNotFoundError, match="no such file or folder"):
         load_documents([tmp_path / "missing.txt"])
     files, skipped = find_files([corpus, corpus / "paris.txt"])
-    assert skipped == 1  # image.png; .hidden/ is ignored, and paris.txt named twice is read once
+    assert skipped == [corpus / "image.png"]  # .hidden/ is ignored, and paris.txt named twice is read once
     assert sorted(f.name for f in files) == ["moon.html", "paris.txt", "plants.md", "records.jsonl"]
 
 
@@ -134,7 +134,8 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
     assert open_store(persist_dir=tmp_path / "db") is store  # cached per process
 
     first = ingest([corpus], store, progress=False)
-    assert first == IngestReport(files=4, chunks=5, added=5, skipped_existing=0, skipped_unsupported=1)
+    assert first == IngestReport(files=4, chunks=5, added=5, skipped_existing=0, skipped_unsupported=1,
+                                 unsupported_files=(str(corpus / "image.png"),))
     second = ingest([corpus], store, batch_size=2, progress=False)
     assert (second.added, second.skipped_existing, count(store)) == (0, 5, 5)
 
@@ -149,6 +150,36 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
 
     clear_store_cache()  # the data is on disk: a fresh client sees it
     assert count(open_store(persist_dir=tmp_path / "db")) == 5
+
+
+def test_binary_files_empty_records_and_repeated_chunks(tmp_path, corpus):
+    (corpus / "a.out.txt").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    (corpus / "noise.md").write_bytes(bytes((i * 7919) % 251 + 1 for i in range(4000)))  # random-ish, no NUL
+    (corpus / "latin1.txt").write_bytes("Caf\xe9 cr\xe8me br\xfbl\xe9e is a dessert of custard.".encode("latin-1"))
+    write(corpus / "dump.jsonl", "\n".join(json.dumps(r) for r in [
+        {"title": "Category:Empty", "text": ""}, {"title": "Twice", "text": PYTHON}, {"title": "Twice", "text": PYTHON}]))
+    report = ingest([corpus], open_store(persist_dir=tmp_path / "db", collection="bin"), progress=False)
+    assert report.binary_files == (str((corpus / "a.out.txt").resolve()), str((corpus / "noise.md").resolve()))
+    assert report.empty_records == 1 and report.duplicates == 1  # the repeated record of one source
+    assert report.skipped_existing == 0 and report.added == report.chunks - 1  # a new collection holds nothing yet
+    assert report.files == 6  # 4 + latin1.txt + dump.jsonl: latin-1 text is text
+
+    result = CliRunner().invoke(cli(), ["ingest", str(corpus), "--chroma-dir", str(tmp_path / "db2"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "0 already present, 1 duplicates within the input, 1 empty records skipped" in result.output
+    assert f"skipped 1 unsupported files: {corpus / 'image.png'}" in result.output
+    assert f"warning: skipped {(corpus / 'a.out.txt').resolve()}: it is binary" in result.output
+
+
+def test_two_ingests_at_once_report_each_chunk_added_once(tmp_path, corpus):
+    db, env = tmp_path / "db", {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1"}
+    command = [str(Path(sys.executable).parent / "crag"), "ingest", str(corpus), "--chroma-dir", str(db), "--no-progress"]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**__import__("os").environ, **env}) for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-1500:] for _, err in outputs]
+    added = sorted(int(out.split(" added")[0].rsplit(" ", 1)[1]) for out, _ in outputs)
+    assert added == [0, 5]
 
 
 def test_empty_collection_returns_nothing(tmp_path):
@@ -203,7 +234,8 @@ def test_ingest_command(tmp_path, corpus, monkeypatch):
     args = ["ingest", str(corpus), "--chroma-dir", str(db), "--collection", "cli", "--no-progress"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "4 files, 5 chunks: 5 added, 0 already present, 1 unsupported files skipped" in result.output
+    assert "4 files, 5 chunks: 5 added, 0 already present -> cli at" in result.output
+    assert "skipped 1 unsupported files: " in result.output and "image.png" in result.output
     result = runner.invoke(app, args + ["--chunk-size", "1000", "--chunk-overlap", "100"])
     assert result.exit_code == 0 and "5 chunks: 0 added, 5 already present" in result.output
 

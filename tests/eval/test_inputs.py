@@ -7,7 +7,7 @@ import json
 import pytest
 from eval_fakes import write_jsonl
 
-from crag.eval.inputs import Passage, Question, drop_gold, gold_indices, read_passages, read_questions
+from crag.eval.inputs import Passage, Question, drop_gold, gold_indices, read_passages, read_passages_counted, read_questions
 from crag.eval.popqa import build_popqa
 
 
@@ -55,9 +55,13 @@ def test_read_passages(tmp_path):
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"title": "T", "text": "ok"}, {"title": 3, "text": "x"}])
     with pytest.raises(ValueError, match=r"bad.jsonl, line 2: \"title\" must be a string"):
         read_passages(bad)
-    bad = write_jsonl(tmp_path / "bad2.jsonl", [{"title": "T", "text": "  "}])
+    bad = write_jsonl(tmp_path / "bad2.jsonl", [{"title": "T", "text": 7}])
     with pytest.raises(ValueError, match='line 1: no "text"'):
         read_passages(bad, "web")
+    with_empty = write_jsonl(tmp_path / "dump.jsonl", [{"title": "Category:X", "text": "  "}, {"title": "T", "text": "ok"}])
+    assert read_passages_counted(with_empty) == ([Passage("line-2", "T", "ok")], 1)  # skipped and counted
+    with pytest.raises(ValueError, match="has no records with text"):
+        read_passages(write_jsonl(tmp_path / "hollow.jsonl", [{"text": ""}]))
 
 
 PASSAGES = [Passage(f"p{i}", "", text) for i, text in enumerate([
