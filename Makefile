@@ -10,7 +10,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-load clean \
+.PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-load bench-faults clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
@@ -156,6 +156,11 @@ serve: demo-kb
 # 200 requests, 32 at a time, against `crag serve` on the real default models
 bench-load: setup
 	$(BIN)/python benchmarks/load_benchmark.py --requests 200 --concurrency 32 --json artifacts/bench/load.json
+
+# issue 12's fault scenario on a real `crag serve`: 32 clients at once, a 1,000-input batch, 20 malformed
+# requests, /health probed throughout, then SIGTERM with runs in flight
+bench-faults: setup
+	$(BIN)/python benchmarks/load_benchmark.py --faults --json artifacts/bench/faults.json
 
 clean:
 	rm -rf artifacts .pytest_cache .crag .langgraph_api

@@ -3,17 +3,19 @@
 What a public endpoint needs beyond `add_routes`:
 - models load once, at start-up (a warm-up run), not on the first request;
 - with `CRAG_API_KEY` set, every route but `/health` needs it (`X-API-Key` or `Authorization: Bearer`);
-- request bodies are capped (413), bad input and unknown or unsafe settings get a 4xx that says why;
+- `Guard` (guard.py) refuses what LangServe would answer with a 500 or could not bear: an API key
+  (401), body size and speed, bodies that are not UTF-8 JSON, oversized batches, and runs past the
+  in-flight limit (a fast 503); it cancels runs whose client has gone;
+- unknown or unsafe settings (in the body or a /c/{hash}/ URL) get a 4xx that says why;
 - threads are kept in SQLite, so a client's `thread_id` survives a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,15 +23,16 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
 from crag.context import Context
 from crag.loads import loads
 from crag.nodes.contextualize import InvalidQuestion
-from crag.serve.service import SAFE_SETTINGS, CragService, context_for
+from crag.serve.guard import (DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS,
+                              Guard)
+from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
 from crag.threads import InvalidThreadId, check_thread_id
 
-OPEN_PATHS = {"/health"}
-DEFAULT_MAX_BODY_BYTES = 256 * 1024
 
 
 @dataclass(kw_only=True)
@@ -37,6 +40,9 @@ class ServerSettings:
     context: Context = field(default_factory=Context)
     api_key: str | None = field(default_factory=lambda: os.environ.get("CRAG_API_KEY") or None)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_batch: int = DEFAULT_MAX_BATCH  # inputs per /batch request
+    max_runs: int = DEFAULT_MAX_RUNS  # runs in flight in this process (a batch counts its inputs)
+    body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body
     threads_db: str | Path | None = None  # None: no threads
     warm_up: bool = True
     require_documents: bool = True
@@ -46,62 +52,21 @@ class KnowledgeBaseError(RuntimeError):
     """The server's knowledge base cannot be used; the message says how to fix it."""
 
 
-def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> dict:
-    return {"status": status, "body": json.dumps({"detail": detail}).encode(), "headers": headers or []}
+def _config_from_hash(config_hash: str) -> dict:
+    """The config a /c/{hash}/ URL carries (LZString-compressed JSON, as LangServe's playground writes it)."""
+    from langserve.lzstring import LZString
+
+    try:
+        parsed = json.loads(LZString.decompressFromEncodedURIComponent(config_hash) or "{}")
+    except Exception:  # whatever a malformed hash does to the decompressor
+        raise HTTPException(400, "invalid config hash") from None
+    if not isinstance(parsed, dict):
+        raise HTTPException(400, "invalid config hash")
+    return parsed
 
 
-class Guard:
-    """ASGI middleware: API key and body size, checked before LangServe reads anything."""
-
-    def __init__(self, app: Callable, *, api_key: str | None, max_body_bytes: int):
-        self.app, self.max_body_bytes = app, max_body_bytes
-        self.api_key = api_key.encode() if api_key else None
-
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        headers = {k.lower(): v for k, v in scope.get("headers", [])}
-        if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorised(headers):
-            return await self._respond(send, _error(401, "missing or invalid API key: send it as X-API-Key or Authorization: Bearer",
-                                                    [(b"www-authenticate", b"Bearer")]))
-        declared = headers.get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
-            return await self._respond(send, self._too_large())
-        body, more = b"", True  # read the body here (it is small), so a chunked upload is capped too
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.max_body_bytes:
-                return await self._respond(send, self._too_large())
-        replayed = False
-
-        async def replay() -> dict:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-    def _authorised(self, headers: dict[bytes, bytes]) -> bool:
-        supplied = headers.get(b"x-api-key")
-        if supplied is None:
-            scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
-            supplied = token.strip() if scheme.lower() == b"bearer" else None
-        return bool(supplied) and hmac.compare_digest(supplied, self.api_key)
-
-    def _too_large(self) -> dict:
-        return _error(413, f"request body too large: the limit is {self.max_body_bytes:,} bytes")
-
-    @staticmethod
-    async def _respond(send: Callable, error: dict) -> None:
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(error["body"])).encode())]
-        await send({"type": "http.response.start", "status": error["status"], "headers": headers + error["headers"]})
-        await send({"type": "http.response.body", "body": error["body"]})
+def _reasons(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
 
 
 def _configs(body: Any) -> list[dict]:
@@ -116,21 +81,30 @@ def check_request_settings(service: CragService) -> Callable:
     allowed = set(SAFE_SETTINGS) | ({"thread_id"} if service.threads else set())
 
     async def check(config: dict, request: Request) -> dict:
+        sent = []
+        if request.path_params.get("config_hash"):  # /crag/c/{hash}/invoke: settings in the URL
+            sent.append(_config_from_hash(request.path_params["config_hash"]))
         try:
             body = await request.json()
         except ValueError:
-            return config  # LangServe answers malformed JSON itself
-        for sent in _configs(body):
-            configurable = sent.get("configurable") or {}
+            body = None  # LangServe answers malformed JSON itself
+        for one in [*sent, *_configs(body)]:
+            configurable = one.get("configurable") or {}
             if not isinstance(configurable, dict):
                 raise HTTPException(422, "config.configurable must be an object")
             refused = sorted(set(configurable) - allowed)
             if refused:
                 raise HTTPException(422, f"setting(s) {', '.join(refused)} cannot be set per request; "
                                          f"allowed: {', '.join(sorted(allowed))}")
+        inputs = body.get("inputs") if isinstance(body, dict) and request.url.path.endswith("/batch") else None
+        for index, value in enumerate(inputs if isinstance(inputs, list) else []):
+            try:
+                CragInput.model_validate(value)
+            except ValidationError as exc:  # the whole batch is refused, naming the input, before any run
+                raise HTTPException(422, f"inputs[{index}]: {_reasons(exc)}") from None
         configurable = config.get("configurable") or {}
         try:
-            context_for(service.defaults, configurable)
+            context_for(service.defaults, configurable, await asyncio.to_thread(service.calibrated))
             if configurable.get("thread_id") is not None:
                 check_thread_id(configurable["thread_id"])
         except ValueError as exc:
@@ -190,12 +164,17 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     app = FastAPI(title="CRAG", version="0.1.0", lifespan=lifespan,
                   description="Corrective Retrieval-Augmented Generation (Yan et al., 2024) on LangGraph, served with LangServe.")
-    app.add_middleware(Guard, api_key=settings.api_key, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(Guard, api_key=settings.api_key, max_body_bytes=settings.max_body_bytes,
+                       max_batch=settings.max_batch, max_runs=settings.max_runs, body_timeout=settings.body_timeout)
 
     @app.exception_handler(InvalidQuestion)
     @app.exception_handler(InvalidThreadId)
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(ValidationError)
+    async def _invalid_input(request: Request, exc: ValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _reasons(exc)}, status_code=422)  # an input checked inside a run
 
     @app.get("/health")
     async def health() -> dict:

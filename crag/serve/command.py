@@ -7,6 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
+from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
+
+SHUTDOWN_GRACE_SECONDS = 5  # on SIGTERM, runs in flight get this long to finish, then are dropped
+
 
 def _set_compute_threads(threads: int | None) -> None:
     """Split the cores between concurrent requests instead of giving every model every core.
@@ -37,7 +41,9 @@ def serve_cmd(
     web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
     threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
-    max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest request body accepted.")] = 256 * 1024,
+    max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest request body accepted.")] = DEFAULT_MAX_BODY_BYTES,
+    max_batch: Annotated[int, typer.Option(min=1, help="Inputs per /crag/batch request (more: 413).")] = DEFAULT_MAX_BATCH,
+    max_runs: Annotated[int, typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more: 503 with Retry-After).")] = DEFAULT_MAX_RUNS,
     compute_threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads per model and per request (default 1: requests run side by side, one per core).")] = None,
     warm_up: Annotated[bool, typer.Option("--warm-up/--no-warm-up", help="Load every model before accepting requests.")] = True,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
@@ -67,11 +73,13 @@ def serve_cmd(
     except (ValueError, KnowledgeBaseError, StoreError) as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(code=2) from exc
-    settings = ServerSettings(context=context, max_body_bytes=max_body_bytes, warm_up=warm_up, require_documents=False,
+    settings = ServerSettings(context=context, max_body_bytes=max_body_bytes, max_batch=max_batch, max_runs=max_runs,
+                              warm_up=warm_up, require_documents=False,
                               threads_db=resolve_threads_db(threads_db) if threads else None)
     if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
         typer.secho("warning: listening beyond this machine without CRAG_API_KEY: anyone who can reach it can use it",
                     fg=typer.colors.YELLOW, err=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     _set_compute_threads(compute_threads)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, workers=1)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, workers=1,
+                timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)

@@ -27,7 +27,7 @@ from crag.nodes.contextualize import MAX_QUESTION_CHARS
 from crag.state import OutputState
 from crag.threads import check_thread_id
 
-Threshold = Annotated[float, Field(ge=-1.5, le=1.5)]
+Threshold = Annotated[float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)]
 
 # Per-request settings: name -> (type, description). Nothing here names a file, a URL or a model.
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
@@ -63,11 +63,15 @@ class CragInput(BaseModel):
         return value
 
 
-def context_for(defaults: Context, configurable: dict[str, Any]) -> Context:
-    """The server's context with the request's safe settings applied (unset or None = server's)."""
+def context_for(defaults: Context, configurable: dict[str, Any], calibrated: tuple[float, float]) -> Context:
+    """The server's context with the request's safe settings applied (unset or None = server's).
+
+    ValueError when the thresholds conflict: both given, or one given against the evaluator's
+    `calibrated` other one (a lone lower threshold of 0.9 is above a calibrated upper of 0.6).
+    """
     overrides = {name: configurable[name] for name in SAFE_SETTINGS if configurable.get(name) is not None}
     context = dataclasses.replace(defaults, **overrides)
-    context.thresholds((1.0, -1.0))  # raises ValueError when lower > upper
+    context.thresholds(calibrated)
     return context
 
 
@@ -82,6 +86,7 @@ class CragService(RunnableSerializable[dict, dict]):
     threaded: Any = Field(default=None, description="The graph with a checkpointer; set when the server starts.")
 
     _thread_locks: weakref.WeakValueDictionary = PrivateAttr(default_factory=weakref.WeakValueDictionary)
+    _calibrated: Optional[tuple[float, float]] = PrivateAttr(default=None)
 
     def model_post_init(self, __context: Any) -> None:
         if self.graph is None:
@@ -111,6 +116,14 @@ class CragService(RunnableSerializable[dict, dict]):
                                                description=THREAD_ID_DESCRIPTION, default=None))
         return specs
 
+    def calibrated(self) -> tuple[float, float]:
+        """The server evaluator's calibrated (upper, lower); loads the evaluator the first time."""
+        if self._calibrated is None:
+            from crag import resources
+
+            self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
+        return self._calibrated
+
     # --- running ---
     def _plan(self, config: RunnableConfig) -> tuple[Any, Context, Optional[str]]:
         configurable = dict(config.get("configurable") or {})
@@ -120,7 +133,7 @@ class CragService(RunnableSerializable[dict, dict]):
                 raise ValueError("this server keeps no threads (it was started with --no-threads)")
             check_thread_id(thread_id)
         graph = self.threaded if thread_id is not None else self.graph
-        return graph, context_for(self.defaults, configurable), thread_id
+        return graph, context_for(self.defaults, configurable, self.calibrated()), thread_id
 
     @staticmethod
     def _question(value: Any) -> dict:

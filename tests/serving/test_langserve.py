@@ -170,6 +170,6 @@ def test_crag_serve_refuses_bad_settings_before_starting(tmp_path):
     from crag.cli import app
 
     empty = CliRunner().invoke(app, ["serve", "--chroma-dir", str(tmp_path / "c"), "--collection", "nothing"])
-    assert empty.exit_code == 2 and "is empty" in empty.output and "crag ingest" in empty.output
+    assert empty.exit_code == 2 and "there is no knowledge base" in empty.output and "crag ingest" in empty.output
     bogus = CliRunner().invoke(app, ["serve", "--web-backend", "bogus"])
     assert bogus.exit_code == 2 and "unknown web_backend" in bogus.output

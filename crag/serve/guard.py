@@ -1,0 +1,224 @@
+"""The ASGI middleware in front of LangServe: what a public endpoint must refuse before any work starts.
+
+LangServe reads the body itself and turns anything it did not expect into a 500 (non-UTF-8 bytes,
+a lone surrogate, JSON nested a thousand deep, NaN), runs a batch of any size, queues every request
+without bound and keeps running a request whose client has gone. This layer, in order:
+- API key (401) and body size (413), and a deadline on reading the body (408), so a body sent one
+  byte a second cannot hold a connection;
+- for the run routes, the body must be UTF-8 JSON of bounded depth with finite numbers and no lone
+  surrogates (400/422 saying which);
+- admission: a batch holds at most `max_batch` inputs (413), and at most `max_runs` runs (a batch
+  counts its inputs) are in flight; past that a fast 503 with `Retry-After`, not a queue;
+- a run whose client disconnects is cancelled, and a stream whose run fails ends properly after
+  LangServe's "error" event instead of being cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+OPEN_PATHS = {"/health"}
+RUN_ROUTES = ("/invoke", "/batch", "/stream", "/stream_log", "/stream_events")
+DEFAULT_MAX_BODY_BYTES = 256 * 1024
+DEFAULT_MAX_BATCH = 8
+DEFAULT_MAX_RUNS = 8
+DEFAULT_BODY_TIMEOUT = 10.0
+MAX_JSON_DEPTH = 32  # a request is {"input": {...}, "config": {"configurable": {...}}}: a few levels
+RETRY_AFTER_SECONDS = 2
+
+logger = logging.getLogger("crag.serve")
+
+
+class BadBody(ValueError):
+    """A request body the run routes refuse; `status` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 parses to inf
+        raise BadBody(422, f"number {text[:40]} is out of range: numbers must be finite")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise BadBody(422, f"{name} is not JSON: numbers must be finite")
+
+
+def inspect_json(body: bytes) -> Any:
+    """The parsed body of a run request, or `BadBody` saying what is wrong with it."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadBody(400, f"the request body is not UTF-8 (byte {exc.start} is {body[exc.start]:#04x})") from None
+    try:
+        parsed = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise BadBody(422, f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep") from None
+    except BadBody:
+        raise
+    except ValueError as exc:  # malformed JSON, or an integer of thousands of digits
+        raise BadBody(422, f"malformed JSON: {exc}") from None
+    stack = [(parsed, 1)]  # iterative: the point is not to recurse on what a stranger sent
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise BadBody(422, f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    stack.append((key, depth))
+                stack.append((item, depth + 1))
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise BadBody(422, f"a string holds a lone surrogate ({value[exc.start]!r}), which is not text") from None
+    return parsed
+
+
+def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> dict:
+    return {"status": status, "body": json.dumps({"detail": detail}).encode(), "headers": headers or []}
+
+
+class Guard:
+    """ASGI middleware: see the module docstring. One per process; `in_flight` counts runs."""
+
+    def __init__(self, app: Callable, *, api_key: str | None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+                 max_batch: int = DEFAULT_MAX_BATCH, max_runs: int = DEFAULT_MAX_RUNS,
+                 body_timeout: float = DEFAULT_BODY_TIMEOUT):
+        self.app, self.max_body_bytes, self.body_timeout = app, max_body_bytes, body_timeout
+        self.max_runs = max_runs
+        self.max_batch = min(max_batch, max_runs)  # a bigger batch could never be admitted
+        self.api_key = api_key.encode() if api_key else None
+        self.in_flight = 0
+
+    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorised(headers):
+            return await self._respond(send, _error(401, "missing or invalid API key: send it as X-API-Key or Authorization: Bearer",
+                                                    [(b"www-authenticate", b"Bearer")]))
+        declared = headers.get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
+            return await self._respond(send, self._too_large())
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                body = await self._read_body(receive)
+        except TimeoutError:
+            return await self._respond(send, _error(408, f"the request body did not arrive within {self.body_timeout:g} s"))
+        if body is None:
+            return  # the client went away
+        if isinstance(body, dict):
+            return await self._respond(send, body)
+        runs = 0
+        if scope.get("method") == "POST" and scope["path"].endswith(RUN_ROUTES):
+            try:
+                parsed = inspect_json(body)
+            except BadBody as exc:
+                return await self._respond(send, _error(exc.status, str(exc)))
+            inputs = parsed.get("inputs") if isinstance(parsed, dict) and scope["path"].endswith("/batch") else None
+            runs = len(inputs) if isinstance(inputs, list) else 1
+            if runs > self.max_batch:
+                return await self._respond(send, _error(413, f"a batch holds at most {self.max_batch} inputs, got {runs}"))
+            if self.in_flight + runs > self.max_runs:
+                return await self._respond(send, _error(
+                    503, f"busy: {self.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s",
+                    [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]))
+        self.in_flight += runs
+        try:
+            await self._run_until_disconnect(scope, body, receive, send)
+        finally:
+            self.in_flight -= runs
+
+    async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> bytes | dict | None:
+        """The whole body (it is small), so a chunked upload is capped too; an error dict; None if the client left."""
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return None
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_body_bytes:
+                return self._too_large()
+        return body
+
+    async def _run_until_disconnect(self, scope: dict, body: bytes, receive: Callable, send: Callable) -> None:
+        """Run the app on the buffered body; cancel it if the client disconnects before the response ends.
+
+        Only this watcher reads the client's messages from now on: the app gets the body once and
+        then waits for the disconnect through it, as Starlette's streaming responses do.
+        """
+        disconnected = asyncio.Event()
+        started = done = False
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await disconnected.wait()
+            return {"type": "http.disconnect"}
+
+        async def tracked_send(message: dict) -> None:
+            nonlocal started, done
+            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                done = True
+            await send(message)
+
+        task = asyncio.ensure_future(self.app(scope, replay, tracked_send))
+
+        async def watch() -> None:
+            while not (await receive())["type"] == "http.disconnect":
+                pass
+            disconnected.set()
+            if not done:
+                task.cancel()  # the client has gone: stop its run
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not disconnected.is_set():
+                raise  # we are being cancelled ourselves (shutdown)
+        except Exception:
+            if not started or done:
+                raise  # before the response: the server answers 500
+            # mid-stream: LangServe has sent its "error" event and re-raised; end the body properly
+            # so the client reads a complete stream instead of a cut connection
+            logger.exception("error in a streamed response")
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            watcher.cancel()
+            if not task.done():
+                task.cancel()
+
+    def _authorised(self, headers: dict[bytes, bytes]) -> bool:
+        supplied = headers.get(b"x-api-key")
+        if supplied is None:
+            scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
+            supplied = token.strip() if scheme.lower() == b"bearer" else None
+        return bool(supplied) and hmac.compare_digest(supplied, self.api_key)
+
+    def _too_large(self) -> dict:
+        return _error(413, f"request body too large: the limit is {self.max_body_bytes:,} bytes")
+
+    @staticmethod
+    async def _respond(send: Callable, error: dict) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(error["body"])).encode())]
+        await send({"type": "http.response.start", "status": error["status"], "headers": headers + error["headers"]})
+        await send({"type": "http.response.body", "body": error["body"]})
