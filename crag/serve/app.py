@@ -29,7 +29,7 @@ from crag.context import Context
 from crag.loads import loads
 from crag.nodes.contextualize import InvalidQuestion
 from crag.serve.guard import (DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS,
-                              Guard)
+                              Guard, unprocessable)
 from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
 from crag.threads import InvalidThreadId, check_thread_id
 
@@ -91,24 +91,24 @@ def check_request_settings(service: CragService) -> Callable:
         for one in [*sent, *_configs(body)]:
             configurable = one.get("configurable") or {}
             if not isinstance(configurable, dict):
-                raise HTTPException(422, "config.configurable must be an object")
+                raise HTTPException(422, unprocessable("config.configurable must be an object"))
             refused = sorted(set(configurable) - allowed)
             if refused:
-                raise HTTPException(422, f"setting(s) {', '.join(refused)} cannot be set per request; "
-                                         f"allowed: {', '.join(sorted(allowed))}")
+                raise HTTPException(422, unprocessable(f"setting(s) {', '.join(refused)} cannot be set per request; "
+                                                       f"allowed: {', '.join(sorted(allowed))}"))
         inputs = body.get("inputs") if isinstance(body, dict) and request.url.path.endswith("/batch") else None
         for index, value in enumerate(inputs if isinstance(inputs, list) else []):
             try:
                 CragInput.model_validate(value)
             except ValidationError as exc:  # the whole batch is refused, naming the input, before any run
-                raise HTTPException(422, f"inputs[{index}]: {_reasons(exc)}") from None
+                raise HTTPException(422, unprocessable(f"inputs[{index}]: {_reasons(exc)}")) from None
         configurable = config.get("configurable") or {}
         try:
             context_for(service.defaults, configurable, await asyncio.to_thread(service.calibrated))
             if configurable.get("thread_id") is not None:
                 check_thread_id(configurable["thread_id"])
         except ValueError as exc:
-            raise HTTPException(422, str(exc)) from exc
+            raise HTTPException(422, unprocessable(str(exc))) from exc
         return config
 
     return check
@@ -170,11 +170,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     @app.exception_handler(InvalidQuestion)
     @app.exception_handler(InvalidThreadId)
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return JSONResponse({"detail": unprocessable(str(exc))}, status_code=422)
 
     @app.exception_handler(ValidationError)
     async def _invalid_input(request: Request, exc: ValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _reasons(exc)}, status_code=422)  # an input checked inside a run
+        return JSONResponse({"detail": unprocessable(_reasons(exc))}, status_code=422)  # an input checked inside a run
 
     @app.get("/health")
     async def health() -> dict:

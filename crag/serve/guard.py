@@ -87,8 +87,15 @@ def inspect_json(body: bytes) -> Any:
     return parsed
 
 
+def unprocessable(message: str, loc: tuple = ("body",)) -> list[dict]:
+    """A 422's `detail` in the shape the OpenAPI schema documents for 422 (FastAPI's HTTPValidationError),
+    so clients parse every 422 alike; the reason is in `msg`."""
+    return [{"type": "value_error", "loc": list(loc), "msg": message}]
+
+
 def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> dict:
-    return {"status": status, "body": json.dumps({"detail": detail}).encode(), "headers": headers or []}
+    body = {"detail": unprocessable(detail) if status == 422 else detail}
+    return {"status": status, "body": json.dumps(body).encode(), "headers": headers or []}
 
 
 class Guard:
