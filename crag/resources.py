@@ -27,10 +27,15 @@ def evaluator(ctx: Context):
     return RetrievalEvaluator(checkpoint=ctx.evaluator or None)
 
 
+def calibrated(scorer: Any) -> tuple[float, float]:
+    """The evaluator's calibrated (upper, lower), or the paper's PopQA pair for one without."""
+    pair = getattr(scorer, "thresholds", None) or (PAPER_POPQA_THRESHOLDS["upper"], PAPER_POPQA_THRESHOLDS["lower"])
+    return float(pair[0]), float(pair[1])
+
+
 def thresholds(ctx: Context, scorer: Any) -> tuple[float, float]:
     """The run's (upper, lower): the context's choice, else the evaluator's calibrated pair."""
-    calibrated = getattr(scorer, "thresholds", None) or (PAPER_POPQA_THRESHOLDS["upper"], PAPER_POPQA_THRESHOLDS["lower"])
-    return ctx.thresholds(tuple(calibrated))
+    return ctx.thresholds(calibrated(scorer))
 
 
 def retrieve(ctx: Context, question: str) -> list[Document]:

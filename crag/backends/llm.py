@@ -10,6 +10,7 @@ requests generate side by side on separate cores (llama.cpp decodes one sequence
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import threading
@@ -81,6 +82,19 @@ def _pool(model_path: str, n_ctx: int) -> _Pool:
             _POOLS[key] = _Pool(model_path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
             record("chat_model")
         return _POOLS[key]
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free every llama.cpp context at exit while the interpreter is still whole: left to the garbage
+    collector, llama_cpp's finalizer can run after its own module globals are gone and print a
+    `TypeError: 'NoneType' object is not callable`."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        for llama in pool.instances:
+            llama.close()
 
 
 def reset_prompt_caches() -> None:

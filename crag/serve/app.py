@@ -172,6 +172,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": unprocessable(str(exc))}, status_code=422)
 
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        # LangServe raises its own 422s with a string detail; give every 422 the documented shape
+        detail = unprocessable(exc.detail) if exc.status_code == 422 and isinstance(exc.detail, str) else exc.detail
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
     @app.exception_handler(ValidationError)
     async def _invalid_input(request: Request, exc: ValidationError) -> JSONResponse:
         return JSONResponse({"detail": unprocessable(_reasons(exc))}, status_code=422)  # an input checked inside a run
