@@ -44,6 +44,11 @@ GENERATE_PROMPTS: dict[str, str] = {
 # 3.5% against 5.3% (2 of 114 questions), looping 31% against 78%
 DEFAULT_GENERATE_PROMPT = "compact"
 
+# Where an answer ends: a small model that has answered often goes on to write the prompt's next
+# "Question: …" itself, and then answers that too, again and again. These are the labels of both
+# generation prompts (four: OpenAI's limit on stop sequences).
+GENERATE_STOP = ["Question:", "Passages:", "Instruction:", "Documents:"]
+
 # With no knowledge left and `answer_without_knowledge` set, the generator answers from its own memory.
 GENERATE_NO_KNOWLEDGE_PROMPT = "Answer the question in one short sentence: {question}"
 

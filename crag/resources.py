@@ -48,7 +48,8 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
 
 
 def web_search(ctx: Context, query: str) -> list:
-    from crag.backends.web import prefer_wikipedia, search_custom, search_web
+    from crag.backends.user_web import search_custom
+    from crag.backends.web import prefer_wikipedia, search_web
 
     if hasattr(ctx.web_backend, "search"):
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))

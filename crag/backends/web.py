@@ -158,7 +158,7 @@ _NO_RESULTS = "No search results found"  # langchain-tavily's message when a sea
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
 
 
-def _call_with_timeout(fn: Callable[[], Any], timeout: float, what: str = "Tavily search") -> Any:
+def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str = "Tavily search") -> Any:
     """Run `fn` in a daemon thread and wait at most `timeout` seconds.
 
     Tavily's wrapper calls `requests.post` with no timeout (and a user's backend may have none), so
@@ -277,7 +277,7 @@ class TavilyWebSearch:
     def _search_once(self, query: str, k: int) -> list[WebResult]:
         try:
             tool = self._tool(k)
-            output = _call_with_timeout(lambda: tool.invoke({"query": query}), self.timeout)
+            output = call_with_timeout(lambda: tool.invoke({"query": query}), self.timeout)
         except WebSearchError:
             raise
         except Exception as exc:  # validation errors, unhandled tool exceptions
@@ -299,74 +299,6 @@ class TavilyWebSearch:
             reraise=True,
         )
         return retrying(self._search_once, query, k)
-
-
-# ---------------------------------------------------------------------------------------------
-# A user's own backend: any object with .search(query, k)
-
-_TEXT_KEYS = ("text", "content", "snippet", "page_content", "body")
-_URL_KEYS = ("url", "link", "href", "source")
-
-
-def _first(get: Callable[[str], Any], keys: tuple[str, ...]) -> str:
-    for key in keys:
-        value = get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-    return ""
-
-
-def to_result(hit: Any, position: int) -> WebResult | None:
-    """One hit of a user's backend as a `WebResult`, or None when it holds no text and no URL.
-
-    Accepted: `WebResult`, LangChain `Document` (title and url/source in its metadata), mappings
-    with title/text/url or the snippet/link/href names common search tools use, and objects with
-    such attributes.
-    """
-    if isinstance(hit, WebResult):
-        return hit
-    from collections.abc import Mapping
-
-    from langchain_core.documents import Document
-
-    if isinstance(hit, Document):
-        text, meta = hit.page_content, hit.metadata or {}
-        title, url = _first(meta.get, ("title",)), _first(meta.get, _URL_KEYS)
-    else:
-        get = hit.get if isinstance(hit, Mapping) else (lambda key: getattr(hit, key, None))
-        text, title, url = _first(get, _TEXT_KEYS), _first(get, ("title", "name")), _first(get, _URL_KEYS)
-    if not (text.strip() or url):
-        return None
-    # without a url the position keeps hits of one title apart (pages are deduplicated by url)
-    return WebResult(title=title or url, url=url or f"custom://{quote(title)}#{position}", content=text)
-
-
-def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[WebResult]:
-    """Search with a user's backend: bounded by `timeout`, and any failure a `WebSearchError`.
-
-    The README promises that a failing search never fails a run, so whatever the backend raises or
-    returns is turned into results or into that one error the node handles.
-    """
-    name = f"web backend {type(backend).__name__}"
-    try:
-        raw = _call_with_timeout(lambda: backend.search(query, k), timeout, what=name)
-    except WebSearchError:
-        raise
-    except Exception as exc:  # anything a user's code raises
-        raise WebSearchError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
-    if raw is None:
-        return []
-    if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
-        raise WebSearchError(f"{name} returned {type(raw).__name__}, expected a list of results")
-    try:
-        hits = list(raw)
-    except Exception as exc:
-        raise WebSearchError(f"{name} returned results that cannot be read: {type(exc).__name__}: {exc}") from exc
-    results = [r for i, hit in enumerate(hits) if (r := to_result(hit, i)) is not None]
-    if hits and not results:
-        raise WebSearchError(f"{name} returned {len(hits)} results with no text or URL "
-                             f"(the first is a {type(hits[0]).__name__})")
-    return results[:k]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -110,14 +110,14 @@ def _check_settings(out: Path, settings: dict) -> None:
 
 
 def prompt_digest(ctx: Context) -> str:
-    """What a system's answers depend on beyond run.json: the text of the generation prompts it uses.
+    """What a system's answers depend on beyond run.json: the generation prompts it uses and where they stop.
 
     Per record rather than in run.json's fingerprint, so editing one prompt redoes only the systems
     that use it (a run of rag and crag on the paper prompt stays valid when "compact" changes).
     """
-    from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS
+    from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP
 
-    text = GENERATE_PROMPTS[ctx.generate_prompt] + "\0" + GENERATE_NO_KNOWLEDGE_PROMPT
+    text = "\0".join([GENERATE_PROMPTS[ctx.generate_prompt], GENERATE_NO_KNOWLEDGE_PROMPT, *GENERATE_STOP])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

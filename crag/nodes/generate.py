@@ -20,7 +20,8 @@ from crag.attribution import abstains, attribute, grounded
 from crag.context import Context
 from crag.events import ANSWER_TAGS
 from crag.nodes.timing import timed
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER
+from crag.prompts import (GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, NO_KNOWLEDGE_ANSWER,
+                          UNSUPPORTED_ANSWER)
 from crag.state import Source, State, Strip, Turn
 
 MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
@@ -69,7 +70,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     else:
         prompt = (GENERATE_PROMPTS[ctx.generate_prompt].format(knowledge=knowledge, question=question) if strips
                   else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question))
-        reply = resources.chat(ctx, "answer").invoke(prompt, config={"tags": ANSWER_TAGS})
+        reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
         draft = answer = tidy(str(reply.content))
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 
 from crag.backends.web import WebResult
 
@@ -45,6 +47,24 @@ class FakeWeb:
         if self.error:
             raise self.error
         return self.results[:k]
+
+
+class StoppingChat(BaseChatModel):
+    """Replies with `reply` cut at the first stop sequence it is given, as real models do; records the stops."""
+
+    reply: str
+    stops: list = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "stopping"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.stops.append(stop)
+        text = self.reply
+        for marker in stop or []:
+            text = text.split(marker)[0]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
 def fake_chat(*replies: str) -> GenericFakeChatModel:

@@ -161,6 +161,17 @@ def test_unsupported_answers_are_withheld_and_model_citations_dropped(make_conte
     assert kept["answer"] == "She painted." and kept["citations"][0]["sources"] == [1]  # "painted" is in the strip
 
 
+def test_the_answer_stops_where_the_model_writes_the_next_question(make_context):
+    from fakes import StoppingChat
+
+    from crag.prompts import GENERATE_STOP
+
+    chat = StoppingChat(reply="A Swedish painter. Question: Where did she live? Answer: In Stockholm. Question: …", stops=[])
+    ctx = dataclasses.replace(make_context({"painter": 0.9}), chat_model=chat)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert chat.stops == [GENERATE_STOP] and result["draft"] == "A Swedish painter."
+
+
 def test_the_models_own_i_dont_know_is_kept(make_context):
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
     assert result["answer"] == "I don't know." and result["grounded"] is False and result["sources"] == []

@@ -1,0 +1,77 @@
+"""A user's own web backend: any object with `.search(query, k)`, as the README promises.
+
+Whatever it returns (`WebResult`s, LangChain `Document`s, mappings or objects with the names common
+search tools use) becomes `WebResult`s, and whatever it raises, or a call over the timeout, becomes
+the `WebSearchError` the node handles, so a user's code can never crash a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+from urllib.parse import quote
+
+from crag.backends.web import WebResult, WebSearchError, call_with_timeout
+
+_TEXT_KEYS = ("text", "content", "snippet", "page_content", "body")
+_URL_KEYS = ("url", "link", "href", "source")
+
+
+def _first(get: Callable[[str], Any], keys: tuple[str, ...]) -> str:
+    for key in keys:
+        value = get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
+
+
+def to_result(hit: Any, position: int) -> WebResult | None:
+    """One hit of a user's backend as a `WebResult`, or None when it holds no text and no URL.
+
+    Accepted: `WebResult`, LangChain `Document` (title and url/source in its metadata), mappings
+    with title/text/url or the snippet/link/href names common search tools use, and objects with
+    such attributes.
+    """
+    if isinstance(hit, WebResult):
+        return hit
+    from collections.abc import Mapping
+
+    from langchain_core.documents import Document
+
+    if isinstance(hit, Document):
+        text, meta = hit.page_content, hit.metadata or {}
+        title, url = _first(meta.get, ("title",)), _first(meta.get, _URL_KEYS)
+    else:
+        get = hit.get if isinstance(hit, Mapping) else (lambda key: getattr(hit, key, None))
+        text, title, url = _first(get, _TEXT_KEYS), _first(get, ("title", "name")), _first(get, _URL_KEYS)
+    if not (text.strip() or url):
+        return None
+    # without a url the position keeps hits of one title apart (pages are deduplicated by url)
+    return WebResult(title=title or url, url=url or f"custom://{quote(title)}#{position}", content=text)
+
+
+def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[WebResult]:
+    """Search with a user's backend: bounded by `timeout`, and any failure a `WebSearchError`.
+
+    The README promises that a failing search never fails a run, so whatever the backend raises or
+    returns is turned into results or into that one error the node handles.
+    """
+    name = f"web backend {type(backend).__name__}"
+    try:
+        raw = call_with_timeout(lambda: backend.search(query, k), timeout, what=name)
+    except WebSearchError:
+        raise
+    except Exception as exc:  # anything a user's code raises
+        raise WebSearchError(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+    if raw is None:
+        return []
+    if isinstance(raw, (str, bytes)) or not hasattr(raw, "__iter__"):
+        raise WebSearchError(f"{name} returned {type(raw).__name__}, expected a list of results")
+    try:
+        hits = list(raw)
+    except Exception as exc:
+        raise WebSearchError(f"{name} returned results that cannot be read: {type(exc).__name__}: {exc}") from exc
+    results = [r for i, hit in enumerate(hits) if (r := to_result(hit, i)) is not None]
+    if hits and not results:
+        raise WebSearchError(f"{name} returned {len(hits)} results with no text or URL "
+                             f"(the first is a {type(hits[0]).__name__})")
+    return results[:k]
