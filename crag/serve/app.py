@@ -34,7 +34,6 @@ from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_fo
 from crag.threads import InvalidThreadId, check_thread_id
 
 
-
 @dataclass(kw_only=True)
 class ServerSettings:
     context: Context = field(default_factory=Context)
