@@ -4,9 +4,8 @@ Predictions are appended to DIR/predictions.jsonl one line at a time and flushed
 interrupted run loses at most the question it was answering; running the same command again
 skips every (system, question) already there, unless the system's generation prompt has been
 edited since (each record keeps a digest of the prompt it was made with). DIR/run.json records
-what the predictions were
-made with (input hashes, drop-gold, k, chunking, models, thresholds), and a run on different
-settings refuses to mix its predictions into that folder.
+what the predictions were made with (input hashes, drop-gold, k, chunking, models, thresholds),
+and a run on different settings refuses to mix its predictions into that folder.
 
 Questions are the outer loop and systems the inner one, so every system sees the machine in the
 same state and the wall-time comparison stays fair when other work shares the CPU.
