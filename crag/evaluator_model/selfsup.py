@@ -1,0 +1,134 @@
+"""Self-supervised training pairs from a user's own collection, for `crag evaluator adapt` (issue 13).
+
+A user's corpus comes without questions or labels, and no local model is strong enough to write
+good questions, so the queries are taken from the text itself:
+- **headings**: a Markdown heading ("## Retrying on exceptions") asks for the section under it, the
+  heading removed from the passage so the pair cannot be solved by copying;
+- **inverse cloze** (Lee et al., 2019): a sentence asks for the chunk it came from, with the
+  sentence cut out, which teaches that a passage answers text it does not repeat.
+Negatives are the retriever's hard cases: the chunks nearest to the query (by the collection's own
+stored embeddings) that come from other documents, plus one random chunk. Chunks of the query's
+own document are never negatives: a neighbouring section may well answer it.
+
+Pairs are grouped by document, so a held-apart set of documents can check the adapted model on
+text it never trained on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from crag.evaluator_model.pairs import Pair, clean
+
+HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+MIN_QUERY_WORDS, MAX_QUERY_WORDS = 3, 30  # a shorter sentence says too little to ask for a passage; longer is a paragraph
+MIN_HEADING_WORDS = 2  # "Retrying exceptions" is a real query; "Usage" is not
+MIN_REST_WORDS = 20  # what is left of a chunk must still be a passage
+
+
+@dataclass(frozen=True)
+class CollectionChunk:
+    """One stored chunk: its text, title, source document and the embedding the store holds for it."""
+
+    text: str
+    title: str
+    source: str
+    vector: Sequence[float]
+
+
+def collection_chunks(store) -> list[CollectionChunk]:
+    """Every chunk of a LangChain Chroma store, with its stored embedding (nothing is embedded again)."""
+    got = store.get(include=["documents", "metadatas", "embeddings"])
+    return [CollectionChunk(text or "", str((meta or {}).get("title") or ""), str((meta or {}).get("source") or ""),
+                            vector)
+            for text, meta, vector in zip(got["documents"], got["metadatas"], got["embeddings"])]
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def heading_queries(chunk: CollectionChunk) -> list[tuple[str, str]]:
+    """(heading, the chunk without that heading line) for each usable Markdown heading in the chunk."""
+    found = []
+    for match in HEADING.finditer(chunk.text):
+        heading = clean(match.group(1).strip("*_` "))
+        rest = clean(chunk.text[: match.start()] + " " + chunk.text[match.end():])
+        if MIN_HEADING_WORDS <= _words(heading) <= MAX_QUERY_WORDS and _words(rest) >= MIN_REST_WORDS:
+            found.append((heading, rest))
+    return found
+
+
+def cloze_query(chunk: CollectionChunk, segment: Callable[[str], list[str]], rng: random.Random) -> tuple[str, str] | None:
+    """(a sentence of the chunk, the chunk with that sentence cut out), or None when no sentence fits."""
+    sentences = [s.strip() for s in segment(chunk.text) if MIN_QUERY_WORDS <= _words(s) <= MAX_QUERY_WORDS
+                 and not HEADING.fullmatch(s.strip())]
+    if not sentences:
+        return None
+    sentence = rng.choice(sentences)
+    rest = clean(chunk.text.replace(sentence, " ", 1))
+    return (clean(sentence), rest) if _words(rest) >= MIN_REST_WORDS else None
+
+
+def _segmenter() -> Callable[[str], list[str]]:
+    import pysbd
+
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+    return segmenter.segment
+
+
+def document_split(source: str, held_apart: float) -> str:
+    """"check" for a stable `held_apart` share of documents (by a hash of the source), else "train"."""
+    bucket = int(hashlib.sha256(source.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "check" if bucket < held_apart else "train"
+
+
+def self_supervised_pairs(
+    chunks: list[CollectionChunk],
+    embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
+    *,
+    hard_negatives: int = 2,
+    seed: int = 0,
+    segment: Callable[[str], list[str]] | None = None,
+) -> list[Pair]:
+    """Positive and negative pairs for every chunk that yields a query; `group` is the source document.
+
+    `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the
+    hard negatives are the ones the user's retriever would really return.
+    """
+    import numpy as np
+
+    if len({c.source for c in chunks}) < 2:
+        raise ValueError("adapting needs a collection of at least two documents: negatives come from other documents")
+    rng = random.Random(seed)
+    segment = segment or _segmenter()
+    queries: list[tuple[int, str, str, str]] = []  # (chunk index, query, positive passage, kind)
+    for index, chunk in enumerate(chunks):
+        for heading, rest in heading_queries(chunk):
+            queries.append((index, heading, rest, "heading"))
+        cloze = cloze_query(chunk, segment, rng)
+        if cloze:
+            queries.append((index, *cloze, "cloze"))
+    if not queries:
+        return []
+    matrix = np.asarray([c.vector for c in chunks], dtype="float32")
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    vectors = np.asarray(embed_queries([q for _, q, _, _ in queries]), dtype="float32")
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    order = np.argsort(-(vectors @ matrix.T), axis=1, kind="stable")
+    pairs = []
+    for (index, query, positive, kind), ranked in zip(queries, order):
+        own = chunks[index]
+        pairs.append(Pair(query, positive, 1, own.title, own.source, f"self:{kind}"))
+        others = [int(j) for j in ranked if chunks[j].source != own.source]
+        picked = others[:hard_negatives]
+        rest = others[hard_negatives:]
+        if rest:
+            picked.append(rng.choice(rest))
+        for j in picked:
+            pairs.append(Pair(query, clean(chunks[j].text), 0, chunks[j].title, own.source, f"self:{kind}:negative"))
+    return pairs
