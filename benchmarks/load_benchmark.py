@@ -121,7 +121,7 @@ def summarise(records: list[dict], wall: float, concurrency: int) -> dict:
     }
 
 
-MALFORMED = [  # each must get a 4xx, never a 5xx
+MALFORMED = [  # each must be refused: a 4xx, or the load limit's 503 (never another 5xx)
     b'{"input": {"question": "caf\xe9?"}}', b'{"input": {"question": "\\ud800 who?"}}',
     b'{"input": ' * 1000 + b"1" + b"}" * 1000, b'{"input": {"question": "q"}, "config": {"configurable": {"k": NaN}}}',
     b'{"input": {"question": "q"}, "config": {"configurable": {"upper_threshold": -Infinity}}}', b"{nope",

@@ -96,6 +96,12 @@ def is_binary(path: Path) -> bool:
     return bool(head) and controls / len(head) > 0.1
 
 
+def split_binary(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(text files, binary files), each in the order given."""
+    binary = {file for file in files if is_binary(file)}
+    return [file for file in files if file not in binary], [file for file in files if file in binary]
+
+
 def _document(text: str, metadata: dict[str, Any]) -> Document:
     from langchain_core.documents import Document
 
@@ -163,8 +169,8 @@ def load_file(path: str | Path) -> list[Document]:
 
 def load_documents(paths: Iterable[str | Path]) -> list[Document]:
     """Every document in `paths` (files and folders) but binary files; see `find_files` for what is read."""
-    files, _ = find_files(paths)
-    return [document for file in files if not is_binary(file) for document in load_file(file)]
+    texts, _ = split_binary(find_files(paths)[0])
+    return [document for file in texts for document in load_file(file)]
 
 
 def chunk_id(source: str, text: str) -> str:
@@ -212,8 +218,8 @@ def ingest(
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     files, unsupported = find_files(paths)
-    binary = [file for file in files if is_binary(file)]
-    documents = [document for file in files if file not in binary for document in load_file(file)]
+    texts, binary = split_binary(files)
+    documents = [document for file in texts for document in load_file(file)]
     empty = [document for document in documents if not document.page_content.strip()]
     chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     seen: set[str] = set()
@@ -234,7 +240,7 @@ def ingest(
                 added += len(new)
             bar.update(len(batch))
     return IngestReport(
-        files=len(files) - len(binary), chunks=len(chunks), added=added,
+        files=len(texts), chunks=len(chunks), added=added,
         skipped_existing=len(unique) - added, skipped_unsupported=len(unsupported),
         duplicates=len(chunks) - len(unique), unsupported_files=tuple(map(str, unsupported)),
         binary_files=tuple(map(str, binary)), empty_records=len(empty),
@@ -288,7 +294,7 @@ def ingest_cmd(
 ) -> None:
     """Add documents to the internal knowledge base; chunks already there are skipped."""
     from crag.backends.embeddings import EmbeddingError
-    from crag.backends.retrieval import StoreError, default_chroma_dir, open_store
+    from crag.backends.retrieval import StoreError, check_folder, default_chroma_dir, open_store
 
     folder = chroma_dir or default_chroma_dir()
     try:
@@ -296,8 +302,7 @@ def ingest_cmd(
         files, _ = find_files(paths)
         if not files:
             _fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
-        if folder.exists() and not folder.is_dir():
-            raise StoreError(f"Chroma folder {folder} is a file")
+        check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
             store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
             report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)

@@ -135,7 +135,7 @@ async def _download(
                                 raise WebSearchError(f"{current} answered HTTP {response.status_code} without a Location")
                             current = _parse(str(current.join(location)))
                             continue
-                        return (await _read(response, current, max_bytes), *_media(response), current)
+                        return (*await _read(response, current, max_bytes), current)
                     finally:
                         await response.aclose()
                 except httpx.HTTPError as exc:
@@ -145,17 +145,11 @@ async def _download(
         raise WebSearchError(f"timed out after {timeout:g} s fetching {current}") from None
 
 
-def _media(response: httpx.Response) -> tuple[str, str | None]:
-    """(media type, charset) of a response."""
-    media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    return media_type, response.charset_encoding
-
-
-async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> bytes:
-    """The body of a successful HTML or text response, under the byte cap."""
+async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> tuple[bytes, str, str | None]:
+    """(body, media type, charset) of a successful HTML or text response, the body under the byte cap."""
     if not response.is_success:
         raise WebSearchError(f"{url} answered HTTP {response.status_code}")
-    media_type = _media(response)[0]
+    media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type not in HTML_TYPES + TEXT_TYPES:
         raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not HTML or text")
     declared = response.headers.get("content-length", "")
@@ -166,7 +160,7 @@ async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> byt
         body += chunk
         if len(body) > max_bytes:
             raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap")
-    return bytes(body)
+    return bytes(body), media_type, response.charset_encoding
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -241,6 +235,14 @@ async def _fetch_pages(
             await shared.aclose()
 
 
+def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> tuple[str | None, list[str]]:
+    """(page title, paragraphs) of a download from `_fetch_pages`, or the exception that stopped it, raised."""
+    if isinstance(page, Exception):
+        raise page
+    body, media_type, charset, final = page
+    return _extract(body, media_type, charset, str(final))
+
+
 def fetch_paragraphs(
     url: str,
     *,
@@ -257,10 +259,7 @@ def fetch_paragraphs(
     """
     (page,) = _run(_fetch_pages([url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private,
                                 max_workers=1, client=client))
-    if isinstance(page, Exception):
-        raise page
-    body, media_type, charset, final = page
-    page_title, paragraphs = _extract(body, media_type, charset, str(final))
+    page_title, paragraphs = _paragraphs(page)
     return [_with_title(page_title or title, p) for p in paragraphs]
 
 
@@ -299,10 +298,7 @@ def fetch_all(
     for i, page in zip(web, pages):
         result = unique[i]
         try:
-            if isinstance(page, Exception):
-                raise page
-            body, media_type, charset, final = page
-            page_title, paragraphs = _extract(body, media_type, charset, str(final))
+            page_title, paragraphs = _paragraphs(page)
         except Exception as exc:  # anything: a page must never sink the search
             reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
             errors.append(f"{result.url}: {reason}")

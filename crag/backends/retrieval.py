@@ -52,6 +52,12 @@ def parse_chroma_url(url: str) -> tuple[str, int, bool]:
     return parts.hostname, port or DEFAULT_CHROMA_PORT, parts.scheme == "https"
 
 
+def check_folder(persist_dir: Path) -> None:
+    """StoreError when the embedded store's folder is a file (Chroma's own error would be a traceback)."""
+    if persist_dir.exists() and not persist_dir.is_dir():
+        raise StoreError(f"Chroma folder {persist_dir} is a file")
+
+
 def _client(persist_dir: Path | None, url: str | None):
     import chromadb
     from chromadb.config import Settings
@@ -63,8 +69,7 @@ def _client(persist_dir: Path | None, url: str | None):
             return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
         except Exception as exc:  # chromadb reports an unreachable server as ValueError, others vary
             raise StoreError(f"cannot reach the Chroma server at {url}: {exc}") from exc
-    if persist_dir.exists() and not persist_dir.is_dir():
-        raise StoreError(f"Chroma folder {persist_dir} is a file")
+    check_folder(persist_dir)
     try:
         return chromadb.PersistentClient(path=str(persist_dir), settings=settings)
     except Exception as exc:
@@ -121,8 +126,7 @@ def open_existing(
         known = (str(folder) if folder else None, collection, url) in _STORES
     if not known:
         if folder is not None:
-            if folder.exists() and not folder.is_dir():
-                raise StoreError(f"Chroma folder {folder} is a file")
+            check_folder(folder)
             if not (folder / "chroma.sqlite3").is_file():  # what PersistentClient writes first
                 raise StoreError(f"there is no knowledge base at {folder}: nothing was ingested there; "
                                  f"{fill}, or point --chroma-dir at the folder `crag ingest` used")

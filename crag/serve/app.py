@@ -90,24 +90,24 @@ def check_request_settings(service: CragService) -> Callable:
         for one in [*sent, *_configs(body)]:
             configurable = one.get("configurable") or {}
             if not isinstance(configurable, dict):
-                raise HTTPException(422, unprocessable("config.configurable must be an object"))
+                raise HTTPException(422, "config.configurable must be an object")
             refused = sorted(set(configurable) - allowed)
             if refused:
-                raise HTTPException(422, unprocessable(f"setting(s) {', '.join(refused)} cannot be set per request; "
-                                                       f"allowed: {', '.join(sorted(allowed))}"))
+                raise HTTPException(422, f"setting(s) {', '.join(refused)} cannot be set per request; "
+                                         f"allowed: {', '.join(sorted(allowed))}")
         inputs = body.get("inputs") if isinstance(body, dict) and request.url.path.endswith("/batch") else None
         for index, value in enumerate(inputs if isinstance(inputs, list) else []):
             try:
                 CragInput.model_validate(value)
             except ValidationError as exc:  # the whole batch is refused, naming the input, before any run
-                raise HTTPException(422, unprocessable(f"inputs[{index}]: {_reasons(exc)}")) from None
+                raise HTTPException(422, f"inputs[{index}]: {_reasons(exc)}") from None
         configurable = config.get("configurable") or {}
         try:
             context_for(service.defaults, configurable, await asyncio.to_thread(service.calibrated))
             if configurable.get("thread_id") is not None:
                 check_thread_id(configurable["thread_id"])
         except ValueError as exc:
-            raise HTTPException(422, unprocessable(str(exc))) from exc
+            raise HTTPException(422, str(exc)) from exc
         return config
 
     return check
@@ -173,7 +173,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        # LangServe raises its own 422s with a string detail; give every 422 the documented shape
+        # a string detail (ours in check_request_settings, LangServe's own): every 422 gets the documented shape
         detail = unprocessable(exc.detail) if exc.status_code == 422 and isinstance(exc.detail, str) else exc.detail
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
