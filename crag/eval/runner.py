@@ -33,7 +33,11 @@ RUN_FILE = "run.json"
 # what must match for predictions to be comparable; the systems and --limit may change freely, and
 # the generation prompt is checked per record (`prompt_digest`)
 FINGERPRINT = ("questions_sha256", "kb_sha256", "web_sha256", "drop_gold", "seed", "k", "top_k_strips", "web_k",
-               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "max_answer_tokens")
+               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "evaluator_sha256", "max_answer_tokens")
+# Keys added to FINGERPRINT after runs were kept: a run.json without one is not told it changed.
+# `evaluator_sha256` (2026-11-23): `crag evaluator adapt --overwrite` rewrites a checkpoint at the
+# same path, and the path alone would have kept the old checkpoint's predictions.
+ADDED_TO_FINGERPRINT = ("evaluator_sha256",)
 
 
 @dataclass
@@ -96,11 +100,23 @@ class PredictionStore:
         self.records[(record["system"], record["qid"])] = record
 
 
+def folder_digest(checkpoint: str | None) -> str:
+    """sha256 over a checkpoint folder's files (names and bytes); the shipped one when None."""
+    from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
+
+    folder = Path(checkpoint or DEFAULT_CHECKPOINT).expanduser()
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(folder)}\0{file_digest(path)}\0".encode())
+    return digest.hexdigest()
+
+
 def _check_settings(out: Path, settings: dict) -> None:
     path = out / RUN_FILE
     if path.exists():
         previous = json.loads(path.read_text())
-        changed = [k for k in FINGERPRINT if previous.get(k) != settings.get(k)]
+        changed = [k for k in FINGERPRINT if previous.get(k) != settings.get(k)
+                   and not (k in ADDED_TO_FINGERPRINT and k not in previous)]
         if changed and (out / PREDICTIONS).exists():
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {settings.get(k)!r}" for k in changed)
             raise ValueError(f"{out} holds predictions made with other settings ({details}); "
@@ -225,7 +241,8 @@ def run(settings: RunSettings) -> dict:
         "chroma_dir": str(settings.chroma_dir), "k": base.k, "top_k_strips": base.top_k_strips, "web_k": base.web_k,
         "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,
         "chat_model": str(base.chat_model) if isinstance(base.chat_model, str) else type(base.chat_model).__name__,
-        "evaluator": settings.evaluator or "shipped", "max_answer_tokens": base.max_answer_tokens,
+        "evaluator": settings.evaluator or "shipped", "evaluator_sha256": folder_digest(settings.evaluator),
+        "max_answer_tokens": base.max_answer_tokens,
         "generate_prompt": base.generate_prompt,
         "thresholds": {s.name: list(contexts[s.name].thresholds(calibrated)) for s in settings.systems if s.uses_graph},
         "calibrated_thresholds": list(calibrated),

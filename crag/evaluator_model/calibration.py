@@ -74,3 +74,53 @@ def calibrate(
         false_irrelevant_cost=false_irrelevant_cost,
         n=int(len(y)),
     )
+
+
+def match_rates(
+    reference_scores: Sequence[float], reference: tuple[float, float], scores: Sequence[float]
+) -> tuple[float, float]:
+    """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as the reference
+    evaluator's `reference` thresholds do on its `reference_scores` of the same pairs.
+
+    For labels that cannot bear a utility: on self-made pairs, whose negatives include sibling
+    sections that may answer, no threshold of the adapted score reached the precision a Correct
+    call needs, and `calibrate` closed the Correct route (upper = 1.0). The reference thresholds were
+    calibrated on real questions; keeping how often each route fires on the user's own pairs keeps
+    that calibration's caution while the adapted score decides which pairs fire.
+    """
+    import numpy as np
+
+    ref, new = np.asarray(reference_scores, dtype=float), np.asarray(scores, dtype=float)
+    if len(ref) == 0 or len(ref) != len(new):
+        raise ValueError("matching rates needs the reference's and the new score of the same pairs")
+    upper_ref, lower_ref = reference
+
+    ranked = np.sort(new)[::-1]
+
+    def at_rate(share: float) -> float:  # the threshold with `share` of the new scores at or above it
+        count = int(round(share * len(ranked)))
+        return 1.0 if count == 0 else float(ranked[count - 1])
+
+    upper = at_rate(float(np.mean(ref >= upper_ref)))
+    lower = at_rate(float(np.mean(ref >= lower_ref)))
+    return upper, min(lower, upper)
+
+
+def align_scale(thresholds: tuple[float, float], reference: tuple[float, float]) -> tuple[float, float] | None:
+    """(a, b) such that the score logit z ↦ a·z + b moves `thresholds` onto `reference` (scores in
+    [-1, 1] are tanh(z/2)), or None when that is impossible (a closed route, or upper = lower).
+
+    The graph compares more than the two thresholds with scores: refinement drops knowledge strips
+    below a fixed `strip_threshold` (-0.5). An adapted evaluator whose thresholds came out at
+    (-0.27, -0.52) dropped most strips on the documentation set (knowledge recall 39.5% -> 31.6%),
+    because its scores live lower on the scale. A positive linear map of the logit keeps every
+    ranking and every route and brings the scale back to the one the other settings assume.
+    """
+    import math
+
+    (upper, lower), (ref_upper, ref_lower) = thresholds, reference
+    if not (-1.0 < lower < upper < 1.0 and -1.0 < ref_lower < ref_upper < 1.0):
+        return None
+    logit = lambda s: 2.0 * math.atanh(s)  # noqa: E731 - the inverse of tanh(z / 2), used four times
+    a = (logit(ref_upper) - logit(ref_lower)) / (logit(upper) - logit(lower))
+    return a, logit(ref_upper) - a * logit(upper)

@@ -7,8 +7,11 @@ good questions, so the queries are taken from the text itself:
 - **inverse cloze** (Lee et al., 2019): a sentence asks for the chunk it came from, with the
   sentence cut out, which teaches that a passage answers text it does not repeat.
 Negatives are the retriever's hard cases: the chunks nearest to the query (by the collection's own
-stored embeddings) that come from other documents, plus one random chunk. Chunks of the query's
-own document are never negatives: a neighbouring section may well answer it.
+stored embeddings) from other documents, the nearest from the query's own document, plus one random
+chunk. A user's questions mostly land in the right document and the evaluator must then tell its
+sections apart, which other documents' chunks never teach; a chunk of the own document is a negative
+only when it does not contain the query's text (chunks overlap, so a neighbour may hold the very
+sentence), and the teachers soften the label where a sibling section answers anyway.
 
 Pairs are grouped by document, so a held-apart set of documents can check the adapted model on
 text it never trained on.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from crag.evaluator_model.pairs import Pair, clean
@@ -81,10 +84,15 @@ def _segmenter() -> Callable[[str], list[str]]:
     return segmenter.segment
 
 
-def document_split(source: str, held_apart: float) -> str:
-    """"check" for a stable `held_apart` share of documents (by a hash of the source), else "train"."""
-    bucket = int(hashlib.sha256(source.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
-    return "check" if bucket < held_apart else "train"
+def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
+    """Where the pairs of each key (a document, or a query) go: "check" for half of a `held_apart`
+    share of the keys, "calibrate" for the other half, else "train". The keys are ranked by a hash,
+    so the choice is stable and has nothing to do with their names or order, and each held-apart
+    half gets at least one key whenever `held_apart` is above zero (a threshold on the hash alone
+    left a 12-document collection with nothing to check on)."""
+    ranked = sorted(set(keys), key=lambda k: hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest())
+    share = 0 if held_apart <= 0 else max(1, round(len(ranked) * held_apart / 2))
+    return {key: "check" if i < share else "calibrate" if i < 2 * share else "train" for i, key in enumerate(ranked)}
 
 
 def self_supervised_pairs(
@@ -92,13 +100,17 @@ def self_supervised_pairs(
     embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
     *,
     hard_negatives: int = 2,
+    same_document_negatives: int = 2,
     seed: int = 0,
     segment: Callable[[str], list[str]] | None = None,
+    max_queries: int | None = None,
 ) -> list[Pair]:
     """Positive and negative pairs for every chunk that yields a query; `group` is the source document.
 
     `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the
-    hard negatives are the ones the user's retriever would really return.
+    hard negatives are the ones the user's retriever would really return. `max_queries` keeps a
+    seeded sample of that many queries (a large collection would otherwise cost more to embed and
+    train on than the few thousand pairs adapting needs); negatives still come from every chunk.
     """
     import numpy as np
 
@@ -115,6 +127,8 @@ def self_supervised_pairs(
             queries.append((index, *cloze, "cloze"))
     if not queries:
         return []
+    if max_queries is not None and len(queries) > max_queries:
+        queries = sorted(rng.sample(queries, max_queries))
     matrix = np.asarray([c.vector for c in chunks], dtype="float32")
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     vectors = np.asarray(embed_queries([q for _, q, _, _ in queries]), dtype="float32")
@@ -129,6 +143,10 @@ def self_supervised_pairs(
         rest = others[hard_negatives:]
         if rest:
             picked.append(rng.choice(rest))
+        key = clean(query).lower()
+        siblings = [int(j) for j in ranked if int(j) != index and chunks[j].source == own.source
+                    and key not in clean(chunks[j].text).lower()]
+        picked += siblings[:same_document_negatives]
         for j in picked:
             pairs.append(Pair(query, clean(chunks[j].text), 0, chunks[j].title, own.source, f"self:{kind}:negative"))
     return pairs

@@ -137,11 +137,62 @@ def evaluate_scorer(scorer: Scorer, pairs: list[Pair], use_title: bool, batch_si
     return scorer.score(_texts(pairs, use_title), batch_size=batch_size)
 
 
+@dataclass
+class Optimiser:
+    """AdamW with linear warm-up and decay over the trainable parameters, as one value to pass around."""
+
+    params: list
+    optimizer: object
+    scheduler: object
+
+    @classmethod
+    def create(cls, model, lr: float, weight_decay: float, warmup: float, total_steps: int) -> Optimiser:
+        import torch
+        from transformers import get_linear_schedule_with_warmup
+
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+        scheduler = get_linear_schedule_with_warmup(optimizer, int(warmup * total_steps), max(1, total_steps))
+        return cls(params, optimizer, scheduler)
+
+
+def train_epoch(
+    model, tokenizer, meta: Metadata, pairs: list[Pair], optimiser: Optimiser, loss_fn, *,
+    order_rng: random.Random, title_rng: random.Random, batch_size: int, use_title: bool, title_dropout: float,
+    teacher_weight: float, desc: str, deadline: float | None = None, progress: bool = True,
+) -> tuple[float, bool]:
+    """One pass over `pairs` in a seeded order; returns (mean loss, whether `deadline` (a
+    `time.perf_counter()` value) stopped it early). `train` and `crag evaluator adapt` share it."""
+    import torch
+
+    model.train()
+    order = list(range(len(pairs)))
+    order_rng.shuffle(order)
+    bar = tqdm(range(0, len(order), batch_size), desc=desc, unit="batch", disable=not progress)
+    running, steps, stopped = 0.0, 0, False
+    for start in bar:
+        if deadline is not None and time.perf_counter() >= deadline:
+            stopped = True
+            break
+        batch = [pairs[i] for i in order[start : start + batch_size]]
+        encoded = encode_pairs(tokenizer, meta, _texts(batch, use_title, title_rng, title_dropout))
+        logits = model(**encoded).logits.reshape(-1)
+        loss = loss_fn(logits, torch.tensor([_target(p, teacher_weight) for p in batch], dtype=torch.float32))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(optimiser.params, 1.0)
+        optimiser.optimizer.step()
+        optimiser.scheduler.step()
+        optimiser.optimizer.zero_grad()
+        running += loss.item()
+        steps += 1
+        bar.set_postfix(loss=f"{running / steps:.4f}")
+    bar.close()
+    model.eval()
+    return running / max(1, steps), stopped
+
+
 def train(cfg: TrainConfig) -> dict:
     """Train, keep the best epoch, calibrate, save; return the metadata written."""
-    import torch
-    from transformers import get_linear_schedule_with_warmup
-
     if cfg.loss not in LOSSES:
         raise ValueError(f"unknown loss {cfg.loss!r}; choose one of {sorted(LOSSES)}")
     set_seed(cfg.seed)
@@ -164,12 +215,8 @@ def train(cfg: TrainConfig) -> dict:
     elif cfg.freeze_embeddings and pretrained:
         model.get_input_embeddings().weight.requires_grad_(False)
     lr = cfg.lr or (5e-4 if cfg.lora_rank else 3e-4 if cfg.base in RANDOM_T5_PRESETS else 5e-5)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = (len(train_pairs) + cfg.batch_size - 1) // cfg.batch_size
-    total_steps = steps_per_epoch * cfg.epochs
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup * total_steps), total_steps)
-    loss_fn = LOSSES[cfg.loss]
+    optimiser = Optimiser.create(model, lr, cfg.weight_decay, cfg.warmup, steps_per_epoch * cfg.epochs)
     scorer = Scorer(model, tokenizer, meta, cfg.out)
     history: list[dict] = []
     best: dict | None = None
@@ -178,28 +225,15 @@ def train(cfg: TrainConfig) -> dict:
     title_rng = random.Random(cfg.seed + 1)
     started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
-        model.train()
-        order = list(range(len(train_pairs)))
-        order_rng.shuffle(order)
-        bar = tqdm(range(0, len(order), cfg.batch_size), desc=f"epoch {epoch}/{cfg.epochs}", unit="batch")
-        running = 0.0
-        for step, start in enumerate(bar, 1):
-            batch = [train_pairs[i] for i in order[start : start + cfg.batch_size]]
-            encoded = encode_pairs(tokenizer, meta, _texts(batch, cfg.use_title, title_rng, cfg.title_dropout))
-            logits = model(**encoded).logits.reshape(-1)
-            loss = loss_fn(logits, torch.tensor([_target(p, cfg.teacher_weight) for p in batch], dtype=torch.float32))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            running += loss.item()
-            bar.set_postfix(loss=f"{running / step:.4f}")
-        model.eval()
+        loss, _ = train_epoch(
+            model, tokenizer, meta, train_pairs, optimiser, LOSSES[cfg.loss], order_rng=order_rng, title_rng=title_rng,
+            batch_size=cfg.batch_size, use_title=cfg.use_title, title_dropout=cfg.title_dropout,
+            teacher_weight=cfg.teacher_weight, desc=f"epoch {epoch}/{cfg.epochs}",
+        )
         scores = evaluate_scorer(scorer, val_pairs, cfg.use_title)
         labels = [p.label for p in val_pairs]
         metrics = classification_metrics(labels, scores, upper=0.0)
-        record = {"epoch": epoch, "train_loss": running / max(1, steps_per_epoch), **metrics}
+        record = {"epoch": epoch, "train_loss": loss, **metrics}
         history.append(record)
         tqdm.write(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in record.items()}))
         if best is None or metrics["roc_auc"] > best["metrics"]["roc_auc"]:

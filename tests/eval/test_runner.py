@@ -185,3 +185,34 @@ def test_robustness_runs_each_fraction_and_draws_the_curve(inputs, tmp_path, mak
     assert json.loads((out / "drop-1.00" / "run.json").read_text())["kb_dropped"] == 1  # the Anna passage
     assert (out / "robustness.png").stat().st_size > 1000
     assert "| crag |" in (out / "robustness.md").read_text() and "loss_at_half" in summary
+
+
+def test_a_checkpoint_rewritten_at_the_same_path_is_a_changed_setting(tmp_path):
+    """`crag evaluator adapt --overwrite` rewrites a folder in place: its old predictions must not be kept."""
+    from crag.eval.runner import PREDICTIONS, _check_settings, folder_digest
+
+    checkpoint = tmp_path / "adapted"
+    checkpoint.mkdir()
+    (checkpoint / "crag_evaluator.json").write_text('{"thresholds": {"upper": 0.5, "lower": 0.0}}')
+    out = tmp_path / "run"
+    out.mkdir()
+    first = {"evaluator": str(checkpoint), "evaluator_sha256": folder_digest(str(checkpoint)), "thresholds": {}}
+    _check_settings(out, dict(first))
+    (out / PREDICTIONS).write_text("{}\n")
+    _check_settings(out, dict(first))  # unchanged: resumes
+    (checkpoint / "crag_evaluator.json").write_text('{"thresholds": {"upper": 0.6, "lower": 0.0}}')
+    with pytest.raises(ValueError, match="evaluator_sha256"):
+        _check_settings(out, {**first, "evaluator_sha256": folder_digest(str(checkpoint))})
+
+
+def test_a_run_kept_from_before_the_checkpoint_digest_resumes(tmp_path):
+    import json
+
+    from crag.eval.runner import PREDICTIONS, RUN_FILE, _check_settings
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / RUN_FILE).write_text(json.dumps({"evaluator": "shipped", "thresholds": {}}))
+    (out / PREDICTIONS).write_text("{}\n")
+    _check_settings(out, {"evaluator": "shipped", "evaluator_sha256": "abc", "thresholds": {}})
+    assert json.loads((out / RUN_FILE).read_text())["evaluator_sha256"] == "abc"

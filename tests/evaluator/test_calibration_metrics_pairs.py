@@ -108,3 +108,31 @@ def test_a_flat_optimum_keeps_the_ambiguous_band_open():
     assert result.upper <= 0.9 and result.lower > -0.9 and result.upper - result.lower > 1.7
     strict = calibrate(labels, scores, tolerance=0.0)
     assert strict.utility == 1.0 and strict.upper - strict.lower > 1.7  # ties alone already prefer the band
+
+
+def test_matched_rates_fire_each_route_as_often_as_the_reference():
+    from crag.evaluator_model.calibration import match_rates
+
+    reference = [i / 100 for i in range(-50, 50)]  # 100 scores; 0.3 and above: 20, -0.2 and above: 70
+    new = [2 * s - 0.1 for s in reversed(reference)]  # another scale, another order
+    upper, lower = match_rates(reference, (0.3, -0.2), new)
+    assert sum(s >= upper for s in new) == 20 and sum(s >= lower for s in new) == 70
+    assert match_rates(reference, (0.9, -0.9), new)[0] == 1.0  # the reference never called Correct
+    upper, lower = match_rates([0.0] * 10, (0.5, 0.5), [0.1] * 10)
+    assert lower <= upper
+    with pytest.raises(ValueError):
+        match_rates([0.1], (0.5, 0.0), [])
+
+
+def test_aligning_the_scale_moves_the_thresholds_and_keeps_the_order():
+    import math
+
+    from crag.evaluator_model.calibration import align_scale
+
+    a, b = align_scale((-0.27, -0.52), (0.625, -0.385))
+    assert a > 0
+    moved = lambda s: math.tanh((a * 2 * math.atanh(s) + b) / 2)  # noqa: E731
+    assert moved(-0.27) == pytest.approx(0.625) and moved(-0.52) == pytest.approx(-0.385)
+    assert moved(-0.9) < moved(-0.52) < moved(0.0) < moved(0.9)
+    assert align_scale((1.0, -0.2), (0.625, -0.385)) is None  # a closed Correct route stays closed
+    assert align_scale((0.1, 0.1), (0.625, -0.385)) is None

@@ -5,10 +5,11 @@ real Chroma store."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
-from crag.evaluator_model.selfsup import (CollectionChunk, cloze_query, collection_chunks, document_split,
+from crag.evaluator_model.selfsup import (CollectionChunk, cloze_query, collection_chunks, held_apart_split,
                                           heading_queries, self_supervised_pairs)
 
 FILLER = " ".join(f"word{i}" for i in range(25))
@@ -54,8 +55,9 @@ def test_a_sentence_asks_for_its_chunk_with_the_sentence_cut_out():
     assert query not in rest and FILLER in rest
 
 
-def test_pairs_take_negatives_from_other_documents_only():
-    pairs = self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, seed=3, segment=sentences)
+def test_without_sibling_negatives_pairs_take_negatives_from_other_documents_only():
+    pairs = self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3,
+                                  segment=sentences)
     positives = [p for p in pairs if p.label == 1]
     assert {p.source for p in positives} == {"self:heading", "self:cloze"}
     assert any(p.question == "Retrying on exceptions" for p in positives)
@@ -70,7 +72,20 @@ def test_pairs_take_negatives_from_other_documents_only():
     # the hard negative of a tenacity query is the chunk nearest to it in another document
     retry = by_query[("Retrying on exceptions", "tenacity.md")]
     assert [p.title for p in retry if p.label == 0][0] == "cache.md"
-    assert pairs == self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, seed=3, segment=sentences)
+    assert pairs == self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0,
+                                          seed=3, segment=sentences)
+
+
+def test_sibling_sections_are_negatives_unless_they_hold_the_query():
+    pairs = self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=1, seed=3,
+                                  segment=sentences)
+    retry = [p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0]
+    assert [p.passage for p in retry if p.title == "tenacity.md"] == [WAIT]  # the other tenacity chunk
+    overlapping = [chunk(RETRY, "tenacity.md", [1.0, 0.0, 0.0]), chunk(f"Retrying on exceptions is what it does. {FILLER}.", "tenacity.md",
+                   [0.9, 0.1, 0.0]), *CHUNKS[2:]]  # the neighbour repeats the heading's text, as overlapping chunks do
+    pairs = self_supervised_pairs(overlapping, embed_like(overlapping), same_document_negatives=1, seed=3,
+                                  segment=sentences)
+    assert not [p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0 and p.title == "tenacity.md"]
 
 
 def test_one_document_cannot_be_adapted_to():
@@ -78,10 +93,24 @@ def test_one_document_cannot_be_adapted_to():
         self_supervised_pairs(CHUNKS[:2], embed_like(CHUNKS), segment=sentences)
 
 
-def test_documents_are_held_apart_stably():
+def test_documents_are_held_apart_stably_half_to_check_half_to_calibrate():
     sources = [f"doc-{i}.md" for i in range(2000)]
-    held = [s for s in sources if document_split(s, 0.2) == "check"]
-    assert 300 < len(held) < 500 and held == [s for s in sources if document_split(s, 0.2) == "check"]
+    where = held_apart_split(sources, 0.2)
+    assert Counter(where.values()) == {"check": 200, "calibrate": 200, "train": 1600}
+    assert where == held_apart_split(reversed(sources), 0.2)  # by hash, not by order
+    assert set(held_apart_split(sources, 0.0).values()) == {"train"}
+    few = held_apart_split([f"doc-{i}.md" for i in range(10)], 0.1)
+    assert Counter(few.values()) == {"check": 1, "calibrate": 1, "train": 8}
+
+
+def test_a_query_sample_keeps_every_chunk_as_a_negative():
+    chunks = [chunk(f"Sentence number {i} talks about topic {i} at length here. " + FILLER, f"d{i % 4}.md",
+                    [1.0, float(i)]) for i in range(12)]
+    pairs = self_supervised_pairs(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)
+    positives = [p for p in pairs if p.label]
+    assert len(positives) == 3
+    again = self_supervised_pairs(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)
+    assert pairs == again
 
 
 def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):

@@ -1,0 +1,350 @@
+"""Adapt the evaluator to a user's own collection, without labels, and check the result (issue 13).
+
+No general evaluator knows every private corpus, and users have no relevance labels for theirs, so
+`crag evaluator adapt` makes its own from the collection (`selfsup.py`: headings and inverse-cloze
+sentences as queries, the store's nearest chunks of other documents as hard negatives) and fine-tunes
+the evaluator it starts from on them. Three things keep that honest:
+
+- **teachers**: the target of each pair blends its self-made label with what the starting evaluator
+  and the embedding model already think of the pair (`Pair.teacher`), so the model moves towards the
+  new domain without forgetting what it knew, and a noisy self-made label cannot flip it alone;
+- **held-apart documents**: a share of the documents is never trained on; half of them fit the
+  lexical blend (with document frequencies from the user's own collection) and the thresholds, the
+  other half checks the adapted score against the starting one;
+- **a general set** shipped with the package (`general.py`) is scored before and after. An adapted
+  evaluator that is worse than its start on the user's held-apart pairs, or forgets more than
+  `refuse_general_drop` ROC-AUC on the general set, is not written unless the user forces it; one
+  that forgets more than `max_general_drop` is written with a loud warning. Some forgetting is the
+  price of the domain: on the documentation collection the blend fitted there leans on lexical
+  overlap and less on the Wikipedia-trained model (that is where its gain comes from), and a blend
+  fitted jointly on the domain and general pairs kept the general figure but lost the gain.
+
+Users who have a few labelled questions (`--labelled`) get the blend and thresholds fitted on those
+instead of the self-made pairs, and see the labelled pairs scored before and after too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from crag.evaluator_model.calibration import align_scale, calibrate, match_rates
+from crag.evaluator_model.compact import export_compact
+from crag.evaluator_model.general import load_general_check
+from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
+from crag.evaluator_model.losses import LOSSES
+from crag.evaluator_model.metrics import classification_metrics
+from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError, Metadata, Scorer, load_scorer
+from crag.evaluator_model.pairs import Pair
+from crag.evaluator_model.selfsup import CollectionChunk, held_apart_split, self_supervised_pairs
+from crag.evaluator_model.trainer import Optimiser, set_seed, train_epoch
+
+MIN_DOCUMENTS_TO_HOLD_APART = 10  # fewer documents are held apart by query instead (see `split_pairs`)
+MIN_LABELLED_PAIRS = 10
+FINISH_MARGIN = 1.5  # the time kept after training: this many times what scoring took before it, plus:
+FINISH_SECONDS = 20.0  # export, blend and saving
+
+
+@dataclass
+class AdaptConfig:
+    out: Path
+    start: Path | None = None  # the evaluator to adapt (default: the shipped one)
+    held_apart: float = 0.3  # share of documents never trained on: half fit blend/thresholds, half check
+    hard_negatives: int = 2
+    max_queries: int | None = 4000  # chunks asked about (a sample, by seed); negatives come from all chunks
+    epochs: int = 1
+    batch_size: int = 16
+    lr: float = 1e-4  # measured against 3e-5 on the documentation collection: same gain, less forgetting
+    teacher_weight: float = 0.5
+    title_dropout: float = 0.5
+    seed: int = 0
+    time_limit: float | None = None  # seconds for the whole run; training stops early to keep it
+    false_relevant_cost: float = 2.0
+    max_general_drop: float = 0.02  # more forgetting on the general set is written with a warning
+    refuse_general_drop: float = 0.05  # and this much is not written at all
+    labelled: list[Pair] | None = None
+    general: list[Pair] | None = None  # the forgetting check's pairs (default: the shipped general set)
+    force: bool = False
+    progress: bool = True
+
+
+@dataclass
+class Check:
+    """ROC-AUC of the starting and the adapted evaluator's final scores on one set of pairs."""
+
+    name: str
+    pairs: int
+    before: float
+    after: float
+
+    @property
+    def change(self) -> float:
+        return self.after - self.before
+
+
+@dataclass
+class AdaptResult:
+    out: Path
+    written: bool
+    problems: list[str]  # why it was not written (or was, forced)
+    warnings: list[str]  # written, but the user should know
+    checks: list[Check]
+    meta: Metadata
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pair]], str]:
+    """train / calibrate / check pairs, and what was held apart ("document" or "query").
+
+    With fewer than `MIN_DOCUMENTS_TO_HOLD_APART` documents a held-apart share of documents would be
+    one or two documents (or none), so queries are held apart instead: weaker, since a held-apart
+    query's neighbours in its own document may be trained on, and the metadata says which it was.
+    """
+    by_document = len({p.group for p in pairs}) >= MIN_DOCUMENTS_TO_HOLD_APART
+    def key(pair: Pair) -> str:
+        return pair.group if by_document else f"{pair.group}\n{pair.question}"
+
+    where = held_apart_split(map(key, pairs), held_apart)
+    splits: dict[str, list[Pair]] = {"train": [], "calibrate": [], "check": []}
+    for pair in pairs:
+        splits[where[key(pair)]].append(pair)
+    return splits, "document" if by_document else "query"
+
+
+def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
+    return classification_metrics(labels, scores, upper=0.0)["roc_auc"]
+
+
+def final_scores(scorer: Scorer, pairs: list[Pair], batch_size: int = 64) -> list[float]:
+    return scorer.score([(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs], batch_size=batch_size)
+
+
+def teacher_probabilities(
+    scorer: Scorer, pairs: list[Pair], embed: Callable[[list[str]], Sequence[Sequence[float]]]
+) -> list[float]:
+    """Per pair, the mean of the starting evaluator's probability of relevance and the embedding
+    model's cosine turned into one (a logistic fit on the pairs' self-made labels, as `mining.py`
+    does for the shipped evaluator's teacher)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    evaluator = [(s + 1.0) / 2.0 for s in final_scores(scorer, pairs)]
+    questions = sorted({p.question for p in pairs})
+    passages = sorted({p.passage for p in pairs})
+    qv = dict(zip(questions, np.asarray(embed(questions), dtype="float32")))
+    pv = dict(zip(passages, np.asarray(embed(passages), dtype="float32")))
+
+    def unit(v):
+        return v / max(float(np.linalg.norm(v)), 1e-12)
+
+    cos = np.array([[float(np.dot(unit(qv[p.question]), unit(pv[p.passage])))] for p in pairs])
+    fit = LogisticRegression().fit(cos, [p.label for p in pairs])
+    embedding = fit.predict_proba(cos)[:, 1]
+    return [round((e + c) / 2.0, 4) for e, c in zip(evaluator, embedding.tolist())]
+
+
+def collection_hash(chunks: list[CollectionChunk]) -> str:
+    digest = hashlib.sha256()
+    for text in sorted(c.text for c in chunks):
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _fit_blend(scorer: Scorer, table: IdfTable, pairs: list[Pair]):
+    """The adapted model's lexical blend fitted on `pairs`, and their blended scores (None where empty)."""
+    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
+    keep = [i for i, (_, t) in enumerate(texts) if t.strip()]
+    logits = scorer.model_logits([texts[i] for i in keep], batch_size=64)
+    overlaps = [overlap(table, *texts[i]) for i in keep]
+    blend = fit_blend(logits, overlaps, [pairs[i].label for i in keep])
+    scores: list[float | None] = [None] * len(pairs)
+    for i, z in zip(keep, blend.logits(logits, overlaps)):
+        scores[i] = math.tanh(z / 2.0)
+    return blend, scores
+
+
+def _check_labelled(pairs: list[Pair]) -> None:
+    if len(pairs) < MIN_LABELLED_PAIRS or len({p.label for p in pairs}) < 2:
+        raise ValueError(
+            f"--labelled needs at least {MIN_LABELLED_PAIRS} pairs with both relevant and irrelevant ones, "
+            f"got {len(pairs)} pairs with labels {sorted({p.label for p in pairs})}"
+        )
+
+
+def adapt(
+    chunks: list[CollectionChunk],
+    embed: Callable[[list[str]], Sequence[Sequence[float]]],
+    cfg: AdaptConfig,
+    *,
+    collection: str = "",
+    log: Callable[[str], None] = print,
+) -> AdaptResult:
+    """Build pairs, fine-tune, fit the head, check; write `cfg.out` unless a check fails (or `force`)."""
+    from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
+
+    started = time.perf_counter()
+    deadline = started + cfg.time_limit if cfg.time_limit else None
+    if cfg.labelled is not None:
+        _check_labelled(cfg.labelled)
+    set_seed(cfg.seed)
+    start_dir = Path(cfg.start or DEFAULT_CHECKPOINT)
+    start = load_scorer(start_dir)
+    if start.meta.input_format != "pair" or start.meta.base != PACKAGED_BASE or start.meta.kind not in ("int8", "full"):
+        raise EvaluatorError(
+            f"{start_dir} cannot be adapted: adapt fine-tunes evaluators built on {PACKAGED_BASE} "
+            "(the shipped one or one trained or adapted from it)"
+        )
+
+    log(f"building self-supervised pairs from {len(chunks):,} chunks")
+    pairs = self_supervised_pairs(chunks, embed, hard_negatives=cfg.hard_negatives, seed=cfg.seed,
+                                  max_queries=cfg.max_queries)
+    splits, held_by = split_pairs(pairs, cfg.held_apart)
+    for name in ("train", "calibrate", "check"):
+        if sum(p.label for p in splits[name]) < 2 or len({p.label for p in splits[name]}) < 2:
+            raise ValueError(
+                f"the collection gave too few self-supervised pairs to adapt on ({len(pairs)} in all, "
+                f"{len(splits[name])} for {name}); it needs more chunks of running text"
+            )
+    counts = {"pairs": len(pairs), **{f"{k}_pairs": len(v) for k, v in splits.items()},
+              "chunks": len(chunks), "documents": len({c.source for c in chunks})}
+    log(f"{len(pairs):,} pairs ({', '.join(f'{k} {v}' for k, v in sorted(Counter(p.source for p in pairs).items()))}); "
+        f"held apart by {held_by}: train {len(splits['train'])}, calibrate {len(splits['calibrate'])}, "
+        f"check {len(splits['check'])}")
+
+    general = cfg.general if cfg.general is not None else load_general_check()
+    scoring_started = time.perf_counter()
+    sets = {"held-apart pairs": splits["check"], "general set": general}
+    if cfg.labelled is not None:
+        sets["labelled pairs"] = cfg.labelled
+    before = {name: auc([p.label for p in ps], final_scores(start, ps)) for name, ps in sets.items()}
+    start_calibrate = final_scores(start, splits["calibrate"])  # the thresholds keep its route rates
+    log("teachers: the starting evaluator and the embedding model score the training pairs")
+    teacher = teacher_probabilities(start, splits["train"], embed)
+    train_pairs = [replace(p, teacher=t) for p, t in zip(splits["train"], teacher)]
+    scoring_seconds = time.perf_counter() - scoring_started
+
+    model = start.model
+    model.get_input_embeddings().weight.requires_grad_(False)  # the compact format stores no word embeddings
+    steps = cfg.epochs * ((len(train_pairs) + cfg.batch_size - 1) // cfg.batch_size)
+    optimiser = Optimiser.create(model, cfg.lr, 0.01, 0.1, steps)
+    train_deadline = None
+    if deadline is not None:
+        train_deadline = deadline - FINISH_MARGIN * scoring_seconds - FINISH_SECONDS
+        if train_deadline <= time.perf_counter():
+            raise ValueError(f"--time-limit leaves no time to train (building pairs and teachers took "
+                             f"{time.perf_counter() - started:.0f} s); raise it or lower --max-queries")
+    order_rng, title_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
+    train_started, stopped = time.perf_counter(), False
+    for epoch in range(1, cfg.epochs + 1):
+        _, stopped = train_epoch(
+            model, start.tokenizer, start.meta, train_pairs, optimiser, LOSSES["bce"], order_rng=order_rng,
+            title_rng=title_rng, batch_size=cfg.batch_size, use_title=start.meta.use_title,
+            title_dropout=cfg.title_dropout, teacher_weight=cfg.teacher_weight,
+            desc=f"adapt {epoch}/{cfg.epochs}", deadline=train_deadline, progress=cfg.progress,
+        )
+        if stopped:
+            log(f"time limit: training stopped in epoch {epoch}")
+            break
+    train_seconds = time.perf_counter() - train_started
+
+    staging = Path(tempfile.mkdtemp(prefix=f".{cfg.out.name}.", dir=cfg.out.parent))
+    staging.chmod(cfg.out.parent.stat().st_mode & 0o777)  # mkdtemp's 0700 would hide it from a server's user
+    try:
+        meta = _save(start, start_calibrate, staging, chunks, splits, cfg, held_by)
+        adapted = load_scorer(staging)
+        after = {name: auc([p.label for p in ps], final_scores(adapted, ps)) for name, ps in sets.items()}
+        checks = [Check(name, len(sets[name]), before[name], after[name]) for name in sets]
+        problems, warnings = _problems(checks, cfg)
+        meta.hyperparameters["adapt"].update(
+            counts=counts, start=str(start_dir), train_seconds=round(train_seconds, 1),
+            stopped_at_time_limit=stopped, seconds=round(time.perf_counter() - started, 1),
+            collection=collection, forced=bool(problems),
+        )
+        meta.validation_metrics["adapt_checks"] = [
+            {**asdict(c), "change": round(c.change, 4)} for c in checks
+        ] + ([{"problems": problems}] if problems else []) + ([{"warnings": warnings}] if warnings else [])
+        meta.write(staging)
+        written = not problems or cfg.force
+        if written:
+            if cfg.out.exists():
+                shutil.rmtree(cfg.out)
+            staging.rename(cfg.out)
+        return AdaptResult(cfg.out, written, problems, warnings, checks, meta, counts)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def _problems(checks: list[Check], cfg: AdaptConfig) -> tuple[list[str], list[str]]:
+    """(reasons not to write the adapted evaluator, things to warn about when writing it)."""
+    problems, warnings = [], []
+    for check in checks:
+        figures = f"(ROC-AUC {check.before:.3f} -> {check.after:.3f})"
+        if check.name == "held-apart pairs" and check.change < 0:
+            problems.append(f"worse than the starting evaluator on the held-apart pairs of your collection {figures}")
+        if check.name == "labelled pairs" and check.change < 0:
+            problems.append(f"worse than the starting evaluator on your labelled pairs {figures}")
+        if check.name == "general set" and check.change < -cfg.refuse_general_drop:
+            problems.append(f"forgot more than {cfg.refuse_general_drop} ROC-AUC on the general set {figures}")
+        elif check.name == "general set" and check.change < -cfg.max_general_drop:
+            warnings.append(f"forgot more than {cfg.max_general_drop} ROC-AUC on the general set {figures}: it is "
+                            "fitted to your collection; keep the shipped evaluator for questions outside it")
+    return problems, warnings
+
+
+def _save(start: Scorer, start_scores: list[float], staging: Path, chunks: list[CollectionChunk],
+          splits: dict[str, list[Pair]], cfg: AdaptConfig, held_by: str) -> Metadata:
+    """Export the fine-tuned model compactly into `staging`, then fit its blend and thresholds there;
+    `start_scores` are the starting evaluator's scores of the calibrate pairs, taken before training."""
+    with tempfile.TemporaryDirectory(dir=staging) as full:
+        full_meta = replace(start.meta, kind="full", base=PACKAGED_BASE, blend=None)
+        start.model.save_pretrained(full)
+        start.tokenizer.save_pretrained(full)
+        full_meta.write(Path(full))
+        export_compact(Path(full), staging, PACKAGED_BASE, start.meta.max_length)
+    scorer = load_scorer(staging)
+    table = IdfTable.from_corpus(scorer.passage_text(c.text, c.title) for c in chunks)
+    table.save(staging / IDF_FILE)
+    fit_on = cfg.labelled if cfg.labelled is not None else splits["calibrate"]
+    blend, scores = _fit_blend(scorer, table, fit_on)
+    kept = [i for i, score in enumerate(scores) if score is not None]
+    if cfg.labelled is not None:  # real labels: the utility calibration `make evaluator` uses
+        calibration = calibrate([fit_on[i].label for i in kept], [scores[i] for i in kept],
+                                false_relevant_cost=cfg.false_relevant_cost)
+        thresholds, how = {"upper": calibration.upper, "lower": calibration.lower}, calibration.as_dict()
+    else:  # self-made labels: keep the starting evaluator's route rates (calibration.match_rates)
+        matched = match_rates([start_scores[i] for i in kept], start.thresholds, [scores[i] for i in kept])
+        how = {"method": "match_rates", "n": len(kept), "reference": list(start.thresholds), "matched": list(matched)}
+        scale = align_scale(matched, start.thresholds)
+        if scale is None:
+            thresholds = {"upper": matched[0], "lower": matched[1]}
+        else:  # same routes, on the starting evaluator's scale (calibration.align_scale)
+            a, b = scale
+            blend = replace(blend, model=round(a * blend.model, 6), lexical=round(a * blend.lexical, 6),
+                            bias=round(a * blend.bias + b, 6))
+            thresholds = dict(zip(("upper", "lower"), start.thresholds))
+            how["scale"] = [round(a, 6), round(b, 6)]
+    meta = scorer.meta
+    meta.blend = blend.as_dict()
+    meta.thresholds = thresholds
+    meta.calibrated = True
+    meta.data_hash = collection_hash(chunks)
+    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()
+                if k not in ("labelled", "general")}
+    meta.hyperparameters = {"adapt": {
+        **settings, "labelled_pairs": len(cfg.labelled) if cfg.labelled is not None else 0,
+        "general_pairs": "shipped" if cfg.general is None else len(cfg.general),
+        "held_apart_by": held_by, "fitted_on": "labelled pairs" if cfg.labelled is not None else "self-made pairs",
+        "pair_kinds": dict(sorted(Counter(p.source for ps in splits.values() for p in ps).items())),
+    }}
+    meta.validation_metrics = {"calibration": how, "idf_documents": table.n_docs}
+    meta.write(staging)
+    return meta
