@@ -49,7 +49,8 @@ from crag.evaluator_model.trainer import Optimiser, set_seed, train_epoch
 
 MIN_DOCUMENTS_TO_HOLD_APART = 10  # fewer documents are held apart by query instead (see `split_pairs`)
 MIN_LABELLED_PAIRS = 10
-FINISH_MARGIN = 1.5  # the time kept after training: this many times what scoring took before it, plus:
+FINISH_MARGIN = 1.5  # the time kept after training: this many times what scoring took before it (the same
+# pairs are scored again, with the lexical head fitted on top), plus:
 FINISH_SECONDS = 20.0  # export, blend and saving
 
 
@@ -226,10 +227,10 @@ def adapt(
         sets["labelled pairs"] = cfg.labelled
     before = {name: auc([p.label for p in ps], final_scores(start, ps)) for name, ps in sets.items()}
     start_calibrate = final_scores(start, splits["calibrate"])  # the thresholds keep its route rates
+    scoring_seconds = time.perf_counter() - scoring_started  # what scoring again after training will take
     log("teachers: the starting evaluator and the embedding model score the training pairs")
     teacher = teacher_probabilities(start, splits["train"], embed)
     train_pairs = [replace(p, teacher=t) for p, t in zip(splits["train"], teacher)]
-    scoring_seconds = time.perf_counter() - scoring_started
 
     model = start.model
     model.get_input_embeddings().weight.requires_grad_(False)  # the compact format stores no word embeddings
