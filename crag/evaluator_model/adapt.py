@@ -45,7 +45,7 @@ from crag.evaluator_model.metrics import classification_metrics
 from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError, Metadata, Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.selfsup import CollectionChunk, held_apart_split, self_supervised_pairs
-from crag.evaluator_model.trainer import Optimiser, set_seed, train_epoch
+from crag.evaluator_model.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 
 MIN_DOCUMENTS_TO_HOLD_APART = 10  # fewer documents are held apart by query instead (see `split_pairs`)
 MIN_LABELLED_PAIRS = 10
@@ -110,6 +110,7 @@ def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pa
     query's neighbours in its own document may be trained on, and the metadata says which it was.
     """
     by_document = len({p.group for p in pairs}) >= MIN_DOCUMENTS_TO_HOLD_APART
+
     def key(pair: Pair) -> str:
         return pair.group if by_document else f"{pair.group}\n{pair.question}"
 
@@ -124,8 +125,9 @@ def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
     return classification_metrics(labels, scores, upper=0.0)["roc_auc"]
 
 
-def final_scores(scorer: Scorer, pairs: list[Pair], batch_size: int = 64) -> list[float]:
-    return scorer.score([(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs], batch_size=batch_size)
+def final_scores(scorer: Scorer, pairs: list[Pair]) -> list[float]:
+    """Scores as the checkpoint serves them (its titles setting, its lexical blend)."""
+    return evaluate_scorer(scorer, pairs, scorer.meta.use_title)
 
 
 def teacher_probabilities(

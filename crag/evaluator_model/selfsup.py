@@ -134,6 +134,8 @@ def self_supervised_pairs(
     vectors = np.asarray(embed_queries([q for _, q, _, _ in queries]), dtype="float32")
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     order = np.argsort(-(vectors @ matrix.T), axis=1, kind="stable")
+    texts = [clean(c.text) for c in chunks]  # once: each chunk is a negative, or checked as one, many times
+    lowered = [t.lower() for t in texts]
     pairs = []
     for (index, query, positive, kind), ranked in zip(queries, order):
         own = chunks[index]
@@ -145,8 +147,8 @@ def self_supervised_pairs(
             picked.append(rng.choice(rest))
         key = clean(query).lower()
         siblings = [int(j) for j in ranked if int(j) != index and chunks[j].source == own.source
-                    and key not in clean(chunks[j].text).lower()]
+                    and key not in lowered[j]]
         picked += siblings[:same_document_negatives]
         for j in picked:
-            pairs.append(Pair(query, clean(chunks[j].text), 0, chunks[j].title, own.source, f"self:{kind}:negative"))
+            pairs.append(Pair(query, texts[j], 0, chunks[j].title, own.source, f"self:{kind}:negative"))
     return pairs
