@@ -27,13 +27,13 @@ from tqdm.auto import tqdm
 
 import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
 
-from crag import attribution
+from crag.methods import attribution
 from crag.context import Context
-from crag.eval.metrics import contains_answer
+from crag.experiments.answer_metrics import contains_answer
 from crag.evaluator_model.runnable import RetrievalEvaluator
 from crag.graph import graph
 from crag.nodes.generate import final_knowledge
-from crag.refinement import sentence_spans
+from crag.methods.refinement import sentence_spans
 
 Rule = Callable[[str, str, list, list[list[float]]], list[list[int]]]  # cited strip indices per sentence
 

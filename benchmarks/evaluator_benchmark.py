@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from crag.evaluator_model.calibration import calibrate
-from crag.evaluator_model.metrics import classification_metrics
+from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.model import titled
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
-from crag.routing import decide_action
+from crag.methods.routing import decide_action
 
 
 def texts(pairs: list[Pair], titles: bool) -> list[str]:

@@ -24,10 +24,11 @@ from tqdm.auto import tqdm
 
 import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
 
-from crag import refinement, resources
+from crag import resources
+from crag.methods import refinement
 from crag.context import Context
-from crag.eval.inputs import read_questions
-from crag.eval.metrics import contains_answer
+from crag.experiments.inputs import read_questions
+from crag.experiments.answer_metrics import contains_answer
 from crag.evaluator_model.runnable import RetrievalEvaluator
 
 # (top K, margin, threshold, keep the best strip whatever it scores)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
-from crag.refinement import Mode as RefineMode
+from crag.methods.refinement import Mode as RefineMode
 
 # The paper's (upper, lower) thresholds per dataset, on its T5-large evaluator's scale.
 THRESHOLD_PRESETS: dict[str, tuple[float, float]] = {

@@ -6,7 +6,7 @@ from langgraph.graph import END, START, StateGraph
 
 from crag.context import Context
 from crag.nodes import contextualize, generate, grade, refine, retrieve, rewrite_and_search
-from crag.routing import branches
+from crag.methods.routing import branches
 from crag.state import InputState, OutputState, State
 
 

@@ -18,7 +18,7 @@ REWRITE_PROMPT = (
 )
 
 # Generation prompts by name (`Context.generate_prompt`). The knowledge is a list of passages,
-# "title: text", without numbers: citing is the code's job (crag/attribution.py), and a small model
+# "title: text", without numbers: citing is the code's job (crag/methods/attribution.py), and a small model
 # shown "[1]" copies it where the fact belongs ("The license is [1].").
 GeneratePrompt = Literal["compact", "paper"]  # the keys of GENERATE_PROMPTS (a test keeps them equal)
 GENERATE_PROMPTS: dict[str, str] = {

@@ -9,57 +9,15 @@ from typing import Annotated, Literal
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
 
-Action = Literal["correct", "incorrect", "ambiguous"]
+from crag.core.thresholds import Action
+from crag.methods.records import Citation, Source, Strip, Turn
+
 MAX_TURNS = 8
-
-
-class Turn(TypedDict):
-    """One finished turn of a thread: what was asked, the question CRAG answered, the answer."""
-
-    asked: str
-    question: str  # `asked` made self-contained using the earlier turns
-    answer: str
 
 
 def add_turns(left: list[Turn] | None, right: list[Turn] | None) -> list[Turn]:
     """Reducer of `history`: append, keeping the last MAX_TURNS turns."""
     return (list(left or []) + list(right or []))[-MAX_TURNS:]
-
-
-class Strip(TypedDict):
-    """A knowledge strip kept by refinement, with where it came from."""
-
-    text: str
-    score: float
-    title: str
-    source: str  # file path or URL of the document it was cut from
-    origin: Literal["internal", "external"]
-    doc: int  # index of that document among the refined ones: `documents` (internal) or `web_results` (external)
-    start: int  # the strip's character span in that document's text
-    end: int
-
-
-class Source(TypedDict):
-    """A cited strip: the knowledge given to the generator is numbered per strip, and `id` is its number."""
-
-    id: int
-    title: str
-    source: str
-    origin: Literal["internal", "external"]
-    doc: int
-    start: int
-    end: int
-    text: str
-
-
-class Citation(TypedDict):
-    """One sentence of the answer, its character span in `answer`, and the strips that support it
-    (ids of `sources`; empty when none does)."""
-
-    sentence: str
-    start: int
-    end: int
-    sources: list[int]
 
 
 def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:

@@ -13,7 +13,7 @@ import pytest
 def _tokenizer():
     from transformers import AutoTokenizer
 
-    from crag.evaluator_model.model import PACKAGED_BASE, resolve_base
+    from crag.core.base_model import PACKAGED_BASE, resolve_base
 
     return AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from crag.cli import app
+from crag.cli.main import app
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 
 DEMO = Path(__file__).parents[1] / "crag" / "demo"

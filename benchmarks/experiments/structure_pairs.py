@@ -21,8 +21,8 @@ from pathlib import Path
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from crag.eval.docs_domain import MAN_PAGES, PYDOC_MODULES, Source, SourceMissing, render
-from crag.evaluator_model.lexical import terms
+from crag.experiments.docs_domain import MAN_PAGES, PYDOC_MODULES, Source, SourceMissing, render
+from crag.core.text import terms
 from crag.evaluator_model.mining import Chunk, DenseIndex
 from crag.evaluator_model.pairs import Pair, clean, write_pairs
 

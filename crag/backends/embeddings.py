@@ -14,14 +14,14 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from crag.evaluator_model.model import PACKAGED_BASE, quiet_loading, resolve_base
-from crag.loads import record
+from crag.core.base_model import PACKAGED_BASE, ModelUnavailable, quiet_loading, resolve_base
+from crag.core.cache import record
 
 _MODELS: dict[str, tuple[Any, threading.Lock]] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(ModelUnavailable):
     """The embedding model is missing or cannot be loaded; the message says what to install."""
 
 
@@ -61,7 +61,7 @@ class MiniLMEmbeddings(Embeddings):
             return self.model_path
         try:
             return str(resolve_base(PACKAGED_BASE))
-        except RuntimeError as exc:  # EvaluatorError: the package is not installed
+        except ModelUnavailable as exc:  # the package is not installed
             raise EmbeddingError(str(exc)) from exc
 
     def _encode(self, texts: list[str]) -> list[list[float]]:

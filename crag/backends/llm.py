@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
-from crag.loads import record
+from crag.core.cache import record
 
 _POOLS: dict[tuple[str, int], "_Pool"] = {}
 _POOLS_LOCK = threading.Lock()

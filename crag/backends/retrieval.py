@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from crag.loads import record
+from crag.core.cache import record
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma

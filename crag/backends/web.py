@@ -70,7 +70,7 @@ def _tokenize(texts: list[str]) -> list[list[str]]:
 
 
 def _read_records(path: Path) -> list[WebResult]:
-    from crag.jsonl import read_objects
+    from crag.core.jsonl import read_objects
 
     records: list[WebResult] = []
     try:

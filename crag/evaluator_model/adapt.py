@@ -41,8 +41,9 @@ from crag.evaluator_model.compact import export_compact
 from crag.evaluator_model.general import load_general_check
 from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
 from crag.evaluator_model.losses import LOSSES
-from crag.evaluator_model.metrics import classification_metrics
-from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError, Metadata, Scorer, load_scorer
+from crag.evaluator_model.evaluation import classification_metrics
+from crag.core.base_model import PACKAGED_BASE
+from crag.evaluator_model.model import EvaluatorError, Metadata, Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.selfsup import CollectionChunk, held_apart_split, self_supervised_pairs
 from crag.evaluator_model.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch

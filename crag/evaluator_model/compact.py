@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError, Metadata, quiet_loading, resolve_base
+from crag.core.base_model import PACKAGED_BASE, quiet_loading, resolve_base
+from crag.evaluator_model.model import EvaluatorError, Metadata
 
 WEIGHTS_FILE = "compact.safetensors"
 

@@ -26,38 +26,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from crag.core.text import terms
+
 IDF_FILE = "lexical_idf.json.gz"
-# questions carry words that passages do not (bm25s' English list has no "what" or "who")
-QUESTION_WORDS = frozenset(
-    "what who whom whose which when where why how whats does did do can could should would will shall may might "
-    "i me my we our you your he she his her him they them their its there here been has have had was were am "
-    "this these those than then so about tell anyone anybody someone somebody know".split()
-)
-_WORD = re.compile(r"\w+")
-
-
-@lru_cache(maxsize=1)
-def _analyzer():
-    """Snowball stemmer (PyStemmer, as bm25s uses) and the stopword list, loaded once."""
-    import Stemmer
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN) | QUESTION_WORDS
-
-
-def stem_words(words: list[str]) -> list[str]:
-    """The Snowball stems of `words` ("painted", "paints" → "paint")."""
-    return _analyzer()[0].stemWords(words)
-
-
-def terms(text: str) -> list[str]:
-    """Lower-cased, stemmed words of `text` without stopwords and question words."""
-    stop = _analyzer()[1]
-    return stem_words([w for w in _WORD.findall(text.lower()) if w not in stop])
-
 
 @dataclass(frozen=True)
 class IdfTable:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from crag.evaluator_model.model import PACKAGED_BASE, resolve_base
+from crag.core.base_model import PACKAGED_BASE, resolve_base
 from crag.evaluator_model.pairs import clean
 
-# the evaluation harness's chunking of knowledge-base records (crag.eval.kb); kept equal by a test
+# the evaluation harness's chunking of knowledge-base records (crag.experiments.kb); kept equal by a test
 CHUNK_SIZE = 600
 CHUNK_OVERLAP = 100
 

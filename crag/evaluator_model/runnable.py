@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field
 
 from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
-from crag.loads import record
+from crag.core.cache import record
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
@@ -147,6 +147,6 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
 
     def label(self, scores: Sequence[float]) -> list[str]:
         """Per-document labels by the checkpoint's thresholds: correct / ambiguous / incorrect."""
-        from crag.routing import document_labels
+        from crag.methods.routing import document_labels
 
         return document_labels(scores, *self.thresholds)

@@ -19,17 +19,9 @@ from tqdm.auto import tqdm
 
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.losses import LOSSES
-from crag.evaluator_model.metrics import classification_metrics
-from crag.evaluator_model.model import (
-    PACKAGED_BASE,
-    T5_TYPES,
-    EvaluatorError,
-    Metadata,
-    Scorer,
-    encode_pairs,
-    resolve_base,
-    titled,
-)
+from crag.evaluator_model.evaluation import classification_metrics
+from crag.core.base_model import PACKAGED_BASE, resolve_base
+from crag.evaluator_model.model import T5_TYPES, EvaluatorError, Metadata, Scorer, encode_pairs, titled
 from crag.evaluator_model.pairs import Pair, read_pairs
 
 RANDOM_T5_PRESETS = {

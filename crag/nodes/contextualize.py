@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import CONDENSE_TAGS, emit
-from crag.followup import append_previous, format_history, parse_condensed, refers_back, resolve
+from crag.methods.followup import append_previous, format_history, parse_condensed, refers_back, resolve
 from crag.prompts import CONDENSE_PROMPT
 from crag.nodes.timing import timed
 from crag.state import State

@@ -3,7 +3,7 @@ support it, or say plainly that the sources hold nothing that answers the questi
 
 Correct uses the refined internal knowledge, Incorrect the external, Ambiguous both (the paper's
 knowledge combination). The knowledge is numbered per strip: a citation points at a passage a
-reader can check, not at a whole file. The model only writes the answer; `crag.attribution` does
+reader can check, not at a whole file. The model only writes the answer; `crag.methods.attribution` does
 the citing, and an answer none of whose sentences any strip supports is not grounded. Ungrounded
 answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
 `answer_without_knowledge` is set; with no knowledge at all the model is not even asked.
@@ -16,7 +16,7 @@ import re
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.attribution import abstains, attribute, grounded
+from crag.methods.attribution import abstains, attribute, grounded
 from crag.context import Context
 from crag.events import ANSWER_TAGS
 from crag.nodes.timing import timed

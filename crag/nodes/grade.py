@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import emit
-from crag.routing import decide_action, document_labels, explain
+from crag.methods.routing import decide_action, document_labels, explain
 from crag.nodes.timing import timed
 from crag.state import State
 

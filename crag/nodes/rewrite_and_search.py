@@ -18,8 +18,8 @@ from crag.backends.web import WebSearchError
 from crag.context import Context
 from crag.events import REWRITE_TAGS, emit
 from crag.prompts import REWRITE_PROMPT
-from crag.refinement import Passage, refine
-from crag.rewrite import fallback_query, parse_query
+from crag.methods.refinement import Passage, refine
+from crag.methods.rewrite import fallback_query, parse_query
 from crag.nodes.timing import timed
 from crag.state import State
 

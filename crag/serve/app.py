@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from crag.context import Context
-from crag.loads import loads
+from crag.core.cache import loads
 from crag.nodes.contextualize import InvalidQuestion
 from crag.serve.guard import (DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS,
                               Guard, unprocessable)

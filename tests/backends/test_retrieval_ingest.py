@@ -19,7 +19,7 @@ import typer
 from typer.testing import CliRunner
 
 from crag.backends.retrieval import StoreError, clear_store_cache, open_existing, open_store, parse_chroma_url, retrieve
-from crag.ingest import IngestReport, find_files, ingest, ingest_cmd, load_documents, split_documents
+from crag.backends.ingest import IngestReport, find_files, ingest, ingest_cmd, load_documents, split_documents
 
 PARIS = "Paris is the capital and largest city of France. The Eiffel Tower stands on the Champ de Mars in Paris."
 PHOTOSYNTHESIS = "Photosynthesis lets plants turn sunlight, water and carbon dioxide into glucose and oxygen."
@@ -188,7 +188,7 @@ def test_empty_collection_returns_nothing(tmp_path):
 
 def test_asking_never_creates_a_store(tmp_path, corpus):
     """A misspelt --chroma-dir or --collection is an error naming what exists, not an empty store."""
-    from crag.cli import app as crag
+    from crag.cli.main import app as crag
 
     db = tmp_path / "db"
     ingest([corpus], open_store(persist_dir=db, collection="docs"), progress=False)

@@ -8,7 +8,7 @@ import pytest
 from eval_fakes import write_jsonl
 from typer.testing import CliRunner
 
-from crag.eval.cli import app
+from crag.cli.experiments import app
 
 runner = CliRunner()
 

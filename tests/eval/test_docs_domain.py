@@ -14,13 +14,13 @@ import pytest
 from eval_fakes import write_jsonl
 from typer.testing import CliRunner
 
-from crag.eval import docs_domain
-from crag.eval.cli import app
-from crag.eval.docs_domain import (
+from crag.experiments import docs_domain
+from crag.cli.experiments import app
+from crag.experiments.docs_domain import (
     QUESTIONS_FILE, SOURCES, STYLES, Source, SourceMissing, build_docs, is_relevant, load_questions, render,
 )
-from crag.eval.inputs import read_questions
-from crag.ingest import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, load_documents, split_documents
+from crag.experiments.inputs import read_questions
+from crag.backends.ingest import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, load_documents, split_documents
 
 QUESTIONS = [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
 FIELDS = {"id", "question", "answers", "doc", "evidence", "style"}

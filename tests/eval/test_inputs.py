@@ -7,8 +7,8 @@ import json
 import pytest
 from eval_fakes import write_jsonl
 
-from crag.eval.inputs import Passage, Question, drop_gold, gold_indices, read_passages, read_passages_counted, read_questions
-from crag.eval.popqa import build_popqa
+from crag.experiments.inputs import Passage, Question, drop_gold, gold_indices, read_passages, read_passages_counted, read_questions
+from crag.experiments.popqa import build_popqa
 
 
 def test_read_questions_keys_by_id_or_line(tmp_path):
@@ -150,7 +150,7 @@ def test_unanswerable_questions_need_the_explicit_mark(tmp_path):
 
 
 def test_a_subject_is_unanswerable_only_when_none_of_its_rare_words_occur():
-    from crag.eval.popqa import unanswerable_questions
+    from crag.experiments.popqa import unanswerable_questions
 
     kb = [{"title": "", "text": "The Dragomirna is a left tributary of the river Suceava in Romania."}]
     questions = [{"q_index": 1, "id": i, "question": f"In what country is {s}?", "subject": s, "prop": "country"}

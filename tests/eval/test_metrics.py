@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from crag.eval import metrics
+from crag.experiments import answer_metrics as metrics
 
 
 def test_match_is_case_sensitive_substring_by_default():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from crag.eval import phrasings as validation
+from crag.experiments import phrasings as validation
 from crag.evaluator_model import phrasings as training
 from crag.evaluator_model.data import Recipe, question_split
 
@@ -47,7 +47,7 @@ def test_training_code_never_imports_the_validation_side():
         for node in ast.walk(tree):
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            assert not any(n == "crag.eval" or n.startswith("crag.eval.") for n in names), path
+            assert not any(n == "crag.experiments" or n.startswith("crag.experiments.") for n in names), path
 
 
 def test_question_splits_are_stable_and_disjoint_from_dev():
@@ -62,7 +62,7 @@ def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
     from langchain_core.documents import Document
 
     import crag.backends.retrieval as retrieval
-    from crag.eval import relevance
+    from crag.experiments import relevance
 
     inputs = tmp_path / "docs-inputs"
     (inputs / "docs").mkdir(parents=True)
@@ -80,14 +80,14 @@ def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
     ]
     monkeypatch.setattr(retrieval, "open_store", lambda **kw: object())
     monkeypatch.setattr(retrieval, "retrieve", lambda store, question, k: returned[:k])
-    monkeypatch.setattr("crag.ingest.ingest", lambda paths, store, progress: None)
+    monkeypatch.setattr("crag.backends.ingest.ingest", lambda paths, store, progress: None)
     pairs = relevance.docs_slice(inputs, tmp_path / "chroma", progress=False)
     assert [p.label for p in pairs] == [1, 0, 0]
     assert [p.title for p in pairs] == ["json", "csv", "json"] and {p.group for p in pairs} == {"d1"}
 
 
 def test_training_retrieval_chunks_like_the_harness_knowledge_base():
-    from crag.eval.kb import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+    from crag.experiments.kb import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
     from crag.evaluator_model.mining import CHUNK_OVERLAP, CHUNK_SIZE
 
     assert (CHUNK_SIZE, CHUNK_OVERLAP) == (DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP)
@@ -96,7 +96,7 @@ def test_training_retrieval_chunks_like_the_harness_knowledge_base():
 def test_bio_slice_is_the_validation_half_as_asked_and_rephrased(tmp_path):
     import json
 
-    from crag.eval.relevance import bio_slices
+    from crag.experiments.relevance import bio_slices
 
     (tmp_path / "relevance").mkdir()
     rows = [{"source": "bio", "qid": f"bio-{i}", "question": f"Who is Person {i}?", "topic": f"Person {i}", "rank": r,

@@ -7,8 +7,8 @@ import json
 import pytest
 from eval_fakes import EchoChat, SubjectEvaluator
 
-from crag.eval.runner import PREDICTIONS, RunSettings, robustness, run
-from crag.eval.systems import parse_systems
+from crag.experiments.runner import PREDICTIONS, RunSettings, robustness, run
+from crag.experiments.systems import parse_systems
 
 RESULT_KEYS = {"accuracy", "accuracy_ci", "accuracy_ci_insensitive", "accuracy_insensitive", "knowledge_recall",
                "knowledge_tokens", "actions", "latency", "wall_s", "n"}
@@ -189,7 +189,7 @@ def test_robustness_runs_each_fraction_and_draws_the_curve(inputs, tmp_path, mak
 
 def test_a_checkpoint_rewritten_at_the_same_path_is_a_changed_setting(tmp_path):
     """`crag evaluator adapt --overwrite` rewrites a folder in place: its old predictions must not be kept."""
-    from crag.eval.runner import PREDICTIONS, _check_settings, folder_digest
+    from crag.experiments.runner import PREDICTIONS, _check_settings, folder_digest
 
     checkpoint = tmp_path / "adapted"
     checkpoint.mkdir()
@@ -208,7 +208,7 @@ def test_a_checkpoint_rewritten_at_the_same_path_is_a_changed_setting(tmp_path):
 def test_a_run_kept_from_before_the_checkpoint_digest_resumes(tmp_path):
     import json
 
-    from crag.eval.runner import PREDICTIONS, RUN_FILE, _check_settings
+    from crag.experiments.runner import PREDICTIONS, RUN_FILE, _check_settings
 
     out = tmp_path / "run"
     out.mkdir()

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from crag.eval.pipelines import run_question
-from crag.eval.systems import SYSTEMS, parse_systems, system_context
+from crag.experiments.pipelines import run_question
+from crag.experiments.systems import SYSTEMS, parse_systems, system_context
 
 ANNA = "What is Anna Berg's occupation?"
 CALIBRATED = (0.5, -0.5)  # the fake evaluator's (upper, lower)

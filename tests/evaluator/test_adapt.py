@@ -89,7 +89,7 @@ def test_training_stops_at_the_deadline(tiny_bert):
 def pydoc_collection(tmp_path_factory):
     """This machine's pydoc pages for twelve standard modules, ingested with `crag ingest`'s code."""
     from crag.backends.retrieval import open_store
-    from crag.ingest import ingest
+    from crag.backends.ingest import ingest
 
     root = tmp_path_factory.mktemp("pydoc")
     docs = root / "docs"
@@ -158,7 +158,7 @@ def test_a_model_that_fails_a_check_is_not_written(pydoc_collection, tmp_path):
 
 
 def test_the_command_refuses_to_overwrite_and_names_a_missing_collection(pydoc_collection, tmp_path):
-    from crag.cli import app
+    from crag.cli.main import app
 
     db, _ = pydoc_collection
     taken = tmp_path / "taken"

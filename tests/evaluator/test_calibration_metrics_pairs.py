@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from crag.evaluator_model.calibration import calibrate
-from crag.evaluator_model.metrics import classification_metrics
+from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import Pair, parse_crag_line, read_pairs, to_crag_line, write_pairs
 
 

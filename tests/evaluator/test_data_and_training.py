@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from crag.cli import app
+from crag.cli.main import app
 from crag.evaluator_model.data import data_dir, norm_title
 from crag.evaluator_model.model import METADATA_FILE, load_scorer
 from crag.evaluator_model.pairs import read_pairs

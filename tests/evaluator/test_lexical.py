@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.evaluator_model.lexical import IDF_FILE, Blend, IdfTable, fit_blend, overlap, terms
+from crag.core.text import terms
+from crag.evaluator_model.lexical import IDF_FILE, Blend, IdfTable, fit_blend, overlap
 from crag.evaluator_model.model import METADATA_FILE, EvaluatorError, load_scorer
 
 CORPUS = [

@@ -115,7 +115,7 @@ def test_a_query_sample_keeps_every_chunk_as_a_negative():
 
 def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
     from crag.backends.retrieval import open_store
-    from crag.ingest import ingest
+    from crag.backends.ingest import ingest
 
     docs = tmp_path / "docs"
     docs.mkdir()

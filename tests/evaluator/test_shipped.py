@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from crag.evaluator_model.model import PACKAGED_BASE, load_scorer
+from crag.core.base_model import PACKAGED_BASE
+from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 
 pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.is_dir(), reason="the shipped evaluator is not built yet")
@@ -73,8 +74,8 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     import numpy as np
 
     from crag.backends.embeddings import MiniLMEmbeddings
-    from crag.eval.relevance import bio_slices
-    from crag.evaluator_model.metrics import classification_metrics
+    from crag.experiments.relevance import bio_slices
+    from crag.evaluator_model.evaluation import classification_metrics
     from crag.evaluator_model.model import titled
 
     shared = Path(os.environ.get("CRAG_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))

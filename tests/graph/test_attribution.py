@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.attribution import abstains, attribute, claim, grounded, terms
+from crag.methods.attribution import abstains, attribute, claim, grounded, terms
 from crag.nodes.generate import format_knowledge, tidy
 from crag.prompts import ABSTENTIONS
-from crag.refinement import decompose_spans
+from crag.methods.refinement import decompose_spans
 
 QUESTION = "What is Anna Berg's occupation?"
 

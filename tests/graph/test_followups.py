@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.followup import looks_like_person, refers_back, resolve
-from crag.rewrite import fallback_query, parse_query, subjects
+from crag.methods.followup import looks_like_person, refers_back, resolve
+from crag.methods.rewrite import fallback_query, parse_query, subjects
 
 
 def turn(question: str, answer: str) -> dict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from crag.nodes.generate import final_knowledge
-from crag.refinement import Passage, decompose, refine
-from crag.rewrite import fallback_query, parse_query, subjects
+from crag.methods.refinement import Passage, decompose, refine
+from crag.methods.rewrite import fallback_query, parse_query, subjects
 
 from fakes import FakeEvaluator
 

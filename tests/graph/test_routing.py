@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crag.routing import branches, decide_action, document_labels
+from crag.methods.routing import branches, decide_action, document_labels
 
 
 def test_correct_when_any_document_reaches_upper():

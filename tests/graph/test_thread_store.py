@@ -89,7 +89,7 @@ def test_a_huge_thread_id_is_not_echoed_whole():
 def test_crag_ask_on_an_unusable_threads_database_prints_one_line(tmp_path, make, message):
     from typer.testing import CliRunner
 
-    from crag.cli import app
+    from crag.cli.main import app
 
     result = CliRunner().invoke(app, ["ask", "Who is Anna Berg?", "--thread", "T", "--threads-db", str(make(tmp_path))])
     output = " ".join(result.output.split())

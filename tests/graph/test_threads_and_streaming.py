@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.context import Context
-from crag.followup import main_entity, parse_condensed, refers_back, resolve
+from crag.methods.followup import main_entity, parse_condensed, refers_back, resolve
 from crag.graph import build_graph, graph
 from crag.state import MAX_TURNS
 from crag.threads import InvalidThreadId, thread_config, threaded_graph

@@ -167,7 +167,7 @@ def test_empty_knowledge_base_stops_start_up(tmp_path):
 def test_crag_serve_refuses_bad_settings_before_starting(tmp_path):
     from typer.testing import CliRunner
 
-    from crag.cli import app
+    from crag.cli.main import app
 
     empty = CliRunner().invoke(app, ["serve", "--chroma-dir", str(tmp_path / "c"), "--collection", "nothing"])
     assert empty.exit_code == 2 and "there is no knowledge base" in empty.output and "crag ingest" in empty.output

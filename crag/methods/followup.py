@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from crag.attribution import abstains
-from crag.rewrite import content_words, names, subjects
-from crag.state import Turn
+from crag.methods.attribution import abstains
+from crag.methods.rewrite import content_words, names, subjects
+from crag.methods.records import Turn
 
 SUBJECT = r"he|she|it|they|him|them|there"
 POSSESSIVE = r"his|her|hers|its|their|theirs"

@@ -9,7 +9,7 @@ slices are built the way the graph meets documents instead, each kept out of tra
   multi-hop paragraphs, bio passages) indexed with the project's own retriever (Chroma + MiniLM,
   chunked as the harness does), the top 10 it returns for each PopQA validation question,
   labelled by gold page (the paper's rule);
-- `popqa-phrased`: the same questions in everyday phrasings (`crag.eval.phrasings`, templates never
+- `popqa-phrased`: the same questions in everyday phrasings (`crag.experiments.phrasings`, templates never
   used in training), retrieved again with each phrasing;
 - `bio`: CRAG's Bio task, 400 "Who is X?" questions with Contriever's real top 10, split by
   question (this is the validation half); `bio-phrased`: the same documents, the question asked
@@ -29,15 +29,15 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from crag.eval.docs_domain import is_relevant, load_questions
-from crag.eval.inputs import Passage
-from crag.eval.popqa import read_records
-from crag.eval.phrasings import sample_phrasings
+from crag.experiments.docs_domain import is_relevant, load_questions
+from crag.experiments.inputs import Passage
+from crag.experiments.popqa import read_records
+from crag.experiments.phrasings import sample_phrasings
 from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.evaluator_model.pairs import Pair, write_pairs
 
 DEFAULT_OUT = Path("artifacts/evaluator-slices")
-DEFAULT_CHROMA_DIR = ".crag/eval/relevance-chroma"
+DEFAULT_CHROMA_DIR = ".crag/experiments/relevance-chroma"
 DOCS_COLLECTION = "docs-domain"
 TOP_K = 10
 PHRASINGS_PER_QUESTION = 2
@@ -90,7 +90,7 @@ def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[
 
 def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> dict[str, list[Pair]]:
     from crag.backends.retrieval import open_store
-    from crag.eval.kb import ensure_collection
+    from crag.experiments.kb import ensure_collection
 
     low, high = RECIPE.validation_range
     questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
@@ -132,7 +132,7 @@ def multihop_slice(data: Path) -> list[Pair]:
 def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True) -> list[Pair]:
     """`crag ingest` the rendered documentation, retrieve for each hand-written question, label by evidence."""
     from crag.backends.retrieval import open_store, retrieve
-    from crag.ingest import ingest
+    from crag.backends.ingest import ingest
 
     folder = docs_inputs / "docs"
     if not folder.is_dir() or not (docs_inputs / "questions.jsonl").is_file():

@@ -9,11 +9,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from crag.eval.cli import app as eval_app
-from crag.evaluator_model.cli import _quiet_transformers
-from crag.evaluator_model.cli import app as evaluator_app
-from crag.ingest import ingest_cmd
-from crag.serve.command import serve_cmd
+from crag.cli.experiments import app as eval_app
+from crag.cli.evaluator import _quiet_transformers
+from crag.cli.evaluator import app as evaluator_app
+from crag.backends.ingest import ingest_cmd
+from crag.cli.serve import serve_cmd
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)
 app.add_typer(evaluator_app, name="evaluator")
@@ -96,7 +96,7 @@ def _print_web(result: dict[str, Any]) -> None:
 
 def _print_grounding(result: dict[str, Any]) -> None:
     """Which sentence rests on which strip, or that the answer rests on none."""
-    from crag.attribution import abstains
+    from crag.methods.attribution import abstains
 
     answer, draft = result.get("answer", ""), result.get("draft", "")
     if draft and draft != answer:

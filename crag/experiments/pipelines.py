@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
-from crag.state import Strip
+from crag.methods.records import Strip
 
 # graph node -> reported stage
 STAGE_OF_NODE = {"retrieve": "retrieve", "grade": "grade", "refine": "refine", "rewrite_and_search": "search",

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from crag.eval import metrics, plots
-from crag.eval.inputs import Question
-from crag.eval.systems import ROUTES, SYSTEMS
+from crag.experiments import answer_metrics as metrics, plots
+from crag.experiments.inputs import Question
+from crag.experiments.systems import ROUTES, SYSTEMS
 
 SWEEP_GRID = np.round(np.linspace(-1.0, 1.0, 41), 3)
 # the systems that differ from CRAG only in their thresholds, which the forced routes can stand in for
@@ -100,7 +100,7 @@ def from_routes(by_system: dict[str, list[dict]], upper: float, lower: float) ->
     forced. That gives Table 2 for the price of the sweep, and deriving `crag` too checks the
     shortcut against the real run. Questions where a route failed are left out.
     """
-    from crag.routing import decide_action
+    from crag.methods.routing import decide_action
 
     forced = forced_routes(by_system)
     if forced is None:

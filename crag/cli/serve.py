@@ -58,7 +58,7 @@ def serve_cmd(
     import uvicorn
 
     from crag.context import Context
-    from crag.evaluator_model.cli import _quiet_transformers
+    from crag.cli.evaluator import _quiet_transformers
     from crag.backends.retrieval import StoreError
     from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base, create_app
     from crag.threads import threads_db as resolve_threads_db

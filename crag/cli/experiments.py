@@ -1,4 +1,4 @@
-"""`crag eval`: run, robustness, build-popqa, build-docs and build-slices (a Typer app; `python -m crag.eval.cli` runs it too)."""
+"""`crag eval`: run, robustness, build-popqa, build-docs and build-slices (a Typer app; `python -m crag.cli.experiments` runs it too)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from crag.eval import relevance
-from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
-from crag.eval.systems import SYSTEMS
+from crag.experiments import relevance
+from crag.experiments.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+from crag.experiments.systems import SYSTEMS
 
 app = typer.Typer(help="Evaluate CRAG against RAG and its ablations (the paper's PopQA experiments).",
                   no_args_is_help=True)
@@ -35,16 +35,16 @@ def _fail(message: str) -> None:
 
 
 def _quiet() -> None:
-    from crag.evaluator_model.cli import _quiet_transformers
+    from crag.cli.evaluator import _quiet_transformers
 
     _quiet_transformers()
 
 
 def _settings(questions, kb, web, out, systems, limit, drop_gold, seed, k, chroma_dir, chunk_size, chunk_overlap,
               chat_model, evaluator, progress):
-    from crag.eval.runner import RunSettings
-    from crag.eval.systems import parse_systems
-    from crag.ingest import check_chunking
+    from crag.experiments.runner import RunSettings
+    from crag.experiments.systems import parse_systems
+    from crag.backends.ingest import check_chunking
 
     check_chunking(chunk_size, chunk_overlap)
     for path, what in ((questions, "questions"), (kb, "knowledge-base"), (web, "web")):
@@ -84,7 +84,7 @@ def run_cmd(
     progress: Progress = True,
 ) -> None:
     """Answer the questions with each system; write predictions.jsonl, results.json, report.md and plots."""
-    from crag.eval.runner import run
+    from crag.experiments.runner import run
 
     _quiet()
     if sweep:
@@ -122,7 +122,7 @@ def robustness_cmd(
     progress: Progress = True,
 ) -> None:
     """Sweep --drop-gold over FRACTIONS (the paper's Fig. 3): one run per fraction, then the curve."""
-    from crag.eval.runner import robustness
+    from crag.experiments.runner import robustness
 
     _quiet()
     try:
@@ -151,7 +151,7 @@ def build_popqa_cmd(
     split: Annotated[str, typer.Option("--split", help="validation (q_index 100-399), train (400-1398) or all.")] = "validation",
 ) -> None:
     """Write the PopQA inputs: the split's questions, the knowledge base and the web index."""
-    from crag.eval.popqa import build_popqa, default_data_dir
+    from crag.experiments.popqa import build_popqa, default_data_dir
 
     try:
         manifest = build_popqa(data_dir or default_data_dir(), out, split)
@@ -170,7 +170,7 @@ def build_docs_cmd(
                                                      "(default: $CRAG_DATA_DIR or ../shared/data).")] = None,
 ) -> None:
     """Write the documentation-domain inputs: pydoc and man pages rendered here, the packaged questions, the web."""
-    from crag.eval.docs_domain import build_docs
+    from crag.experiments.docs_domain import build_docs
 
     try:
         manifest = build_docs(out, data_dir)
@@ -190,7 +190,7 @@ def build_slices_cmd(
     progress: Progress = True,
 ) -> None:
     """Write the evaluator's validation slices: real retrieval, everyday phrasings, Bio, docs, multi-hop."""
-    from crag.eval.popqa import default_data_dir
+    from crag.experiments.popqa import default_data_dir
 
     _quiet()
     try:

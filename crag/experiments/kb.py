@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from crag.eval.inputs import Passage
+from crag.experiments.inputs import Passage
 
-DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
+DEFAULT_CHROMA_DIR = ".crag/experiments/chroma"
 # about 100 words: the size of the Wikipedia passages the paper's retriever returns, and what
 # keeps a k-document RAG prompt inside the local model's 2,048-token context
 DEFAULT_CHUNK_SIZE = 600
@@ -26,7 +26,7 @@ def chunk_passages(passages: list[Passage], *, chunk_size: int, chunk_overlap: i
     """The passages' chunks as LangChain Documents with `title`, `source`, `chunk` and `id` metadata."""
     from langchain_core.documents import Document
 
-    from crag.ingest import split_documents
+    from crag.backends.ingest import split_documents
 
     documents = [Document(page_content=p.text, metadata={"title": p.title, "source": p.key}) for p in passages]
     chunks, seen = [], set()

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from langchain_core.documents import Document
 
-from crag.state import Strip
+from crag.methods.records import Strip
 
 Mode = Literal["fixed_num", "excerption", "selection"]
 WINDOW_WORDS = 50  # `fixed_num`: the paper's 50-word windows

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crag.eval.metrics import ACTIONS
+from crag.experiments.answer_metrics import ACTIONS
 
 COLOURS = {"correct": "#2e7d32", "ambiguous": "#f9a825", "incorrect": "#c62828"}
 

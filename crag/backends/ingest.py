@@ -117,7 +117,7 @@ def _metadata_value(value: Any) -> Any:
 
 def _read_jsonl(path: Path) -> list[Document]:
     """One Document per record; records with empty text become Documents with no text (counted, then dropped)."""
-    from crag.jsonl import read_objects
+    from crag.core.jsonl import read_objects
 
     documents = []
     for number, record in read_objects(path, errors="replace"):

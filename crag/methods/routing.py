@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from crag.state import Action
+from crag.core.thresholds import Action
 
 
 def decide_action(scores: Sequence[float], upper: float, lower: float) -> Action:

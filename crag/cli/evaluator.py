@@ -10,7 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from crag.evaluator_model.model import PACKAGED_BASE, EvaluatorError
+from crag.core.base_model import PACKAGED_BASE
+from crag.evaluator_model.model import EvaluatorError
 
 app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.", no_args_is_help=True)
 
@@ -152,7 +153,7 @@ def blend_cmd(
     in the passage) on `--pairs` and stores it with the document frequencies of `--corpus`'s
     passages. Run `calibrate` afterwards: the thresholds belong to the blended score."""
     from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
-    from crag.evaluator_model.metrics import classification_metrics
+    from crag.evaluator_model.evaluation import classification_metrics
     from crag.evaluator_model.model import Metadata
     from crag.evaluator_model.pairs import read_pairs
 
@@ -222,7 +223,7 @@ def eval_cmd(
     dynamic_int8: Annotated[Optional[bool], typer.Option("--dynamic-int8/--no-dynamic-int8", help="Quantize Linear layers at load (overrides the checkpoint).")] = None,
 ) -> None:
     """Accuracy, balanced accuracy, F1, ROC-AUC and speed at the checkpoint's upper threshold."""
-    from crag.evaluator_model.metrics import classification_metrics
+    from crag.evaluator_model.evaluation import classification_metrics
 
     scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, dynamic_int8)
     upper, _ = scorer.thresholds

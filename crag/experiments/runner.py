@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from crag.context import Context
-from crag.attribution import abstains
-from crag.eval import metrics
-from crag.eval.inputs import Question, drop_gold, file_digest, read_passages, read_passages_counted, read_questions
-from crag.eval.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
-from crag.eval.systems import System, system_context
+from crag.methods.attribution import abstains
+from crag.experiments import answer_metrics as metrics
+from crag.experiments.inputs import Question, drop_gold, file_digest, read_passages, read_passages_counted, read_questions
+from crag.experiments.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
+from crag.experiments.systems import System, system_context
 from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
 
 PREDICTIONS = "predictions.jsonl"
@@ -207,8 +207,8 @@ def run(settings: RunSettings) -> dict:
     from tqdm.auto import tqdm
 
     from crag import resources
-    from crag.eval.pipelines import run_question
-    from crag.eval.report import write_outputs
+    from crag.experiments.pipelines import run_question
+    from crag.experiments.report import write_outputs
 
     questions = read_questions(settings.questions)
     passages, empty = read_passages_counted(settings.kb)
@@ -275,7 +275,7 @@ DEFAULT_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 def robustness(settings: RunSettings, fractions=DEFAULT_FRACTIONS) -> dict:
     """The paper's Fig. 3: one run per drop-gold fraction (DIR/drop-0.50/...), then the curve."""
-    from crag.eval.report import write_robustness
+    from crag.experiments.report import write_robustness
 
     fractions = sorted({float(f) for f in fractions})
     for f in fractions:

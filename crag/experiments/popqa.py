@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from crag.eval.phrasings import VALIDATION_TEMPLATES, sample_phrasings
-from crag.jsonl import read_objects
+from crag.experiments.phrasings import VALIDATION_TEMPLATES, sample_phrasings
+from crag.core.jsonl import read_objects
 
 SPLITS = {"validation": (100, 399), "train": (400, 1398), "all": (0, 10**9)}
 LICENCES = {
@@ -58,7 +58,7 @@ def write_records(path: Path, records: list[dict]) -> int:
 def web_records(data_dir: str | Path) -> list[dict]:
     """The local web: every non-empty PopQA web strip as `{title, text, url}`, without `q_index` or rank.
 
-    Shared by `build_popqa` and the documentation set (`crag.eval.docs_domain`), whose web is the same
+    Shared by `build_popqa` and the documentation set (`crag.experiments.docs_domain`), whose web is the same
     strips: pages about PopQA's entities, so a web search there finds nothing about the docs.
     """
     strips = read_records(Path(data_dir).expanduser() / "popqa" / "web_strips.jsonl")
@@ -95,7 +95,7 @@ def unanswerable_questions(all_questions: list[dict], kb: list[dict], web: list[
     knowledge base said "The Dragomirna is a left tributary of the river Suceava in Romania", and a
     quarter of the questions marked unanswerable were answered from the sources.
     """
-    from crag.rewrite import zipf
+    from crag.methods.rewrite import zipf
 
     texts = [f"{r.get('title', '')} {r['text']}".casefold() for r in [*kb, *web]]
     haystack = "\n".join(texts)

@@ -174,7 +174,7 @@ def threshold_sweep(outcomes: dict[str, dict[str, bool]], scores: dict[str, list
     greedy generation do not depend on the thresholds, the pair only decides which outcome
     counts. Rows are lower thresholds, columns upper ones; NaN where lower > upper.
     """
-    from crag.routing import decide_action
+    from crag.methods.routing import decide_action
 
     qids = [q for q in scores if all(q in outcomes.get(a, {}) for a in ACTIONS)]
     table = np.full((len(grid), len(grid)), np.nan)

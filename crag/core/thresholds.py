@@ -1,0 +1,62 @@
+"""The two confidence thresholds of CRAG's action trigger, as one value.
+
+A checkpoint's calibrated pair, the paper's per-dataset presets, a user's explicit choice and the
+pair a turn was decided with are all a `Thresholds`: it checks itself when made (finite numbers,
+lower ≤ upper), so no caller has to, and it labels a score the way the action trigger reads it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+Action = Literal["correct", "incorrect", "ambiguous"]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """(upper, lower) on the evaluator's [-1, 1] scale: a document scoring ≥ upper is relevant
+    ("correct"), one scoring < lower irrelevant ("incorrect"), one in between "ambiguous"."""
+
+    upper: float
+    lower: float
+
+    def __post_init__(self) -> None:
+        for name in ("upper", "lower"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} threshold must be a finite number, not {value!r}")
+            object.__setattr__(self, name, float(value))
+        if self.lower > self.upper:
+            raise ValueError(f"lower threshold {self.lower} is above upper threshold {self.upper}")
+
+    @classmethod
+    def from_mapping(cls, pair: Mapping[str, float]) -> Thresholds:
+        """From `{"upper": …, "lower": …}`, the shape stored in checkpoint metadata and in the output."""
+        return cls(upper=pair["upper"], lower=pair["lower"])
+
+    def as_dict(self) -> dict[str, float]:
+        return {"upper": self.upper, "lower": self.lower}
+
+    def with_overrides(self, upper: float | None = None, lower: float | None = None) -> Thresholds:
+        """This pair with either threshold replaced; raises ValueError if the result conflicts."""
+        return Thresholds(
+            upper=self.upper if upper is None else upper, lower=self.lower if lower is None else lower
+        )
+
+    def label(self, score: float) -> Action:
+        """How the action trigger reads one document's score."""
+        return "correct" if score >= self.upper else "incorrect" if score < self.lower else "ambiguous"
+
+
+# The paper's (upper, lower) per dataset, on its T5-large evaluator's scale (Appendix B). PopQA's
+# pair is also what a checkpoint without calibrated thresholds (CRAG's own T5) is read with.
+PRESETS: dict[str, Thresholds] = {
+    "popqa": Thresholds(upper=0.59, lower=-0.99),
+    "pubhealth": Thresholds(upper=0.5, lower=-0.91),
+    "arc": Thresholds(upper=0.5, lower=-0.91),
+    "biography": Thresholds(upper=0.95, lower=-0.91),
+}
+Preset = Literal["popqa", "pubhealth", "arc", "biography"]

@@ -1,0 +1,53 @@
+"""What CRAG's methods pass around besides documents: kept strips, cited sources, answer
+citations and finished turns. The graph's state stores them as they are (plain dicts, so the state
+stays JSON and the output schema shows them)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from typing_extensions import TypedDict
+
+
+class Turn(TypedDict):
+    """One finished turn of a thread: what was asked, the question CRAG answered, the answer."""
+
+    asked: str
+    question: str  # `asked` made self-contained using the earlier turns
+    answer: str
+
+
+class Strip(TypedDict):
+    """A knowledge strip kept by refinement, with where it came from."""
+
+    text: str
+    score: float
+    title: str
+    source: str  # file path or URL of the document it was cut from
+    origin: Literal["internal", "external"]
+    doc: int  # index of that document among the refined ones: `documents` (internal) or `web_results` (external)
+    start: int  # the strip's character span in that document's text
+    end: int
+
+
+class Source(TypedDict):
+    """A cited strip: the knowledge given to the generator is numbered per strip, and `id` is its number."""
+
+    id: int
+    title: str
+    source: str
+    origin: Literal["internal", "external"]
+    doc: int
+    start: int
+    end: int
+    text: str
+
+
+class Citation(TypedDict):
+    """One sentence of the answer, its character span in `answer`, and the strips that support it
+    (ids of `sources`; empty when none does)."""
+
+    sentence: str
+    start: int
+    end: int
+    sources: list[int]
