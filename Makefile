@@ -10,7 +10,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-slow demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults clean \
+.PHONY: setup test test-slow lint demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
@@ -28,6 +28,12 @@ test: setup
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
+
+# ruff (rules in pyproject.toml) and import-linter (the layers' contracts, also a test)
+lint: setup
+	$(BIN)/ruff check crag tests benchmarks
+	$(BIN)/ruff format --check crag tests benchmarks
+	$(BIN)/lint-imports --no-cache
 
 $(PAIRS)/manifest.json: | setup
 	$(BIN)/crag evaluator build-data --data-dir $(DATA) --out $(PAIRS)
@@ -84,7 +90,7 @@ bench-evaluator: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 ADAPTED_DOCS := artifacts/models/adapted-docs
 bench-adapt: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 	$(BIN)/crag evaluator adapt --collection docs-domain \
-		--chroma-dir .crag/experiments/relevance-chroma --out $(ADAPTED_DOCS) --overwrite
+		--chroma-dir .crag/eval/relevance-chroma --out $(ADAPTED_DOCS) --overwrite
 	$(BIN)/python benchmarks/evaluator_benchmark.py --slices $(SLICES) --train $(PAIRS)/train.jsonl \
 		--previous $(PREVIOUS) --checkpoint adapted=$(ADAPTED_DOCS) --json artifacts/bench/evaluator-adapted.json
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions.jsonl --kb $(DOCS_IN)/kb.jsonl --web $(DOCS_IN)/web.jsonl \
@@ -93,7 +99,7 @@ bench-adapt: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 		--chunk-size 1000 --chunk-overlap 100 --systems crag --evaluator $(ADAPTED_DOCS) --out artifacts/eval/docs-adapt/adapted
 
 # PopQA's validation split (q_index 100-399) through `crag eval`; the knowledge base is embedded once
-# into .crag/experiments/chroma. eval-popqa: RAG and CRAG (about 20 minutes on 2 cores). The ablations and
+# into .crag/eval/chroma. eval-popqa: RAG and CRAG (about 20 minutes on 2 cores). The ablations and
 # the robustness sweep reuse its folder, so rag and crag at drop-gold 0 are never answered twice.
 EVAL_IN   := artifacts/eval/popqa-inputs
 EVAL_OUT  := artifacts/eval/popqa

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from crag.experiments.inputs import Passage
 
-DEFAULT_CHROMA_DIR = ".crag/experiments/chroma"
+DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
 # about 100 words: the size of the Wikipedia passages the paper's retriever returns, and what
 # keeps a k-document RAG prompt inside the local model's 2,048-token context
 DEFAULT_CHUNK_SIZE = 600

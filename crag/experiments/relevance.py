@@ -37,7 +37,7 @@ from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, questi
 from crag.evaluator_model.pairs import Pair, write_pairs
 
 DEFAULT_OUT = Path("artifacts/evaluator-slices")
-DEFAULT_CHROMA_DIR = ".crag/experiments/relevance-chroma"
+DEFAULT_CHROMA_DIR = ".crag/eval/relevance-chroma"
 DOCS_COLLECTION = "docs-domain"
 TOP_K = 10
 PHRASINGS_PER_QUESTION = 2
