@@ -20,20 +20,19 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
 from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from tqdm.auto import tqdm
 
-import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
-
-from crag.methods import attribution
 from crag.context import Context
-from crag.experiments.answer_metrics import contains_answer
 from crag.evaluator_model.runnable import RetrievalEvaluator
+from crag.experiments.answer_metrics import contains_answer
 from crag.graph import graph
-from crag.nodes.generate import final_knowledge
+from crag.methods import attribution
 from crag.methods.refinement import sentence_spans
+from crag.methods.routing import final_knowledge
 
 Rule = Callable[[str, str, list, list[list[float]]], list[list[int]]]  # cited strip indices per sentence
 
@@ -76,7 +75,7 @@ def main() -> None:
                and not attribution.abstains(r["draft"]) and not r.get("error")]
     collection = eval_kb.collection(args)
     evaluator = RetrievalEvaluator()
-    upper, lower = evaluator.thresholds
+    upper, lower = evaluator.thresholds.upper, evaluator.thresholds.lower
     settings = json.loads((args.run / "run.json").read_text()) if (args.run / "run.json").exists() else {}
     rules: dict[str, Rule] = {
         "lexical ≥ 0.5 (shipped)": lexical(attribution.SUPPORT_MIN), "lexical ≥ 0.34": lexical(0.34),

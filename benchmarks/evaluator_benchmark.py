@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from crag.core.thresholds import Thresholds
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.model import titled
@@ -124,14 +125,14 @@ def weights_key(path: Path | None) -> str:
     return f"{folder.resolve()}:{digest.hexdigest()[:16]}"
 
 
-def per_question(pairs: list[Pair], scores: list[float], upper: float, lower: float) -> dict:
+def per_question(pairs: list[Pair], scores: list[float], pair: Thresholds) -> dict:
     groups: dict[str, list[tuple[float, int]]] = {}
     for pair, score in zip(pairs, scores):
         groups.setdefault(pair.group, []).append((score, pair.label))
     answerable = [g for g in groups.values() if any(label for _, label in g)]
     top1 = [max(g, key=lambda item: item[0])[1] for g in answerable]
     retriever_top1 = [g[0][1] for g in answerable]  # pairs are stored in the retriever's rank order
-    routes = Counter(decide_action([s for s, _ in g], upper, lower) for g in groups.values())
+    routes = Counter(decide_action([s for s, _ in g], pair) for g in groups.values())
     return {
         "top1": float(np.mean(top1)) if top1 else float("nan"),
         "retriever_top1": float(np.mean(retriever_top1)) if retriever_top1 else float("nan"),
@@ -202,7 +203,7 @@ def main() -> None:
         for name, fn in baselines.items():
             ident = f"{name}:{weights_key(None)}" if name == MODEL_ALONE else name  # rescored when retrained
             cal = calibrate([p.label for p in sample], cached(args.cache, ident, sample, True, fn))
-            systems[name] = (fn, (cal.upper, cal.lower), ident)
+            systems[name] = (fn, cal.thresholds, ident)
 
     results: dict[str, dict] = {}
     lines = []
@@ -214,11 +215,11 @@ def main() -> None:
                 continue
             key = f"{slice_name} ({'titles' if titles else 'no titles'})"
             results[key] = {}
-            for name, (fn, (upper, lower), ident) in systems.items():
+            for name, (fn, pair, ident) in systems.items():
                 started = time.perf_counter()
                 scores = cached(args.cache, ident, pairs, titles, fn)
-                row = {**classification_metrics(labels, scores, upper), **per_question(pairs, scores, upper, lower),
-                       "upper": upper, "lower": lower, "pairs_per_s": len(pairs) / (time.perf_counter() - started)}
+                row = {**classification_metrics(labels, scores, pair.upper), **per_question(pairs, scores, pair),
+                       "upper": pair.upper, "lower": pair.lower, "pairs_per_s": len(pairs) / (time.perf_counter() - started)}
                 results[key][name] = row
                 print(f"{key:<32} {name:<28} ROC-AUC {row['roc_auc']:.3f}  acc {row['accuracy']:.3f}  "
                       f"F1 {row['f1']:.3f}  top1 {row['top1']:.3f}  routes C/A/I "

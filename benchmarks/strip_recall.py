@@ -19,17 +19,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
-import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
-
 from crag import resources
-from crag.methods import refinement
 from crag.context import Context
-from crag.experiments.inputs import read_questions
-from crag.experiments.answer_metrics import contains_answer
 from crag.evaluator_model.runnable import RetrievalEvaluator
+from crag.experiments.answer_metrics import contains_answer
+from crag.experiments.inputs import read_questions
+from crag.methods import refinement
 
 # (top K, margin, threshold, keep the best strip whatever it scores)
 RULES = [(5, 0.0, -0.5, False), (5, 0.0, -0.5, True), (5, 0.0, -0.8, True), (5, 0.0, -0.9, True), (5, 0.0, -0.8, False), (5, 0.0, -0.9, False),

@@ -8,19 +8,13 @@ the backends for process-wide cached instances by these names.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal, get_args
 
-from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
+from crag.backends.retrieval import default_chroma_dir, default_collection
+from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import Mode as RefineMode
-
-# The paper's (upper, lower) thresholds per dataset, on its T5-large evaluator's scale.
-THRESHOLD_PRESETS: dict[str, tuple[float, float]] = {
-    "popqa": (0.59, -0.99),
-    "pubhealth": (0.5, -0.91),
-    "arc": (0.5, -0.91),
-    "biography": (0.95, -0.91),
-}
+from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
 
 WebBackend = Literal["local", "tavily", "none"]
 
@@ -49,7 +43,7 @@ class Context:
     rewrite_model: str | None = field(
         default=None, metadata={"description": "Query rewriter; empty = the same model as chat_model."}
     )
-    preset: Literal["popqa", "pubhealth", "arc", "biography"] | None = field(
+    preset: Preset | None = field(
         default=None, metadata={"description": "Use the paper's thresholds for this dataset instead of the evaluator's calibrated pair."}
     )
     upper_threshold: float | None = field(
@@ -66,14 +60,14 @@ class Context:
         metadata={"description": "Strip decomposition: 50-word windows, sentences by three, or whole passages."},
     )
     chroma_dir: str = field(
-        default_factory=lambda: _env("CRAG_CHROMA_DIR", ".crag/chroma") or ".crag/chroma",
+        default_factory=lambda: str(default_chroma_dir()),
         metadata={"description": "Embedded Chroma folder (ignored when chroma_url is set)."},
     )
     chroma_url: str | None = field(
         default_factory=lambda: _env("CRAG_CHROMA_URL", None), metadata={"description": "A Chroma server URL."}
     )
     collection: str = field(
-        default_factory=lambda: _env("CRAG_COLLECTION", "crag") or "crag",
+        default_factory=default_collection,
         metadata={"description": "Chroma collection of the knowledge base."},
     )
     # There is no default web: a made-up fallback (the demo's Wikipedia pages behind a user's own
@@ -116,8 +110,8 @@ class Context:
             self.web_backend = "local" if self.web_index else "none"
         if self.k < 1 or self.top_k_strips < 1 or self.web_k < 1:
             raise ValueError("k, top_k_strips and web_k must be at least 1")
-        if self.preset is not None and self.preset not in THRESHOLD_PRESETS:
-            raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(THRESHOLD_PRESETS)}")
+        if self.preset is not None and self.preset not in PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
         if self.refine_mode not in get_args(RefineMode):
@@ -130,20 +124,20 @@ class Context:
             raise ValueError("the local web backend needs web_index (a JSONL file of {title, text} records); "
                              "set it, or CRAG_WEB_INDEX, or choose web_backend 'tavily' or 'none'")
 
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """The default of one setting (its environment variable read now, else the built-in value):
+        entry points show it in their help and leave unset options to Context."""
+        spec = cls.__dataclass_fields__[name]
+        return spec.default_factory() if spec.default_factory is not MISSING else spec.default
+
     @property
     def has_web(self) -> bool:
         """Whether the Incorrect route has a web to search."""
         return self.web_backend != "none"
 
-    def thresholds(self, calibrated: tuple[float, float]) -> tuple[float, float]:
-        """(upper, lower): explicit values, else the preset, else the evaluator's calibrated pair."""
-        upper, lower = THRESHOLD_PRESETS[self.preset] if self.preset else calibrated
-        upper = self.upper_threshold if self.upper_threshold is not None else upper
-        lower = self.lower_threshold if self.lower_threshold is not None else lower
-        if lower > upper:
-            raise ValueError(f"lower threshold {lower} is above upper threshold {upper}")
-        return upper, lower
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
+    def thresholds(self, calibrated: Thresholds) -> Thresholds:
+        """Explicit values, else the preset, else the evaluator's calibrated pair; ValueError when
+        the result conflicts (a lone lower threshold above the upper one it is combined with)."""
+        base = PRESETS[self.preset] if self.preset else calibrated
+        return base.with_overrides(upper=self.upper_threshold, lower=self.lower_threshold)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from crag.context import Context
-from crag.nodes import contextualize, generate, grade, refine, retrieve, rewrite_and_search
 from crag.methods.routing import branches
+from crag.nodes import contextualize, generate, grade, refine, retrieve, rewrite_and_search
 from crag.state import InputState, OutputState, State
 
 

@@ -9,8 +9,16 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 
+from crag.backends.fetch import fetch_all
+from crag.backends.llm import chat_model
+from crag.backends.retrieval import open_existing
+from crag.backends.retrieval import retrieve as search
+from crag.backends.user_web import search_custom
+from crag.backends.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
+from crag.backends.web import prefer_wikipedia, search_web
 from crag.context import Context
-from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
+from crag.core.thresholds import PRESETS, Thresholds
+from crag.evaluator_model.runnable import RetrievalEvaluator
 
 
 def context_of(runtime: Any) -> Context:
@@ -22,18 +30,17 @@ def context_of(runtime: Any) -> Context:
 def evaluator(ctx: Context):
     if ctx.evaluator is not None and hasattr(ctx.evaluator, "invoke"):
         return ctx.evaluator
-    from crag.evaluator_model.runnable import RetrievalEvaluator
 
     return RetrievalEvaluator(checkpoint=ctx.evaluator or None)
 
 
-def calibrated(scorer: Any) -> tuple[float, float]:
+def calibrated(scorer: Any) -> Thresholds:
     """The evaluator's calibrated (upper, lower), or the paper's PopQA pair for one without."""
-    pair = getattr(scorer, "thresholds", None) or (PAPER_POPQA_THRESHOLDS["upper"], PAPER_POPQA_THRESHOLDS["lower"])
-    return float(pair[0]), float(pair[1])
+    pair = getattr(scorer, "thresholds", None)
+    return PRESETS["popqa"] if pair is None else Thresholds.of(pair)
 
 
-def thresholds(ctx: Context, scorer: Any) -> tuple[float, float]:
+def thresholds(ctx: Context, scorer: Any) -> Thresholds:
     """The run's (upper, lower): the context's choice, else the evaluator's calibrated pair."""
     return ctx.thresholds(calibrated(scorer))
 
@@ -41,23 +48,23 @@ def thresholds(ctx: Context, scorer: Any) -> tuple[float, float]:
 def retrieve(ctx: Context, question: str) -> list[Document]:
     if ctx.retriever is not None:
         return list(ctx.retriever.invoke(question))[: ctx.k]
-    from crag.backends.retrieval import open_existing, retrieve as search
 
     store = open_existing(persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url)
     return search(store, question, k=ctx.k)
 
 
 def web_search(ctx: Context, query: str) -> list:
-    from crag.backends.user_web import search_custom
-    from crag.backends.web import prefer_wikipedia, search_web
-
     if hasattr(ctx.web_backend, "search"):
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(query, backend=ctx.web_backend, k=ctx.web_k, local_index=ctx.web_index, timeout=ctx.web_timeout)
 
 
-def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
-    from crag.backends.llm import chat_model
+def fetch_pages(ctx: Context, results: list) -> tuple[list, list[str]]:
+    """The pages of web results as paragraphs, within the context's time and address limits; a
+    page that fails is reported in the errors and its snippet stands in for it."""
+    return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
 
+
+def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
     spec = ctx.rewrite_model if purpose == "rewrite" and ctx.rewrite_model is not None else ctx.chat_model
     return chat_model(spec, max_tokens=ctx.max_answer_tokens if purpose == "answer" else 24)

@@ -16,6 +16,12 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from crag.graph import build_graph
+
 DEFAULT_THREADS_DB = ".crag/threads.sqlite"
 THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 
@@ -57,8 +63,6 @@ def thread_turn(thread_id: str, path: str | os.PathLike | None = None, wait: flo
     and the thread keeps one of the two turns. A file lock beside the database (one per thread)
     serialises them; `on_wait` is called once if the turn has to wait.
     """
-    from filelock import FileLock, Timeout
-
     db = threads_db(path)
     folder = db.with_name(db.name + ".locks")
     try:
@@ -98,10 +102,6 @@ def thread_config(thread_id: str) -> dict[str, Any]:
 @contextmanager
 def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
     """The CRAG graph checkpointed to SQLite, for synchronous use (the CLI)."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from crag.graph import build_graph
-
     db = threads_db(path)
     try:
         with SqliteSaver.from_conn_string(str(db)) as saver:
@@ -114,10 +114,6 @@ def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
 @asynccontextmanager
 async def athreaded_graph(path: str | os.PathLike | None = None) -> AsyncIterator[Any]:
     """The CRAG graph checkpointed to SQLite, for asynchronous use (the server)."""
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    from crag.graph import build_graph
-
     db = threads_db(path)
     try:
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:

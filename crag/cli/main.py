@@ -4,27 +4,30 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from typing import Annotated, Any, Optional
 
 import typer
 
-from crag.cli.experiments import app as eval_app
+from crag.backends.retrieval import StoreError
+from crag.cli.common import fail
 from crag.cli.evaluator import _quiet_transformers
 from crag.cli.evaluator import app as evaluator_app
-from crag.backends.ingest import ingest_cmd
+from crag.cli.experiments import app as eval_app
+from crag.cli.ingest import ingest_cmd
 from crag.cli.serve import serve_cmd
+from crag.context import Context
+from crag.evaluator_model.checkpoint import EvaluatorError
+from crag.graph import graph as crag_graph
+from crag.methods.attribution import abstains
+from crag.methods.question import InvalidQuestion
+from crag.methods.routing import final_knowledge
+from crag.threads import InvalidThreadId, ThreadsError, thread_config, thread_turn, threaded_graph
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)
 app.add_typer(evaluator_app, name="evaluator")
 app.add_typer(eval_app, name="eval")
 app.command("ingest")(ingest_cmd)
 app.command("serve")(serve_cmd)
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
 
 
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +69,6 @@ def _print_run(result: dict[str, Any], titles: list[str]) -> None:
     for title, score, label in zip(titles, result.get("scores", []), result.get("labels", [])):
         typer.echo(f"  {score:+.3f}  {label:<9}  {title}")
     _print_web(result)
-    from crag.nodes.generate import final_knowledge
-
     typer.secho("knowledge:", bold=True)
     strips = final_knowledge(result)  # numbered as the generator was given them
     if not strips:
@@ -96,8 +97,6 @@ def _print_web(result: dict[str, Any]) -> None:
 
 def _print_grounding(result: dict[str, Any]) -> None:
     """Which sentence rests on which strip, or that the answer rests on none."""
-    from crag.methods.attribution import abstains
-
     answer, draft = result.get("answer", ""), result.get("draft", "")
     if draft and draft != answer:
         typer.secho(f"  (the model wrote \"{_short(draft, 160)}\", which no source supports: withheld)", fg=typer.colors.YELLOW)
@@ -172,15 +171,15 @@ def ask_cmd(
     stream: Annotated[bool, typer.Option("--stream", help="Show each step as it happens and the answer as it is written.")] = False,
     thread: Annotated[Optional[str], typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")] = None,
     threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
-    k: Annotated[int, typer.Option(min=1, help="Documents to retrieve.")] = 10,
+    k: Annotated[Optional[int], typer.Option(min=1, help=f"Documents to retrieve (default {Context.default('k')}).")] = None,
     preset: Annotated[Optional[str], typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")] = None,
     upper: Annotated[Optional[float], typer.Option(help="Upper threshold (default: calibrated).")] = None,
     lower: Annotated[Optional[float], typer.Option(help="Lower threshold (default: calibrated).")] = None,
-    refine_mode: Annotated[str, typer.Option(help="fixed_num, excerption or selection.")] = "excerption",
-    chat_model: Annotated[str, typer.Option(help="'local' or 'openai:<model>'.")] = os.environ.get("CRAG_CHAT_MODEL", "local"),
+    refine_mode: Annotated[Optional[str], typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")] = None,
+    chat_model: Annotated[Optional[str], typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")] = None,
     web_backend: Annotated[Optional[str], typer.Option(help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if $CRAG_WEB_INDEX is set, else none).")] = None,
     web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
-    answer_without_knowledge: Annotated[bool, typer.Option(help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so.")] = False,
+    answer_without_knowledge: Annotated[Optional[bool], typer.Option(help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so (default: off).")] = None,
     prompt: Annotated[Optional[str], typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")] = None,
     chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder.")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
@@ -188,20 +187,14 @@ def ask_cmd(
     evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
-    from crag.context import Context
-    from crag.evaluator_model.model import EvaluatorError
-    from crag.nodes.contextualize import InvalidQuestion
-    from crag.backends.retrieval import StoreError
-    from crag.threads import InvalidThreadId, ThreadsError, thread_config, thread_turn, threaded_graph
-
     _quiet_transformers()
-    options: dict[str, Any] = dict(
+    given = dict(
         k=k, preset=preset, upper_threshold=upper, lower_threshold=lower, refine_mode=refine_mode,
         chat_model=chat_model, evaluator=evaluator, answer_without_knowledge=answer_without_knowledge,
+        web_backend=web_backend, web_index=web_index, chroma_dir=chroma_dir, chroma_url=chroma_url,
+        collection=collection, generate_prompt=prompt,
     )
-    options.update({name: value for name, value in (("web_backend", web_backend), ("web_index", web_index), ("chroma_dir", chroma_dir),
-                                                    ("chroma_url", chroma_url), ("collection", collection),
-                                                    ("generate_prompt", prompt)) if value})
+    options = {name: value for name, value in given.items() if value is not None}  # the rest: Context's defaults
     try:
         context = Context(**options)
         config = thread_config(thread) if thread is not None else None
@@ -211,13 +204,13 @@ def ask_cmd(
                     f"waiting for the other turn on thread {thread!r} to finish ...", err=True, fg=typer.colors.YELLOW)))
                 graph = stack.enter_context(threaded_graph(threads_db))
             else:
-                from crag.graph import graph
+                graph = crag_graph
             if stream and not as_json:
                 result = _stream(graph, question, context, config)
             else:
                 result = graph.invoke({"question": question}, config=config, context=context)
     except (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(_summary(result), ensure_ascii=False))
     elif stream:

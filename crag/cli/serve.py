@@ -7,7 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
+from crag.backends.retrieval import StoreError
+from crag.cli.evaluator import _quiet_transformers
+from crag.context import Context
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
+from crag.threads import threads_db as resolve_threads_db
 
 SHUTDOWN_GRACE_SECONDS = 5  # on SIGTERM, runs in flight get this long to finish, then are dropped
 
@@ -21,7 +25,6 @@ def _set_compute_threads(threads: int | None) -> None:
     runs at the same time.
     """
     import torch
-
     cores = os.cpu_count() or 2
     threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or 1
     torch.set_num_threads(threads)
@@ -57,11 +60,7 @@ def serve_cmd(
     """
     import uvicorn
 
-    from crag.context import Context
-    from crag.cli.evaluator import _quiet_transformers
-    from crag.backends.retrieval import StoreError
     from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base, create_app
-    from crag.threads import threads_db as resolve_threads_db
 
     _quiet_transformers()
     options = {name: value for name, value in dict(

@@ -8,7 +8,7 @@ lower ≤ upper), so no caller has to, and it labels a score the way the action 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,6 +36,17 @@ class Thresholds:
     def from_mapping(cls, pair: Mapping[str, float]) -> Thresholds:
         """From `{"upper": …, "lower": …}`, the shape stored in checkpoint metadata and in the output."""
         return cls(upper=pair["upper"], lower=pair["lower"])
+
+    @classmethod
+    def of(cls, value: Thresholds | Mapping[str, float] | Sequence[float]) -> Thresholds:
+        """From what an evaluator exposes as `thresholds`: this type, a mapping, or an (upper, lower)
+        pair (an application's own scorer, injected through `Context`, may carry any of the three)."""
+        if isinstance(value, Thresholds):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_mapping(value)
+        upper, lower = value
+        return cls(upper=upper, lower=lower)
 
     def as_dict(self) -> dict[str, float]:
         return {"upper": self.upper, "lower": self.lower}

@@ -5,7 +5,8 @@ Kept apart as in sentence-transformers' cross_encoder: `model` (load and score),
 (the LangChain face). Importing this package loads no model.
 """
 
-from crag.evaluator_model.model import EvaluatorError, load_scorer
+from crag.evaluator_model.checkpoint import EvaluatorError
+from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 
 __all__ = ["DEFAULT_CHECKPOINT", "EvaluatorError", "RetrievalEvaluator", "load_scorer"]

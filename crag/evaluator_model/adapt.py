@@ -36,15 +36,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
+from crag.core.base_model import PACKAGED_BASE
 from crag.evaluator_model.calibration import align_scale, calibrate, match_rates
+from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
+from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.general import load_general_check
 from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
 from crag.evaluator_model.losses import LOSSES
-from crag.evaluator_model.evaluation import classification_metrics
-from crag.core.base_model import PACKAGED_BASE
-from crag.evaluator_model.model import EvaluatorError, Metadata, Scorer, load_scorer
+from crag.evaluator_model.model import Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
+from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 from crag.evaluator_model.selfsup import CollectionChunk, held_apart_split, self_supervised_pairs
 from crag.evaluator_model.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 
@@ -137,9 +141,7 @@ def teacher_probabilities(
     """Per pair, the mean of the starting evaluator's probability of relevance and the embedding
     model's cosine turned into one (a logistic fit on the pairs' self-made labels, as `mining.py`
     does for the shipped evaluator's teacher)."""
-    import numpy as np
     from sklearn.linear_model import LogisticRegression
-
     evaluator = [(s + 1.0) / 2.0 for s in final_scores(scorer, pairs)]
     questions = sorted({p.question for p in pairs})
     passages = sorted({p.passage for p in pairs})
@@ -192,8 +194,6 @@ def adapt(
     log: Callable[[str], None] = print,
 ) -> AdaptResult:
     """Build pairs, fine-tune, fit the head, check; write `cfg.out` unless a check fails (or `force`)."""
-    from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
-
     started = time.perf_counter()
     deadline = started + cfg.time_limit if cfg.time_limit else None
     if cfg.labelled is not None:
@@ -323,18 +323,19 @@ def _save(start: Scorer, start_scores: list[float], staging: Path, chunks: list[
     if cfg.labelled is not None:  # real labels: the utility calibration `make evaluator` uses
         calibration = calibrate([fit_on[i].label for i in kept], [scores[i] for i in kept],
                                 false_relevant_cost=cfg.false_relevant_cost)
-        thresholds, how = {"upper": calibration.upper, "lower": calibration.lower}, calibration.as_dict()
+        thresholds, how = calibration.thresholds, calibration.as_dict()
     else:  # self-made labels: keep the starting evaluator's route rates (calibration.match_rates)
         matched = match_rates([start_scores[i] for i in kept], start.thresholds, [scores[i] for i in kept])
-        how = {"method": "match_rates", "n": len(kept), "reference": list(start.thresholds), "matched": list(matched)}
+        how = {"method": "match_rates", "n": len(kept), "reference": [start.thresholds.upper, start.thresholds.lower],
+               "matched": [matched.upper, matched.lower]}
         scale = align_scale(matched, start.thresholds)
         if scale is None:
-            thresholds = {"upper": matched[0], "lower": matched[1]}
+            thresholds = matched
         else:  # same routes, on the starting evaluator's scale (calibration.align_scale)
             a, b = scale
             blend = replace(blend, model=round(a * blend.model, 6), lexical=round(a * blend.lexical, 6),
                             bias=round(a * blend.bias + b, 6))
-            thresholds = dict(zip(("upper", "lower"), start.thresholds))
+            thresholds = start.thresholds
             how["scale"] = [round(a, 6), round(b, 6)]
     meta = scorer.meta
     meta.blend = blend.as_dict()

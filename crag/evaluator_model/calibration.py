@@ -10,8 +10,13 @@ are "ambiguous" and earn nothing, which is what the Ambiguous action's hedging o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from crag.core.thresholds import Thresholds
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,10 @@ class Calibration:
     false_relevant_cost: float
     false_irrelevant_cost: float
     n: int
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(upper=self.upper, lower=self.lower)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -44,8 +53,6 @@ def calibrate(
     reads both sources, so on a flat optimum the plain argmax can close the band (lower = upper)
     for no measurable gain, and the Ambiguous action would never run.
     """
-    import numpy as np
-
     y = np.asarray(labels, dtype=int)
     s = np.asarray(scores, dtype=float)
     if len(y) == 0 or len(y) != len(s):
@@ -77,8 +84,8 @@ def calibrate(
 
 
 def match_rates(
-    reference_scores: Sequence[float], reference: tuple[float, float], scores: Sequence[float]
-) -> tuple[float, float]:
+    reference_scores: Sequence[float], reference: Thresholds, scores: Sequence[float]
+) -> Thresholds:
     """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as the reference
     evaluator's `reference` thresholds do on its `reference_scores` of the same pairs.
 
@@ -88,12 +95,10 @@ def match_rates(
     calibrated on real questions; keeping how often each route fires on the user's own pairs keeps
     that calibration's caution while the adapted score decides which pairs fire.
     """
-    import numpy as np
-
     ref, new = np.asarray(reference_scores, dtype=float), np.asarray(scores, dtype=float)
     if len(ref) == 0 or len(ref) != len(new):
         raise ValueError("matching rates needs the reference's and the new score of the same pairs")
-    upper_ref, lower_ref = reference
+    upper_ref, lower_ref = reference.upper, reference.lower
 
     ranked = np.sort(new)[::-1]
 
@@ -103,10 +108,10 @@ def match_rates(
 
     upper = at_rate(float(np.mean(ref >= upper_ref)))
     lower = at_rate(float(np.mean(ref >= lower_ref)))
-    return upper, min(lower, upper)
+    return Thresholds(upper=upper, lower=min(lower, upper))
 
 
-def align_scale(thresholds: tuple[float, float], reference: tuple[float, float]) -> tuple[float, float] | None:
+def align_scale(thresholds: Thresholds, reference: Thresholds) -> tuple[float, float] | None:
     """(a, b) such that the score logit z ↦ a·z + b moves `thresholds` onto `reference` (scores in
     [-1, 1] are tanh(z/2)), or None when that is impossible (a closed route, or upper = lower).
 
@@ -116,9 +121,7 @@ def align_scale(thresholds: tuple[float, float], reference: tuple[float, float])
     because its scores live lower on the scale. A positive linear map of the logit keeps every
     ranking and every route and brings the scale back to the one the other settings assume.
     """
-    import math
-
-    (upper, lower), (ref_upper, ref_lower) = thresholds, reference
+    upper, lower, ref_upper, ref_lower = thresholds.upper, thresholds.lower, reference.upper, reference.lower
     if not (-1.0 < lower < upper < 1.0 and -1.0 < ref_lower < ref_upper < 1.0):
         return None
     logit = lambda s: 2.0 * math.atanh(s)  # noqa: E731 - the inverse of tanh(z / 2), used four times

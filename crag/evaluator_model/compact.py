@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from crag.core.base_model import PACKAGED_BASE, quiet_loading, resolve_base
-from crag.evaluator_model.model import EvaluatorError, Metadata
+from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 
 WEIGHTS_FILE = "compact.safetensors"
 
@@ -26,7 +26,6 @@ def _base_state(meta: Metadata):
     expected here, so they are silenced for this one call.
     """
     from transformers import AutoModelForSequenceClassification
-
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
     with quiet_loading(reports=True):
         return AutoModelForSequenceClassification.from_pretrained(resolve_base(meta.base), num_labels=1, **extra)
@@ -35,7 +34,6 @@ def _base_state(meta: Metadata):
 def quantize_rows(weight):
     """Symmetric per-row int8: returns (int8 tensor, float32 scale per row)."""
     import torch
-
     scale = weight.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / 127.0
     return torch.round(weight / scale).clamp(-127, 127).to(torch.int8), scale.squeeze(1).float()
 
@@ -49,11 +47,10 @@ def export_compact(
     """
     import torch
     from safetensors.torch import save_file
-
+    from transformers import AutoModelForSequenceClassification
     meta = Metadata.read(full_dir)
     if meta is None or meta.kind != "full":
         raise EvaluatorError(f"{full_dir} is not a full fine-tune written by `crag evaluator train`")
-    from transformers import AutoModelForSequenceClassification
 
     tuned_model = AutoModelForSequenceClassification.from_pretrained(full_dir, num_labels=1)
     tuned = tuned_model.state_dict()
@@ -86,7 +83,6 @@ def load_compact(directory: Path, meta: Metadata):
     """The base model with the stored tensors dequantized into it (float32)."""
     import torch
     from safetensors.torch import load_file
-
     path = directory / WEIGHTS_FILE
     if not path.is_file():
         raise EvaluatorError(f"{path} is missing")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import unicodedata
 import zlib
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from crag.evaluator_model.mining import DenseIndex, chunk_pool, teacher_probabilities
 from crag.evaluator_model.pairs import Pair, clean, iter_jsonl, write_pairs
 from crag.evaluator_model.phrasings import sample_training_phrasings
 
@@ -99,7 +101,6 @@ def _hash_sources(root: Path) -> str:
 def _bm25_negatives(questions: list[dict], pool: list[dict], recipe: Recipe) -> dict[int, list[dict]]:
     """For each question, the top BM25 passages of the pool that come from another page."""
     import bm25s
-
     texts = [f"{p['title']} {p['text']}" for p in pool]
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
@@ -145,8 +146,6 @@ def _swap_negatives(pairs: list[Pair], questions: list[dict], recipe: Recipe) ->
     They share the question's wording and the passage's topic and differ only in the entity, so
     the evaluator has to check who the passage is about, which is what the gold-page label means.
     """
-    import random
-
     rng = random.Random(recipe.seed)
     by_text = {q["question"]: q for q in questions}
     by_prop: dict[str, list[dict]] = {}
@@ -250,10 +249,6 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), 
     calibrate the thresholds; `validation` is the first recipe's split, kept for comparison only:
     the validation that counts is `crag eval build-slices`.
     """
-    import random
-
-    from crag.evaluator_model.mining import DenseIndex, chunk_pool, teacher_probabilities
-
     rng = random.Random(recipe.seed)
     root = data_dir(source)
     questions = list(iter_jsonl(root / "popqa/questions.jsonl"))

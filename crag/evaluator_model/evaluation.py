@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 
 def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper: float) -> dict[str, float]:
     """Accuracy, balanced accuracy and F1 of "relevant = score ≥ upper", plus threshold-free ROC-AUC.
@@ -11,9 +13,7 @@ def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper
     ROC-AUC is reported because a data set that is mostly irrelevant (about 83% on realistic
     retrieval results) makes plain accuracy look good for a scorer that calls everything irrelevant.
     """
-    import numpy as np
     from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
-
     y = np.asarray(labels, dtype=int)
     s = np.asarray(scores, dtype=float)
     if len(y) == 0:

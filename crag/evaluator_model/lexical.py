@@ -22,11 +22,12 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import numpy as np
 
 from crag.core.text import terms
 
@@ -95,9 +96,7 @@ class Blend:
 
 def fit_blend(model_logits: Sequence[float], overlaps: Sequence[float], labels: Sequence[int]) -> Blend:
     """Logistic regression of the labels on the two features (scikit-learn, default L2)."""
-    import numpy as np
     from sklearn.linear_model import LogisticRegression
-
     if len(set(labels)) < 2:
         raise ValueError("fitting the blend needs both relevant and irrelevant pairs")
     features = np.column_stack([np.asarray(model_logits, float), np.asarray(overlaps, float)])

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from crag.core.base_model import PACKAGED_BASE, resolve_base
@@ -35,7 +36,6 @@ class Chunk:
 def chunk_pool(passages: Sequence[tuple[str, str]]) -> list[Chunk]:
     """(title, text) passages cut as the knowledge base is cut; each chunk text once per title."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
-
     splitter = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
     seen: set[tuple[str, str]] = set()
     chunks = []
@@ -55,9 +55,7 @@ class DenseIndex:
     """
 
     def __init__(self, chunks: list[Chunk], *, cache: Path | None = None, batch_size: int = 64, progress: bool = True):
-        import numpy as np
         from sentence_transformers import SentenceTransformer
-
         self.chunks = chunks
         self.model = SentenceTransformer(str(resolve_base(PACKAGED_BASE)), device="cpu")
         digest = hashlib.sha256("\0".join(c.text for c in chunks).encode()).hexdigest()[:16]
@@ -77,8 +75,6 @@ class DenseIndex:
             np.save(path, self.vectors)
 
     def search(self, queries: Sequence[str], k: int) -> list[list[Chunk]]:
-        import numpy as np
-
         if not queries or not len(self.chunks):
             return [[] for _ in queries]
         q = self.model.encode(list(queries), batch_size=64, normalize_embeddings=True)
@@ -101,9 +97,7 @@ def teacher_probabilities(index: DenseIndex, pairs: Sequence, progress: bool = T
     labels alone taught the first evaluator the benchmark's surface. Passages already in the pool
     reuse its vectors.
     """
-    import numpy as np
     from sklearn.linear_model import LogisticRegression
-
     known = {clean(chunk.text): i for i, chunk in enumerate(index.chunks)}  # training pairs hold cleaned text
     missing = sorted({p.passage for p in pairs if p.passage not in known})
     extra = {}

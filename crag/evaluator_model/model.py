@@ -15,74 +15,26 @@ thresholds; foreign checkpoints get the choices above and the paper's PopQA thre
 
 from __future__ import annotations
 
-import json
 import math
 import threading
+import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
-from crag.core.base_model import PACKAGED_BASE, ModelUnavailable, quiet_loading, resolve_base
+from crag.core.base_model import resolve_base
+from crag.core.thresholds import Thresholds
+from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError, Metadata, create_hint
+from crag.evaluator_model.compact import load_compact
+from crag.evaluator_model.lexical import Blend, IdfTable, overlap
 from crag.evaluator_model.pairs import SEP, clean
 
-METADATA_FILE = "crag_evaluator.json"
-PAPER_POPQA_THRESHOLDS = {"upper": 0.59, "lower": -0.99}
 T5_TYPES = {"t5", "mt5", "umt5"}
 EMPTY_SCORE = -1.0  # an empty passage cannot support any answer
 CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; only max_length tokens are read
 
 
-class EvaluatorError(ModelUnavailable):
-    """A checkpoint that is missing or cannot be loaded; the message says how to make one."""
-
-
-def create_hint(path: Path | str) -> str:
-    return (
-        f"create it with `crag evaluator build-data && crag evaluator train --out {path}` "
-        "or pass the path of an existing checkpoint"
-    )
-
-
-@dataclass
-class Metadata:
-    """What a checkpoint needs besides its weights to be scored the way it was trained."""
-
-    kind: str = "full"  # "full" weights, a "lora" adapter or "int8" delta weights on `base`
-    base: str = ""
-    input_format: str = "pair"  # "pair": tokenizer(q, p); "sep": one text "q [SEP] p" (CRAG/T5)
-    score_transform: str = "sigmoid"  # "sigmoid": 2σ(z)−1; "clip": clamp(z, −1, 1)
-    max_length: int = 256
-    use_title: bool = False
-    num_layers: int | None = None
-    dynamic_int8: bool = False  # quantize Linear layers to int8 at load time (faster on CPU)
-    thresholds: dict[str, float] = field(default_factory=lambda: dict(PAPER_POPQA_THRESHOLDS))
-    calibrated: bool = False
-    data_hash: str = ""
-    hyperparameters: dict[str, Any] = field(default_factory=dict)
-    validation_metrics: dict[str, Any] = field(default_factory=dict)
-    blend: dict[str, Any] | None = None  # lexical.Blend fields; None = the model's output alone
-    format_version: int = 1
-
-    @classmethod
-    def read(cls, directory: Path) -> Metadata | None:
-        path = directory / METADATA_FILE
-        if not path.is_file():
-            return None
-        try:
-            raw = json.loads(path.read_text())
-            known = {k: v for k, v in raw.items() if k in cls.__dataclass_fields__}
-            return cls(**known)
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise EvaluatorError(f"broken {METADATA_FILE} in {directory}: {exc}; {create_hint(directory)}") from exc
-
-    def write(self, directory: Path) -> None:
-        (directory / METADATA_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
-
-
 def _foreign_metadata(directory: Path) -> Metadata:
     from transformers import AutoConfig
-
     config = AutoConfig.from_pretrained(directory)
     if getattr(config, "num_labels", None) != 1:
         raise EvaluatorError(
@@ -99,16 +51,12 @@ def _foreign_metadata(directory: Path) -> Metadata:
 
 
 def _load_weights(directory: Path, meta: Metadata):
+    from peft import PeftModel
     from transformers import AutoModelForSequenceClassification
-
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
     if meta.kind == "int8":
-        from crag.evaluator_model.compact import load_compact
-
         return load_compact(directory, meta), resolve_base(meta.base)
     if meta.kind == "lora":
-        from peft import PeftModel
-
         base_dir = resolve_base(meta.base)
         model = AutoModelForSequenceClassification.from_pretrained(base_dir, num_labels=1, **extra)
         model = PeftModel.from_pretrained(model, directory).merge_and_unload()
@@ -129,8 +77,8 @@ class Scorer:
         self._lock = threading.Lock()
 
     @property
-    def thresholds(self) -> tuple[float, float]:
-        return float(self.meta.thresholds["upper"]), float(self.meta.thresholds["lower"])
+    def thresholds(self) -> Thresholds:
+        return self.meta.thresholds
 
     def passage_text(self, text: str, title: str = "") -> str:
         return titled(text, title) if self.meta.use_title else text
@@ -144,7 +92,6 @@ class Scorer:
         """The model's raw output per pair (None for an empty passage), one padded forward pass per
         mini-batch of `batch_size` pairs sorted by length so that padding stays small."""
         import torch
-
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         validate_pairs(pairs)
@@ -167,8 +114,6 @@ class Scorer:
         kept = [i for i, z in enumerate(raw) if z is not None]
         values = [raw[i] for i in kept]
         if blend and self.lexical is not None:
-            from crag.evaluator_model.lexical import overlap
-
             head, table = self.lexical
             values = [_sigmoid_score(z) for z in head.logits(values, [overlap(table, *pairs[i]) for i in kept])]
         else:
@@ -217,7 +162,6 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
     """Load a checkpoint folder; errors name the folder and the command that creates one."""
     import torch
     from transformers import AutoTokenizer
-
     directory = Path(path).expanduser()
     if not directory.is_dir():
         raise EvaluatorError(f"no evaluator checkpoint at {directory}; {create_hint(directory)}")
@@ -238,8 +182,6 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
         raise EvaluatorError(f"cannot load the evaluator at {directory}: {exc}; {create_hint(directory)}") from exc
     model.eval()
     if meta.dynamic_int8 if dynamic_int8 is None else dynamic_int8:
-        import warnings
-
         with warnings.catch_warnings():  # torch 2.13 announces the API's move to torchao; it still works
             warnings.simplefilter("ignore", (DeprecationWarning, UserWarning))
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
@@ -250,7 +192,6 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
 def _load_blend(directory: Path, meta: Metadata):
     if not meta.blend:
         return None
-    from crag.evaluator_model.lexical import Blend, IdfTable
 
     try:
         blend = Blend(**meta.blend)

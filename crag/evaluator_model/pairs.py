@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from crag.core.jsonl import read_objects
+
 SEP = " [SEP] "
 
 
@@ -89,7 +91,5 @@ def write_pairs(pairs: Iterable[Pair], directory: Path, name: str) -> tuple[Path
 
 
 def iter_jsonl(path: Path) -> Iterator[dict]:
-    from crag.core.jsonl import read_objects
-
     for _, record in read_objects(path):
         yield record

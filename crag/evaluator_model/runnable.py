@@ -20,8 +20,9 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field
 
-from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
 from crag.core.cache import record
+from crag.core.thresholds import Thresholds
+from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
@@ -69,7 +70,7 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
         return get_scorer(self.checkpoint, self.dynamic_int8)
 
     @property
-    def thresholds(self) -> tuple[float, float]:
+    def thresholds(self) -> Thresholds:
         """The checkpoint's calibrated (upper, lower) action thresholds."""
         return self.scorer.thresholds
 
@@ -147,6 +148,5 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
 
     def label(self, scores: Sequence[float]) -> list[str]:
         """Per-document labels by the checkpoint's thresholds: correct / ambiguous / incorrect."""
-        from crag.methods.routing import document_labels
-
-        return document_labels(scores, *self.thresholds)
+        thresholds = self.thresholds
+        return [thresholds.label(s) for s in scores]

@@ -25,6 +25,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pysbd
+
 from crag.evaluator_model.pairs import Pair, clean
 
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -78,8 +81,6 @@ def cloze_query(chunk: CollectionChunk, segment: Callable[[str], list[str]], rng
 
 
 def _segmenter() -> Callable[[str], list[str]]:
-    import pysbd
-
     segmenter = pysbd.Segmenter(language="en", clean=False)
     return segmenter.segment
 
@@ -112,8 +113,6 @@ def self_supervised_pairs(
     seeded sample of that many queries (a large collection would otherwise cost more to embed and
     train on than the few thousand pairs adapting needs); negatives still come from every chunk.
     """
-    import numpy as np
-
     if len({c.source for c in chunks}) < 2:
         raise ValueError("adapting needs a collection of at least two documents: negatives come from other documents")
     rng = random.Random(seed)

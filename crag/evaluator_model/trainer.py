@@ -9,19 +9,22 @@ are calibrated on validation, and everything needed to reproduce it goes into th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 from tqdm.auto import tqdm
 
-from crag.evaluator_model.calibration import calibrate
-from crag.evaluator_model.losses import LOSSES
-from crag.evaluator_model.evaluation import classification_metrics
 from crag.core.base_model import PACKAGED_BASE, resolve_base
-from crag.evaluator_model.model import T5_TYPES, EvaluatorError, Metadata, Scorer, encode_pairs, titled
+from crag.evaluator_model.calibration import calibrate
+from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
+from crag.evaluator_model.evaluation import classification_metrics
+from crag.evaluator_model.losses import LOSSES
+from crag.evaluator_model.model import T5_TYPES, Scorer, encode_pairs, titled
 from crag.evaluator_model.pairs import Pair, read_pairs
 
 RANDOM_T5_PRESETS = {
@@ -57,17 +60,18 @@ class TrainConfig:
 
 
 def set_seed(seed: int) -> None:
-    import numpy as np
     import torch
-
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
 
 
 def _random_t5(preset: str):
-    from transformers import AutoTokenizer, T5Config, T5ForSequenceClassification
-
+    from transformers import (
+        AutoTokenizer,
+        T5Config,
+        T5ForSequenceClassification,
+    )
     tokenizer = AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
     config = T5Config(
         vocab_size=tokenizer.vocab_size,
@@ -83,8 +87,11 @@ def _random_t5(preset: str):
 def init_model(base: str, num_layers: int | None):
     """Model, tokenizer and whether the weights are pretrained: a preset random T5, a config-only
     folder (random weights) or a full checkpoint; `num_layers` keeps only the first encoder layers."""
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
+    from transformers import (
+        AutoConfig,
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+    )
     if base in RANDOM_T5_PRESETS:
         return _random_t5(base)
     directory = resolve_base(base)
@@ -102,7 +109,6 @@ def init_model(base: str, num_layers: int | None):
 
 def _wrap_lora(model, rank: int):
     from peft import LoraConfig, TaskType, get_peft_model
-
     targets = ["q", "k", "v", "o", "wi", "wo"] if model.config.model_type in T5_TYPES else ["query", "key", "value", "dense"]
     config = LoraConfig(
         task_type=TaskType.SEQ_CLS, r=rank, lora_alpha=2 * rank, lora_dropout=0.05, target_modules=targets
@@ -140,8 +146,9 @@ class Optimiser:
     @classmethod
     def create(cls, model, lr: float, weight_decay: float, warmup: float, total_steps: int) -> Optimiser:
         import torch
-        from transformers import get_linear_schedule_with_warmup
-
+        from transformers import (
+            get_linear_schedule_with_warmup,
+        )
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
         scheduler = get_linear_schedule_with_warmup(optimizer, int(warmup * total_steps), max(1, total_steps))
@@ -156,7 +163,6 @@ def train_epoch(
     """One pass over `pairs` in a seeded order; returns (mean loss, whether `deadline` (a
     `time.perf_counter()` value) stopped it early). `train` and `crag evaluator adapt` share it."""
     import torch
-
     model.train()
     order = list(range(len(pairs)))
     order_rng.shuffle(order)
@@ -234,7 +240,7 @@ def train(cfg: TrainConfig) -> dict:
     assert best is not None
     labels = [p.label for p in val_pairs]
     calibration = calibrate(labels, best["scores"], false_relevant_cost=cfg.false_relevant_cost)
-    meta.thresholds = {"upper": calibration.upper, "lower": calibration.lower}
+    meta.thresholds = calibration.thresholds
     meta.calibrated = True
     meta.data_hash = _data_hash(cfg.train)
     meta.hyperparameters = {
@@ -266,6 +272,5 @@ def _data_hash(train_path: Path) -> str:
     manifest = Path(train_path).parent / "manifest.json"
     if manifest.is_file():
         return json.loads(manifest.read_text()).get("data_hash", "")
-    import hashlib
 
     return hashlib.sha256(Path(train_path).read_bytes()).hexdigest()[:16]

@@ -17,6 +17,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from crag.core.thresholds import Thresholds
+from crag.methods.routing import decide_action
+
 STAGES = ("retrieve", "grade", "refine", "search", "generate")
 ACTIONS = ("correct", "ambiguous", "incorrect")
 _CITATION = re.compile(r"\s*\[\d+\]")
@@ -174,8 +177,6 @@ def threshold_sweep(outcomes: dict[str, dict[str, bool]], scores: dict[str, list
     greedy generation do not depend on the thresholds, the pair only decides which outcome
     counts. Rows are lower thresholds, columns upper ones; NaN where lower > upper.
     """
-    from crag.methods.routing import decide_action
-
     qids = [q for q in scores if all(q in outcomes.get(a, {}) for a in ACTIONS)]
     table = np.full((len(grid), len(grid)), np.nan)
     if not qids:
@@ -183,5 +184,6 @@ def threshold_sweep(outcomes: dict[str, dict[str, bool]], scores: dict[str, list
     for row, lower in enumerate(grid):
         for col, upper in enumerate(grid):
             if lower <= upper:
-                table[row, col] = np.mean([outcomes[decide_action(scores[q], upper, lower)][q] for q in qids])
+                pair = Thresholds(upper=upper, lower=lower)
+                table[row, col] = np.mean([outcomes[decide_action(scores[q], pair)][q] for q in qids])
     return table

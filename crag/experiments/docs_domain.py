@@ -27,8 +27,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from crag.experiments.inputs import read_questions
 from crag.core.jsonl import read_objects
+from crag.experiments.inputs import read_questions
 from crag.experiments.popqa import default_data_dir, interleave, web_records, write_records
 
 QUESTIONS_FILE = Path(__file__).with_name("docs_questions.jsonl")

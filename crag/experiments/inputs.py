@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from crag.experiments.answer_metrics import contains_answer
 from crag.core.jsonl import read_objects
+from crag.experiments.answer_metrics import contains_answer
 
 
 @dataclass(frozen=True)

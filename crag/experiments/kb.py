@@ -13,6 +13,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from langchain_core.documents import Document
+from tqdm.auto import tqdm
+
+from crag.backends.ingest import split_documents
+from crag.backends.retrieval import open_store
 from crag.experiments.inputs import Passage
 
 DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
@@ -24,10 +29,6 @@ DEFAULT_CHUNK_OVERLAP = 100
 
 def chunk_passages(passages: list[Passage], *, chunk_size: int, chunk_overlap: int) -> list:
     """The passages' chunks as LangChain Documents with `title`, `source`, `chunk` and `id` metadata."""
-    from langchain_core.documents import Document
-
-    from crag.backends.ingest import split_documents
-
     documents = [Document(page_content=p.text, metadata={"title": p.title, "source": p.key}) for p in passages]
     chunks, seen = [], set()
     for chunk in split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap):
@@ -55,10 +56,6 @@ def ensure_collection(
     progress: bool = True,
 ) -> tuple[str, int, int]:
     """(collection, chunks, newly added): the collection holding exactly these passages' chunks."""
-    from tqdm.auto import tqdm
-
-    from crag.backends.retrieval import open_store
-
     chunks = chunk_passages(passages, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     name = collection_name(chunks)
     store = open_store(persist_dir=chroma_dir, collection=name)
@@ -87,7 +84,6 @@ def _copy_embeddings(chroma_dir: str | Path, target: str, ids: list[str]) -> set
     """
     import chromadb
     from chromadb.config import Settings
-
     client = chromadb.PersistentClient(path=str(Path(chroma_dir).expanduser().resolve()),
                                        settings=Settings(anonymized_telemetry=False))
     destination = client.get_collection(target)

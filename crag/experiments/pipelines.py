@@ -25,11 +25,18 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from crag import resources
+from crag.backends.fetch import fetch_all
+from crag.backends.llm import reset_prompt_caches
+from crag.backends.web import WebSearchError
 from crag.context import Context
+from crag.graph import graph
 from crag.methods.records import Strip
+from crag.nodes import contextualize, generate, retrieve
+from crag.state import InputState, OutputState, State
 
 # graph node -> reported stage
 STAGE_OF_NODE = {"retrieve": "retrieve", "grade": "grade", "refine": "refine", "rewrite_and_search": "search",
@@ -122,9 +129,6 @@ def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
 
 def web_search(state: dict, runtime: Runtime[Context]) -> dict:
     """RAG with web: the results for the question itself, whole, after the documents."""
-    from crag.backends.fetch import fetch_all
-    from crag.backends.web import WebSearchError
-
     ctx = resources.context_of(runtime)
     try:
         results = resources.web_search(ctx, state["question"])
@@ -141,13 +145,7 @@ def web_search(state: dict, runtime: Runtime[Context]) -> dict:
 def pipeline(name: str):
     """The compiled graph of a pipeline: CRAG's own graph, or a baseline built from its nodes."""
     if name == "crag":
-        from crag.graph import graph
-
         return graph
-    from langgraph.graph import END, START, StateGraph
-
-    from crag.nodes import contextualize, generate, retrieve
-    from crag.state import InputState, OutputState, State
 
     steps = {"no_retrieval": [], "rag": ["retrieve", "use_documents"],
              "rag_web": ["retrieve", "use_documents", "web_search"]}
@@ -173,8 +171,6 @@ def forget_prompt_cache() -> None:
     of RAG's first document, and the second system would be timed on a warm cache that no real
     request has.
     """
-    from crag.backends.llm import reset_prompt_caches
-
     reset_prompt_caches()
 
 

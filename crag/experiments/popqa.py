@@ -23,8 +23,9 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from crag.experiments.phrasings import VALIDATION_TEMPLATES, sample_phrasings
 from crag.core.jsonl import read_objects
+from crag.experiments.phrasings import VALIDATION_TEMPLATES, sample_phrasings
+from crag.methods.rewrite import zipf
 
 SPLITS = {"validation": (100, 399), "train": (400, 1398), "all": (0, 10**9)}
 LICENCES = {
@@ -95,8 +96,6 @@ def unanswerable_questions(all_questions: list[dict], kb: list[dict], web: list[
     knowledge base said "The Dragomirna is a left tributary of the river Suceava in Romania", and a
     quarter of the questions marked unanswerable were answered from the sources.
     """
-    from crag.methods.rewrite import zipf
-
     texts = [f"{r.get('title', '')} {r['text']}".casefold() for r in [*kb, *web]]
     haystack = "\n".join(texts)
     words = {w for text in texts for w in re.findall(r"\w+", text)}

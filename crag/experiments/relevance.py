@@ -29,12 +29,17 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from crag.experiments.docs_domain import is_relevant, load_questions
-from crag.experiments.inputs import Passage
-from crag.experiments.popqa import read_records
-from crag.experiments.phrasings import sample_phrasings
+from tqdm.auto import tqdm
+
+from crag.backends.ingest import ingest
+from crag.backends.retrieval import open_store, retrieve
 from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.evaluator_model.pairs import Pair, write_pairs
+from crag.experiments.docs_domain import is_relevant, load_questions
+from crag.experiments.inputs import Passage
+from crag.experiments.kb import ensure_collection
+from crag.experiments.phrasings import sample_phrasings
+from crag.experiments.popqa import read_records
 
 DEFAULT_OUT = Path("artifacts/evaluator-slices")
 DEFAULT_CHROMA_DIR = ".crag/eval/relevance-chroma"
@@ -74,10 +79,6 @@ def shared_passages(data: Path) -> list[Passage]:
 
 def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[Pair]:
     """The top-k chunks per query from the project's retriever, labelled by gold page."""
-    from tqdm.auto import tqdm
-
-    from crag.backends.retrieval import retrieve
-
     pairs = []
     for query in tqdm(queries, desc=source, unit="q", disable=not progress):
         gold = norm_title(query.gold)
@@ -89,9 +90,6 @@ def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[
 
 
 def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> dict[str, list[Pair]]:
-    from crag.backends.retrieval import open_store
-    from crag.experiments.kb import ensure_collection
-
     low, high = RECIPE.validation_range
     questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
     name, _, _ = ensure_collection(shared_passages(data), chroma_dir, progress=progress)
@@ -131,9 +129,6 @@ def multihop_slice(data: Path) -> list[Pair]:
 
 def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True) -> list[Pair]:
     """`crag ingest` the rendered documentation, retrieve for each hand-written question, label by evidence."""
-    from crag.backends.retrieval import open_store, retrieve
-    from crag.backends.ingest import ingest
-
     folder = docs_inputs / "docs"
     if not folder.is_dir() or not (docs_inputs / "questions.jsonl").is_file():
         raise FileNotFoundError(f"{docs_inputs} holds no docs/ and questions.jsonl: run `crag eval build-docs` first")

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from crag.experiments import answer_metrics as metrics, plots
+from crag.core.thresholds import Thresholds
+from crag.experiments import answer_metrics as metrics
+from crag.experiments import plots
 from crag.experiments.inputs import Question
 from crag.experiments.systems import ROUTES, SYSTEMS
+from crag.methods.routing import decide_action
 
 SWEEP_GRID = np.round(np.linspace(-1.0, 1.0, 41), 3)
 # the systems that differ from CRAG only in their thresholds, which the forced routes can stand in for
@@ -100,8 +103,6 @@ def from_routes(by_system: dict[str, list[dict]], upper: float, lower: float) ->
     forced. That gives Table 2 for the price of the sweep, and deriving `crag` too checks the
     shortcut against the real run. Questions where a route failed are left out.
     """
-    from crag.methods.routing import decide_action
-
     forced = forced_routes(by_system)
     if forced is None:
         return {}
@@ -109,10 +110,10 @@ def from_routes(by_system: dict[str, list[dict]], upper: float, lower: float) ->
     derived = {}
     for name in THRESHOLD_SYSTEMS:
         changes = SYSTEMS[name].changes(None, upper, lower)
-        pair = changes.get("upper_threshold", upper), changes.get("lower_threshold", lower)
+        pair = Thresholds(upper=changes.get("upper_threshold", upper), lower=changes.get("lower_threshold", lower))
         derived[name + DERIVED] = [
             {**forced[action][q], "system": name + DERIVED}
-            for q in qids for action in [decide_action(forced["correct"][q]["scores"], *pair)]]
+            for q in qids for action in [decide_action(forced["correct"][q]["scores"], pair)]]
     return derived
 
 

@@ -20,13 +20,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
+from crag import resources
 from crag.context import Context
-from crag.methods.attribution import abstains
+from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.experiments import answer_metrics as metrics
-from crag.experiments.inputs import Question, drop_gold, file_digest, read_passages, read_passages_counted, read_questions
+from crag.experiments.inputs import (
+    Question,
+    drop_gold,
+    file_digest,
+    read_passages,
+    read_passages_counted,
+    read_questions,
+)
 from crag.experiments.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
+from crag.experiments.pipelines import run_question
+from crag.experiments.report import write_outputs, write_robustness
 from crag.experiments.systems import System, system_context
-from crag.evaluator_model.model import PAPER_POPQA_THRESHOLDS
+from crag.methods.attribution import abstains
+from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -102,8 +115,6 @@ class PredictionStore:
 
 def folder_digest(checkpoint: str | None) -> str:
     """sha256 over a checkpoint folder's files (names and bytes); the shipped one when None."""
-    from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
-
     folder = Path(checkpoint or DEFAULT_CHECKPOINT).expanduser()
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
@@ -131,8 +142,6 @@ def prompt_digest(ctx: Context) -> str:
     Per record rather than in run.json's fingerprint, so editing one prompt redoes only the systems
     that use it (a run of rag and crag on the paper prompt stays valid when "compact" changes).
     """
-    from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP
-
     text = "\0".join([GENERATE_PROMPTS[ctx.generate_prompt], GENERATE_NO_KNOWLEDGE_PROMPT, *GENERATE_STOP])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -182,8 +191,6 @@ def prediction_record(system: System, question: Question, output: dict[str, Any]
 
 def warm_up(ctx: Context, evaluator: Any) -> None:
     """Load every model and index once before the clock starts, so no system's first question pays for it."""
-    from crag import resources
-
     resources.retrieve(ctx, "warm up")
     evaluator.invoke({"question": "warm up", "documents": ["warm up"]})
     resources.web_search(ctx, "warm up")
@@ -193,7 +200,6 @@ def warm_up(ctx: Context, evaluator: Any) -> None:
 def build_context(settings: RunSettings, collection: str) -> Context:
     if settings.context is not None:
         return settings.context
-    from crag.evaluator_model.runnable import RetrievalEvaluator
 
     return Context(
         evaluator=RetrievalEvaluator(checkpoint=settings.evaluator),  # one object: loaded once, counted per run
@@ -204,12 +210,6 @@ def build_context(settings: RunSettings, collection: str) -> Context:
 
 def run(settings: RunSettings) -> dict:
     """Run (or resume) every system on every question, then write results.json, report.md and the plots."""
-    from tqdm.auto import tqdm
-
-    from crag import resources
-    from crag.experiments.pipelines import run_question
-    from crag.experiments.report import write_outputs
-
     questions = read_questions(settings.questions)
     passages, empty = read_passages_counted(settings.kb)
     read_passages(settings.web, "web")  # bad web records fail now, not at the first search
@@ -229,8 +229,7 @@ def run(settings: RunSettings) -> dict:
         collection, n_chunks = settings.context.collection, None
     base = build_context(settings, collection)
     evaluator = resources.evaluator(base)
-    calibrated = tuple(getattr(evaluator, "thresholds", None)
-                       or (PAPER_POPQA_THRESHOLDS["upper"], PAPER_POPQA_THRESHOLDS["lower"]))
+    calibrated = resources.calibrated(evaluator)
     contexts = {s.name: system_context(s, base, calibrated) for s in settings.systems}
     run_info = {
         "questions": str(settings.questions), "questions_sha256": file_digest(settings.questions),
@@ -244,8 +243,9 @@ def run(settings: RunSettings) -> dict:
         "evaluator": settings.evaluator or "shipped", "evaluator_sha256": folder_digest(settings.evaluator),
         "max_answer_tokens": base.max_answer_tokens,
         "generate_prompt": base.generate_prompt,
-        "thresholds": {s.name: list(contexts[s.name].thresholds(calibrated)) for s in settings.systems if s.uses_graph},
-        "calibrated_thresholds": list(calibrated),
+        "thresholds": {s.name: [t.upper, t.lower] for s in settings.systems if s.uses_graph
+                       for t in [contexts[s.name].thresholds(calibrated)]},
+        "calibrated_thresholds": [calibrated.upper, calibrated.lower],
     }
     _check_settings(out, run_info)
 
@@ -275,8 +275,6 @@ DEFAULT_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 def robustness(settings: RunSettings, fractions=DEFAULT_FRACTIONS) -> dict:
     """The paper's Fig. 3: one run per drop-gold fraction (DIR/drop-0.50/...), then the curve."""
-    from crag.experiments.report import write_robustness
-
     fractions = sorted({float(f) for f in fractions})
     for f in fractions:
         if not 0.0 <= f <= 1.0:

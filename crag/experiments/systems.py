@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from crag.context import Context
+from crag.core.thresholds import Thresholds
 
 NEVER = 1.01  # above any score: no document reaches it
 ALWAYS = -1.01  # below any score: every document passes it
@@ -44,38 +45,38 @@ SYSTEMS: dict[str, System] = {
     s.name: s
     for s in [
         System("no_retrieval", "no_retrieval", "the generator alone, no knowledge (answering from its memory)",
-               lambda ctx, u, l: {"answer_without_knowledge": True}),
+               lambda ctx, upper, lower: {"answer_without_knowledge": True}),
         System("rag", "rag", "standard RAG: the top-k documents straight to the generator"),
         System("rag_web", "rag_web", "RAG plus web search with the question, results unfiltered (paper Table 5)"),
         System("crag", "crag", "CRAG with the evaluator's calibrated thresholds"),
         System("crag_paper_prompt", "crag", "CRAG generating with the paper's prompt",
-               lambda ctx, u, l: {"generate_prompt": "paper"}),
+               lambda ctx, upper, lower: {"generate_prompt": "paper"}),
         System("crag_compact_prompt", "crag", "CRAG generating with the compact prompt (a candidate for small models)",
-               lambda ctx, u, l: {"generate_prompt": "compact"}),
+               lambda ctx, upper, lower: {"generate_prompt": "compact"}),
         System("rag_paper_prompt", "rag", "standard RAG generating with the paper's prompt",
-               lambda ctx, u, l: {"generate_prompt": "paper"}),
+               lambda ctx, upper, lower: {"generate_prompt": "paper"}),
         System("rag_compact_prompt", "rag", "standard RAG generating with the compact prompt",
-               lambda ctx, u, l: {"generate_prompt": "compact"}),
+               lambda ctx, upper, lower: {"generate_prompt": "compact"}),
         System("crag_no_correct", "crag", "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
-               lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": l}),
+               lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": lower}),
         System("crag_no_incorrect", "crag", "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",
-               lambda ctx, u, l: {"upper_threshold": u, "lower_threshold": ALWAYS}),
+               lambda ctx, upper, lower: {"upper_threshold": upper, "lower_threshold": ALWAYS}),
         System("crag_no_ambiguous", "crag", "w/o Ambiguous: one threshold, the middle of the calibrated pair (Table 2)",
                _single_threshold),
         System("crag_no_refine", "crag", "w/o refinement: whole documents and web results as knowledge (Table 3)",
-               lambda ctx, u, l: {"refine_mode": "selection", "top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
+               lambda ctx, upper, lower: {"refine_mode": "selection", "top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
         System("crag_no_rewrite", "crag", "w/o rewrite: the web is searched with the question itself (Table 3)",
-               lambda ctx, u, l: {"rewrite": False}),
+               lambda ctx, upper, lower: {"rewrite": False}),
         System("crag_no_selection", "crag", "w/o selection: documents cut into strips but every strip kept (Table 3)",
-               lambda ctx, u, l: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
+               lambda ctx, upper, lower: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
         # one fixed route each, whatever the scores: with the scores they give the accuracy of any
         # (upper, lower) pair without rerunning anything, i.e. the threshold sweep
         System("route_correct", "crag", "always Correct (for the threshold sweep)",
-               lambda ctx, u, l: {"upper_threshold": ALWAYS, "lower_threshold": ALWAYS}),
+               lambda ctx, upper, lower: {"upper_threshold": ALWAYS, "lower_threshold": ALWAYS}),
         System("route_incorrect", "crag", "always Incorrect (for the threshold sweep)",
-               lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": NEVER}),
+               lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": NEVER}),
         System("route_ambiguous", "crag", "always Ambiguous (for the threshold sweep)",
-               lambda ctx, u, l: {"upper_threshold": NEVER, "lower_threshold": ALWAYS}),
+               lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": ALWAYS}),
     ]
 }
 ROUTES = {"correct": "route_correct", "incorrect": "route_incorrect", "ambiguous": "route_ambiguous"}
@@ -95,7 +96,7 @@ def parse_systems(spec: str | list[str]) -> list[System]:
     return [SYSTEMS[n] for n in dict.fromkeys(names)]
 
 
-def system_context(system: System, base: Context, calibrated: tuple[float, float]) -> Context:
-    """The run's context with the system's changes applied (`calibrated` = the evaluator's (upper, lower))."""
-    upper, lower = base.thresholds(calibrated)
-    return dataclasses.replace(base, **system.changes(base, upper, lower))
+def system_context(system: System, base: Context, calibrated: Thresholds) -> Context:
+    """The run's context with the system's changes applied (`calibrated` = the evaluator's pair)."""
+    pair = base.thresholds(calibrated)
+    return dataclasses.replace(base, **system.changes(base, pair.upper, pair.lower))

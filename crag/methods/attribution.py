@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 
 from crag.core.text import stem_words
+from crag.methods.records import Citation, Strip
 from crag.methods.refinement import sentence_spans
 from crag.methods.rewrite import STOPWORDS
-from crag.methods.records import Citation, Strip
 
 SUPPORT_MIN = 0.5  # share of a sentence's claim words a strip must contain to support it
 MAX_CITATIONS = 2  # strips cited per sentence: the best supporting ones

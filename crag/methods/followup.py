@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 
 from crag.methods.attribution import abstains
-from crag.methods.rewrite import content_words, names, subjects
 from crag.methods.records import Turn
+from crag.methods.rewrite import content_words, names, subjects
 
 SUBJECT = r"he|she|it|they|him|them|there"
 POSSESSIVE = r"his|her|hers|its|their|theirs"

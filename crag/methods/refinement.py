@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+import pysbd
 from langchain_core.documents import Document
 
 from crag.methods.records import Strip
@@ -31,8 +32,6 @@ class Passage:
 
 @lru_cache(maxsize=1)
 def _segmenter():
-    import pysbd
-
     return pysbd.Segmenter(language="en", clean=False)
 
 

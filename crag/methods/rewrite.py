@@ -75,8 +75,7 @@ CODE = re.compile(r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:--?|__)?\w+(?:(?:[._/-]|::)
 @lru_cache(maxsize=4096)
 def zipf(word: str) -> float:
     """How common an English word is (wordfreq's Zipf scale: 7 for "the", 0 for unknown words)."""
-    from wordfreq import zipf_frequency  # loads its word list on first use, not at import
-
+    from wordfreq import zipf_frequency
     return zipf_frequency(word, "en")
 
 

@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from crag.core.thresholds import Action
+from crag.core.thresholds import Action, Thresholds
+from crag.methods.records import Strip
 
 
-def decide_action(scores: Sequence[float], upper: float, lower: float) -> Action:
+def decide_action(scores: Sequence[float], thresholds: Thresholds) -> Action:
     """Correct if any document scores ≥ upper; Incorrect if all score < lower (or there are none,
     as with an empty knowledge base); Ambiguous otherwise."""
-    if lower > upper:
-        raise ValueError(f"lower threshold {lower} is above upper threshold {upper}")
-    if any(s >= upper for s in scores):
+    if any(s >= thresholds.upper for s in scores):
         return "correct"
-    if all(s < lower for s in scores):
+    if all(s < thresholds.lower for s in scores):
         return "incorrect"
     return "ambiguous"
 
 
-def explain(action: Action, scores: Sequence[float], upper: float, lower: float) -> str:
+def explain(action: Action, scores: Sequence[float], thresholds: Thresholds) -> str:
     """Why `decide_action` chose `action` for these scores, in words (for `reason` in the output)."""
     if not scores:
         return "no documents were retrieved: Incorrect"
     best = max(range(len(scores)), key=lambda i: scores[i])
     top = f"the best document (rank {best + 1}) scored {scores[best]:+.3f}"
+    upper, lower = thresholds.upper, thresholds.lower
     if action == "correct":
         return f"{top}, at least the upper threshold {upper:+.3f}: Correct"
     if action == "incorrect":
@@ -32,11 +33,24 @@ def explain(action: Action, scores: Sequence[float], upper: float, lower: float)
     return f"{top}, below the upper threshold {upper:+.3f} but not every document is below the lower {lower:+.3f}: Ambiguous"
 
 
-def document_labels(scores: Sequence[float], upper: float, lower: float) -> list[str]:
+def document_labels(scores: Sequence[float], thresholds: Thresholds) -> list[str]:
     """Per-document view of the same thresholds, for display and streaming."""
-    return ["correct" if s >= upper else "incorrect" if s < lower else "ambiguous" for s in scores]
+    return [thresholds.label(s) for s in scores]
 
 
 def branches(action: Action) -> list[str]:
     """Nodes that run after grading: Ambiguous runs both, and `generate` joins them."""
     return {"correct": ["refine"], "incorrect": ["rewrite_and_search"]}.get(action, ["refine", "rewrite_and_search"])
+
+
+def final_knowledge(state: Mapping[str, Any]) -> list[Strip]:
+    """The paper's knowledge combination: Correct keeps the refined internal knowledge, Incorrect
+    the external, Ambiguous both (internal first), numbered in that order for the generator."""
+    action = state.get("action")
+    internal = state.get("internal_knowledge") or []
+    external = state.get("external_knowledge") or []
+    if action == "correct":
+        return list(internal)
+    if action == "incorrect":
+        return list(external)
+    return list(internal) + list(external)

@@ -6,34 +6,16 @@ refers back to them is rewritten into a self-contained one before anything is re
 
 from __future__ import annotations
 
-from typing import Any
-
 from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
 from crag.events import CONDENSE_TAGS, emit
 from crag.methods.followup import append_previous, format_history, parse_condensed, refers_back, resolve
-from crag.prompts import CONDENSE_PROMPT
+from crag.methods.question import validate_question
 from crag.nodes.timing import timed
+from crag.prompts import CONDENSE_PROMPT
 from crag.state import State
-
-MAX_QUESTION_CHARS = 2000
-
-
-class InvalidQuestion(ValueError):
-    """The question cannot be answered as given; the message says why."""
-
-
-def validate_question(question: Any) -> str:
-    if not isinstance(question, str):
-        raise InvalidQuestion(f"the question must be text, got {type(question).__name__}")
-    question = " ".join(question.split())
-    if not question:
-        raise InvalidQuestion("the question is empty")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidQuestion(f"the question has {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}")
-    return question
 
 
 def condense(ctx: Context, question: str, history: list) -> str:

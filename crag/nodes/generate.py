@@ -16,26 +16,21 @@ import re
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.methods.attribution import abstains, attribute, grounded
 from crag.context import Context
 from crag.events import ANSWER_TAGS
+from crag.methods.attribution import abstains, attribute, grounded
+from crag.methods.routing import final_knowledge
 from crag.nodes.timing import timed
-from crag.prompts import (GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, NO_KNOWLEDGE_ANSWER,
-                          UNSUPPORTED_ANSWER)
+from crag.prompts import (
+    GENERATE_NO_KNOWLEDGE_PROMPT,
+    GENERATE_PROMPTS,
+    GENERATE_STOP,
+    NO_KNOWLEDGE_ANSWER,
+    UNSUPPORTED_ANSWER,
+)
 from crag.state import Source, State, Strip, Turn
 
 MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
-
-
-def final_knowledge(state: State) -> list[Strip]:
-    action = state.get("action")
-    internal = state.get("internal_knowledge") or []
-    external = state.get("external_knowledge") or []
-    if action == "correct":
-        return list(internal)
-    if action == "incorrect":
-        return list(external)
-    return list(internal) + list(external)
 
 
 def format_knowledge(strips: list[Strip]) -> str:

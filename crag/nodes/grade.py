@@ -19,10 +19,10 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     documents = state.get("documents", [])
     scores = scorer.invoke({"question": state["question"], "documents": documents}) if documents else []
     scores = [float(s) for s in scores]
-    upper, lower = resources.thresholds(ctx, scorer)
-    action = decide_action(scores, upper, lower)
-    labels = document_labels(scores, upper, lower)
-    reason = explain(action, scores, upper, lower)
-    thresholds = {"upper": upper, "lower": lower}
+    pair = resources.thresholds(ctx, scorer)
+    action = decide_action(scores, pair)
+    labels = document_labels(scores, pair)
+    reason = explain(action, scores, pair)
+    thresholds = pair.as_dict()
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
     return {"scores": scores, "labels": labels, "action": action, "thresholds": thresholds, "reason": reason}

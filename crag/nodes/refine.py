@@ -7,7 +7,8 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import emit
-from crag.methods.refinement import Passage, refine as refine_passages
+from crag.methods.refinement import Passage
+from crag.methods.refinement import refine as refine_passages
 from crag.nodes.timing import timed
 from crag.state import State
 

@@ -13,14 +13,12 @@ from dataclasses import asdict
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.backends.fetch import fetch_all
-from crag.backends.web import WebSearchError
 from crag.context import Context
 from crag.events import REWRITE_TAGS, emit
-from crag.prompts import REWRITE_PROMPT
 from crag.methods.refinement import Passage, refine
 from crag.methods.rewrite import fallback_query, parse_query
 from crag.nodes.timing import timed
+from crag.prompts import REWRITE_PROMPT
 from crag.state import State
 
 
@@ -50,11 +48,11 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
     clock = time.perf_counter()
     try:
         results = resources.web_search(ctx, query)
-    except (WebSearchError, TimeoutError, OSError) as exc:
+    except (resources.WebSearchError, TimeoutError, OSError) as exc:
         emit(runtime, "rewrite_and_search", web_error=str(exc))
         return {"rewritten_query": query, "web_status": "failed", "web_results": [], "external_knowledge": [],
                 "web_error": str(exc), "timings": {**timings, "search": round(time.perf_counter() - clock, 4)}}
-    passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
+    passages, errors = resources.fetch_pages(ctx, results)
     timings["search"] = round(time.perf_counter() - clock, 4)
     clock = time.perf_counter()
     strips = refine(

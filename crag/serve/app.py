@@ -23,15 +23,26 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
+from langserve import add_routes
+from langserve.lzstring import LZString
 from pydantic import ValidationError
 
+from crag import resources
+from crag.backends.llm import LocalChatModel
+from crag.backends.retrieval import StoreError, open_existing
 from crag.context import Context
 from crag.core.cache import loads
-from crag.nodes.contextualize import InvalidQuestion
-from crag.serve.guard import (DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS,
-                              Guard, unprocessable)
+from crag.methods.question import InvalidQuestion
+from crag.serve.guard import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BATCH,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_RUNS,
+    Guard,
+    unprocessable,
+)
 from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
-from crag.threads import InvalidThreadId, check_thread_id
+from crag.threads import InvalidThreadId, athreaded_graph, check_thread_id
 
 
 @dataclass(kw_only=True)
@@ -53,8 +64,6 @@ class KnowledgeBaseError(RuntimeError):
 
 def _config_from_hash(config_hash: str) -> dict:
     """The config a /c/{hash}/ URL carries (LZString-compressed JSON, as LangServe's playground writes it)."""
-    from langserve.lzstring import LZString
-
     try:
         parsed = json.loads(LZString.decompressFromEncodedURIComponent(config_hash) or "{}")
     except Exception:  # whatever a malformed hash does to the decompressor
@@ -115,8 +124,6 @@ def check_request_settings(service: CragService) -> Callable:
 
 def check_knowledge_base(context: Context) -> int:
     """The number of chunks in the server's collection; an error saying how to fill it if there are none."""
-    from crag.backends.retrieval import StoreError, open_existing
-
     if context.retriever is not None:
         return -1
     try:
@@ -129,9 +136,6 @@ def check_knowledge_base(context: Context) -> int:
 
 def warm_up(context: Context) -> None:
     """Load every model the graph uses now, so the first request does not pay for it."""
-    from crag import resources
-    from crag.backends.llm import LocalChatModel
-
     scorer = resources.evaluator(context)
     scorer.invoke({"question": "warm-up", "documents": ["a warm-up passage"]})
     resources.retrieve(context, "warm-up")
@@ -143,10 +147,6 @@ def warm_up(context: Context) -> None:
 
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
-    from langserve import add_routes
-
-    from crag.threads import athreaded_graph
-
     settings = settings or ServerSettings()
     service = CragService(defaults=settings.context, threads=settings.threads_db is not None)
 

@@ -21,9 +21,12 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from crag.context import THRESHOLD_PRESETS, Context, RefineMode, WebBackend
+from crag import resources
+from crag.context import Context, RefineMode, WebBackend
+from crag.core.thresholds import PRESETS, Thresholds
+from crag.graph import graph
+from crag.methods.question import MAX_QUESTION_CHARS
 from crag.prompts import GeneratePrompt
-from crag.nodes.contextualize import MAX_QUESTION_CHARS
 from crag.state import OutputState
 from crag.threads import check_thread_id
 
@@ -33,7 +36,7 @@ Threshold = Annotated[float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)]
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "upper_threshold": (Threshold, "Correct when any document scores at least this (-1.5..1.5)."),
     "lower_threshold": (Threshold, "Incorrect when every document scores below this (-1.5..1.5)."),
-    "preset": (Literal[tuple(THRESHOLD_PRESETS)], "The paper's thresholds for a dataset."),
+    "preset": (Literal[tuple(PRESETS)], "The paper's thresholds for a dataset."),
     "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
     "strip_threshold": (Threshold, "Strips scoring below this are dropped."),
@@ -63,7 +66,7 @@ class CragInput(BaseModel):
         return value
 
 
-def context_for(defaults: Context, configurable: dict[str, Any], calibrated: tuple[float, float]) -> Context:
+def context_for(defaults: Context, configurable: dict[str, Any], calibrated: Thresholds) -> Context:
     """The server's context with the request's safe settings applied (unset or None = server's).
 
     ValueError when the thresholds conflict: both given, or one given against the evaluator's
@@ -71,7 +74,7 @@ def context_for(defaults: Context, configurable: dict[str, Any], calibrated: tup
     """
     overrides = {name: configurable[name] for name in SAFE_SETTINGS if configurable.get(name) is not None}
     context = dataclasses.replace(defaults, **overrides)
-    context.thresholds(calibrated)
+    context.thresholds(calibrated)  # the pair the request will be decided with: Thresholds checks it
     return context
 
 
@@ -86,12 +89,10 @@ class CragService(RunnableSerializable[dict, dict]):
     threaded: Any = Field(default=None, description="The graph with a checkpointer; set when the server starts.")
 
     _thread_locks: weakref.WeakValueDictionary = PrivateAttr(default_factory=weakref.WeakValueDictionary)
-    _calibrated: Optional[tuple[float, float]] = PrivateAttr(default=None)
+    _calibrated: Optional[Thresholds] = PrivateAttr(default=None)
 
     def model_post_init(self, __context: Any) -> None:
         if self.graph is None:
-            from crag.graph import graph
-
             self.graph = graph
 
     # --- schemas, so LangServe validates requests and documents them ---
@@ -116,11 +117,9 @@ class CragService(RunnableSerializable[dict, dict]):
                                                description=THREAD_ID_DESCRIPTION, default=None))
         return specs
 
-    def calibrated(self) -> tuple[float, float]:
+    def calibrated(self) -> Thresholds:
         """The server evaluator's calibrated (upper, lower); loads the evaluator the first time."""
         if self._calibrated is None:
-            from crag import resources
-
             self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
         return self._calibrated
 

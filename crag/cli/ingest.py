@@ -1,0 +1,85 @@
+"""`crag ingest`: the command over `crag.backends.ingest`, which does the work and knows no CLI."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from crag.backends.embeddings import EmbeddingError
+from crag.backends.ingest import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    SUFFIXES,
+    check_chunking,
+    find_files,
+    ingest,
+    store_lock,
+)
+from crag.backends.retrieval import (
+    DEFAULT_COLLECTION,
+    StoreError,
+    check_folder,
+    default_chroma_dir,
+    default_collection,
+    open_store,
+)
+from crag.cli.common import fail
+
+
+def _named(paths: tuple[str, ...], limit: int = 5) -> str:
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return ", ".join(paths[:limit]) + more
+
+
+def ingest_cmd(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Files or folders: .txt, .md, .html/.htm, .jsonl ({title, text} lines).", show_default=False
+        ),
+    ],
+    chroma_dir: Annotated[
+        Optional[Path], typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
+    ] = None,
+    collection: Annotated[
+        Optional[str], typer.Option("--collection", help=f"Chroma collection (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")
+    ] = None,
+    chroma_url: Annotated[
+        Optional[str],
+        typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
+    ] = None,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: Annotated[
+        int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
+    ] = DEFAULT_CHUNK_OVERLAP,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+) -> None:
+    """Add documents to the internal knowledge base; chunks already there are skipped."""
+    folder = chroma_dir or default_chroma_dir()
+    collection = collection or default_collection()
+    try:
+        check_chunking(chunk_size, chunk_overlap)  # fail on bad input before opening (maybe creating) the store
+        files, _ = find_files(paths)
+        if not files:
+            fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
+        check_folder(folder)  # before the lock creates it as a folder
+        with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
+            store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
+            report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
+    except (FileNotFoundError, ValueError, StoreError, EmbeddingError, OSError) as exc:
+        fail(str(exc))
+    target = chroma_url or str(folder)
+    duplicates = f", {report.duplicates} duplicates within the input" if report.duplicates else ""
+    empty = f", {report.empty_records} empty records skipped" if report.empty_records else ""
+    typer.echo(
+        f"{report.files} files, {report.chunks} chunks: {report.added} added, "
+        f"{report.skipped_existing} already present{duplicates}{empty} -> {collection} at {target}"
+    )
+    if report.unsupported_files:
+        typer.echo(f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
+                   f"(supported: {', '.join(SUFFIXES)})")
+    for file in report.binary_files:
+        typer.secho(f"warning: skipped {file}: it is binary, not text", fg=typer.colors.YELLOW, err=True)

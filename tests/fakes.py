@@ -1,0 +1,178 @@
+"""The fakes every test shares: an evaluator, a web backend and chat models that answer in
+milliseconds, the small corpora they work on, and `Context`s built from them.
+
+One importable module (`from tests.fakes import …`) instead of a copy per test folder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableLambda
+from pydantic import Field
+
+from crag.backends.web import WebResult
+from crag.context import Context
+
+DOCS = [
+    Document(page_content="Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
+             metadata={"title": "Anna Berg", "source": "kb/anna.txt"}),
+    Document(page_content="Carl Dahl is a footballer from Oslo. He plays as a striker for a club.",
+             metadata={"title": "Carl Dahl", "source": "kb/carl.txt"}),
+]
+WEB = [WebResult(title="Anna Berg (painter)", url="local://Anna Berg (painter)",
+                 content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.")]
+
+
+class FakeEvaluator:
+    """Scores a text by the first rule whose word it contains; counts its (batched) calls."""
+
+    thresholds = (0.5, -0.5)
+
+    def __init__(self, rules: dict[str, float], default: float = -0.9):
+        self.rules, self.default, self.calls = rules, default, []
+
+    def _score(self, text: str) -> float:
+        return next((s for word, s in self.rules.items() if word in text), self.default)
+
+    def invoke(self, value, config=None):
+        docs = value["documents"]
+        texts = [d.page_content if isinstance(d, Document) else d for d in docs]
+        self.calls.append(texts)
+        return [self._score(t) for t in texts]
+
+
+class FakeWeb:
+    def __init__(self, results=None, error: Exception | None = None):
+        self.results, self.error, self.queries = results or [], error, []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        if self.error:
+            raise self.error
+        return self.results[:k]
+
+
+class StoppingChat(BaseChatModel):
+    """Replies with `reply` cut at the first stop sequence it is given, as real models do; records the stops."""
+
+    reply: str
+    stops: list = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "stopping"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.stops.append(stop)
+        text = self.reply
+        for marker in stop or []:
+            text = text.split(marker)[0]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def fake_chat(*replies: str) -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+
+
+class EchoChat(BaseChatModel):
+    """Rewrites into the question's capitalised words; answers with the first passage's text.
+
+    `interrupt_after` raises KeyboardInterrupt on that answer, as a user pressing Ctrl-C would.
+    """
+
+    prompts: list = Field(default_factory=list)
+    interrupt_after: int | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "echo"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        prompt = str(messages[-1].content)
+        self.prompts.append(prompt)
+        if prompt.rstrip().endswith("query:"):
+            question = prompt.rsplit("question:", 1)[1].split("\n")[0].split(" ", 2)[2]  # without "What is"
+            text = ", ".join(re.findall(r"\b[A-Z][a-z]+\b", question)[:3])
+        else:
+            answers = sum(1 for p in self.prompts if not p.rstrip().endswith("query:"))
+            if self.interrupt_after is not None and answers > self.interrupt_after:
+                raise KeyboardInterrupt
+            found = re.search(r"^(?:Passages:\n|Documents: )(?:[^:\n]*: )?(.+)$", prompt, re.MULTILINE)
+            text = found.group(1) if found else "I do not know."
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+# The harness's two questions: the knowledge base answers the first (Anna), only the web answers the second (Carl).
+HARNESS_QUESTIONS = [
+    {"id": "q1", "question": "What is Anna Berg's occupation?", "answers": ["painter"]},
+    {"id": "q2", "question": "What is Carl Dahl's occupation?", "answers": ["footballer", "Footballer"]},
+]
+HARNESS_KB = [
+    {"title": "Anna Berg", "text": "Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm."},
+    {"title": "Oslo", "text": "Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."},
+]
+HARNESS_WEB = [WebResult(title="Carl Dahl", url="local://Carl%20Dahl#0",
+                 content="Carl Dahl is a footballer from Oslo who plays as a striker for a club in Bergen.")]
+HARNESS_RULES = {"painter": 0.9, "footballer": 0.8, "Oslo is": -0.2}
+
+
+def kb_documents(question: str) -> list[Document]:
+    return [Document(page_content=r["text"], metadata={"title": r["title"], "source": f"kb/{i}"})
+            for i, r in enumerate(HARNESS_KB)]
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+class SubjectEvaluator(FakeEvaluator):
+    """Relevant (0.9) when a text names the question's subject (its capitalised words), else −0.9."""
+
+    def __init__(self):
+        super().__init__({})
+
+    def invoke(self, value, config=None):
+        subject = " ".join(re.findall(r"\b[A-Z][a-z]+\b", value["question"])[1:3])
+        texts = [d.page_content if isinstance(d, Document) else d for d in value["documents"]]
+        self.calls.append(texts)
+        return [0.9 if subject and subject in t else -0.9 for t in texts]
+
+
+ANSWER = "Anna Berg was a painter."
+
+
+class ScriptedChat(BaseChatModel):
+    """Answers any number of requests: keywords for the rewrite prompt, ANSWER otherwise, streamed word by word."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _reply(self, messages) -> str:
+        return "Anna Berg, occupation" if str(messages[-1].content).rstrip().endswith("query:") else ANSWER
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
+        words = self._reply(messages).split(" ")
+        for i, word in enumerate(words):
+            text = word if i == 0 else " " + word
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+            if run_manager:
+                run_manager.on_llm_new_token(text, chunk=chunk)
+            yield chunk
+
+
+def fake_context(rules=None) -> Context:
+    return Context(evaluator=FakeEvaluator(rules or {"painter": 0.9}), chat_model=ScriptedChat(),
+                   retriever=RunnableLambda(lambda q: list(DOCS)), web_backend=FakeWeb(WEB))

@@ -1,0 +1,74 @@
+"""`crag eval` through Typer's CliRunner: bad input fails early, with a message that says why."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from crag.cli.experiments import app
+from tests.fakes import write_jsonl
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def run_args(inputs, out, *extra):
+    questions, kb, web = inputs
+    return ["run", "--questions", questions, "--kb", kb, "--web", web, "--out", out, "--no-progress", *extra]
+
+
+def test_unknown_systems_are_named_with_the_valid_ones(inputs, tmp_path):
+    result = invoke(*run_args(inputs, tmp_path / "o", "--systems", "rag,self_rag"))
+    assert result.exit_code == 2
+    assert "unknown system(s) self_rag" in result.output and "crag_no_refine" in result.output
+
+
+def test_missing_files_fail_before_anything_loads(inputs, tmp_path):
+    questions, kb, web = inputs
+    result = invoke("run", "--questions", tmp_path / "nope.jsonl", "--kb", kb, "--web", web, "--out", tmp_path / "o")
+    assert result.exit_code == 2 and "questions file" in result.output and "does not exist" in result.output
+
+
+@pytest.mark.parametrize("fraction", ["-0.5", "1.01"])
+def test_drop_gold_outside_0_1(inputs, tmp_path, fraction):
+    result = invoke(*run_args(inputs, tmp_path / "o", "--drop-gold", fraction))
+    assert result.exit_code == 2 and "between 0 and 1" in result.output
+
+
+def test_malformed_lines_are_named(inputs, tmp_path):
+    questions, kb, web = inputs
+    with kb.open("a") as out:
+        out.write('{"title": "no text"}\n')
+    result = invoke(*run_args(inputs, tmp_path / "o"))
+    assert result.exit_code == 2 and f"{kb}, line 3" in result.output and '"text"' in result.output
+    assert not (tmp_path / "o" / "predictions.jsonl").exists()
+
+
+def test_robustness_rejects_bad_fractions(inputs, tmp_path):
+    questions, kb, web = inputs
+    common = ["robustness", "--questions", questions, "--kb", kb, "--web", web, "--out", tmp_path / "o"]
+    assert "comma-separated numbers" in invoke(*common, "--fractions", "0,half").output
+    result = invoke(*common, "--fractions", "0,2")
+    assert result.exit_code == 2 and "between 0 and 1" in result.output
+
+
+def test_build_popqa_command(tmp_path):
+    data = tmp_path / "data"
+    (data / "popqa").mkdir(parents=True)
+    (data / "corpus").mkdir()
+    write_jsonl(data / "popqa" / "questions.jsonl", [{"q_index": 150, "id": 5, "question": "Q?", "answers": ["a"],
+                                                              "subject": "S", "prop": "genre"}])
+    write_jsonl(data / "popqa" / "crag_selected_passages.jsonl", [{"q_index": 150, "text": "Some passage about a thing."}])
+    write_jsonl(data / "popqa" / "web_strips.jsonl", [{"q_index": 150, "rank": 0, "title": "T", "text": "Web text."}])
+    write_jsonl(data / "corpus" / "wiki_passages.jsonl", [{"id": "w", "title": "W", "text": "A distractor passage here."}])
+    result = invoke("build-popqa", "--data-dir", data, "--out", tmp_path / "inputs")
+    assert result.exit_code == 0, result.output
+    assert "1 validation questions" in result.output
+    assert json.loads((tmp_path / "inputs" / "manifest.json").read_text())["web"] == 1
+    result = invoke("build-popqa", "--data-dir", tmp_path / "missing", "--out", tmp_path / "inputs")
+    assert result.exit_code == 2 and "is missing" in result.output

@@ -1,0 +1,29 @@
+"""Fakes for the graph tests: an evaluator, a retriever, a web backend and chat models."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.runnables import RunnableLambda
+
+from crag.backends.web import WebSearchError
+from crag.context import Context
+from tests.fakes import DOCS, WEB, FakeEvaluator, FakeWeb, fake_chat
+
+
+@pytest.fixture()
+def make_context():
+    def make(rules, *replies, web=None, docs=DOCS, **kw):
+        return Context(
+            evaluator=FakeEvaluator(rules),
+            chat_model=fake_chat(*replies),
+            retriever=RunnableLambda(lambda q: list(docs)),
+            web_backend=web if web is not None else FakeWeb(WEB),
+            **kw,
+        )
+
+    return make
+
+
+@pytest.fixture()
+def failing_web():
+    return FakeWeb(error=WebSearchError("search timed out after 10 s"))

@@ -1,0 +1,204 @@
+"""The compiled graph on fakes: each route, the parallel join, failures, bad input, threads."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from langchain_core.documents import Document
+from langgraph.checkpoint.memory import InMemorySaver
+
+from crag.context import Context
+from crag.graph import build_graph, graph
+from crag.methods.question import InvalidQuestion
+from crag.prompts import NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER
+from tests.fakes import DOCS, FakeWeb
+
+QUESTION = "What is Anna Berg's occupation?"
+SNAPSHOT = Path(__file__).with_name("graph.mmd")
+
+
+def run(context, question=QUESTION, g=graph, config=None):
+    updates = list(g.stream({"question": question}, context=context, stream_mode="updates", config=config))
+    nodes = [name for update in updates for name in update]
+    final = g.get_state(config).values if config else None
+    return nodes, updates, final
+
+
+def test_mermaid_snapshot():
+    assert graph.get_graph().draw_mermaid() == SNAPSHOT.read_text()
+
+
+def test_correct_route_refines_internal_knowledge_only(make_context):
+    ctx = make_context({"painter": 0.9}, "Anna Berg was a painter.")
+    nodes, _, _ = run(ctx)
+    assert nodes == ["contextualize", "retrieve", "grade", "refine", "generate"]
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was a painter."))
+    assert result["action"] == "correct" and result["labels"] == ["correct", "incorrect"]
+    assert result["thresholds"] == {"upper": 0.5, "lower": -0.5} and "Correct" in result["reason"]
+    assert result["answer"] == "She was a painter." and result["grounded"] is True
+    assert result["citations"] == [{"sentence": "She was a painter.", "start": 0, "end": 18, "sources": [1]}]
+    [source] = result["sources"]
+    assert source["source"] == "kb/anna.txt" and source["id"] == 1 and source["doc"] == 0
+    assert DOCS[0].page_content[source["start"]:source["end"]] == source["text"]
+    assert "painter" in result["knowledge"] and "footballer" not in result["knowledge"]
+    assert set(result["timings"]) == {"contextualize", "retrieve", "grade", "refine", "generate"}
+    assert ctx.web_backend.queries == []
+
+
+def test_incorrect_route_searches_the_web(make_context):
+    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.")
+    nodes, _, _ = run(ctx)
+    assert nodes == ["contextualize", "retrieve", "grade", "rewrite_and_search", "generate"]
+    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.")
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "incorrect" and result["web_status"] == "searched"
+    assert ctx.web_backend.queries == ["Anna Berg, occupation"] and result["rewritten_query"] == "Anna Berg, occupation"
+    assert [s["origin"] for s in result["sources"]] == ["external"]
+    assert result["sources"][0]["title"] == "Anna Berg (painter)"
+    assert {"rewrite", "search", "refine_web", "rewrite_and_search"} <= set(result["timings"])
+
+
+def test_ambiguous_runs_both_branches_and_generates_once(make_context):
+    ctx = make_context({"Swedish": 0.0, "seascapes": 0.7}, "Anna Berg, occupation", "A painter of seascapes.")
+    nodes, updates, final = run(ctx, g=build_graph().compile(checkpointer=InMemorySaver()),
+                                config={"configurable": {"thread_id": "a"}})
+    assert nodes[:3] == ["contextualize", "retrieve", "grade"]
+    assert sorted(nodes[3:5]) == ["refine", "rewrite_and_search"]
+    assert nodes[5:] == ["generate"] and nodes.count("generate") == 1
+    assert "Stockholm" in final["knowledge"] and "harbours" in final["knowledge"]  # both knowledge sources
+    assert {"refine", "rewrite_and_search", "generate"} <= set(final["timings"])  # both branches timed
+
+
+def test_evaluator_is_called_once_per_batch_not_per_document(make_context):
+    ctx = make_context({"painter": 0.9}, "answer")
+    graph.invoke({"question": QUESTION}, context=ctx)
+    grading, refining = ctx.evaluator.calls
+    assert len(grading) == 2  # both documents in one call
+    assert len(refining) >= 2  # all strips of all documents in one call
+
+
+def test_web_failure_falls_back_to_internal_knowledge(make_context, failing_web):
+    ctx = make_context({"Swedish": 0.0}, "Anna Berg, occupation", "A Swedish painter.", web=failing_web)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "ambiguous" and result["web_status"] == "failed"
+    assert "timed out" in result["web_error"]
+    assert [s["origin"] for s in result["sources"]] == ["internal"] and result["answer"] == "A Swedish painter."
+
+
+@pytest.mark.parametrize("hits", [
+    [{"title": "Anna Berg (painter)", "text": "Anna Berg painted seascapes.", "url": "local://a"}],
+    [{"title": "Anna Berg (painter)", "snippet": "Anna Berg painted seascapes.", "link": "local://a"}],
+    [Document(page_content="Anna Berg painted seascapes.", metadata={"title": "Anna Berg (painter)", "source": "x"})],
+    [SimpleNamespace(title="Anna Berg (painter)", content="Anna Berg painted seascapes.", url="local://a")],
+    (h for h in [{"title": "Anna Berg (painter)", "content": "Anna Berg painted seascapes."}]),
+])
+def test_a_users_web_backend_may_return_mappings_documents_or_objects(make_context, hits):
+    web = FakeWeb(results=hits if isinstance(hits, list) else None)
+    if not isinstance(hits, list):
+        web.search = lambda query, k: hits
+    ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.", web=web)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["web_status"] == "searched" and result["web_error"] is None
+    assert result["sources"][0]["title"] == "Anna Berg (painter)" and "seascapes" in result["sources"][0]["text"]
+
+
+@pytest.mark.parametrize("backend, message", [
+    (FakeWeb(error=KeyError("api_key")), "FakeWeb failed: KeyError"),
+    (SimpleNamespace(search=lambda query, k: 42), "returned int, expected a list"),
+    (SimpleNamespace(search=lambda query, k: "Anna Berg"), "returned str, expected a list"),
+    (SimpleNamespace(search=lambda query, k: [1, 2]), "2 results with no text or URL"),
+    (SimpleNamespace(search=lambda query, k: time.sleep(5)), "timed out after 0.2 s"),
+])
+def test_any_failure_of_a_users_web_backend_becomes_web_error(make_context, backend, message):
+    ctx = make_context({"Swedish": 0.0}, "Anna Berg, occupation", "A Swedish painter.", web=backend)
+    ctx = dataclasses.replace(ctx, web_timeout=0.2)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["web_status"] == "failed" and message in result["web_error"]
+    assert result["answer"] == "A Swedish painter."  # internal knowledge still answers
+
+
+def test_web_failure_with_nothing_internal_says_so_without_asking_the_model(make_context, failing_web):
+    ctx = make_context({}, "Anna Berg, occupation", web=failing_web)  # one reply: the rewrite; generating would fail
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "incorrect" and result["sources"] == [] and result["answer"] == NO_KNOWLEDGE_ANSWER
+    assert result["grounded"] is False and result["draft"] == ""
+
+
+def test_no_web_backend_skips_the_rewrite_and_the_search(make_context):
+    ctx = make_context({}, web=None, docs=DOCS)  # no replies: neither the rewriter nor the generator may run
+    ctx = dataclasses.replace(ctx, web_backend="none")
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "incorrect" and result["web_status"] == "not configured"
+    assert result["rewritten_query"] == "" and result["answer"] == NO_KNOWLEDGE_ANSWER and not result["grounded"]
+
+
+def test_without_knowledge_the_model_may_answer_but_is_marked_ungrounded(make_context):
+    ctx = dataclasses.replace(make_context({}, "Probably a painter."), web_backend="none", answer_without_knowledge=True)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["answer"] == "Probably a painter." and result["grounded"] is False and result["sources"] == []
+
+
+def test_local_web_needs_an_index(monkeypatch):
+    monkeypatch.delenv("CRAG_WEB_INDEX", raising=False)
+    monkeypatch.delenv("CRAG_WEB_BACKEND", raising=False)
+    assert Context().web_backend == "none"  # no demo corpus behind a user's knowledge base
+    assert Context(web_index="web.jsonl").web_backend == "local"
+    with pytest.raises(ValueError, match="needs web_index"):
+        Context(web_backend="local")
+
+
+def test_unsupported_answers_are_withheld_and_model_citations_dropped(make_context):
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was an astronaut [1]."))
+    assert result["answer"] == UNSUPPORTED_ANSWER and result["draft"] == "She was an astronaut."
+    assert result["grounded"] is False and result["sources"] == [] and result["citations"] == []
+    kept = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She painted [7].",
+                                                                     answer_without_knowledge=True))
+    assert kept["answer"] == "She painted." and kept["citations"][0]["sources"] == [1]  # "painted" is in the strip
+
+
+def test_the_answer_stops_where_the_model_writes_the_next_question(make_context):
+    from crag.prompts import GENERATE_STOP
+    from tests.fakes import StoppingChat
+
+    chat = StoppingChat(reply="A Swedish painter. Question: Where did she live? Answer: In Stockholm. Question: …", stops=[])
+    ctx = dataclasses.replace(make_context({"painter": 0.9}), chat_model=chat)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert chat.stops == [GENERATE_STOP] and result["draft"] == "A Swedish painter."
+
+
+def test_the_models_own_i_dont_know_is_kept(make_context):
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
+    assert result["answer"] == "I don't know." and result["grounded"] is False and result["sources"] == []
+
+
+def test_unusable_rewrite_falls_back_to_question_keywords(make_context):
+    ctx = make_context({"seascapes": 0.8}, "???", "A painter.")
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["rewritten_query"] == "Anna Berg, occupation"
+
+
+@pytest.mark.parametrize(
+    "question, message",
+    [("", "empty"), ("   ", "empty"), ("x" * 20_000, "20,000 characters"), (42, "must be text"), (None, "must be text")],
+)
+def test_bad_questions_get_clear_errors(make_context, question, message):
+    with pytest.raises(InvalidQuestion, match=message):
+        graph.invoke({"question": question}, context=make_context({}, "unused"))
+
+
+def test_threads_do_not_accumulate_documents_or_knowledge(make_context):
+    g = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    first = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter.")
+    g.invoke({"question": QUESTION}, context=first, config=config)
+    second = make_context({"painter": 0.9}, "Still a painter.")
+    g.invoke({"question": "Where does Anna Berg's work hang?"}, context=second, config=config)
+    state = g.get_state(config).values
+    assert state["action"] == "correct"
+    assert len(state["documents"]) == 2 and state["external_knowledge"] == [] and state["web_results"] == []
+    assert [s["origin"] for s in state["sources"]] == ["internal"]
+    assert "rewrite" not in state["timings"]  # the first turn's stages are not carried over

@@ -1,0 +1,162 @@
+"""Threads (follow-ups, history, SQLite across a restart) and streaming (events, answer tokens only)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.documents import Document
+from langgraph.checkpoint.memory import InMemorySaver
+
+from crag.context import Context
+from crag.graph import build_graph, graph
+from crag.methods.followup import main_entity, parse_condensed, refers_back, resolve
+from crag.state import MAX_TURNS
+from crag.threads import InvalidThreadId, thread_config, threaded_graph
+from tests.fakes import FakeEvaluator, FakeWeb, fake_chat
+
+ADA = [{"asked": "Who was Ada Lovelace?", "question": "Who was Ada Lovelace?", "answer": "A mathematician [1]."}]
+KYOTO = [{"asked": "Where is Kyoto?", "question": "Where is Kyoto?", "answer": "In Japan [1]."}]
+
+
+class RecordingRetriever:
+    def __init__(self, docs):
+        self.docs, self.queries = docs, []
+
+    def invoke(self, query, config=None):
+        self.queries.append(query)
+        return list(self.docs)
+
+
+DOCS = [Document(page_content="Anna Berg was a Swedish painter. Her works hang in Stockholm.",
+                 metadata={"title": "Anna Berg", "source": "kb/anna.txt"})]
+
+
+def context(*replies, rules=None, retriever=None, web=None):
+    return Context(evaluator=FakeEvaluator(rules or {"painter": 0.9}), chat_model=fake_chat(*replies),
+                   retriever=retriever or RecordingRetriever(DOCS), web_backend=web or FakeWeb([]))
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("When was she born?", "When was Ada Lovelace born?"),
+    ("Who was her father?", "Who was Ada Lovelace's father?"),
+    ("And Charles Babbage?", "Who was Charles Babbage?"),
+    ("What about Alan Turing", "Who was Alan Turing?"),
+])
+def test_rules_resolve_follow_ups(question, expected):
+    assert refers_back(question)
+    assert resolve(question, ADA) == expected
+
+
+def test_rules_resolve_places():
+    assert resolve("What is there to see?", KYOTO) == "What is in Kyoto to see?"
+    assert resolve("What is its population?", KYOTO) == "What is Kyoto's population?"
+
+
+def test_self_contained_questions_are_left_alone():
+    assert not refers_back("What is the capital of France?")
+    assert not refers_back("Who wrote Hamlet?")
+    assert main_entity("Who was Ada Lovelace?") == "Ada Lovelace"
+    assert resolve("Who built that?", ADA) is None  # nothing the rules can substitute
+
+
+def test_model_rewrites_are_checked():
+    assert parse_condensed("Rewritten: Who built the Eiffel Tower?", "Who built that?") == "Who built the Eiffel Tower?"
+    assert parse_condensed("A: In southern Siberia, Russia.", "Who built that?") is None  # lost the question
+    assert parse_condensed("Who built that?", "Who built that?") is None  # still refers back
+    assert parse_condensed("", "Who built that?") is None
+
+
+def test_follow_up_on_a_thread_is_resolved_before_retrieval():
+    g = build_graph().compile(checkpointer=InMemorySaver())
+    config = thread_config("t1")
+    retriever = RecordingRetriever(DOCS)
+    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A Swedish painter.", retriever=retriever))
+    result = g.invoke({"question": "Where does her work hang?"}, config=config, context=context("In Stockholm.", retriever=retriever))
+    assert retriever.queries == ["What is Anna Berg's occupation?", "Where does Anna Berg's work hang?"]
+    assert result["question"] == "Where does Anna Berg's work hang?"
+    assert [t["asked"] for t in result["history"]] == ["What is Anna Berg's occupation?", "Where does her work hang?"]
+    assert [t["answer"] for t in result["history"]] == ["A Swedish painter.", "In Stockholm."]
+    assert len(result["documents"]) == 1  # this turn's documents only
+
+
+def test_model_rewrite_then_fallback_when_rules_cannot_resolve():
+    g = build_graph().compile(checkpointer=InMemorySaver())
+    config = thread_config("t2")
+    retriever = RecordingRetriever(DOCS)
+    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A Swedish painter.", retriever=retriever))
+    g.invoke({"question": "Who bought that?"}, config=config,
+             context=context("Who bought Anna Berg's paintings?", "A museum [1].", retriever=retriever))
+    g.invoke({"question": "Who sold that?"}, config=config,
+             context=context("In southern Siberia.", "Nobody [1].", retriever=retriever))
+    assert retriever.queries[1] == "Who bought Anna Berg's paintings?"
+    assert retriever.queries[2] == "Who sold that? (Who bought Anna Berg's paintings?)"
+
+
+def test_history_is_capped():
+    g = build_graph().compile(checkpointer=InMemorySaver())
+    config = thread_config("t3")
+    for i in range(MAX_TURNS + 3):
+        result = g.invoke({"question": f"What did Anna Berg paint in year {i}?"}, config=config, context=context(f"A Swedish painter {i}."))
+    assert len(result["history"]) == MAX_TURNS and result["history"][-1]["answer"] == f"A Swedish painter {MAX_TURNS + 2}."
+
+
+def test_sqlite_threads_survive_a_restart(tmp_path):
+    db = tmp_path / "threads.sqlite"
+    with threaded_graph(db) as g:
+        g.invoke({"question": "What is Anna Berg's occupation?"}, config=thread_config("painter"), context=context("A Swedish painter."))
+    retriever = RecordingRetriever(DOCS)
+    with threaded_graph(db) as g:  # a new connection, as after a restart
+        result = g.invoke({"question": "Where did she live?"}, config=thread_config("painter"), context=context("Stockholm.", retriever=retriever))
+        other = g.invoke({"question": "Where did she live?"}, config=thread_config("another"), context=context("I don't know.", retriever=retriever))
+    assert retriever.queries[0] == "Where did Anna Berg live?"
+    assert len(result["history"]) == 2 and len(other["history"]) == 1
+    assert other["question"] == "Where did she live?"  # a new thread has nothing to refer back to
+
+
+@pytest.mark.parametrize("bad", ["", " x", "a" * 200, "a/b", 7, None])
+def test_bad_thread_ids_are_refused(bad):
+    with pytest.raises(InvalidThreadId):
+        thread_config(bad)
+
+
+def test_custom_events_from_every_node_and_answer_tokens_only():
+    ctx = context("Anna Berg, occupation", "She painted seascapes.", rules={"Swedish": 0.0, "seascapes": 0.7},
+                  web=FakeWeb([__import__("crag.backends.web", fromlist=["WebResult"]).WebResult(
+                      title="Anna Berg (painter)", url="local://Anna Berg (painter)", content="Anna Berg painted seascapes and harbours.")]))
+    events, tokens, other_tokens = [], [], []
+    final = {}
+    for mode, chunk in graph.stream({"question": "What is Anna Berg's occupation?"}, context=ctx,
+                                    stream_mode=["custom", "messages", "values"]):
+        if mode == "values":
+            final = chunk
+        elif mode == "custom":
+            events.append(chunk)
+        else:
+            message, metadata = chunk
+            (tokens if "crag:answer" in metadata.get("tags", []) else other_tokens).append(message.content)
+    by_node = {}
+    for event in events:
+        by_node.setdefault(event["node"], {}).update(event)
+    assert set(by_node) == {"retrieve", "grade", "refine", "rewrite_and_search"}
+    assert by_node["grade"]["action"] == "ambiguous" and by_node["grade"]["labels"] == ["ambiguous"]
+    assert by_node["grade"]["scores"] == [0.0] and by_node["grade"]["thresholds"] == {"upper": 0.5, "lower": -0.5}
+    assert by_node["retrieve"]["documents"] == [{"title": "Anna Berg", "source": "kb/anna.txt"}]
+    assert by_node["rewrite_and_search"]["rewritten_query"] == "Anna Berg, occupation"
+    assert by_node["rewrite_and_search"]["results"][0]["title"] == "Anna Berg (painter)"
+    assert by_node["rewrite_and_search"]["strips"] and by_node["refine"]["strips"]
+    assert "".join(tokens) == "She painted seascapes." and len(tokens) > 1  # streamed, token by token
+    assert final["answer"] == "".join(tokens) and final["grounded"]  # the streamed answer is the final one
+    assert other_tokens == []  # the rewriter's keywords are not streamed as answer tokens
+
+
+def test_events_reach_astream_events_clients():
+    async def collect():
+        ctx = context("A Swedish painter.")
+        return [e async for e in graph.astream_events({"question": "What is Anna Berg's occupation?"}, context=ctx, version="v2")]
+
+    events = asyncio.run(collect())
+    custom = [e["data"] for e in events if e["event"] == "on_custom_event" and e["name"] == "crag"]
+    assert [c["node"] for c in custom] == ["retrieve", "grade", "refine"]
+    answer = [e for e in events if e["event"] == "on_chat_model_stream"]
+    assert answer and all("crag:answer" in e["tags"] for e in answer)

@@ -1,0 +1,73 @@
+"""Citations are the code's: strip spans, sentence-to-strip support, abstentions, the model's reply tidied."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crag.methods.attribution import abstains, attribute, claim, grounded, terms
+from crag.methods.refinement import decompose_spans
+from crag.nodes.generate import format_knowledge, tidy
+from crag.prompts import ABSTENTIONS
+
+QUESTION = "What is Anna Berg's occupation?"
+
+
+def strip(text, title="", n=0):
+    return {"text": text, "title": title, "score": 0.5, "source": f"kb/{n}.txt", "origin": "internal", "doc": n,
+            "start": 0, "end": len(text)}
+
+
+STRIPS = [strip("Anna Berg was a Swedish painter. She painted the sea.", "Anna Berg", 0),
+          strip("Carl Dahl is a footballer from Oslo.", "Carl Dahl", 1)]
+
+
+@given(st.lists(st.sampled_from(["Dr. Smith", "went", "home.", "He", "sang!", "1.5", "\n\n", "  ", "\t", "e.g.", "x"]),
+                max_size=60),
+       st.sampled_from(["excerption", "fixed_num", "selection"]))
+def test_every_strip_span_holds_exactly_that_strip(words, mode):
+    text = " ".join(words)
+    spans = decompose_spans(text, mode)
+    for strip_text, start, end in spans:
+        assert " ".join(text[start:end].split()) == strip_text
+    assert [s for s, _, _ in spans] == [s for s, _, _ in decompose_spans(text, mode)]  # deterministic
+    assert all(a[2] <= b[1] for a, b in zip(spans, spans[1:]))  # in order, not overlapping
+
+
+def test_a_sentence_cites_the_strips_that_state_its_claim():
+    [citation] = attribute("Anna Berg was a Swedish painter.", QUESTION, STRIPS)
+    assert citation["sources"] == [1] and grounded([citation])
+    assert claim("Anna Berg was a Swedish painter.", QUESTION) == {"swedish", "painter"}
+
+
+def test_a_sentence_no_strip_supports_cites_nothing():
+    citations = attribute("She was a painter. She was born in Bergen in 1890.", QUESTION, STRIPS)
+    assert [c["sources"] for c in citations] == [[1], []]
+    assert [c["sentence"] for c in citations] == ["She was a painter.", "She was born in Bergen in 1890."]
+    assert not grounded(attribute("She plays football in Oslo.", "Who is Anna Berg?", STRIPS[:1]))
+
+
+def test_restating_the_question_is_not_a_claim():
+    assert attribute("Anna Berg's occupation is...", QUESTION, STRIPS)[0]["sources"] == []
+
+
+def test_sentence_spans_point_into_the_answer():
+    answer = "She was a painter.  She sang."
+    for c in attribute(answer, QUESTION, STRIPS):
+        assert answer[c["start"]:c["end"]] == c["sentence"]
+
+
+def test_dotted_names_count_whole_and_by_parts():
+    assert {"json.dump", "json", "dump", "sort_key"} <= terms("Call json.dumps with sort_keys")
+
+
+def test_abstentions():
+    assert all(abstains(a) for a in ABSTENTIONS)
+    assert abstains("I don't know.") and abstains("The passages do not mention it.")
+    assert not abstains("Anna Berg was a painter.") and not abstains("Knowing this, she painted.")
+
+
+def test_tidy_and_knowledge_format():
+    assert tidy("  Answer: She was a painter [1] [2, 3].\n") == "She was a painter."
+    assert format_knowledge(STRIPS) == ("Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
+                                        "Carl Dahl: Carl Dahl is a footballer from Oslo.")
