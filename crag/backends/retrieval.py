@@ -10,13 +10,12 @@ Opened stores are cached per process so a graph does not reopen the database on 
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from crag.backends.embeddings import MiniLMEmbeddings
-from crag.core.cache import record
+from crag.core.cache import ResourceCache
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
@@ -26,8 +25,7 @@ DEFAULT_CHROMA_DIR = ".crag/chroma"
 DEFAULT_COLLECTION = "crag"
 DEFAULT_CHROMA_PORT = 8000
 
-_STORES: dict[tuple[str | None, str, str | None], Chroma] = {}
-_STORES_LOCK = threading.Lock()
+_STORES: ResourceCache[tuple[str | None, str, str | None], Chroma] = ResourceCache("store")
 
 
 class StoreError(RuntimeError):
@@ -96,20 +94,20 @@ def open_store(
     url = chroma_url.strip() if chroma_url else None
     folder = None if url else Path(persist_dir).expanduser().resolve()
     key = (str(folder) if folder else None, collection, url)
-    with _STORES_LOCK:
-        if key not in _STORES:
-            client = _client(folder, url)
-            try:
-                _STORES[key] = Chroma(
-                    collection_name=collection,
-                    embedding_function=MiniLMEmbeddings(),
-                    client=client,
-                    collection_configuration={"hnsw": {"space": "cosine"}},
-                )
-            except (ValueError, ChromaError) as exc:  # e.g. names need 3-512 characters from [a-zA-Z0-9._-]
-                raise ValueError(f"cannot open collection {collection!r}: {exc}") from exc
-            record("store")
-        return _STORES[key]
+
+    def load() -> Chroma:
+        client = _client(folder, url)
+        try:
+            return Chroma(
+                collection_name=collection,
+                embedding_function=MiniLMEmbeddings(),
+                client=client,
+                collection_configuration={"hnsw": {"space": "cosine"}},
+            )
+        except (ValueError, ChromaError) as exc:  # e.g. names need 3-512 characters from [a-zA-Z0-9._-]
+            raise ValueError(f"cannot open collection {collection!r}: {exc}") from exc
+
+    return _STORES.get(key, load)
 
 
 def open_existing(
@@ -124,9 +122,7 @@ def open_existing(
     folder = None if url else Path(persist_dir).expanduser().resolve()
     where = url or str(folder)
     fill = f"fill it with `crag ingest PATH --collection {collection}` (with the same --chroma-dir or --chroma-url)"
-    with _STORES_LOCK:
-        known = (str(folder) if folder else None, collection, url) in _STORES
-    if not known:
+    if (str(folder) if folder else None, collection, url) not in _STORES:
         if folder is not None:
             check_folder(folder)
             if not (folder / "chroma.sqlite3").is_file():  # what PersistentClient writes first
@@ -149,8 +145,7 @@ def open_existing(
 
 def clear_store_cache() -> None:
     """Forget the opened stores (tests, or after deleting a collection's folder)."""
-    with _STORES_LOCK:
-        _STORES.clear()
+    _STORES.clear()
 
 
 def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:

@@ -24,6 +24,7 @@ import numpy as np
 import tenacity
 from langchain_core.messages import ToolMessage
 
+from crag.core.cache import ResourceCache
 from crag.core.jsonl import read_objects
 
 BACKENDS = ("local", "tavily")
@@ -64,8 +65,8 @@ class _Index:
     retriever: Any  # bm25s.BM25
 
 
-_INDEXES: dict[str, tuple[tuple[int, int], _Index]] = {}  # path -> ((mtime_ns, size), index)
-_INDEXES_LOCK = threading.Lock()
+# resolved path -> index, stamped with the file's (mtime_ns, size); not in `loads()`, as before
+_INDEXES: ResourceCache[str, _Index] = ResourceCache("web_index", counted=False)
 
 
 def _tokenize(texts: list[str]) -> list[list[str]]:
@@ -125,12 +126,9 @@ class LocalSearch:
             stat = self.path.stat()
         except OSError as exc:
             raise LocalIndexError(f"local web index {self.path} does not exist or cannot be read") from exc
-        key, version = str(self.path.resolve()), (stat.st_mtime_ns, stat.st_size)
-        with _INDEXES_LOCK:  # one build at a time: concurrent first searches share it
-            cached = _INDEXES.get(key)
-            if cached is None or cached[0] != version:
-                _INDEXES[key] = cached = (version, _build_index(self.path))
-        return cached[1]
+        version = (stat.st_mtime_ns, stat.st_size)  # a changed file is indexed again
+        # one build at a time: concurrent first searches share it
+        return _INDEXES.get(str(self.path.resolve()), lambda: _build_index(self.path), stamp=version)
 
     def search(self, query: str, k: int = 5) -> list[WebResult]:
         """The top `k` records for `query`, best first; records sharing no term with it are dropped."""
@@ -147,8 +145,7 @@ class LocalSearch:
 
 def clear_index_cache() -> None:
     """Forget every cached local index (tests, or to free memory)."""
-    with _INDEXES_LOCK:
-        _INDEXES.clear()
+    _INDEXES.clear()
 
 
 # ---------------------------------------------------------------------------------------------

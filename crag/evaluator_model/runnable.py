@@ -11,7 +11,6 @@ cached per process and shared by every evaluator that points at the same checkpo
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -20,7 +19,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field
 
-from crag.core.cache import record
+from crag.core.cache import ResourceCache
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
 
@@ -28,18 +27,13 @@ DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
 EvaluatorInput = Union[Mapping[str, Any], Sequence[Sequence[str]]]
 
-_CACHE: dict[tuple[str, bool | None], Scorer] = {}
-_CACHE_LOCK = threading.Lock()
+_SCORERS: ResourceCache[tuple[str, bool | None], Scorer] = ResourceCache("evaluator")
 
 
 def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None) -> Scorer:
     """The process-wide loaded model for a checkpoint (the shipped default when `path` is None)."""
     key = (str(Path(path or DEFAULT_CHECKPOINT).expanduser().resolve()), dynamic_int8)
-    with _CACHE_LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = load_scorer(key[0], dynamic_int8=dynamic_int8)
-            record("evaluator")
-        return _CACHE[key]
+    return _SCORERS.get(key, lambda: load_scorer(key[0], dynamic_int8=dynamic_int8))
 
 
 def _document_parts(doc: Any, index: int) -> tuple[str, str]:

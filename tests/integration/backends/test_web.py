@@ -62,9 +62,10 @@ def test_local_search_finds_the_record_from_keywords(index):
 
 def test_local_index_is_cached_until_the_file_changes(index):
     LocalSearch(index).search("compiler")
-    first = web._INDEXES[str(index.resolve())][1]
+    first = web._INDEXES.peek(str(index.resolve()))
+    assert first is not None
     LocalSearch(index).search("compiler")
-    assert web._INDEXES[str(index.resolve())][1] is first
+    assert web._INDEXES.peek(str(index.resolve())) is first
     _write(index, RECORDS + [{"title": "Edsger Dijkstra", "text": "Dijkstra found shortest paths."}])
     os.utime(index, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
     assert LocalSearch(index).search("shortest paths")[0].title == "Edsger Dijkstra"

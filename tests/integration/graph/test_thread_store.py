@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[3]  # the child process imports tests.fa
 
 # one turn in its own process, as `crag ask --thread T` takes it; the retriever is slow so that the
 # two turns overlap
-TURN = textwrap.dedent(f"""
+TURN = textwrap.dedent("""
     import sys, time
     from tests.fakes import DOCS, FakeEvaluator, FakeWeb, fake_chat
     from langchain_core.runnables import RunnableLambda
@@ -24,11 +24,11 @@ TURN = textwrap.dedent(f"""
 
     db, question, answer = sys.argv[1:4]
     slow = RunnableLambda(lambda q: (time.sleep(1.5), list(DOCS))[1])
-    ctx = Context(evaluator=FakeEvaluator({{"painter": 0.9}}), chat_model=fake_chat(answer), retriever=slow,
+    ctx = Context(evaluator=FakeEvaluator({"painter": 0.9}), chat_model=fake_chat(answer), retriever=slow,
                   web_backend=FakeWeb([]))
     with thread_turn("T", db, on_wait=lambda: print("waited", flush=True)):
         with threaded_graph(db) as g:
-            g.invoke({{"question": question}}, config=thread_config("T"), context=ctx)
+            g.invoke({"question": question}, config=thread_config("T"), context=ctx)
 """)
 
 
