@@ -10,7 +10,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-slow lint demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults clean \
+.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
@@ -25,6 +25,9 @@ $(STAMP): pyproject.toml
 
 test: setup
 	$(BIN)/python -m pytest
+
+test-unit: setup
+	$(BIN)/python -m pytest tests/unit
 
 test-slow: setup
 	$(BIN)/python -m pytest -m slow

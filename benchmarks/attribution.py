@@ -46,19 +46,24 @@ def lexical(minimum: float) -> Rule:
             best = max(support, default=0.0)
             cited.append([] if best < minimum else [i for i, s in enumerate(support) if s == best][:2])
         return cited
+
     return rule
 
 
 def evaluator_rule(threshold: float) -> Rule:
     def rule(_draft, _question, _strips, scores):
         return [sorted((i for i, s in enumerate(row) if s >= threshold), key=lambda i: -row[i])[:2] for row in scores]
+
     return rule
 
 
 def both(minimum: float, threshold: float) -> Rule:
     def rule(draft, question, strips, scores):
-        return [[i for i in lex if scores[n][i] >= threshold]
-                for n, lex in enumerate(lexical(minimum)(draft, question, strips, scores))]
+        return [
+            [i for i in lex if scores[n][i] >= threshold]
+            for n, lex in enumerate(lexical(minimum)(draft, question, strips, scores))
+        ]
+
     return rule
 
 
@@ -71,25 +76,41 @@ def main() -> None:
     args = parser.parse_args()
 
     records = [json.loads(line) for line in (args.run / "predictions.jsonl").open()]
-    records = [r for r in records if r["system"] in args.systems.split(",") and r.get("draft")
-               and not attribution.abstains(r["draft"]) and not r.get("error")]
+    records = [
+        r
+        for r in records
+        if r["system"] in args.systems.split(",")
+        and r.get("draft")
+        and not attribution.abstains(r["draft"])
+        and not r.get("error")
+    ]
     collection = eval_kb.collection(args)
     evaluator = RetrievalEvaluator()
     upper, lower = evaluator.thresholds.upper, evaluator.thresholds.lower
     settings = json.loads((args.run / "run.json").read_text()) if (args.run / "run.json").exists() else {}
     rules: dict[str, Rule] = {
-        "lexical ≥ 0.5 (shipped)": lexical(attribution.SUPPORT_MIN), "lexical ≥ 0.34": lexical(0.34),
-        "lexical ≥ 0.67": lexical(0.67), f"evaluator ≥ lower ({lower:.2f})": evaluator_rule(lower),
+        "lexical ≥ 0.5 (shipped)": lexical(attribution.SUPPORT_MIN),
+        "lexical ≥ 0.34": lexical(0.34),
+        "lexical ≥ 0.67": lexical(0.67),
+        f"evaluator ≥ lower ({lower:.2f})": evaluator_rule(lower),
         f"evaluator ≥ upper ({upper:.2f})": evaluator_rule(upper),
-        f"lexical ≥ 0.5 and evaluator ≥ lower": both(attribution.SUPPORT_MIN, lower),
+        "lexical ≥ 0.5 and evaluator ≥ lower": both(attribution.SUPPORT_MIN, lower),
     }
     tally = {name: {"right": [0, 0], "wrong": [0, 0], "unanswerable": [0, 0], "precision": [0, 0]} for name in rules}
     for record in tqdm(records, desc="drafts", unit="draft"):
         replies = GenericFakeChatModel(messages=iter([AIMessage(content=record["draft"])]))
         rewrites = GenericFakeChatModel(messages=iter([AIMessage(content=record.get("rewritten_query") or "")] * 2))
-        ctx = Context(evaluator=evaluator, chat_model=replies, rewrite_model=rewrites, chroma_dir=args.chroma_dir,
-                      collection=collection, web_backend="local", web_index=str(args.web), k=settings.get("k", 5),
-                      generate_prompt="compact" if "compact" in record["system"] else "paper")
+        ctx = Context(
+            evaluator=evaluator,
+            chat_model=replies,
+            rewrite_model=rewrites,
+            chroma_dir=args.chroma_dir,
+            collection=collection,
+            web_backend="local",
+            web_index=str(args.web),
+            k=settings.get("k", 5),
+            generate_prompt="compact" if "compact" in record["system"] else "paper",
+        )
         output = graph.invoke({"question": record["question"]}, context=ctx)
         strips = final_knowledge(output)
         if not strips:
@@ -113,10 +134,14 @@ def main() -> None:
         return f"{100 * pair[0] / pair[1]:.1f}" if pair[1] else "–"
 
     first = next(iter(tally.values()))
-    print(f"\n{args.run}: drafts holding an answer {first['right'][1]}, answerable drafts without one "
-          f"{first['wrong'][1]}, drafts to unanswerable questions {first['unanswerable'][1]}")
-    print("| rule | supported: draft holds an answer % | supported: draft without one % | supported: unanswerable % "
-          "| citation precision % |\n|---|---|---|---|---|")
+    print(
+        f"\n{args.run}: drafts holding an answer {first['right'][1]}, answerable drafts without one "
+        f"{first['wrong'][1]}, drafts to unanswerable questions {first['unanswerable'][1]}"
+    )
+    print(
+        "| rule | supported: draft holds an answer % | supported: draft without one % | supported: unanswerable % "
+        "| citation precision % |\n|---|---|---|---|---|"
+    )
     for name, t in tally.items():
         print(f"| {name} | {pct(t['right'])} | {pct(t['wrong'])} | {pct(t['unanswerable'])} | {pct(t['precision'])} |")
 

@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def collection(args: argparse.Namespace) -> str:
     """The collection holding the knowledge base's chunks (built once, if no eval run has)."""
-    name, _, _ = ensure_collection(read_passages(args.kb), args.chroma_dir, chunk_size=args.chunk_size,
-                                   chunk_overlap=args.chunk_overlap)
+    name, _, _ = ensure_collection(
+        read_passages(args.kb), args.chroma_dir, chunk_size=args.chunk_size, chunk_overlap=args.chunk_overlap
+    )
     return name

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from crag.core.passages import titled
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.evaluation import classification_metrics
-from crag.evaluator_model.model import titled
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
 from crag.methods.routing import decide_action
@@ -161,18 +161,32 @@ def latency_ms(path: Path | None, pairs: list[Pair], repeats: int = 30) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--slices", type=Path, default=Path("artifacts/evaluator-slices"))
-    parser.add_argument("--train", type=Path, default=Path("artifacts/evaluator-data/train.jsonl"),
-                        help="training pairs on which the baselines' thresholds are calibrated")
-    parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
-                        help="more evaluator checkpoints to compare (repeatable)")
+    parser.add_argument(
+        "--train",
+        type=Path,
+        default=Path("artifacts/evaluator-data/train.jsonl"),
+        help="training pairs on which the baselines' thresholds are calibrated",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="more evaluator checkpoints to compare (repeatable)",
+    )
     parser.add_argument("--previous", type=Path, help="the evaluator shipped before these slices existed")
     parser.add_argument("--only", help="comma-separated slices to score (default: all in the manifest)")
-    parser.add_argument("--skip", action="append", default=[],
-                        help="systems to leave out: cosine, bm25, shipped, model-alone")
+    parser.add_argument(
+        "--skip", action="append", default=[], help="systems to leave out: cosine, bm25, shipped, model-alone"
+    )
     parser.add_argument("--baseline-sample", type=int, default=4000, help="training pairs the baselines calibrate on")
     parser.add_argument("--json", type=Path, help="also write the figures here")
-    parser.add_argument("--cache", type=Path, default=Path("artifacts/bench/scores"),
-                        help="scores already computed for the same system and pairs (pairs/s then means nothing)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path("artifacts/bench/scores"),
+        help="scores already computed for the same system and pairs (pairs/s then means nothing)",
+    )
     args = parser.parse_args()
 
     import transformers
@@ -218,30 +232,49 @@ def main() -> None:
             for name, (fn, pair, ident) in systems.items():
                 started = time.perf_counter()
                 scores = cached(args.cache, ident, pairs, titles, fn)
-                row = {**classification_metrics(labels, scores, pair.upper), **per_question(pairs, scores, pair),
-                       "upper": pair.upper, "lower": pair.lower, "pairs_per_s": len(pairs) / (time.perf_counter() - started)}
+                row = {
+                    **classification_metrics(labels, scores, pair.upper),
+                    **per_question(pairs, scores, pair),
+                    "upper": pair.upper,
+                    "lower": pair.lower,
+                    "pairs_per_s": len(pairs) / (time.perf_counter() - started),
+                }
                 results[key][name] = row
-                print(f"{key:<32} {name:<28} ROC-AUC {row['roc_auc']:.3f}  acc {row['accuracy']:.3f}  "
-                      f"F1 {row['f1']:.3f}  top1 {row['top1']:.3f}  routes C/A/I "
-                      + "/".join(f"{row['routes'][r]:.2f}" for r in ("correct", "ambiguous", "incorrect")), flush=True)
+                print(
+                    f"{key:<32} {name:<28} ROC-AUC {row['roc_auc']:.3f}  acc {row['accuracy']:.3f}  "
+                    f"F1 {row['f1']:.3f}  top1 {row['top1']:.3f}  routes C/A/I "
+                    + "/".join(f"{row['routes'][r]:.2f}" for r in ("correct", "ambiguous", "incorrect")),
+                    flush=True,
+                )
             first = next(iter(results[key].values()))
-            lines += ["", f"**{key}**: {first['n']} pairs, {first['positive_rate']:.0%} relevant, "
-                      f"{first['questions']} questions ({first['answerable']} with a relevant passage); "
-                      f"retriever order top-1 {first['retriever_top1']:.3f}", "",
-                      "| system | ROC-AUC | accuracy | F1 | top-1 | Correct / Ambiguous / Incorrect |", "|---|---|---|---|---|---|"]
+            lines += [
+                "",
+                f"**{key}**: {first['n']} pairs, {first['positive_rate']:.0%} relevant, "
+                f"{first['questions']} questions ({first['answerable']} with a relevant passage); "
+                f"retriever order top-1 {first['retriever_top1']:.3f}",
+                "",
+                "| system | ROC-AUC | accuracy | F1 | top-1 | Correct / Ambiguous / Incorrect |",
+                "|---|---|---|---|---|---|",
+            ]
             for name, r in results[key].items():
                 mix = " / ".join(f"{r['routes'][x]:.0%}" for x in ("correct", "ambiguous", "incorrect"))
-                lines.append(f"| {name} | {r['roc_auc']:.3f} | {r['accuracy']:.3f} | {r['f1']:.3f} | {r['top1']:.3f} | {mix} |")
+                lines.append(
+                    f"| {name} | {r['roc_auc']:.3f} | {r['accuracy']:.3f} | {r['f1']:.3f} | {r['top1']:.3f} | {mix} |"
+                )
     speed = {}
     if "shipped" in systems and "popqa-retrieved" in names:
         speed = latency_ms(None, read_pairs(args.slices / "popqa-retrieved.jsonl"))
-        lines += ["", f"Shipped evaluator, 10 documents of ~100 words: p50 {speed['p50_ms']:.0f} ms, "
-                  f"p95 {speed['p95_ms']:.0f} ms"]
+        lines += [
+            "",
+            f"Shipped evaluator, 10 documents of ~100 words: p50 {speed['p50_ms']:.0f} ms, "
+            f"p95 {speed['p95_ms']:.0f} ms",
+        ]
     print("\n".join(lines))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"slices": str(args.slices), "results": results, "latency": speed,
-                                         "table": lines}, indent=2))
+        args.json.write_text(
+            json.dumps({"slices": str(args.slices), "results": results, "latency": speed, "table": lines}, indent=2)
+        )
 
 
 if __name__ == "__main__":

@@ -59,12 +59,39 @@ def wait_for(url: str, process: subprocess.Popen | None, timeout: float) -> dict
 
 def start_server(workdir: Path, port: int, log: Path) -> subprocess.Popen:
     chroma = workdir / "chroma"
-    subprocess.run([CRAG, "ingest", str(ROOT / "crag/demo/kb"), "--chroma-dir", str(chroma), "--collection", "demo",
-                    "--no-progress"], check=True)
+    subprocess.run(
+        [
+            CRAG,
+            "ingest",
+            str(ROOT / "crag/demo/kb"),
+            "--chroma-dir",
+            str(chroma),
+            "--collection",
+            "demo",
+            "--no-progress",
+        ],
+        check=True,
+    )
     env = {**os.environ, "CRAG_API_KEY": ""}
     return subprocess.Popen(
-        [CRAG, "serve", "--port", str(port), "--chroma-dir", str(chroma), "--collection", "demo", "--no-threads",
-         "--log-level", "warning"], stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        [
+            CRAG,
+            "serve",
+            "--port",
+            str(port),
+            "--chroma-dir",
+            str(chroma),
+            "--collection",
+            "demo",
+            "--no-threads",
+            "--log-level",
+            "warning",
+        ],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
 
 
 async def fire(url: str, questions: list[str], n: int, concurrency: int, timeout: float, headers: dict) -> list[dict]:
@@ -86,8 +113,12 @@ async def fire(url: str, questions: list[str], n: int, concurrency: int, timeout
                     await asyncio.sleep(float(response.headers.get("retry-after", "1")))
                 ok = response.status_code == 200
                 output = response.json().get("output", {}) if ok else {}
-                record = {"status": response.status_code, "action": output.get("action"),
-                          "answered": bool(output.get("answer")), "error": None if ok else response.text[:200]}
+                record = {
+                    "status": response.status_code,
+                    "action": output.get("action"),
+                    "answered": bool(output.get("answer")),
+                    "error": None if ok else response.text[:200],
+                }
             except httpx.HTTPError as exc:
                 record = {"status": None, "action": None, "answered": False, "error": f"{type(exc).__name__}: {exc}"}
             record.update(question=question, seconds=time.perf_counter() - start, retries=retries)
@@ -122,11 +153,16 @@ def summarise(records: list[dict], wall: float, concurrency: int) -> dict:
 
 
 MALFORMED = [  # each must be refused: a 4xx, or the load limit's 503 (never another 5xx)
-    b'{"input": {"question": "caf\xe9?"}}', b'{"input": {"question": "\\ud800 who?"}}',
-    b'{"input": ' * 1000 + b"1" + b"}" * 1000, b'{"input": {"question": "q"}, "config": {"configurable": {"k": NaN}}}',
-    b'{"input": {"question": "q"}, "config": {"configurable": {"upper_threshold": -Infinity}}}', b"{nope",
-    b'{"input": {"question": "   "}}', b'{"input": {"question": "q"}, "config": {"configurable": {"chroma_dir": "/"}}}',
-    b'{"inputs": [{"question": "q"}, {"question": ""}]}', b'{"input": {"question": 7}}',
+    b'{"input": {"question": "caf\xe9?"}}',
+    b'{"input": {"question": "\\ud800 who?"}}',
+    b'{"input": ' * 1000 + b"1" + b"}" * 1000,
+    b'{"input": {"question": "q"}, "config": {"configurable": {"k": NaN}}}',
+    b'{"input": {"question": "q"}, "config": {"configurable": {"upper_threshold": -Infinity}}}',
+    b"{nope",
+    b'{"input": {"question": "   "}}',
+    b'{"input": {"question": "q"}, "config": {"configurable": {"chroma_dir": "/"}}}',
+    b'{"inputs": [{"question": "q"}, {"question": ""}]}',
+    b'{"input": {"question": 7}}',
 ]
 
 
@@ -138,6 +174,7 @@ async def faults(url: str, questions: list[str], headers: dict) -> dict:
     limits = httpx.Limits(max_connections=100)
 
     async with httpx.AsyncClient(timeout=300, limits=limits, headers=json_headers) as client:
+
         async def probe() -> None:
             while not done.is_set():
                 start = time.perf_counter()
@@ -151,8 +188,10 @@ async def faults(url: str, questions: list[str], headers: dict) -> dict:
             return response.status_code, time.perf_counter() - start
 
         prober = asyncio.create_task(probe())
-        good = [post("invoke", json.dumps({"input": {"question": questions[i % len(questions)]}}).encode())
-                for i in range(32)]
+        good = [
+            post("invoke", json.dumps({"input": {"question": questions[i % len(questions)]}}).encode())
+            for i in range(32)
+        ]
         huge = post("batch", json.dumps({"inputs": [{"question": questions[0]}] * 1000}).encode())
         bad = [post("batch" if body.startswith(b'{"inputs"') else "invoke", body) for body in MALFORMED * 2]
         results = await asyncio.gather(*good, huge, *bad)
@@ -162,17 +201,28 @@ async def faults(url: str, questions: list[str], headers: dict) -> dict:
 
     def seconds(rows, status):
         times = [t for s, t in rows if s == status]
-        return {"n": len(times), "max_s": round(max(times), 2) if times else None,
-                "p50_s": round(float(np.percentile(times, 50)), 2) if times else None}
+        return {
+            "n": len(times),
+            "max_s": round(max(times), 2) if times else None,
+            "p50_s": round(float(np.percentile(times, 50)), 2) if times else None,
+        }
 
     return {
-        "good": {"statuses": dict(Counter(s for s, _ in good_results)), "answered": seconds(good_results, 200),
-                 "refused_503": seconds(good_results, 503)},
+        "good": {
+            "statuses": dict(Counter(s for s, _ in good_results)),
+            "answered": seconds(good_results, 200),
+            "refused_503": seconds(good_results, 503),
+        },
         "batch_of_1000": {"status": huge_result[0], "seconds": round(huge_result[1], 2)},
-        "malformed": {"statuses": dict(Counter(s for s, _ in bad_results)),
-                      "max_s": round(max(t for _, t in bad_results), 2)},
-        "health": {"probes": len(health), "max_s": round(max(health), 3),
-                   "p95_s": round(float(np.percentile(health, 95)), 3)},
+        "malformed": {
+            "statuses": dict(Counter(s for s, _ in bad_results)),
+            "max_s": round(max(t for _, t in bad_results), 2),
+        },
+        "health": {
+            "probes": len(health),
+            "max_s": round(max(health), 3),
+            "p95_s": round(float(np.percentile(health, 95)), 3),
+        },
         "server_errors": sum(500 <= s != 503 for s, _ in results),
     }
 
@@ -182,8 +232,10 @@ def shutdown_seconds(url: str, process: subprocess.Popen, question: str) -> floa
     import threading
 
     for _ in range(4):
-        threading.Thread(target=lambda: httpx.post(f"{url}/crag/invoke", json={"input": {"question": question}},
-                                                   timeout=120), daemon=True).start()
+        threading.Thread(
+            target=lambda: httpx.post(f"{url}/crag/invoke", json={"input": {"question": question}}, timeout=120),
+            daemon=True,
+        ).start()
     time.sleep(1.0)
     start = time.perf_counter()
     os.killpg(process.pid, signal.SIGTERM)

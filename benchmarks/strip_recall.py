@@ -31,9 +31,19 @@ from crag.experiments.inputs import read_questions
 from crag.methods import refinement
 
 # (top K, margin, threshold, keep the best strip whatever it scores)
-RULES = [(5, 0.0, -0.5, False), (5, 0.0, -0.5, True), (5, 0.0, -0.8, True), (5, 0.0, -0.9, True), (5, 0.0, -0.8, False), (5, 0.0, -0.9, False),
-         (5, 0.0, -0.95, False), (5, 0.0, -1.0, False), (3, 0.0, -0.9, False), (8, 0.0, -0.9, False),
-         (5, 0.2, -0.9, False)]
+RULES = [
+    (5, 0.0, -0.5, False),
+    (5, 0.0, -0.5, True),
+    (5, 0.0, -0.8, True),
+    (5, 0.0, -0.9, True),
+    (5, 0.0, -0.8, False),
+    (5, 0.0, -0.9, False),
+    (5, 0.0, -0.95, False),
+    (5, 0.0, -1.0, False),
+    (3, 0.0, -0.9, False),
+    (8, 0.0, -0.9, False),
+    (5, 0.2, -0.9, False),
+]
 
 
 def select(scores: list[float], top_k: int, margin: float, threshold: float, best: bool = False) -> list[int]:
@@ -64,26 +74,39 @@ def main() -> None:
     had = 0
     for question in tqdm(questions, desc="questions", unit="q"):
         documents = resources.retrieve(ctx, question.question)
-        if not any(contains_answer(f"{d.metadata.get('title', '')} {d.page_content}", question.answers)
-                   for d in documents):
+        if not any(
+            contains_answer(f"{d.metadata.get('title', '')} {d.page_content}", question.answers) for d in documents
+        ):
             continue
         had += 1
         for mode in modes:
-            strips = [(d.metadata.get("title", ""), s) for d in documents
-                      for s in refinement.decompose(d.page_content, mode) if len(s.split()) >= refinement.MIN_STRIP_WORDS]
-            scores = evaluator.invoke({"question": question.question,
-                                       "documents": [Document(page_content=s, metadata={"title": t}) for t, s in strips]})
+            strips = [
+                (d.metadata.get("title", ""), s)
+                for d in documents
+                for s in refinement.decompose(d.page_content, mode)
+                if len(s.split()) >= refinement.MIN_STRIP_WORDS
+            ]
+            scores = evaluator.invoke(
+                {
+                    "question": question.question,
+                    "documents": [Document(page_content=s, metadata={"title": t}) for t, s in strips],
+                }
+            )
             for rule in RULES:
                 kept = [strips[i] for i in select(list(scores), *rule)]
                 found[mode, rule] += contains_answer(" ".join(f"{t} {s}" for t, s in kept), question.answers)
                 words[mode, rule] += sum(len(s.split()) for _, s in kept)
-    print(f"\n{args.questions}: {had} of {len(questions)} answerable questions have an answer in the top {ctx.k} documents")
+    print(
+        f"\n{args.questions}: {had} of {len(questions)} answerable questions have an answer in the top {ctx.k} documents"
+    )
     print("| mode | rule | strip recall % | words kept / question |\n|---|---|---|---|")
     for mode in modes:
         for key in RULES:
             top_k, margin, threshold, best = key
             rule = f"top {top_k} ≥ {threshold}" + (f" +margin {margin}" if margin else "") + (" +best" if best else "")
-            print(f"| {mode} | {rule} | {100 * found[mode, key] / max(had, 1):.1f} | {words[mode, key] / max(had, 1):.0f} |")
+            print(
+                f"| {mode} | {rule} | {100 * found[mode, key] / max(had, 1):.1f} | {words[mode, key] / max(had, 1):.0f} |"
+            )
 
 
 if __name__ == "__main__":

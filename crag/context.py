@@ -44,7 +44,10 @@ class Context:
         default=None, metadata={"description": "Query rewriter; empty = the same model as chat_model."}
     )
     preset: Preset | None = field(
-        default=None, metadata={"description": "Use the paper's thresholds for this dataset instead of the evaluator's calibrated pair."}
+        default=None,
+        metadata={
+            "description": "Use the paper's thresholds for this dataset instead of the evaluator's calibrated pair."
+        },
     )
     upper_threshold: float | None = field(
         default=None, metadata={"description": "Correct when any document scores at least this; empty = calibrated."}
@@ -74,8 +77,10 @@ class Context:
     # documents) searches something unrelated, finds nothing and says nothing.
     web_backend: WebBackend | None = field(
         default_factory=lambda: _env("CRAG_WEB_BACKEND", None) or None,  # type: ignore[return-value]
-        metadata={"description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY) or 'none' (no web: "
-                                 "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'."},
+        metadata={
+            "description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY) or 'none' (no web: "
+            "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'."
+        },
     )
     web_index: str | None = field(
         default_factory=lambda: _env("CRAG_WEB_INDEX", None) or None,
@@ -83,12 +88,16 @@ class Context:
     )
     answer_without_knowledge: bool = field(
         default=False,
-        metadata={"description": "With no relevant knowledge left, answer from the model's own memory (marked "
-                                 "ungrounded) instead of saying that the sources hold nothing relevant."},
+        metadata={
+            "description": "With no relevant knowledge left, answer from the model's own memory (marked "
+            "ungrounded) instead of saying that the sources hold nothing relevant."
+        },
     )
     rewrite: bool = field(
         default=True,
-        metadata={"description": "Rewrite the question into keywords before searching the web (off: search with the question; the paper's ablation)."},
+        metadata={
+            "description": "Rewrite the question into keywords before searching the web (off: search with the question; the paper's ablation)."
+        },
     )
     web_k: int = field(default=5, metadata={"description": "Web results used per search."})
     web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
@@ -97,12 +106,16 @@ class Context:
     )
     generate_prompt: GeneratePrompt = field(
         default=DEFAULT_GENERATE_PROMPT,
-        metadata={"description": "Generation prompt: 'paper' (CRAG's) or 'compact' (a candidate for small models; measured in the README)."},
+        metadata={
+            "description": "Generation prompt: 'paper' (CRAG's) or 'compact' (a candidate for small models; measured in the README)."
+        },
     )
     max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})
     retriever: Any = field(
         default=None,
-        metadata={"description": "A LangChain retriever to use instead of Chroma (for apps and tests; not serialisable)."},
+        metadata={
+            "description": "A LangChain retriever to use instead of Chroma (for apps and tests; not serialisable)."
+        },
     )
 
     def __post_init__(self) -> None:
@@ -119,10 +132,14 @@ class Context:
         if not hasattr(self.web_backend, "search") and self.web_backend not in get_args(WebBackend):
             raise ValueError(f"unknown web_backend {self.web_backend!r}; choose {' or '.join(get_args(WebBackend))}")
         if self.generate_prompt not in GENERATE_PROMPTS:
-            raise ValueError(f"unknown generate_prompt {self.generate_prompt!r}; choose {' or '.join(GENERATE_PROMPTS)}")
+            raise ValueError(
+                f"unknown generate_prompt {self.generate_prompt!r}; choose {' or '.join(GENERATE_PROMPTS)}"
+            )
         if self.web_backend == "local" and not self.web_index:
-            raise ValueError("the local web backend needs web_index (a JSONL file of {title, text} records); "
-                             "set it, or CRAG_WEB_INDEX, or choose web_backend 'tavily' or 'none'")
+            raise ValueError(
+                "the local web backend needs web_index (a JSONL file of {title, text} records); "
+                "set it, or CRAG_WEB_INDEX, or choose web_backend 'tavily' or 'none'"
+            )
 
     @classmethod
     def default(cls, name: str) -> Any:

@@ -8,6 +8,7 @@ client on either side sees the same scores, action, query, results and strips.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from langchain_core.callbacks import dispatch_custom_event
@@ -24,7 +25,5 @@ def emit(runtime: Any, node: str, **payload: Any) -> None:
     """Send `{"node": node, **payload}` to the run's custom stream and as a `crag` callback event."""
     event = {"node": node, **payload}
     runtime.stream_writer(event)
-    try:
+    with contextlib.suppress(RuntimeError):  # outside a run (no parent run id) nobody listens for callbacks
         dispatch_custom_event("crag", event)
-    except RuntimeError:  # called outside a run (no parent run id): nobody listens for callbacks
-        pass

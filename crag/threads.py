@@ -50,13 +50,15 @@ def threads_db(path: str | os.PathLike | None = None) -> Path:
 
 
 def _unusable(db: Path, exc: Exception) -> ThreadsError:
-    return ThreadsError(f"cannot use the threads database {db}: {exc} "
-                        "(move it away to start afresh, or give another with --threads-db)")
+    return ThreadsError(
+        f"cannot use the threads database {db}: {exc} (move it away to start afresh, or give another with --threads-db)"
+    )
 
 
 @contextmanager
-def thread_turn(thread_id: str, path: str | os.PathLike | None = None, wait: float = TURN_WAIT,
-                on_wait: Any = None) -> Iterator[None]:
+def thread_turn(
+    thread_id: str, path: str | os.PathLike | None = None, wait: float = TURN_WAIT, on_wait: Any = None
+) -> Iterator[None]:
     """Hold one thread for one turn, across processes: a second turn on it waits for the first.
 
     Both turns read the thread's last checkpoint; run at once, each writes its own successor of it
@@ -78,7 +80,9 @@ def thread_turn(thread_id: str, path: str | os.PathLike | None = None, wait: flo
                 on_wait()
             lock.acquire(timeout=wait)
     except Timeout:
-        raise ThreadsError(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later") from None
+        raise ThreadsError(
+            f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later"
+        ) from None
     try:
         yield
     finally:

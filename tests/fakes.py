@@ -22,13 +22,22 @@ from crag.backends.web import WebResult
 from crag.context import Context
 
 DOCS = [
-    Document(page_content="Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
-             metadata={"title": "Anna Berg", "source": "kb/anna.txt"}),
-    Document(page_content="Carl Dahl is a footballer from Oslo. He plays as a striker for a club.",
-             metadata={"title": "Carl Dahl", "source": "kb/carl.txt"}),
+    Document(
+        page_content="Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
+        metadata={"title": "Anna Berg", "source": "kb/anna.txt"},
+    ),
+    Document(
+        page_content="Carl Dahl is a footballer from Oslo. He plays as a striker for a club.",
+        metadata={"title": "Carl Dahl", "source": "kb/carl.txt"},
+    ),
 ]
-WEB = [WebResult(title="Anna Berg (painter)", url="local://Anna Berg (painter)",
-                 content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.")]
+WEB = [
+    WebResult(
+        title="Anna Berg (painter)",
+        url="local://Anna Berg (painter)",
+        content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.",
+    )
+]
 
 
 class FakeEvaluator:
@@ -116,17 +125,27 @@ HARNESS_QUESTIONS = [
     {"id": "q2", "question": "What is Carl Dahl's occupation?", "answers": ["footballer", "Footballer"]},
 ]
 HARNESS_KB = [
-    {"title": "Anna Berg", "text": "Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm."},
+    {
+        "title": "Anna Berg",
+        "text": "Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
+    },
     {"title": "Oslo", "text": "Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."},
 ]
-HARNESS_WEB = [WebResult(title="Carl Dahl", url="local://Carl%20Dahl#0",
-                 content="Carl Dahl is a footballer from Oslo who plays as a striker for a club in Bergen.")]
+HARNESS_WEB = [
+    WebResult(
+        title="Carl Dahl",
+        url="local://Carl%20Dahl#0",
+        content="Carl Dahl is a footballer from Oslo who plays as a striker for a club in Bergen.",
+    )
+]
 HARNESS_RULES = {"painter": 0.9, "footballer": 0.8, "Oslo is": -0.2}
 
 
 def kb_documents(question: str) -> list[Document]:
-    return [Document(page_content=r["text"], metadata={"title": r["title"], "source": f"kb/{i}"})
-            for i, r in enumerate(HARNESS_KB)]
+    return [
+        Document(page_content=r["text"], metadata={"title": r["title"], "source": f"kb/{i}"})
+        for i, r in enumerate(HARNESS_KB)
+    ]
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -174,5 +193,9 @@ class ScriptedChat(BaseChatModel):
 
 
 def fake_context(rules=None) -> Context:
-    return Context(evaluator=FakeEvaluator(rules or {"painter": 0.9}), chat_model=ScriptedChat(),
-                   retriever=RunnableLambda(lambda q: list(DOCS)), web_backend=FakeWeb(WEB))
+    return Context(
+        evaluator=FakeEvaluator(rules or {"painter": 0.9}),
+        chat_model=ScriptedChat(),
+        retriever=RunnableLambda(lambda q: list(DOCS)),
+        web_backend=FakeWeb(WEB),
+    )

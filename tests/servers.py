@@ -63,8 +63,14 @@ def wait_http(url: str, process: subprocess.Popen, log: Path, timeout: float = 1
 def subprocess_server(command: list[str], ready_url: str, log: Path, env: dict | None = None, cwd: Path | None = None):
     """Run a server command in its own process group; stop it by PID (the whole group) afterwards."""
     with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-                                   cwd=cwd, start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
+        )
     try:
         wait_http(ready_url, process, log)
         yield process
@@ -76,5 +82,3 @@ def subprocess_server(command: list[str], ready_url: str, log: Path, env: dict |
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-
-

@@ -12,6 +12,7 @@ own collection); kept so the README's figures can be reproduced:
     python benchmarks/evaluator_benchmark.py --slices artifacts/evaluator-slices \
         --checkpoint c-structure=artifacts/models/c-structure --checkpoint b-from-v1=artifacts/models/b-from-v1
 """
+
 import hashlib
 import random
 import re
@@ -48,8 +49,16 @@ VAL_PYDOC = set(PYDOC_MODULES)
 VAL_MAN = {n for n, _ in MAN_PAGES}
 MAX_BYTES = 64 * 1024
 SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(*-])")
-HOW = ("how do I {s}", "how to {s}", "how can I {s} with {t}", "{t}: how to {s}", "can {t} {s}?", "{s} in {t}",
-       "way to {s}", "is there an option to {s}")
+HOW = (
+    "how do I {s}",
+    "how to {s}",
+    "how can I {s} with {t}",
+    "{t}: how to {s}",
+    "can {t} {s}?",
+    "{s} in {t}",
+    "way to {s}",
+    "is there an option to {s}",
+)
 WHAT = ("what does {k} do in {t}", "what is {k}", "{t} {k}", "{k}", "meaning of {k} in {t}")
 
 
@@ -138,18 +147,19 @@ def main(out: Path, per_page: int = 40, seed: int = 7):
     for idx, (stem, _) in enumerate(page_of):
         by_page.setdefault(stem, []).append(idx)
     from collections import Counter
+
     pages_with = Counter()
-    for stem, idxs in by_page.items():
+    for idxs in by_page.values():
         pages_with.update({s.strip() for idx in idxs for seg in segments(chunks[idx].text) for s in SENT.split(seg)})
     items = []  # (query, chunk index, sentence)
-    for stem, idxs in by_page.items():
+    for idxs in by_page.values():
         cands = []
         for idx in idxs:
             for seg in segments(chunks[idx].text):
-              for s in SENT.split(seg):
-                s = s.strip()
-                if s and pages_with[s] == 1 and good_sentence(s) and s in cleaned[idx]:
-                    cands.append((idx, s))
+                for s in SENT.split(seg):
+                    s = s.strip()
+                    if s and pages_with[s] == 1 and good_sentence(s) and s in cleaned[idx]:
+                        cands.append((idx, s))
         rng.shuffle(cands)
         seen_s = set()
         for idx, s in cands:

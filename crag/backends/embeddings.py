@@ -70,8 +70,11 @@ class MiniLMEmbeddings(Embeddings):
         model, lock = _model(self._resolved_path())
         with lock:
             vectors = model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return vectors.tolist()
 

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from crag.backends.web import WebResult, WebSearchError
+from crag.core.passages import titled
 
 MAX_REDIRECTS = 5
 MIN_WORDS = 10  # shorter lines are menus, captions and buttons, not knowledge
@@ -118,7 +119,9 @@ async def _download(
         async with asyncio.timeout(timeout):
             for _ in range(MAX_REDIRECTS + 1):
                 host = current.raw_host.decode("ascii")
-                address = await _resolve(host, current.port or (443 if current.scheme == "https" else 80), allow_private)
+                address = await _resolve(
+                    host, current.port or (443 if current.scheme == "https" else 80), allow_private
+                )
                 request = client.build_request(
                     "GET",
                     current.copy_with(host=address),  # pinned to the checked address
@@ -132,7 +135,9 @@ async def _download(
                         if response.is_redirect:
                             location = response.headers.get("location")
                             if not location:
-                                raise WebSearchError(f"{current} answered HTTP {response.status_code} without a Location")
+                                raise WebSearchError(
+                                    f"{current} answered HTTP {response.status_code} without a Location"
+                                )
                             current = _parse(str(current.join(location)))
                             continue
                         return (*await _read(response, current, max_bytes), current)
@@ -202,17 +207,18 @@ def _extract(body: bytes, media_type: str, charset: str | None, url: str) -> tup
     return title, _split(text or "", r"\n")
 
 
-def _with_title(title: str | None, paragraph: str) -> str:
-    return f"{title}: {paragraph}" if title else paragraph
-
-
 def _new_client() -> httpx.AsyncClient:
     # no environment proxies: the address check must be about the host we really connect to
     return httpx.AsyncClient(trust_env=False, follow_redirects=False)
 
 
 async def _fetch_pages(
-    urls: list[str], *, timeout: float, max_bytes: int, allow_private: bool, max_workers: int,
+    urls: list[str],
+    *,
+    timeout: float,
+    max_bytes: int,
+    allow_private: bool,
+    max_workers: int,
     client: httpx.AsyncClient | None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
     """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
@@ -257,16 +263,19 @@ def fetch_paragraphs(
     `timeout` bounds the whole fetch, redirects included; `title` is used when the page has
     none. `allow_private` lifts the address check (tests, intranets). Raises `WebSearchError`.
     """
-    (page,) = _run(_fetch_pages([url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private,
-                                max_workers=1, client=client))
+    (page,) = _run(
+        _fetch_pages(
+            [url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, max_workers=1, client=client
+        )
+    )
     page_title, paragraphs = _paragraphs(page)
-    return [_with_title(page_title or title, p) for p in paragraphs]
+    return [titled(p, page_title or title) for p in paragraphs]
 
 
 def _snippet(result: WebResult) -> list[WebPassage]:
     if not result.content.strip():
         return []
-    return [WebPassage(_with_title(result.title, result.content.strip()), result.title, result.url, False)]
+    return [WebPassage(titled(result.content.strip(), result.title), result.title, result.url, False)]
 
 
 def fetch_all(
@@ -293,8 +302,20 @@ def fetch_all(
     for i in set(range(len(unique))) - set(web):
         per_result[i] = _snippet(unique[i])
     errors: list[str] = []
-    pages = _run(_fetch_pages([unique[i].url for i in web], timeout=timeout, max_bytes=max_bytes,
-                              allow_private=allow_private, max_workers=max_workers, client=client)) if web else []
+    pages = (
+        _run(
+            _fetch_pages(
+                [unique[i].url for i in web],
+                timeout=timeout,
+                max_bytes=max_bytes,
+                allow_private=allow_private,
+                max_workers=max_workers,
+                client=client,
+            )
+        )
+        if web
+        else []
+    )
     for i, page in zip(web, pages):
         result = unique[i]
         try:
@@ -309,5 +330,5 @@ def fetch_all(
             per_result[i] = _snippet(result)
             continue
         title = page_title or result.title
-        per_result[i] = [WebPassage(_with_title(title, p), title, result.url, True) for p in paragraphs]
+        per_result[i] = [WebPassage(titled(p, title), title, result.url, True) for p in paragraphs]
     return [passage for passages in per_result for passage in passages], errors

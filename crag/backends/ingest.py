@@ -95,7 +95,7 @@ def is_binary(path: Path) -> bool:
         head = handle.read(BINARY_SNIFF)
     if b"\0" in head:
         return True
-    controls = sum(1 for byte in head if byte < 32 and byte not in b"\t\n\r\f\b\x1b" or byte == 127)
+    controls = sum(1 for byte in head if (byte < 32 and byte not in b"\t\n\r\f\b\x1b") or byte == 127)
     return bool(head) and controls / len(head) > 0.1
 
 
@@ -122,7 +122,7 @@ def _read_jsonl(path: Path) -> list[Document]:
     for number, record in read_objects(path, errors="replace"):
         text = record.get("text")
         if not isinstance(text, str):
-            raise ValueError(f"{path}, line {number}: no \"text\" string in the record")
+            raise ValueError(f'{path}, line {number}: no "text" string in the record')
         url = record.get("url")
         metadata = {
             # no title: none, rather than the file's name, which the evaluator would read as the page's title
@@ -141,6 +141,7 @@ def _read_html(path: Path) -> tuple[str, str]:
     """Main text by trafilatura (boilerplate removed), or all visible text when it finds no article."""
     import trafilatura
     from trafilatura.baseline import html2txt
+
     raw = path.read_text(encoding="utf-8", errors="replace")
     text = trafilatura.extract(raw, include_comments=False, favor_recall=True) or html2txt(raw) or ""
     match = _HTML_TITLE.search(raw)
@@ -188,6 +189,7 @@ def split_documents(
 ) -> list[Document]:
     """Cut documents into chunks of at most `chunk_size` characters; metadata gains `chunk` and `id`."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
+
     check_chunking(chunk_size, chunk_overlap)
     splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     chunks = []
@@ -234,10 +236,15 @@ def ingest(
                 added += len(new)
             bar.update(len(batch))
     return IngestReport(
-        files=len(texts), chunks=len(chunks), added=added,
-        skipped_existing=len(unique) - added, skipped_unsupported=len(unsupported),
-        duplicates=len(chunks) - len(unique), unsupported_files=tuple(map(str, unsupported)),
-        binary_files=tuple(map(str, binary)), empty_records=len(empty),
+        files=len(texts),
+        chunks=len(chunks),
+        added=added,
+        skipped_existing=len(unique) - added,
+        skipped_unsupported=len(unsupported),
+        duplicates=len(chunks) - len(unique),
+        unsupported_files=tuple(map(str, unsupported)),
+        binary_files=tuple(map(str, binary)),
+        empty_records=len(empty),
     )
 
 

@@ -26,7 +26,7 @@ from pydantic import Field, PrivateAttr
 
 from crag.core.cache import ResourceCache
 
-_POOLS: ResourceCache[tuple[str, int], "_Pool"] = ResourceCache("chat_model")
+_POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 
@@ -47,6 +47,7 @@ class _Pool:
 
     def __init__(self, model_path: str, n_ctx: int, size: int):
         from llama_cpp import Llama
+
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
         self.instances = [
             Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
@@ -119,13 +120,13 @@ class LocalChatModel(BaseChatModel):
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, stream: bool, **kwargs: Any):
         pool = _pool(self.model_path, self.n_ctx)
-        params = dict(
-            messages=self._messages(messages),
-            max_tokens=kwargs.get("max_tokens", self.max_tokens),
-            temperature=kwargs.get("temperature", self.temperature),
-            stop=stop,
-            stream=stream,
-        )
+        params = {
+            "messages": self._messages(messages),
+            "max_tokens": kwargs.get("max_tokens", self.max_tokens),
+            "temperature": kwargs.get("temperature", self.temperature),
+            "stop": stop,
+            "stream": stream,
+        }
         return pool, params
 
     def _generate(
@@ -139,7 +140,9 @@ class LocalChatModel(BaseChatModel):
         with pool.use() as llama:
             reply = llama.create_chat_completion(**params)
         text = reply["choices"][0]["message"].get("content") or ""
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text), generation_info={"usage": reply.get("usage")})])
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(content=text), generation_info={"usage": reply.get("usage")})]
+        )
 
     def _stream(
         self,
@@ -163,6 +166,7 @@ class LocalChatModel(BaseChatModel):
 def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     """A chat model from its name: 'local' or 'openai:<model>'; a ready model passes through."""
     from langchain_openai import ChatOpenAI
+
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():

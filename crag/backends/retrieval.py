@@ -65,6 +65,7 @@ def check_folder(persist_dir: Path) -> None:
 def _client(persist_dir: Path | None, url: str | None):
     import chromadb
     from chromadb.config import Settings
+
     settings = Settings(anonymized_telemetry=False)
     if url is not None:
         host, port, ssl = parse_chroma_url(url)
@@ -89,6 +90,7 @@ def open_store(
     """
     from chromadb.errors import ChromaError
     from langchain_chroma import Chroma
+
     if not collection:
         raise ValueError("the collection name must not be empty")
     url = chroma_url.strip() if chroma_url else None
@@ -126,8 +128,10 @@ def open_existing(
         if folder is not None:
             check_folder(folder)
             if not (folder / "chroma.sqlite3").is_file():  # what PersistentClient writes first
-                raise StoreError(f"there is no knowledge base at {folder}: nothing was ingested there; "
-                                 f"{fill}, or point --chroma-dir at the folder `crag ingest` used")
+                raise StoreError(
+                    f"there is no knowledge base at {folder}: nothing was ingested there; "
+                    f"{fill}, or point --chroma-dir at the folder `crag ingest` used"
+                )
         try:
             names = sorted(c if isinstance(c, str) else c.name for c in _client(folder, url).list_collections())
         except StoreError:
@@ -135,8 +139,10 @@ def open_existing(
         except Exception as exc:  # a corrupt database, a server error
             raise StoreError(f"cannot list the collections at {where}: {type(exc).__name__}: {exc}") from exc
         if collection not in names:
-            raise StoreError(f"there is no collection {collection!r} at {where}; "
-                             f"it holds {', '.join(repr(n) for n in names) if names else 'none'}")
+            raise StoreError(
+                f"there is no collection {collection!r} at {where}; "
+                f"it holds {', '.join(repr(n) for n in names) if names else 'none'}"
+            )
     store = open_store(persist_dir=persist_dir, collection=collection, chroma_url=chroma_url)
     if not store.get(limit=1, include=[])["ids"]:
         raise StoreError(f"the collection {collection!r} at {where} is empty: {fill}")

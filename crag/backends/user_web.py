@@ -7,8 +7,8 @@ the `WebSearchError` the node handles, so a user's code can never crash a run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import quote
 
 from langchain_core.documents import Document
@@ -72,6 +72,7 @@ def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[WebR
         raise WebSearchError(f"{name} returned results that cannot be read: {type(exc).__name__}: {exc}") from exc
     results = [r for i, hit in enumerate(hits) if (r := to_result(hit, i)) is not None]
     if hits and not results:
-        raise WebSearchError(f"{name} returned {len(hits)} results with no text or URL "
-                             f"(the first is a {type(hits[0]).__name__})")
+        raise WebSearchError(
+            f"{name} returned {len(hits)} results with no text or URL (the first is a {type(hits[0]).__name__})"
+        )
     return results[:k]

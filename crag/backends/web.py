@@ -9,15 +9,17 @@ back to its internal knowledge with one `except`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
 import numpy as np
@@ -72,6 +74,7 @@ _INDEXES: ResourceCache[str, _Index] = ResourceCache("web_index", counted=False)
 def _tokenize(texts: list[str]) -> list[list[str]]:
     # strings, not ids: a query tokenized on its own has its own id vocabulary
     import bm25s
+
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
@@ -105,6 +108,7 @@ def _read_records(path: Path) -> list[WebResult]:
 
 def _build_index(path: Path) -> _Index:
     import bm25s
+
     records = _read_records(path)
     retriever = bm25s.BM25()
     retriever.index(_tokenize([f"{r.title} {r.content}" for r in records]), show_progress=False)
@@ -208,10 +212,8 @@ def parse_tavily_output(output: Any) -> list[WebResult]:
             _raise_error(output.content)
         output = output.artifact if output.artifact is not None else output.content
         if isinstance(output, str):
-            try:
+            with contextlib.suppress(json.JSONDecodeError):
                 output = json.loads(output)
-            except json.JSONDecodeError:
-                pass
     if isinstance(output, str):
         if output.startswith(_NO_RESULTS):
             return []
@@ -227,7 +229,9 @@ def parse_tavily_output(output: Any) -> list[WebResult]:
     for hit in hits:
         if isinstance(hit, dict) and isinstance(hit.get("url"), str) and hit["url"]:
             url = hit["url"]
-            results.append(WebResult(title=str(hit.get("title") or url), url=url, content=str(hit.get("content") or "")))
+            results.append(
+                WebResult(title=str(hit.get("title") or url), url=url, content=str(hit.get("content") or ""))
+            )
     return results
 
 
@@ -261,6 +265,7 @@ class TavilyWebSearch:
     def _tool(self, k: int) -> Any:
         # max_results may only be set when the tool is built, so there is one tool per k
         from langchain_tavily import TavilySearch
+
         with self._tools_lock:
             if k not in self._tools:
                 self._tools[k] = TavilySearch(

@@ -6,7 +6,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -36,20 +36,23 @@ app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.",
 
 DEFAULT_DATA_OUT = Path("artifacts/evaluator-data")
 ModelOption = Annotated[
-    Optional[Path], typer.Option("--model", help="Checkpoint folder (default: the shipped evaluator).")
+    Path | None, typer.Option("--model", help="Checkpoint folder (default: the shipped evaluator).")
 ]
 
 
 def _quiet_transformers() -> None:
     """Keep the output to our own lines: no load reports or weight-loading progress bars."""
     import transformers
+
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
 
 
 @app.command("build-data")
 def build_data_cmd(
-    data_dir: Annotated[Optional[Path], typer.Option(help="Shared data (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Shared data (default: $CRAG_DATA_DIR or ../shared/data).")
+    ] = None,
     out: Annotated[Path, typer.Option(help="Where to write train/validation pairs.")] = DEFAULT_DATA_OUT,
     bm25_negatives: Annotated[int, typer.Option(min=0, help="BM25 hard negatives per question.")] = 4,
 ) -> None:
@@ -68,21 +71,42 @@ def build_data_cmd(
 @app.command("train")
 def train_cmd(
     out: Annotated[Path, typer.Option(help="Checkpoint folder to write.")],
-    base: Annotated[str, typer.Option(help=f"Local checkpoint, config-only folder (random weights), random-t5-small/random-t5-tiny, or {PACKAGED_BASE}.")] = PACKAGED_BASE,
-    data: Annotated[Path, typer.Option(help="Folder from build-data (train.jsonl / validation.jsonl or .tsv).")] = DEFAULT_DATA_OUT,
-    validation: Annotated[str, typer.Option(help="File in --data that picks the epoch and calibrates: dev (training questions held apart, as the graph sees them) or validation-popqa (the first recipe's split).")] = "dev",
+    base: Annotated[
+        str,
+        typer.Option(
+            help=f"Local checkpoint, config-only folder (random weights), random-t5-small/random-t5-tiny, or {PACKAGED_BASE}."
+        ),
+    ] = PACKAGED_BASE,
+    data: Annotated[
+        Path, typer.Option(help="Folder from build-data (train.jsonl / validation.jsonl or .tsv).")
+    ] = DEFAULT_DATA_OUT,
+    validation: Annotated[
+        str,
+        typer.Option(
+            help="File in --data that picks the epoch and calibrates: dev (training questions held apart, as the graph sees them) or validation-popqa (the first recipe's split)."
+        ),
+    ] = "dev",
     epochs: Annotated[int, typer.Option(min=1)] = 3,
     batch_size: Annotated[int, typer.Option(min=1)] = 16,
-    lr: Annotated[Optional[float], typer.Option(help="Learning rate (default by method).")] = None,
+    lr: Annotated[float | None, typer.Option(help="Learning rate (default by method).")] = None,
     max_length: Annotated[int, typer.Option(min=16, help="Tokens read per pair.")] = 128,
-    layers: Annotated[Optional[int], typer.Option(min=1, help="Keep only the first N encoder layers.")] = None,
+    layers: Annotated[int | None, typer.Option(min=1, help="Keep only the first N encoder layers.")] = None,
     lora_rank: Annotated[int, typer.Option(min=0, help="LoRA rank; 0 = full fine-tune.")] = 0,
     loss: Annotated[str, typer.Option(help="bce (default) or mse (the paper's ±1 regression).")] = "bce",
     use_title: Annotated[bool, typer.Option(help="Prefix passages with their title.")] = False,
-    title_dropout: Annotated[float, typer.Option(min=0, max=1, help="With --use-title: share of training pairs shown without it.")] = 0.5,
+    title_dropout: Annotated[
+        float, typer.Option(min=0, max=1, help="With --use-title: share of training pairs shown without it.")
+    ] = 0.5,
     seed: Annotated[int, typer.Option()] = 42,
-    limit: Annotated[Optional[int], typer.Option(min=1, help="Train on a sample of N pairs.")] = None,
-    teacher_weight: Annotated[float, typer.Option(min=0, max=1, help="Distillation: train towards (1-w)·label + w·(the base model's zero-shot probability), where build-data stored one.")] = 0.0,
+    limit: Annotated[int | None, typer.Option(min=1, help="Train on a sample of N pairs.")] = None,
+    teacher_weight: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            max=1,
+            help="Distillation: train towards (1-w)·label + w·(the base model's zero-shot probability), where build-data stored one.",
+        ),
+    ] = 0.0,
 ) -> None:
     """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
     _quiet_transformers()
@@ -91,9 +115,22 @@ def train_cmd(
     if not train_file.is_file() or not val_file.is_file():
         fail(f"no training data in {data}; run `crag evaluator build-data --out {data}` first")
     config = TrainConfig(
-        train=train_file, validation=val_file, out=out, base=base, epochs=epochs, batch_size=batch_size,
-        lr=lr, max_length=max_length, num_layers=layers, lora_rank=lora_rank, loss=loss,
-        use_title=use_title, title_dropout=title_dropout, seed=seed, limit=limit, teacher_weight=teacher_weight,
+        train=train_file,
+        validation=val_file,
+        out=out,
+        base=base,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        max_length=max_length,
+        num_layers=layers,
+        lora_rank=lora_rank,
+        loss=loss,
+        use_title=use_title,
+        title_dropout=title_dropout,
+        seed=seed,
+        limit=limit,
+        teacher_weight=teacher_weight,
     )
     try:
         meta = train(config)
@@ -106,7 +143,7 @@ def train_cmd(
     )
 
 
-def _load(model: Optional[Path], pairs_file: Path, dynamic_int8: Optional[bool] = None):
+def _load(model: Path | None, pairs_file: Path, dynamic_int8: bool | None = None):
     """The checkpoint, the labelled pairs, and each pair's (question, passage) as the checkpoint reads it."""
     _quiet_transformers()
     try:
@@ -117,7 +154,7 @@ def _load(model: Optional[Path], pairs_file: Path, dynamic_int8: Optional[bool] 
     return scorer, pairs, [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
 
 
-def _score_file(model: Optional[Path], pairs_file: Path, batch_size: int, dynamic_int8: Optional[bool]):
+def _score_file(model: Path | None, pairs_file: Path, batch_size: int, dynamic_int8: bool | None):
     scorer, pairs, texts = _load(model, pairs_file, dynamic_int8)
     started = time.perf_counter()
     scores = scorer.score(texts, batch_size=batch_size)
@@ -130,7 +167,9 @@ def export_cmd(
     model: Annotated[Path, typer.Option("--model", help="A full fine-tune written by `crag evaluator train`.")],
     out: Annotated[Path, typer.Option(help="Folder for the compact checkpoint.")],
     base: Annotated[str, typer.Option(help="The base the fine-tune started from.")] = PACKAGED_BASE,
-    max_length: Annotated[Optional[int], typer.Option(min=16, help="Tokens read per pair at inference (default: as trained).")] = None,
+    max_length: Annotated[
+        int | None, typer.Option(min=16, help="Tokens read per pair at inference (default: as trained).")
+    ] = None,
 ) -> None:
     """Store a full fine-tune as int8 weights on top of its packaged base (a few MB).
 
@@ -146,8 +185,12 @@ def export_cmd(
 
 @app.command("blend")
 def blend_cmd(
-    pairs: Annotated[Path, typer.Option(help="Labelled pairs the blend is fitted on (the dev pairs; never a validation slice).")],
-    corpus: Annotated[Path, typer.Option(help="Pairs whose passages give the document frequencies (the training pairs).")],
+    pairs: Annotated[
+        Path, typer.Option(help="Labelled pairs the blend is fitted on (the dev pairs; never a validation slice).")
+    ],
+    corpus: Annotated[
+        Path, typer.Option(help="Pairs whose passages give the document frequencies (the training pairs).")
+    ],
     model: ModelOption = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
 ) -> None:
@@ -174,11 +217,17 @@ def blend_cmd(
     meta = Metadata.read(scorer.path) or scorer.meta
     meta.blend = blend.as_dict()
     meta.calibrated = False  # the thresholds were chosen for the unblended score
-    meta.validation_metrics = {**meta.validation_metrics, "blend": {
-        "pairs": str(pairs), "corpus": str(corpus), "idf_terms": len(table.df), "idf_documents": table.n_docs,
-        "roc_auc_model": classification_metrics(labels, logits, 0.0)["roc_auc"],
-        "roc_auc_blend": classification_metrics(labels, blend.logits(logits, overlaps), 0.0)["roc_auc"],
-    }}
+    meta.validation_metrics = {
+        **meta.validation_metrics,
+        "blend": {
+            "pairs": str(pairs),
+            "corpus": str(corpus),
+            "idf_terms": len(table.df),
+            "idf_documents": table.n_docs,
+            "roc_auc_model": classification_metrics(labels, logits, 0.0)["roc_auc"],
+            "roc_auc_blend": classification_metrics(labels, blend.logits(logits, overlaps), 0.0)["roc_auc"],
+        },
+    }
     meta.write(scorer.path)
     info = meta.validation_metrics["blend"]
     typer.echo(
@@ -199,7 +248,9 @@ def calibrate_cmd(
     """Choose (upper, lower) on labelled pairs and store them with the checkpoint."""
     scorer, labels, scores, _ = _score_file(model, pairs, batch_size, None)
     try:
-        result = calibrate(labels, scores, false_relevant_cost=false_relevant_cost, false_irrelevant_cost=false_irrelevant_cost)
+        result = calibrate(
+            labels, scores, false_relevant_cost=false_relevant_cost, false_irrelevant_cost=false_irrelevant_cost
+        )
     except ValueError as exc:
         fail(str(exc))
     meta = Metadata.read(scorer.path) or scorer.meta
@@ -207,7 +258,9 @@ def calibrate_cmd(
     meta.calibrated = True
     meta.validation_metrics = {**meta.validation_metrics, "calibration": {**result.as_dict(), "pairs": str(pairs)}}
     meta.write(scorer.path)
-    typer.echo(f"upper={result.upper} lower={result.lower} (utility {result.utility:.4f} on {result.n} pairs) -> {scorer.path}")
+    typer.echo(
+        f"upper={result.upper} lower={result.lower} (utility {result.utility:.4f} on {result.n} pairs) -> {scorer.path}"
+    )
 
 
 @app.command("eval")
@@ -216,7 +269,12 @@ def eval_cmd(
     model: ModelOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
-    dynamic_int8: Annotated[Optional[bool], typer.Option("--dynamic-int8/--no-dynamic-int8", help="Quantize Linear layers at load (overrides the checkpoint).")] = None,
+    dynamic_int8: Annotated[
+        bool | None,
+        typer.Option(
+            "--dynamic-int8/--no-dynamic-int8", help="Quantize Linear layers at load (overrides the checkpoint)."
+        ),
+    ] = None,
 ) -> None:
     """Accuracy, balanced accuracy, F1, ROC-AUC and speed at the checkpoint's upper threshold."""
     scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, dynamic_int8)
@@ -240,16 +298,45 @@ def eval_cmd(
 
 @app.command("adapt")
 def adapt_cmd(
-    out: Annotated[Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")],
-    collection: Annotated[Optional[str], typer.Option("--collection", help=f"The ingested collection to adapt to (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")] = None,
-    chroma_dir: Annotated[Optional[Path], typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")] = None,
-    chroma_url: Annotated[Optional[str], typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder).")] = None,
-    start: Annotated[Optional[Path], typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")] = None,
-    labelled: Annotated[Optional[Path], typer.Option(help="A few labelled pairs from your domain (CRAG's .tsv or .jsonl): the blend and thresholds are fitted on them.")] = None,
-    time_limit: Annotated[Optional[float], typer.Option(min=1, help="Minutes for the whole run; training stops early to keep it.")] = None,
+    out: Annotated[
+        Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")
+    ],
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection",
+            help=f"The ingested collection to adapt to (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION}).",
+        ),
+    ] = None,
+    chroma_dir: Annotated[
+        Path | None, typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
+    ] = None,
+    chroma_url: Annotated[
+        str | None,
+        typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
+    ] = None,
+    start: Annotated[
+        Path | None, typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")
+    ] = None,
+    labelled: Annotated[
+        Path | None,
+        typer.Option(
+            help="A few labelled pairs from your domain (CRAG's .tsv or .jsonl): the blend and thresholds are fitted on them."
+        ),
+    ] = None,
+    time_limit: Annotated[
+        float | None, typer.Option(min=1, help="Minutes for the whole run; training stops early to keep it.")
+    ] = None,
     epochs: Annotated[int, typer.Option(min=1)] = 1,
-    max_queries: Annotated[int, typer.Option(min=10, help="Chunks asked about (a seeded sample of a larger collection).")] = 4000,
-    held_apart: Annotated[float, typer.Option(min=0.1, max=0.6, help="Share of documents never trained on: half fit the blend and thresholds, half check.")] = 0.3,
+    max_queries: Annotated[
+        int, typer.Option(min=10, help="Chunks asked about (a seeded sample of a larger collection).")
+    ] = 4000,
+    held_apart: Annotated[
+        float,
+        typer.Option(
+            min=0.1, max=0.6, help="Share of documents never trained on: half fit the blend and thresholds, half check."
+        ),
+    ] = 0.3,
     seed: Annotated[int, typer.Option()] = 0,
     force: Annotated[bool, typer.Option(help="Write the adapted evaluator even when a check finds it worse.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing checkpoint at --out.")] = False,
@@ -266,19 +353,36 @@ def adapt_cmd(
         out.parent.mkdir(parents=True, exist_ok=True)
         labelled_pairs = read_pairs(labelled) if labelled else None
         collection = collection or default_collection()
-        store = open_existing(persist_dir=chroma_dir or default_chroma_dir(), collection=collection, chroma_url=chroma_url)
+        store = open_existing(
+            persist_dir=chroma_dir or default_chroma_dir(), collection=collection, chroma_url=chroma_url
+        )
         chunks = collection_chunks(store)
         config = AdaptConfig(
-            out=out, start=start, labelled=labelled_pairs, time_limit=time_limit * 60 if time_limit else None,
-            epochs=epochs, max_queries=max_queries, held_apart=held_apart, seed=seed, force=force, progress=progress,
+            out=out,
+            start=start,
+            labelled=labelled_pairs,
+            time_limit=time_limit * 60 if time_limit else None,
+            epochs=epochs,
+            max_queries=max_queries,
+            held_apart=held_apart,
+            seed=seed,
+            force=force,
+            progress=progress,
         )
-        result = adapt(chunks, store.embeddings.embed_documents, config, collection=collection,
-                       log=lambda line: typer.echo(line, err=True))
+        result = adapt(
+            chunks,
+            store.embeddings.embed_documents,
+            config,
+            collection=collection,
+            log=lambda line: typer.echo(line, err=True),
+        )
     except (EvaluatorError, StoreError, EmbeddingError, FileNotFoundError, ValueError, OSError) as exc:
         fail(str(exc))
     for check in result.checks:
-        typer.echo(f"{check.name:<18} {check.pairs:>5} pairs  ROC-AUC {check.before:.3f} -> {check.after:.3f} "
-                   f"({check.change:+.3f})")
+        typer.echo(
+            f"{check.name:<18} {check.pairs:>5} pairs  ROC-AUC {check.before:.3f} -> {check.after:.3f} "
+            f"({check.change:+.3f})"
+        )
     thresholds = result.meta.thresholds
     for problem in result.problems:
         typer.secho(f"warning: the adapted evaluator is {problem}", fg=typer.colors.RED, err=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,20 +17,25 @@ from crag.experiments.popqa import build_popqa, default_data_dir
 from crag.experiments.runner import RunSettings, robustness, run
 from crag.experiments.systems import SYSTEMS, parse_systems
 
-app = typer.Typer(help="Evaluate CRAG against RAG and its ablations (the paper's PopQA experiments).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Evaluate CRAG against RAG and its ablations (the paper's PopQA experiments).", no_args_is_help=True
+)
 
 Questions = Annotated[Path, typer.Option("--questions", help="JSONL {question, answers[], id?}.", show_default=False)]
 KB = Annotated[Path, typer.Option("--kb", help="Knowledge base, JSONL {title, text, id?}.", show_default=False)]
-Web = Annotated[Path, typer.Option("--web", help="Local web-search index, JSONL {title, text, url?}.", show_default=False)]
-Out = Annotated[Path, typer.Option("--out", help="Output folder (predictions, results, report, plots).", show_default=False)]
-Limit = Annotated[Optional[int], typer.Option("--limit", help="Only the first N questions.")]
+Web = Annotated[
+    Path, typer.Option("--web", help="Local web-search index, JSONL {title, text, url?}.", show_default=False)
+]
+Out = Annotated[
+    Path, typer.Option("--out", help="Output folder (predictions, results, report, plots).", show_default=False)
+]
+Limit = Annotated[int | None, typer.Option("--limit", help="Only the first N questions.")]
 K = Annotated[int, typer.Option("--k", min=1, help="Documents retrieved per question (every system).")]
 ChromaDir = Annotated[Path, typer.Option("--chroma-dir", help="Where the knowledge base's Chroma collections live.")]
 ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per knowledge-base chunk.")]
 ChunkOverlap = Annotated[int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")]
 ChatModel = Annotated[str, typer.Option("--chat-model", help="Generator: 'local' or 'openai:<model>'.")]
-Evaluator = Annotated[Optional[Path], typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
+Evaluator = Annotated[Path | None, typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's choice of passages.")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 
@@ -39,23 +44,54 @@ def _quiet() -> None:
     _quiet_transformers()
 
 
-def _settings(questions, kb, web, out, systems, limit, drop_gold, seed, k, chroma_dir, chunk_size, chunk_overlap,
-              chat_model, evaluator, progress):
+def _settings(
+    questions,
+    kb,
+    web,
+    out,
+    systems,
+    limit,
+    drop_gold,
+    seed,
+    k,
+    chroma_dir,
+    chunk_size,
+    chunk_overlap,
+    chat_model,
+    evaluator,
+    progress,
+):
     check_chunking(chunk_size, chunk_overlap)
     for path, what in ((questions, "questions"), (kb, "knowledge-base"), (web, "web")):
         if not path.is_file():
             raise FileNotFoundError(f"{what} file {path} does not exist")
     if not 0.0 <= drop_gold <= 1.0:
         raise ValueError(f"--drop-gold must be between 0 and 1, got {drop_gold}")
-    return RunSettings(questions=questions, kb=kb, web=web, out=out, systems=parse_systems(systems), limit=limit,
-                       drop_gold=drop_gold, seed=seed, k=k, chroma_dir=chroma_dir, chunk_size=chunk_size,
-                       chunk_overlap=chunk_overlap, chat_model=chat_model,
-                       evaluator=str(evaluator) if evaluator else None, progress=progress)
+    return RunSettings(
+        questions=questions,
+        kb=kb,
+        web=web,
+        out=out,
+        systems=parse_systems(systems),
+        limit=limit,
+        drop_gold=drop_gold,
+        seed=seed,
+        k=k,
+        chroma_dir=chroma_dir,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        chat_model=chat_model,
+        evaluator=str(evaluator) if evaluator else None,
+        progress=progress,
+    )
 
 
 def _interrupted(out: Path) -> None:
-    typer.secho(f"\ninterrupted: the answers so far are in {out / 'predictions.jsonl'}; "
-                "run the same command again to continue", fg=typer.colors.YELLOW, err=True)
+    typer.secho(
+        f"\ninterrupted: the answers so far are in {out / 'predictions.jsonl'}; run the same command again to continue",
+        fg=typer.colors.YELLOW,
+        err=True,
+    )
     raise typer.Exit(code=130)
 
 
@@ -65,10 +101,16 @@ def run_cmd(
     kb: KB,
     web: Web,
     out: Out,
-    systems: Annotated[str, typer.Option("--systems", help=f"Comma-separated, from: {', '.join(SYSTEMS)}.")] = "rag,crag",
+    systems: Annotated[
+        str, typer.Option("--systems", help=f"Comma-separated, from: {', '.join(SYSTEMS)}.")
+    ] = "rag,crag",
     limit: Limit = None,
-    drop_gold: Annotated[float, typer.Option("--drop-gold", help="Fraction (0-1) of answer-bearing passages to remove.")] = 0.0,
-    sweep: Annotated[bool, typer.Option("--sweep", help="Also run the three forced routes, for the threshold sweep plot.")] = False,
+    drop_gold: Annotated[
+        float, typer.Option("--drop-gold", help="Fraction (0-1) of answer-bearing passages to remove.")
+    ] = 0.0,
+    sweep: Annotated[
+        bool, typer.Option("--sweep", help="Also run the three forced routes, for the threshold sweep plot.")
+    ] = False,
     seed: Seed = 0,
     k: K = 5,
     chroma_dir: ChromaDir = Path(DEFAULT_CHROMA_DIR),
@@ -83,16 +125,33 @@ def run_cmd(
     if sweep:
         systems = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
     try:
-        settings = _settings(questions, kb, web, out, systems, limit, drop_gold, seed, k, chroma_dir, chunk_size,
-                             chunk_overlap, chat_model, evaluator, progress)
+        settings = _settings(
+            questions,
+            kb,
+            web,
+            out,
+            systems,
+            limit,
+            drop_gold,
+            seed,
+            k,
+            chroma_dir,
+            chunk_size,
+            chunk_overlap,
+            chat_model,
+            evaluator,
+            progress,
+        )
         results = run(settings)
     except KeyboardInterrupt:
         _interrupted(out)
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     for name, r in results.items():
-        typer.echo(f"{name:<18} accuracy {r['accuracy'] * 100:5.1f}%  knowledge tokens {r['knowledge_tokens']:6.0f}  "
-                   f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})")
+        typer.echo(
+            f"{name:<18} accuracy {r['accuracy'] * 100:5.1f}%  knowledge tokens {r['knowledge_tokens']:6.0f}  "
+            f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})"
+        )
     typer.echo(f"report: {out / 'report.md'}")
 
 
@@ -103,7 +162,9 @@ def robustness_cmd(
     web: Web,
     out: Out,
     systems: Annotated[str, typer.Option("--systems", help="Comma-separated systems.")] = "rag,crag",
-    fractions: Annotated[str, typer.Option("--fractions", help="Comma-separated drop-gold fractions.")] = "0,0.25,0.5,0.75,1",
+    fractions: Annotated[
+        str, typer.Option("--fractions", help="Comma-separated drop-gold fractions.")
+    ] = "0,0.25,0.5,0.75,1",
     limit: Limit = None,
     seed: Seed = 0,
     k: K = 5,
@@ -123,8 +184,23 @@ def robustness_cmd(
     try:
         if not values or any(not 0.0 <= f <= 1.0 for f in values):
             raise ValueError(f"--fractions must be numbers between 0 and 1, got {fractions!r}")
-        settings = _settings(questions, kb, web, out, systems, limit, 0.0, seed, k, chroma_dir, chunk_size,
-                             chunk_overlap, chat_model, evaluator, progress)
+        settings = _settings(
+            questions,
+            kb,
+            web,
+            out,
+            systems,
+            limit,
+            0.0,
+            seed,
+            k,
+            chroma_dir,
+            chunk_size,
+            chunk_overlap,
+            chat_model,
+            evaluator,
+            progress,
+        )
         summary = robustness(settings, values)
     except KeyboardInterrupt:
         _interrupted(out)
@@ -137,9 +213,15 @@ def robustness_cmd(
 
 @app.command("build-popqa")
 def build_popqa_cmd(
-    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Where to write questions.jsonl, kb.jsonl and web.jsonl.")] = Path("artifacts/eval/popqa-inputs"),
-    split: Annotated[str, typer.Option("--split", help="validation (q_index 100-399), train (400-1398) or all.")] = "validation",
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where to write questions.jsonl, kb.jsonl and web.jsonl.")] = Path(
+        "artifacts/eval/popqa-inputs"
+    ),
+    split: Annotated[
+        str, typer.Option("--split", help="validation (q_index 100-399), train (400-1398) or all.")
+    ] = "validation",
 ) -> None:
     """Write the PopQA inputs: the split's questions, the knowledge base and the web index."""
     try:
@@ -147,16 +229,21 @@ def build_popqa_cmd(
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(str(exc))
     kb = manifest["kb"]
-    typer.echo(f"{manifest['questions']} {split} questions; knowledge base {kb['selected_passages']} selected passages + "
-               f"{kb['wikipedia_distractors']} Wikipedia distractors; web {manifest['web']} strips -> {out}")
+    typer.echo(
+        f"{manifest['questions']} {split} questions; knowledge base {kb['selected_passages']} selected passages + "
+        f"{kb['wikipedia_distractors']} Wikipedia distractors; web {manifest['web']} strips -> {out}"
+    )
 
 
 @app.command("build-docs")
 def build_docs_cmd(
-    out: Annotated[Path, typer.Option("--out", help="Where to write docs/, questions.jsonl, kb.jsonl and web.jsonl.")] =
-    Path("artifacts/eval/docs-inputs"),
-    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder, for the web "
-                                                     "(default: $CRAG_DATA_DIR or ../shared/data).")] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Where to write docs/, questions.jsonl, kb.jsonl and web.jsonl.")
+    ] = Path("artifacts/eval/docs-inputs"),
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Shared data folder, for the web (default: $CRAG_DATA_DIR or ../shared/data)."),
+    ] = None,
 ) -> None:
     """Write the documentation-domain inputs: pydoc and man pages rendered here, the packaged questions, the web."""
     try:
@@ -164,28 +251,41 @@ def build_docs_cmd(
     except (FileNotFoundError, ValueError, KeyError, RuntimeError) as exc:
         fail(str(exc))
     counts = manifest["counts"]
-    typer.echo(f"{counts['docs']} pages in {out / 'docs'}; {counts['questions']} questions; knowledge base "
-               f"{counts['kb']} pages; web {counts['web']} strips -> {out}")
+    typer.echo(
+        f"{counts['docs']} pages in {out / 'docs'}; {counts['questions']} questions; knowledge base "
+        f"{counts['kb']} pages; web {counts['web']} strips -> {out}"
+    )
 
 
 @app.command("build-slices")
 def build_slices_cmd(
-    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")] = None,
-    docs: Annotated[Optional[Path], typer.Option("--docs", help="Output of build-docs: adds the documentation slice.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Where to write one pairs file per slice.")] = relevance.DEFAULT_OUT,
-    chroma_dir: Annotated[Path, typer.Option("--chroma-dir", help="Where the retrieval indexes live.")] = Path(relevance.DEFAULT_CHROMA_DIR),
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
+    ] = None,
+    docs: Annotated[
+        Path | None, typer.Option("--docs", help="Output of build-docs: adds the documentation slice.")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Where to write one pairs file per slice.")
+    ] = relevance.DEFAULT_OUT,
+    chroma_dir: Annotated[Path, typer.Option("--chroma-dir", help="Where the retrieval indexes live.")] = Path(
+        relevance.DEFAULT_CHROMA_DIR
+    ),
     progress: Progress = True,
 ) -> None:
     """Write the evaluator's validation slices: real retrieval, everyday phrasings, Bio, docs, multi-hop."""
     _quiet()
     try:
-        manifest = relevance.build_slices(data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir,
-                                progress=progress)
+        manifest = relevance.build_slices(
+            data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir, progress=progress
+        )
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(str(exc))
     for name, info in manifest["slices"].items():
-        typer.echo(f"{name:<16} {info['pairs']:>6} pairs  {info['positives']:>5} relevant  {info['questions']:>4} questions "
-                   f"({info['questions_with_a_relevant_passage']} with a relevant passage)")
+        typer.echo(
+            f"{name:<16} {info['pairs']:>6} pairs  {info['positives']:>5} relevant  {info['questions']:>4} questions "
+            f"({info['questions_with_a_relevant_passage']} with a relevant passage)"
+        )
     typer.echo(f"-> {out}")
 
 

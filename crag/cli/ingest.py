@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -42,13 +42,14 @@ def ingest_cmd(
         ),
     ],
     chroma_dir: Annotated[
-        Optional[Path], typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
+        Path | None, typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
     ] = None,
     collection: Annotated[
-        Optional[str], typer.Option("--collection", help=f"Chroma collection (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")
+        str | None,
+        typer.Option("--collection", help=f"Chroma collection (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION})."),
     ] = None,
     chroma_url: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
     ] = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
@@ -79,7 +80,9 @@ def ingest_cmd(
         f"{report.skipped_existing} already present{duplicates}{empty} -> {collection} at {target}"
     )
     if report.unsupported_files:
-        typer.echo(f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
-                   f"(supported: {', '.join(SUFFIXES)})")
+        typer.echo(
+            f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
+            f"(supported: {', '.join(SUFFIXES)})"
+        )
     for file in report.binary_files:
         typer.secho(f"warning: skipped {file}: it is binary, not text", fg=typer.colors.YELLOW, err=True)

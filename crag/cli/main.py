@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -41,9 +41,15 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
         "reason": result.get("reason", ""),
         "thresholds": result.get("thresholds", {}),
         "documents": [
-            {"id": d.id or d.metadata.get("id"), "rank": i + 1, "title": d.metadata.get("title", ""),
-             "source": d.metadata.get("source", ""), "score": scores[i] if i < len(scores) else None,
-             "label": labels[i] if i < len(labels) else None, "text": d.page_content}
+            {
+                "id": d.id or d.metadata.get("id"),
+                "rank": i + 1,
+                "title": d.metadata.get("title", ""),
+                "source": d.metadata.get("source", ""),
+                "score": scores[i] if i < len(scores) else None,
+                "label": labels[i] if i < len(labels) else None,
+                "text": d.page_content,
+            }
             for i, d in enumerate(documents)
         ],
         "rewritten_query": result.get("rewritten_query") or None,
@@ -87,8 +93,10 @@ def _short(text: str, limit: int) -> str:
 
 def _print_web(result: dict[str, Any]) -> None:
     if result.get("web_status") == "not configured":
-        typer.secho("web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus)",
-                    fg=typer.colors.YELLOW)
+        typer.secho(
+            "web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus)",
+            fg=typer.colors.YELLOW,
+        )
     if result.get("rewritten_query"):
         typer.echo(f"web query: {result['rewritten_query']}")
     if result.get("web_error"):
@@ -99,7 +107,9 @@ def _print_grounding(result: dict[str, Any]) -> None:
     """Which sentence rests on which strip, or that the answer rests on none."""
     answer, draft = result.get("answer", ""), result.get("draft", "")
     if draft and draft != answer:
-        typer.secho(f"  (the model wrote \"{_short(draft, 160)}\", which no source supports: withheld)", fg=typer.colors.YELLOW)
+        typer.secho(
+            f'  (the model wrote "{_short(draft, 160)}", which no source supports: withheld)', fg=typer.colors.YELLOW
+        )
     elif not result.get("grounded") and not abstains(answer):
         typer.secho("  UNGROUNDED: no source supports this answer", fg=typer.colors.YELLOW)
     if not result.get("sources"):
@@ -107,11 +117,14 @@ def _print_grounding(result: dict[str, Any]) -> None:
     typer.secho("sources:", bold=True)
     for citation in result.get("citations", []):
         cited = "".join(f"[{n}]" for n in citation["sources"]) or "(no supporting source)"
-        typer.echo(f"  \"{_short(citation['sentence'], 80)}\" {cited}")
+        typer.echo(f'  "{_short(citation["sentence"], 80)}" {cited}')
     for source in result["sources"]:
         where = f"{source['origin']} document {source['doc'] + 1}, characters {source['start']}-{source['end']}"
-        typer.echo(f"  [{source['id']}] {source['title']} ({source['source']}; {where})" if source["source"]
-                   else f"  [{source['id']}] {source['title']} ({where})")
+        typer.echo(
+            f"  [{source['id']}] {source['title']} ({source['source']}; {where})"
+            if source["source"]
+            else f"  [{source['id']}] {source['title']} ({where})"
+        )
 
 
 def _event_line(event: dict[str, Any]) -> str:
@@ -168,40 +181,87 @@ def _stream(graph, question: str, context, config: dict | None) -> dict[str, Any
 def ask_cmd(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    stream: Annotated[bool, typer.Option("--stream", help="Show each step as it happens and the answer as it is written.")] = False,
-    thread: Annotated[Optional[str], typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")] = None,
-    threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
-    k: Annotated[Optional[int], typer.Option(min=1, help=f"Documents to retrieve (default {Context.default('k')}).")] = None,
-    preset: Annotated[Optional[str], typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")] = None,
-    upper: Annotated[Optional[float], typer.Option(help="Upper threshold (default: calibrated).")] = None,
-    lower: Annotated[Optional[float], typer.Option(help="Lower threshold (default: calibrated).")] = None,
-    refine_mode: Annotated[Optional[str], typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")] = None,
-    chat_model: Annotated[Optional[str], typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")] = None,
-    web_backend: Annotated[Optional[str], typer.Option(help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if $CRAG_WEB_INDEX is set, else none).")] = None,
-    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
-    answer_without_knowledge: Annotated[Optional[bool], typer.Option(help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so (default: off).")] = None,
-    prompt: Annotated[Optional[str], typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")] = None,
-    chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder.")] = None,
-    chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
-    collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,
-    evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Show each step as it happens and the answer as it is written.")
+    ] = False,
+    thread: Annotated[
+        str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")
+    ] = None,
+    threads_db: Annotated[
+        str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option(min=1, help=f"Documents to retrieve (default {Context.default('k')}).")
+    ] = None,
+    preset: Annotated[str | None, typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")] = None,
+    upper: Annotated[float | None, typer.Option(help="Upper threshold (default: calibrated).")] = None,
+    lower: Annotated[float | None, typer.Option(help="Lower threshold (default: calibrated).")] = None,
+    refine_mode: Annotated[
+        str | None, typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")
+    ] = None,
+    chat_model: Annotated[
+        str | None, typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")
+    ] = None,
+    web_backend: Annotated[
+        str | None,
+        typer.Option(
+            help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if $CRAG_WEB_INDEX is set, else none)."
+        ),
+    ] = None,
+    web_index: Annotated[
+        str | None, typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")
+    ] = None,
+    answer_without_knowledge: Annotated[
+        bool | None,
+        typer.Option(
+            help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so (default: off)."
+        ),
+    ] = None,
+    prompt: Annotated[
+        str | None, typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")
+    ] = None,
+    chroma_dir: Annotated[str | None, typer.Option(help="Embedded Chroma folder.")] = None,
+    chroma_url: Annotated[str | None, typer.Option(help="Chroma server URL.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")
+    ] = None,
+    evaluator: Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
     _quiet_transformers()
-    given = dict(
-        k=k, preset=preset, upper_threshold=upper, lower_threshold=lower, refine_mode=refine_mode,
-        chat_model=chat_model, evaluator=evaluator, answer_without_knowledge=answer_without_knowledge,
-        web_backend=web_backend, web_index=web_index, chroma_dir=chroma_dir, chroma_url=chroma_url,
-        collection=collection, generate_prompt=prompt,
-    )
+    given = {
+        "k": k,
+        "preset": preset,
+        "upper_threshold": upper,
+        "lower_threshold": lower,
+        "refine_mode": refine_mode,
+        "chat_model": chat_model,
+        "evaluator": evaluator,
+        "answer_without_knowledge": answer_without_knowledge,
+        "web_backend": web_backend,
+        "web_index": web_index,
+        "chroma_dir": chroma_dir,
+        "chroma_url": chroma_url,
+        "collection": collection,
+        "generate_prompt": prompt,
+    }
     options = {name: value for name, value in given.items() if value is not None}  # the rest: Context's defaults
     try:
         context = Context(**options)
         config = thread_config(thread) if thread is not None else None
         with contextlib.ExitStack() as stack:
             if config:
-                stack.enter_context(thread_turn(thread, threads_db, on_wait=lambda: typer.secho(
-                    f"waiting for the other turn on thread {thread!r} to finish ...", err=True, fg=typer.colors.YELLOW)))
+                stack.enter_context(
+                    thread_turn(
+                        thread,
+                        threads_db,
+                        on_wait=lambda: typer.secho(
+                            f"waiting for the other turn on thread {thread!r} to finish ...",
+                            err=True,
+                            fg=typer.colors.YELLOW,
+                        ),
+                    )
+                )
                 graph = stack.enter_context(threaded_graph(threads_db))
             else:
                 graph = crag_graph
@@ -216,7 +276,9 @@ def ask_cmd(
     elif stream:
         _print_grounding(result)
     else:
-        titles = [d.metadata.get("title", "") for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
+        titles = [d.metadata.get("title", "") for d in result.get("documents", [])] or [""] * len(
+            result.get("scores", [])
+        )
         _print_run(result, titles)
 
 

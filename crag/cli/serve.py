@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -25,6 +25,7 @@ def _set_compute_threads(threads: int | None) -> None:
     runs at the same time.
     """
     import torch
+
     cores = os.cpu_count() or 2
     threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or 1
     torch.set_num_threads(threads)
@@ -35,20 +36,49 @@ def _set_compute_threads(threads: int | None) -> None:
 def serve_cmd(
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0 for every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
-    chroma_dir: Annotated[Optional[str], typer.Option(help="Embedded Chroma folder (default $CRAG_CHROMA_DIR or .crag/chroma).")] = None,
-    chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL instead of a folder.")] = None,
-    collection: Annotated[Optional[str], typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")] = None,
-    evaluator: Annotated[Optional[str], typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
-    chat_model: Annotated[Optional[str], typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")] = None,
-    web_backend: Annotated[Optional[str], typer.Option(help="Default web backend: 'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if a web index is set, else none).")] = None,
-    web_index: Annotated[Optional[str], typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")] = None,
-    threads_db: Annotated[Optional[str], typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")] = None,
+    chroma_dir: Annotated[
+        str | None, typer.Option(help="Embedded Chroma folder (default $CRAG_CHROMA_DIR or .crag/chroma).")
+    ] = None,
+    chroma_url: Annotated[str | None, typer.Option(help="Chroma server URL instead of a folder.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")
+    ] = None,
+    evaluator: Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
+    chat_model: Annotated[
+        str | None, typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")
+    ] = None,
+    web_backend: Annotated[
+        str | None,
+        typer.Option(
+            help="Default web backend: 'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if a web index is set, else none)."
+        ),
+    ] = None,
+    web_index: Annotated[
+        str | None, typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")
+    ] = None,
+    threads_db: Annotated[
+        str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
+    ] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
-    max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest request body accepted.")] = DEFAULT_MAX_BODY_BYTES,
-    max_batch: Annotated[int, typer.Option(min=1, help="Inputs per /crag/batch request (more: 413).")] = DEFAULT_MAX_BATCH,
-    max_runs: Annotated[int, typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more: 503 with Retry-After).")] = DEFAULT_MAX_RUNS,
-    compute_threads: Annotated[Optional[int], typer.Option(min=1, help="CPU threads per model and per request (default 1: requests run side by side, one per core).")] = None,
-    warm_up: Annotated[bool, typer.Option("--warm-up/--no-warm-up", help="Load every model before accepting requests.")] = True,
+    max_body_bytes: Annotated[
+        int, typer.Option(min=1024, help="Largest request body accepted.")
+    ] = DEFAULT_MAX_BODY_BYTES,
+    max_batch: Annotated[
+        int, typer.Option(min=1, help="Inputs per /crag/batch request (more: 413).")
+    ] = DEFAULT_MAX_BATCH,
+    max_runs: Annotated[
+        int,
+        typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more: 503 with Retry-After)."),
+    ] = DEFAULT_MAX_RUNS,
+    compute_threads: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="CPU threads per model and per request (default 1: requests run side by side, one per core)."
+        ),
+    ] = None,
+    warm_up: Annotated[
+        bool, typer.Option("--warm-up/--no-warm-up", help="Load every model before accepting requests.")
+    ] = True,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
@@ -63,22 +93,47 @@ def serve_cmd(
     from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base, create_app
 
     _quiet_transformers()
-    options = {name: value for name, value in dict(
-        chroma_dir=chroma_dir, chroma_url=chroma_url, collection=collection, evaluator=evaluator,
-        chat_model=chat_model, web_backend=web_backend, web_index=web_index).items() if value}
+    options = {
+        name: value
+        for name, value in {
+            "chroma_dir": chroma_dir,
+            "chroma_url": chroma_url,
+            "collection": collection,
+            "evaluator": evaluator,
+            "chat_model": chat_model,
+            "web_backend": web_backend,
+            "web_index": web_index,
+        }.items()
+        if value
+    }
     try:
         context = Context(**options)
         check_knowledge_base(context)  # before start-up, for a clean message rather than a traceback
     except (ValueError, KnowledgeBaseError, StoreError) as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(code=2) from exc
-    settings = ServerSettings(context=context, max_body_bytes=max_body_bytes, max_batch=max_batch, max_runs=max_runs,
-                              warm_up=warm_up, require_documents=False,
-                              threads_db=resolve_threads_db(threads_db) if threads else None)
+    settings = ServerSettings(
+        context=context,
+        max_body_bytes=max_body_bytes,
+        max_batch=max_batch,
+        max_runs=max_runs,
+        warm_up=warm_up,
+        require_documents=False,
+        threads_db=resolve_threads_db(threads_db) if threads else None,
+    )
     if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
-        typer.secho("warning: listening beyond this machine without CRAG_API_KEY: anyone who can reach it can use it",
-                    fg=typer.colors.YELLOW, err=True)
+        typer.secho(
+            "warning: listening beyond this machine without CRAG_API_KEY: anyone who can reach it can use it",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     _set_compute_threads(compute_threads)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level, workers=1,
-                timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=log_level,
+        workers=1,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+    )

@@ -34,7 +34,7 @@ def resolve_base(base: str) -> Path:
 def quiet_loading(reports: bool = False) -> Iterator[None]:
     """Mute transformers' "Loading weights" progress bar for one load, and with `reports` its load
     report (the table of unexpected and missing weights) too, restoring both afterwards."""
-    from transformers.utils import logging as hf_logging  # noqa: PLC0415 - heavy: only when loading
+    from transformers.utils import logging as hf_logging
 
     verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()

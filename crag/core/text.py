@@ -19,8 +19,8 @@ _WORD = re.compile(r"\w+")
 @lru_cache(maxsize=1)
 def _analyzer():
     """Snowball stemmer (PyStemmer, as bm25s uses) and the stopword list, loaded once."""
-    import Stemmer  # noqa: PLC0415 - loaded once, on first use
-    from bm25s.stopwords import STOPWORDS_EN  # noqa: PLC0415
+    import Stemmer
+    from bm25s.stopwords import STOPWORDS_EN
 
     return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN) | QUESTION_WORDS
 

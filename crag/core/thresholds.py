@@ -53,9 +53,7 @@ class Thresholds:
 
     def with_overrides(self, upper: float | None = None, lower: float | None = None) -> Thresholds:
         """This pair with either threshold replaced; raises ValueError if the result conflicts."""
-        return Thresholds(
-            upper=self.upper if upper is None else upper, lower=self.lower if lower is None else lower
-        )
+        return Thresholds(upper=self.upper if upper is None else upper, lower=self.lower if lower is None else lower)
 
     def label(self, score: float) -> Action:
         """How the action trigger reads one document's score."""

@@ -142,6 +142,7 @@ def teacher_probabilities(
     model's cosine turned into one (a logistic fit on the pairs' self-made labels, as `mining.py`
     does for the shipped evaluator's teacher)."""
     from sklearn.linear_model import LogisticRegression
+
     evaluator = [(s + 1.0) / 2.0 for s in final_scores(scorer, pairs)]
     questions = sorted({p.question for p in pairs})
     passages = sorted({p.passage for p in pairs})
@@ -208,8 +209,9 @@ def adapt(
         )
 
     log(f"building self-supervised pairs from {len(chunks):,} chunks")
-    pairs = self_supervised_pairs(chunks, embed, hard_negatives=cfg.hard_negatives, seed=cfg.seed,
-                                  max_queries=cfg.max_queries)
+    pairs = self_supervised_pairs(
+        chunks, embed, hard_negatives=cfg.hard_negatives, seed=cfg.seed, max_queries=cfg.max_queries
+    )
     splits, held_by = split_pairs(pairs, cfg.held_apart)
     for name in ("train", "calibrate", "check"):
         if sum(p.label for p in splits[name]) < 2 or len({p.label for p in splits[name]}) < 2:
@@ -217,11 +219,17 @@ def adapt(
                 f"the collection gave too few self-supervised pairs to adapt on ({len(pairs)} in all, "
                 f"{len(splits[name])} for {name}); it needs more chunks of running text"
             )
-    counts = {"pairs": len(pairs), **{f"{k}_pairs": len(v) for k, v in splits.items()},
-              "chunks": len(chunks), "documents": len({c.source for c in chunks})}
-    log(f"{len(pairs):,} pairs ({', '.join(f'{k} {v}' for k, v in sorted(Counter(p.source for p in pairs).items()))}); "
+    counts = {
+        "pairs": len(pairs),
+        **{f"{k}_pairs": len(v) for k, v in splits.items()},
+        "chunks": len(chunks),
+        "documents": len({c.source for c in chunks}),
+    }
+    log(
+        f"{len(pairs):,} pairs ({', '.join(f'{k} {v}' for k, v in sorted(Counter(p.source for p in pairs).items()))}); "
         f"held apart by {held_by}: train {len(splits['train'])}, calibrate {len(splits['calibrate'])}, "
-        f"check {len(splits['check'])}")
+        f"check {len(splits['check'])}"
+    )
 
     general = cfg.general if cfg.general is not None else load_general_check()
     scoring_started = time.perf_counter()
@@ -243,16 +251,29 @@ def adapt(
     if deadline is not None:
         train_deadline = deadline - FINISH_MARGIN * scoring_seconds - FINISH_SECONDS
         if train_deadline <= time.perf_counter():
-            raise ValueError(f"--time-limit leaves no time to train (building pairs and teachers took "
-                             f"{time.perf_counter() - started:.0f} s); raise it or lower --max-queries")
+            raise ValueError(
+                f"--time-limit leaves no time to train (building pairs and teachers took "
+                f"{time.perf_counter() - started:.0f} s); raise it or lower --max-queries"
+            )
     order_rng, title_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
     train_started, stopped = time.perf_counter(), False
     for epoch in range(1, cfg.epochs + 1):
         _, stopped = train_epoch(
-            model, start.tokenizer, start.meta, train_pairs, optimiser, LOSSES["bce"], order_rng=order_rng,
-            title_rng=title_rng, batch_size=cfg.batch_size, use_title=start.meta.use_title,
-            title_dropout=cfg.title_dropout, teacher_weight=cfg.teacher_weight,
-            desc=f"adapt {epoch}/{cfg.epochs}", deadline=train_deadline, progress=cfg.progress,
+            model,
+            start.tokenizer,
+            start.meta,
+            train_pairs,
+            optimiser,
+            LOSSES["bce"],
+            order_rng=order_rng,
+            title_rng=title_rng,
+            batch_size=cfg.batch_size,
+            use_title=start.meta.use_title,
+            title_dropout=cfg.title_dropout,
+            teacher_weight=cfg.teacher_weight,
+            desc=f"adapt {epoch}/{cfg.epochs}",
+            deadline=train_deadline,
+            progress=cfg.progress,
         )
         if stopped:
             log(f"time limit: training stopped in epoch {epoch}")
@@ -268,13 +289,19 @@ def adapt(
         checks = [Check(name, len(sets[name]), before[name], after[name]) for name in sets]
         problems, warnings = _problems(checks, cfg)
         meta.hyperparameters["adapt"].update(
-            counts=counts, start=str(start_dir), train_seconds=round(train_seconds, 1),
-            stopped_at_time_limit=stopped, seconds=round(time.perf_counter() - started, 1),
-            collection=collection, forced=bool(problems),
+            counts=counts,
+            start=str(start_dir),
+            train_seconds=round(train_seconds, 1),
+            stopped_at_time_limit=stopped,
+            seconds=round(time.perf_counter() - started, 1),
+            collection=collection,
+            forced=bool(problems),
         )
-        meta.validation_metrics["adapt_checks"] = [
-            {**asdict(c), "change": round(c.change, 4)} for c in checks
-        ] + ([{"problems": problems}] if problems else []) + ([{"warnings": warnings}] if warnings else [])
+        meta.validation_metrics["adapt_checks"] = (
+            [{**asdict(c), "change": round(c.change, 4)} for c in checks]
+            + ([{"problems": problems}] if problems else [])
+            + ([{"warnings": warnings}] if warnings else [])
+        )
         meta.write(staging)
         written = not problems or cfg.force
         if written:
@@ -299,13 +326,22 @@ def _problems(checks: list[Check], cfg: AdaptConfig) -> tuple[list[str], list[st
         if check.name == "general set" and check.change < -cfg.refuse_general_drop:
             problems.append(f"forgot more than {cfg.refuse_general_drop} ROC-AUC on the general set {figures}")
         elif check.name == "general set" and check.change < -cfg.max_general_drop:
-            warnings.append(f"forgot more than {cfg.max_general_drop} ROC-AUC on the general set {figures}: it is "
-                            "fitted to your collection; keep the shipped evaluator for questions outside it")
+            warnings.append(
+                f"forgot more than {cfg.max_general_drop} ROC-AUC on the general set {figures}: it is "
+                "fitted to your collection; keep the shipped evaluator for questions outside it"
+            )
     return problems, warnings
 
 
-def _save(start: Scorer, start_scores: list[float], staging: Path, chunks: list[CollectionChunk],
-          splits: dict[str, list[Pair]], cfg: AdaptConfig, held_by: str) -> Metadata:
+def _save(
+    start: Scorer,
+    start_scores: list[float],
+    staging: Path,
+    chunks: list[CollectionChunk],
+    splits: dict[str, list[Pair]],
+    cfg: AdaptConfig,
+    held_by: str,
+) -> Metadata:
     """Export the fine-tuned model compactly into `staging`, then fit its blend and thresholds there;
     `start_scores` are the starting evaluator's scores of the calibrate pairs, taken before training."""
     with tempfile.TemporaryDirectory(dir=staging) as full:
@@ -321,20 +357,29 @@ def _save(start: Scorer, start_scores: list[float], staging: Path, chunks: list[
     blend, scores = _fit_blend(scorer, table, fit_on)
     kept = [i for i, score in enumerate(scores) if score is not None]
     if cfg.labelled is not None:  # real labels: the utility calibration `make evaluator` uses
-        calibration = calibrate([fit_on[i].label for i in kept], [scores[i] for i in kept],
-                                false_relevant_cost=cfg.false_relevant_cost)
+        calibration = calibrate(
+            [fit_on[i].label for i in kept], [scores[i] for i in kept], false_relevant_cost=cfg.false_relevant_cost
+        )
         thresholds, how = calibration.thresholds, calibration.as_dict()
     else:  # self-made labels: keep the starting evaluator's route rates (calibration.match_rates)
         matched = match_rates([start_scores[i] for i in kept], start.thresholds, [scores[i] for i in kept])
-        how = {"method": "match_rates", "n": len(kept), "reference": [start.thresholds.upper, start.thresholds.lower],
-               "matched": [matched.upper, matched.lower]}
+        how = {
+            "method": "match_rates",
+            "n": len(kept),
+            "reference": [start.thresholds.upper, start.thresholds.lower],
+            "matched": [matched.upper, matched.lower],
+        }
         scale = align_scale(matched, start.thresholds)
         if scale is None:
             thresholds = matched
         else:  # same routes, on the starting evaluator's scale (calibration.align_scale)
             a, b = scale
-            blend = replace(blend, model=round(a * blend.model, 6), lexical=round(a * blend.lexical, 6),
-                            bias=round(a * blend.bias + b, 6))
+            blend = replace(
+                blend,
+                model=round(a * blend.model, 6),
+                lexical=round(a * blend.lexical, 6),
+                bias=round(a * blend.bias + b, 6),
+            )
             thresholds = start.thresholds
             how["scale"] = [round(a, 6), round(b, 6)]
     meta = scorer.meta
@@ -342,14 +387,19 @@ def _save(start: Scorer, start_scores: list[float], staging: Path, chunks: list[
     meta.thresholds = thresholds
     meta.calibrated = True
     meta.data_hash = collection_hash(chunks)
-    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()
-                if k not in ("labelled", "general")}
-    meta.hyperparameters = {"adapt": {
-        **settings, "labelled_pairs": len(cfg.labelled) if cfg.labelled is not None else 0,
-        "general_pairs": "shipped" if cfg.general is None else len(cfg.general),
-        "held_apart_by": held_by, "fitted_on": "labelled pairs" if cfg.labelled is not None else "self-made pairs",
-        "pair_kinds": dict(sorted(Counter(p.source for ps in splits.values() for p in ps).items())),
-    }}
+    settings = {
+        k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items() if k not in ("labelled", "general")
+    }
+    meta.hyperparameters = {
+        "adapt": {
+            **settings,
+            "labelled_pairs": len(cfg.labelled) if cfg.labelled is not None else 0,
+            "general_pairs": "shipped" if cfg.general is None else len(cfg.general),
+            "held_apart_by": held_by,
+            "fitted_on": "labelled pairs" if cfg.labelled is not None else "self-made pairs",
+            "pair_kinds": dict(sorted(Counter(p.source for ps in splits.values() for p in ps).items())),
+        }
+    }
     meta.validation_metrics = {"calibration": how, "idf_documents": table.n_docs}
     meta.write(staging)
     return meta

@@ -79,13 +79,11 @@ def calibrate(
         utility=float(total[best] / len(y)),
         false_relevant_cost=false_relevant_cost,
         false_irrelevant_cost=false_irrelevant_cost,
-        n=int(len(y)),
+        n=len(y),
     )
 
 
-def match_rates(
-    reference_scores: Sequence[float], reference: Thresholds, scores: Sequence[float]
-) -> Thresholds:
+def match_rates(reference_scores: Sequence[float], reference: Thresholds, scores: Sequence[float]) -> Thresholds:
     """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as the reference
     evaluator's `reference` thresholds do on its `reference_scores` of the same pairs.
 
@@ -103,7 +101,7 @@ def match_rates(
     ranked = np.sort(new)[::-1]
 
     def at_rate(share: float) -> float:  # the threshold with `share` of the new scores at or above it
-        count = int(round(share * len(ranked)))
+        count = round(share * len(ranked))
         return 1.0 if count == 0 else float(ranked[count - 1])
 
     upper = at_rate(float(np.mean(ref >= upper_ref)))

@@ -26,6 +26,7 @@ def _base_state(meta: Metadata):
     expected here, so they are silenced for this one call.
     """
     from transformers import AutoModelForSequenceClassification
+
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
     with quiet_loading(reports=True):
         return AutoModelForSequenceClassification.from_pretrained(resolve_base(meta.base), num_labels=1, **extra)
@@ -34,6 +35,7 @@ def _base_state(meta: Metadata):
 def quantize_rows(weight):
     """Symmetric per-row int8: returns (int8 tensor, float32 scale per row)."""
     import torch
+
     scale = weight.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / 127.0
     return torch.round(weight / scale).clamp(-127, 127).to(torch.int8), scale.squeeze(1).float()
 
@@ -48,6 +50,7 @@ def export_compact(
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification
+
     meta = Metadata.read(full_dir)
     if meta is None or meta.kind != "full":
         raise EvaluatorError(f"{full_dir} is not a full fine-tune written by `crag evaluator train`")
@@ -83,6 +86,7 @@ def load_compact(directory: Path, meta: Metadata):
     """The base model with the stored tensors dequantized into it (float32)."""
     import torch
     from safetensors.torch import load_file
+
     path = directory / WEIGHTS_FILE
     if not path.is_file():
         raise EvaluatorError(f"{path} is missing")

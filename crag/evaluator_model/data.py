@@ -101,6 +101,7 @@ def _hash_sources(root: Path) -> str:
 def _bm25_negatives(questions: list[dict], pool: list[dict], recipe: Recipe) -> dict[int, list[dict]]:
     """For each question, the top BM25 passages of the pool that come from another page."""
     import bm25s
+
     texts = [f"{p['title']} {p['text']}" for p in pool]
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
@@ -158,7 +159,9 @@ def _swap_negatives(pairs: list[Pair], questions: list[dict], recipe: Recipe) ->
         own = by_text[pair.question]
         others = [q for q in by_prop[own["prop"]] if norm_title(q["s_wiki_title"]) != norm_title(own["s_wiki_title"])]
         for other in rng.sample(others, min(recipe.swap_negatives, len(others))):
-            swapped.append(Pair(other["question"], pair.passage, 0, pair.title, f"popqa-{other['q_index']}", "popqa-swap"))
+            swapped.append(
+                Pair(other["question"], pair.passage, 0, pair.title, f"popqa-{other['q_index']}", "popqa-swap")
+            )
     return swapped
 
 
@@ -209,7 +212,10 @@ def _bio_pairs(records: list[dict], recipe: Recipe, rng) -> list[Pair]:
     pairs = []
     for qid, docs in sorted(by_qid.items()):
         for text in _asked(docs[0]["question"], docs[0]["topic"], "bio", recipe, rng):
-            pairs += [Pair(text, d["text"], int(d["label"]), d["title"], qid, "bio") for d in sorted(docs, key=lambda d: d["rank"])]
+            pairs += [
+                Pair(text, d["text"], int(d["label"]), d["title"], qid, "bio")
+                for d in sorted(docs, key=lambda d: d["rank"])
+            ]
     return pairs
 
 
@@ -217,9 +223,14 @@ def _training_pool(strips, corpus, multihop, bio, validation_q: set[int], recipe
     """Every titled passage except those of validation questions, which training must never see."""
     pool = [(s["title"], s["text"]) for s in strips if s["q_index"] not in validation_q]
     pool += [(c["title"], c["text"]) for c in corpus]
-    pool += [(m["title"], m["text"]) for m in multihop
-             if question_split(m["qid"], recipe.multihop_validation_fraction) == "train"]
-    pool += [(b["title"], b["text"]) for b in bio if question_split(b["qid"], recipe.bio_validation_fraction) == "train"]
+    pool += [
+        (m["title"], m["text"])
+        for m in multihop
+        if question_split(m["qid"], recipe.multihop_validation_fraction) == "train"
+    ]
+    pool += [
+        (b["title"], b["text"]) for b in bio if question_split(b["qid"], recipe.bio_validation_fraction) == "train"
+    ]
     return pool
 
 

@@ -14,6 +14,7 @@ def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper
     retrieval results) makes plain accuracy look good for a scorer that calls everything irrelevant.
     """
     from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score, roc_auc_score
+
     y = np.asarray(labels, dtype=int)
     s = np.asarray(scores, dtype=float)
     if len(y) == 0:
@@ -25,6 +26,6 @@ def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper
         "balanced_accuracy": float(balanced_accuracy_score(y, predicted)) if both_classes else float("nan"),
         "f1": float(f1_score(y, predicted, zero_division=0)),
         "roc_auc": float(roc_auc_score(y, s)) if both_classes else float("nan"),
-        "n": int(len(y)),
+        "n": len(y),
         "positive_rate": float(y.mean()),
     }

@@ -40,8 +40,9 @@ def sample_general_check(dev: list[Pair], seed: int = SEED) -> list[Pair]:
     rng = random.Random(seed)
     kept: list[Pair] = []
     for (source, answerable), count in QUESTIONS.items():
-        usable = sorted(g for (s, g), pairs in groups.items()
-                        if s == source and any(p.label for p in pairs) == answerable)
+        usable = sorted(
+            g for (s, g), pairs in groups.items() if s == source and any(p.label for p in pairs) == answerable
+        )
         if len(usable) < count:
             raise ValueError(f"the dev pairs hold {len(usable)} such {source} questions, {count} are needed")
         for group in rng.sample(usable, count):

@@ -33,6 +33,7 @@ from crag.core.text import terms
 
 IDF_FILE = "lexical_idf.json.gz"
 
+
 @dataclass(frozen=True)
 class IdfTable:
     """Document frequencies of stemmed terms over a reference corpus; terms seen fewer than
@@ -97,6 +98,7 @@ class Blend:
 def fit_blend(model_logits: Sequence[float], overlaps: Sequence[float], labels: Sequence[int]) -> Blend:
     """Logistic regression of the labels on the two features (scikit-learn, default L2)."""
     from sklearn.linear_model import LogisticRegression
+
     if len(set(labels)) < 2:
         raise ValueError("fitting the blend needs both relevant and irrelevant pairs")
     features = np.column_stack([np.asarray(model_logits, float), np.asarray(overlaps, float)])

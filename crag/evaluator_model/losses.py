@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -17,12 +17,14 @@ class Loss:
 
 def _bce(logits, labels):
     import torch.nn.functional as F
+
     return F.binary_cross_entropy_with_logits(logits, labels)
 
 
 def _paper_mse(logits, labels):
     """CRAG's own objective: regress the logit onto ±1 (label 1 → +1, label 0 → −1)."""
     import torch.nn.functional as F
+
     return F.mse_loss(logits, labels * 2.0 - 1.0)
 
 

@@ -36,6 +36,7 @@ class Chunk:
 def chunk_pool(passages: Sequence[tuple[str, str]]) -> list[Chunk]:
     """(title, text) passages cut as the knowledge base is cut; each chunk text once per title."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
+
     splitter = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP)
     seen: set[tuple[str, str]] = set()
     chunks = []
@@ -56,6 +57,7 @@ class DenseIndex:
 
     def __init__(self, chunks: list[Chunk], *, cache: Path | None = None, batch_size: int = 64, progress: bool = True):
         from sentence_transformers import SentenceTransformer
+
         self.chunks = chunks
         self.model = SentenceTransformer(str(resolve_base(PACKAGED_BASE)), device="cpu")
         digest = hashlib.sha256("\0".join(c.text for c in chunks).encode()).hexdigest()[:16]
@@ -98,6 +100,7 @@ def teacher_probabilities(index: DenseIndex, pairs: Sequence, progress: bool = T
     reuse its vectors.
     """
     from sklearn.linear_model import LogisticRegression
+
     known = {clean(chunk.text): i for i, chunk in enumerate(index.chunks)}  # training pairs hold cleaned text
     missing = sorted({p.passage for p in pairs if p.passage not in known})
     extra = {}
@@ -108,9 +111,11 @@ def teacher_probabilities(index: DenseIndex, pairs: Sequence, progress: bool = T
             bar.update(len(batch))
     questions = sorted({p.question for p in pairs})
     qvec = dict(zip(questions, index.model.encode(questions, batch_size=64, normalize_embeddings=True)))
-    cos = np.array([
-        float(np.dot(qvec[p.question], index.vectors[known[p.passage]] if p.passage in known else extra[p.passage]))
-        for p in pairs
-    ])
+    cos = np.array(
+        [
+            float(np.dot(qvec[p.question], index.vectors[known[p.passage]] if p.passage in known else extra[p.passage]))
+            for p in pairs
+        ]
+    )
     fit = LogisticRegression().fit(cos.reshape(-1, 1), [p.label for p in pairs])
     return fit.predict_proba(cos.reshape(-1, 1))[:, 1].tolist()

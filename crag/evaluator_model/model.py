@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crag.core.base_model import resolve_base
+from crag.core.passages import titled
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError, Metadata, create_hint
 from crag.evaluator_model.compact import load_compact
@@ -35,6 +36,7 @@ CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; only max_le
 
 def _foreign_metadata(directory: Path) -> Metadata:
     from transformers import AutoConfig
+
     config = AutoConfig.from_pretrained(directory)
     if getattr(config, "num_labels", None) != 1:
         raise EvaluatorError(
@@ -53,6 +55,7 @@ def _foreign_metadata(directory: Path) -> Metadata:
 def _load_weights(directory: Path, meta: Metadata):
     from peft import PeftModel
     from transformers import AutoModelForSequenceClassification
+
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
     if meta.kind == "int8":
         return load_compact(directory, meta), resolve_base(meta.base)
@@ -92,6 +95,7 @@ class Scorer:
         """The model's raw output per pair (None for an empty passage), one padded forward pass per
         mini-batch of `batch_size` pairs sorted by length so that padding stays small."""
         import torch
+
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         validate_pairs(pairs)
@@ -128,17 +132,12 @@ def _sigmoid_score(z: float) -> float:
     return math.tanh(z / 2.0)  # = 2·sigmoid(z) − 1, without overflow
 
 
-def titled(text: str, title: str) -> str:
-    """How a passage carries its title into the evaluator: "Title: text" (as CRAG's page loader)."""
-    return f"{title}: {text}" if title else text
-
-
 def encode_pairs(tokenizer, meta: Metadata, pairs: Sequence[tuple[str, str]]):
     """Tokenize pairs as the checkpoint expects; training and scoring share this one path."""
     cap = meta.max_length * CHARS_PER_TOKEN_CAP
     questions = [clean(q[:cap]) for q, _ in pairs]
     passages = [clean(p[:cap]) for _, p in pairs]
-    common = dict(padding=True, truncation=True, max_length=meta.max_length, return_tensors="pt")
+    common = {"padding": True, "truncation": True, "max_length": meta.max_length, "return_tensors": "pt"}
     if meta.input_format == "sep":
         return tokenizer([f"{q}{SEP}{p}" for q, p in zip(questions, passages)], **common)
     return tokenizer(questions, passages, **common)
@@ -162,6 +161,7 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
     """Load a checkpoint folder; errors name the folder and the command that creates one."""
     import torch
     from transformers import AutoTokenizer
+
     directory = Path(path).expanduser()
     if not directory.is_dir():
         raise EvaluatorError(f"no evaluator checkpoint at {directory}; {create_hint(directory)}")
@@ -175,7 +175,9 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
                 )
             meta = _foreign_metadata(directory)
         model, tokenizer_dir = _load_weights(directory, meta)
-        tokenizer = AutoTokenizer.from_pretrained(directory if (directory / "tokenizer_config.json").is_file() else tokenizer_dir)
+        tokenizer = AutoTokenizer.from_pretrained(
+            directory if (directory / "tokenizer_config.json").is_file() else tokenizer_dir
+        )
     except EvaluatorError:
         raise
     except Exception as exc:  # corrupt weights, wrong shapes, missing tokenizer files …

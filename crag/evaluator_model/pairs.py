@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from crag.core.jsonl import read_objects
+from crag.core.passages import titled
 
 SEP = " [SEP] "
 
@@ -39,7 +40,7 @@ def clean(text: str) -> str:
 
 
 def to_crag_line(pair: Pair, use_title: bool = False) -> str:
-    passage = f"{pair.title}: {pair.passage}" if use_title and pair.title else pair.passage
+    passage = titled(pair.passage, pair.title) if use_title else pair.passage
     return f"{clean(pair.question)}{SEP}{clean(passage)}\t{int(pair.label)}"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
@@ -25,7 +25,7 @@ from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
-EvaluatorInput = Union[Mapping[str, Any], Sequence[Sequence[str]]]
+EvaluatorInput = Mapping[str, Any] | Sequence[Sequence[str]]
 
 _SCORERS: ResourceCache[tuple[str, bool | None], Scorer] = ResourceCache("evaluator")
 
@@ -45,9 +45,7 @@ def _document_parts(doc: Any, index: int) -> tuple[str, str]:
         text = doc.get("text", doc.get("page_content"))
         if isinstance(text, str):
             return text, str(doc.get("title") or "")
-    raise TypeError(
-        f"document {index} must be a str, a Document or a mapping with 'text', got {type(doc).__name__}"
-    )
+    raise TypeError(f"document {index} must be a str, a Document or a mapping with 'text', got {type(doc).__name__}")
 
 
 class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
@@ -55,7 +53,9 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
 
     checkpoint: str | None = Field(default=None, description="Checkpoint folder; None = shipped default.")
     batch_size: int = Field(default=32, ge=1, description="Pairs per forward pass.")
-    dynamic_int8: bool | None = Field(default=None, description="Quantize to int8 at load; None = as the checkpoint says.")
+    dynamic_int8: bool | None = Field(
+        default=None, description="Quantize to int8 at load; None = as the checkpoint says."
+    )
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -125,9 +125,7 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
     ) -> list[list[float]]:
         return self._batch_with_config(self._score_many, inputs, config, return_exceptions=return_exceptions)
 
-    async def ainvoke(
-        self, input: EvaluatorInput, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> list[float]:
+    async def ainvoke(self, input: EvaluatorInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[float]:
         return await asyncio.to_thread(self.invoke, input, config)
 
     async def abatch(

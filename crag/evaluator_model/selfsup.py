@@ -31,7 +31,10 @@ import pysbd
 from crag.evaluator_model.pairs import Pair, clean
 
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-MIN_QUERY_WORDS, MAX_QUERY_WORDS = 3, 30  # a shorter sentence says too little to ask for a passage; longer is a paragraph
+MIN_QUERY_WORDS, MAX_QUERY_WORDS = (
+    3,
+    30,
+)  # a shorter sentence says too little to ask for a passage; longer is a paragraph
 MIN_HEADING_WORDS = 2  # "Retrying exceptions" is a real query; "Usage" is not
 MIN_REST_WORDS = 20  # what is left of a chunk must still be a passage
 
@@ -49,9 +52,10 @@ class CollectionChunk:
 def collection_chunks(store) -> list[CollectionChunk]:
     """Every chunk of a LangChain Chroma store, with its stored embedding (nothing is embedded again)."""
     got = store.get(include=["documents", "metadatas", "embeddings"])
-    return [CollectionChunk(text or "", str((meta or {}).get("title") or ""), str((meta or {}).get("source") or ""),
-                            vector)
-            for text, meta, vector in zip(got["documents"], got["metadatas"], got["embeddings"])]
+    return [
+        CollectionChunk(text or "", str((meta or {}).get("title") or ""), str((meta or {}).get("source") or ""), vector)
+        for text, meta, vector in zip(got["documents"], got["metadatas"], got["embeddings"])
+    ]
 
 
 def _words(text: str) -> int:
@@ -63,16 +67,21 @@ def heading_queries(chunk: CollectionChunk) -> list[tuple[str, str]]:
     found = []
     for match in HEADING.finditer(chunk.text):
         heading = clean(match.group(1).strip("*_` "))
-        rest = clean(chunk.text[: match.start()] + " " + chunk.text[match.end():])
+        rest = clean(chunk.text[: match.start()] + " " + chunk.text[match.end() :])
         if MIN_HEADING_WORDS <= _words(heading) <= MAX_QUERY_WORDS and _words(rest) >= MIN_REST_WORDS:
             found.append((heading, rest))
     return found
 
 
-def cloze_query(chunk: CollectionChunk, segment: Callable[[str], list[str]], rng: random.Random) -> tuple[str, str] | None:
+def cloze_query(
+    chunk: CollectionChunk, segment: Callable[[str], list[str]], rng: random.Random
+) -> tuple[str, str] | None:
     """(a sentence of the chunk, the chunk with that sentence cut out), or None when no sentence fits."""
-    sentences = [s.strip() for s in segment(chunk.text) if MIN_QUERY_WORDS <= _words(s) <= MAX_QUERY_WORDS
-                 and not HEADING.fullmatch(s.strip())]
+    sentences = [
+        s.strip()
+        for s in segment(chunk.text)
+        if MIN_QUERY_WORDS <= _words(s) <= MAX_QUERY_WORDS and not HEADING.fullmatch(s.strip())
+    ]
     if not sentences:
         return None
     sentence = rng.choice(sentences)
@@ -145,8 +154,9 @@ def self_supervised_pairs(
         if rest:
             picked.append(rng.choice(rest))
         key = clean(query).lower()
-        siblings = [int(j) for j in ranked if int(j) != index and chunks[j].source == own.source
-                    and key not in lowered[j]]
+        siblings = [
+            int(j) for j in ranked if int(j) != index and chunks[j].source == own.source and key not in lowered[j]
+        ]
         picked += siblings[:same_document_negatives]
         for j in picked:
             pairs.append(Pair(query, texts[j], 0, chunks[j].title, own.source, f"self:{kind}:negative"))

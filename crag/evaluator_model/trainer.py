@@ -20,17 +20,18 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from crag.core.base_model import PACKAGED_BASE, resolve_base
+from crag.core.passages import titled
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.losses import LOSSES
-from crag.evaluator_model.model import T5_TYPES, Scorer, encode_pairs, titled
+from crag.evaluator_model.model import T5_TYPES, Scorer, encode_pairs
 from crag.evaluator_model.pairs import Pair, read_pairs
 
 RANDOM_T5_PRESETS = {
     # T5-small's shape; the vocabulary is the packaged WordPiece one (no T5 tokenizer ships offline)
-    "random-t5-small": dict(d_model=512, d_ff=2048, d_kv=64, num_layers=6, num_heads=8),
-    "random-t5-tiny": dict(d_model=64, d_ff=128, d_kv=16, num_layers=2, num_heads=2),
+    "random-t5-small": {"d_model": 512, "d_ff": 2048, "d_kv": 64, "num_layers": 6, "num_heads": 8},
+    "random-t5-tiny": {"d_model": 64, "d_ff": 128, "d_kv": 16, "num_layers": 2, "num_heads": 2},
 }
 
 
@@ -61,6 +62,7 @@ class TrainConfig:
 
 def set_seed(seed: int) -> None:
     import torch
+
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -72,6 +74,7 @@ def _random_t5(preset: str):
         T5Config,
         T5ForSequenceClassification,
     )
+
     tokenizer = AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
     config = T5Config(
         vocab_size=tokenizer.vocab_size,
@@ -92,6 +95,7 @@ def init_model(base: str, num_layers: int | None):
         AutoModelForSequenceClassification,
         AutoTokenizer,
     )
+
     if base in RANDOM_T5_PRESETS:
         return _random_t5(base)
     directory = resolve_base(base)
@@ -109,7 +113,10 @@ def init_model(base: str, num_layers: int | None):
 
 def _wrap_lora(model, rank: int):
     from peft import LoraConfig, TaskType, get_peft_model
-    targets = ["q", "k", "v", "o", "wi", "wo"] if model.config.model_type in T5_TYPES else ["query", "key", "value", "dense"]
+
+    targets = (
+        ["q", "k", "v", "o", "wi", "wo"] if model.config.model_type in T5_TYPES else ["query", "key", "value", "dense"]
+    )
     config = LoraConfig(
         task_type=TaskType.SEQ_CLS, r=rank, lora_alpha=2 * rank, lora_dropout=0.05, target_modules=targets
     )
@@ -118,6 +125,7 @@ def _wrap_lora(model, rank: int):
 
 def _texts(pairs: list[Pair], use_title: bool, rng: random.Random | None = None, dropout: float = 0.0):
     """(question, passage) texts; with `rng`, each title is left out with probability `dropout`."""
+
     def keep_title(p: Pair) -> bool:
         return use_title and bool(p.title) and not (rng is not None and rng.random() < dropout)
 
@@ -149,6 +157,7 @@ class Optimiser:
         from transformers import (
             get_linear_schedule_with_warmup,
         )
+
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
         scheduler = get_linear_schedule_with_warmup(optimizer, int(warmup * total_steps), max(1, total_steps))
@@ -156,13 +165,27 @@ class Optimiser:
 
 
 def train_epoch(
-    model, tokenizer, meta: Metadata, pairs: list[Pair], optimiser: Optimiser, loss_fn, *,
-    order_rng: random.Random, title_rng: random.Random, batch_size: int, use_title: bool, title_dropout: float,
-    teacher_weight: float, desc: str, deadline: float | None = None, progress: bool = True,
+    model,
+    tokenizer,
+    meta: Metadata,
+    pairs: list[Pair],
+    optimiser: Optimiser,
+    loss_fn,
+    *,
+    order_rng: random.Random,
+    title_rng: random.Random,
+    batch_size: int,
+    use_title: bool,
+    title_dropout: float,
+    teacher_weight: float,
+    desc: str,
+    deadline: float | None = None,
+    progress: bool = True,
 ) -> tuple[float, bool]:
     """One pass over `pairs` in a seeded order; returns (mean loss, whether `deadline` (a
     `time.perf_counter()` value) stopped it early). `train` and `crag evaluator adapt` share it."""
     import torch
+
     model.train()
     order = list(range(len(pairs)))
     order_rng.shuffle(order)
@@ -224,9 +247,19 @@ def train(cfg: TrainConfig) -> dict:
     started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
         loss, _ = train_epoch(
-            model, tokenizer, meta, train_pairs, optimiser, LOSSES[cfg.loss], order_rng=order_rng, title_rng=title_rng,
-            batch_size=cfg.batch_size, use_title=cfg.use_title, title_dropout=cfg.title_dropout,
-            teacher_weight=cfg.teacher_weight, desc=f"epoch {epoch}/{cfg.epochs}",
+            model,
+            tokenizer,
+            meta,
+            train_pairs,
+            optimiser,
+            LOSSES[cfg.loss],
+            order_rng=order_rng,
+            title_rng=title_rng,
+            batch_size=cfg.batch_size,
+            use_title=cfg.use_title,
+            title_dropout=cfg.title_dropout,
+            teacher_weight=cfg.teacher_weight,
+            desc=f"epoch {epoch}/{cfg.epochs}",
         )
         scores = evaluate_scorer(scorer, val_pairs, cfg.use_title)
         labels = [p.label for p in val_pairs]

@@ -78,8 +78,11 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int 
     if x.shape != y.shape:
         raise ValueError("paired samples must have the same length")
     diff = x - y
-    return {"mean": float(diff.mean()) if diff.size else float("nan"),
-            "ci": bootstrap_ci(diff, resamples=resamples, seed=seed), "n": int(diff.size)}
+    return {
+        "mean": float(diff.mean()) if diff.size else float("nan"),
+        "ci": bootstrap_ci(diff, resamples=resamples, seed=seed),
+        "n": int(diff.size),
+    }
 
 
 def degenerate(draft: str, question: str) -> bool:
@@ -116,14 +119,19 @@ def honesty(records: Sequence[dict]) -> dict:
         "n_unanswerable": len(unanswerable),
         "abstention_unanswerable": _mean(float(r.get("abstained", False)) for r in unanswerable),
         "abstention_answerable": _mean(float(r.get("abstained", False)) for r in answerable),
-        "abstention_with_knowledge": _mean(float(r.get("abstained", False)) for r in answerable if r["knowledge_recall"]),
-        "withheld_correct": _mean(float(bool(r.get("draft_correct")) and r.get("abstained", False)) for r in answerable),
+        "abstention_with_knowledge": _mean(
+            float(r.get("abstained", False)) for r in answerable if r["knowledge_recall"]
+        ),
+        "withheld_correct": _mean(
+            float(bool(r.get("draft_correct")) and r.get("abstained", False)) for r in answerable
+        ),
         "strip_recall": _mean(float(r["knowledge_recall"]) for r in had_answer),
         "supported": _mean(float(r.get("cited", False)) for r in answerable),
         "citation_precision": _mean(float(c) for c in citations),
         "grounded": _mean(float(r.get("grounded", False)) for r in records),
-        "degenerate": _mean(float(degenerate(r.get("draft") or "", r.get("question", ""))) for r in records
-                            if r.get("draft")),
+        "degenerate": _mean(
+            float(degenerate(r.get("draft") or "", r.get("question", ""))) for r in records if r.get("draft")
+        ),
     }
 
 
@@ -149,8 +157,9 @@ def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) 
         "knowledge_recall": _mean(float(r["knowledge_recall"]) for r in records),
         "knowledge_tokens": _mean(r["knowledge_tokens"] for r in records),
         "actions": {a: actions.get(a, 0) for a in ACTIONS} if actions else {},
-        "accuracy_by_action": {a: _mean(float(r["correct"]) for r in records if r.get("action") == a)
-                               for a in ACTIONS if actions.get(a)},
+        "accuracy_by_action": {
+            a: _mean(float(r["correct"]) for r in records if r.get("action") == a) for a in ACTIONS if actions.get(a)
+        },
         "evaluator_calls": _mean(r.get("evaluator_calls", 0) for r in records),
         "evaluator_pairs": _mean(r.get("evaluator_pairs", 0) for r in records),
         "llm_calls": _mean(r.get("llm", {}).get("calls", 0) for r in records),
@@ -168,8 +177,9 @@ def _mean(values: Iterable[float]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
-def threshold_sweep(outcomes: dict[str, dict[str, bool]], scores: dict[str, list[float]],
-                    grid: Sequence[float]) -> np.ndarray:
+def threshold_sweep(
+    outcomes: dict[str, dict[str, bool]], scores: dict[str, list[float]], grid: Sequence[float]
+) -> np.ndarray:
     """Accuracy of CRAG for every (upper, lower) pair of `grid`, without running anything again.
 
     `outcomes[action][qid]` says whether the answer was right when that action was forced and

@@ -58,14 +58,43 @@ class SourceMissing(LookupError):
     """The page cannot be rendered here (module not importable, man or the man page not installed)."""
 
 
-PYDOC_MODULES = ("json", "argparse", "subprocess", "shutil", "re", "functools", "itertools", "collections",
-                 "logging", "csv", "tempfile", "textwrap", "statistics", "hashlib", "difflib")
+PYDOC_MODULES = (
+    "json",
+    "argparse",
+    "subprocess",
+    "shutil",
+    "re",
+    "functools",
+    "itertools",
+    "collections",
+    "logging",
+    "csv",
+    "tempfile",
+    "textwrap",
+    "statistics",
+    "hashlib",
+    "difflib",
+)
 # git-man and manpages (signal.7, glob.7) are on every machine of this kind; ls, sort and date come with
 # coreutils, xargs with findutils, tar and grep with their own packages: a minimal image that drops their
 # pages fails the build, naming them. find(1) and git-log(1) are left out: 89 and 125 KB.
-MAN_PAGES = (("git-rebase", "1"), ("git-stash", "1"), ("git-commit", "1"), ("git-reset", "1"), ("git-bisect", "1"),
-             ("git-worktree", "1"), ("gitignore", "5"), ("ls", "1"), ("tar", "1"), ("grep", "1"), ("sort", "1"),
-             ("xargs", "1"), ("date", "1"), ("signal", "7"), ("glob", "7"))
+MAN_PAGES = (
+    ("git-rebase", "1"),
+    ("git-stash", "1"),
+    ("git-commit", "1"),
+    ("git-reset", "1"),
+    ("git-bisect", "1"),
+    ("git-worktree", "1"),
+    ("gitignore", "5"),
+    ("ls", "1"),
+    ("tar", "1"),
+    ("grep", "1"),
+    ("sort", "1"),
+    ("xargs", "1"),
+    ("date", "1"),
+    ("signal", "7"),
+    ("glob", "7"),
+)
 SOURCES = tuple(Source("pydoc", m) for m in PYDOC_MODULES) + tuple(Source("man", n, s) for n, s in MAN_PAGES)
 
 _OVERSTRIKE = re.compile(r".\x08")
@@ -114,7 +143,9 @@ def _render_man(name: str, section: str) -> str:
     found = subprocess.run(["man", "-w", section, name], env=env, capture_output=True, text=True, timeout=60)
     if found.returncode != 0:
         raise SourceMissing(f"man page {name}({section}) is not installed")
-    done = subprocess.run(["man", "--nh", "--nj", "-P", "cat", section, name], env=env, capture_output=True, timeout=120)
+    done = subprocess.run(
+        ["man", "--nh", "--nj", "-P", "cat", section, name], env=env, capture_output=True, timeout=120
+    )
     if done.returncode != 0 or not done.stdout.strip():
         raise SourceMissing(f"man {section} {name} failed: {done.stderr.decode(errors='replace').strip()[:200]}")
     return _tidy(done.stdout.decode("utf-8", errors="replace"))
@@ -146,17 +177,25 @@ def load_questions(path: str | Path | None = None) -> list[dict]:
     path = QUESTIONS_FILE if path is None else path
     records = []
     for question in read_questions(path):
-        record = {"id": question.qid, "question": question.question, "answers": list(question.answers),
-                  **question.extra}
+        record = {
+            "id": question.qid,
+            "question": question.question,
+            "answers": list(question.answers),
+            **question.extra,
+        }
         doc, evidence = record.get("doc"), record.get("evidence")
         if not isinstance(doc, str) or not doc:
             raise ValueError(f'{path}: question {question.qid} has no "doc"')
-        if not isinstance(evidence, list) or not evidence or not all(isinstance(e, str) and e.strip()
-                                                                      for e in evidence):
+        if (
+            not isinstance(evidence, list)
+            or not evidence
+            or not all(isinstance(e, str) and e.strip() for e in evidence)
+        ):
             raise ValueError(f'{path}: question {question.qid} needs "evidence", a list of phrases')
         if record.get("style") not in STYLES:
-            raise ValueError(f"{path}: question {question.qid} has style {record.get('style')!r}; "
-                             f"choose one of {', '.join(STYLES)}")
+            raise ValueError(
+                f"{path}: question {question.qid} has style {record.get('style')!r}; choose one of {', '.join(STYLES)}"
+            )
         records.append(record)
     return records
 
@@ -169,9 +208,13 @@ def check_questions(questions: list[dict], pages: dict[str, str], missing: dict[
         if q["doc"] not in pages:
             unrendered.setdefault(q["doc"], []).append(q["id"])
     if unrendered:
-        raise ValueError("; ".join(f"doc {doc!r} (question {', '.join(ids)}) did not render: "
-                                   f"{missing.get(doc, 'it is not one of the sources')}"
-                                   for doc, ids in unrendered.items()))
+        raise ValueError(
+            "; ".join(
+                f"doc {doc!r} (question {', '.join(ids)}) did not render: "
+                f"{missing.get(doc, 'it is not one of the sources')}"
+                for doc, ids in unrendered.items()
+            )
+        )
     for q in questions:
         absent = [e for e in q["evidence"] if normalise(e) not in normalise(pages[q["doc"]])]
         if absent:
@@ -188,8 +231,13 @@ def _tool_version(command: list[str]) -> str:
     return lines[0] if lines else ""
 
 
-def build_docs(out: str | Path, data_dir: str | Path | None = None, *, questions: str | Path | None = None,
-               sources: tuple[Source, ...] | None = None) -> dict:
+def build_docs(
+    out: str | Path,
+    data_dir: str | Path | None = None,
+    *,
+    questions: str | Path | None = None,
+    sources: tuple[Source, ...] | None = None,
+) -> dict:
     """Render the sources and write docs/*.txt, questions.jsonl, kb.jsonl, web.jsonl and manifest.json.
 
     `questions` and `sources` default to the packaged file and SOURCES. Everything is read and checked
@@ -208,8 +256,7 @@ def build_docs(out: str | Path, data_dir: str | Path | None = None, *, questions
             pages[source.stem] = render(source)
         except SourceMissing as exc:
             missing[source.stem] = str(exc)
-    too_big = [f"{stem} ({len(text.encode())} bytes)" for stem, text in pages.items()
-               if len(text.encode()) > MAX_BYTES]
+    too_big = [f"{stem} ({len(text.encode())} bytes)" for stem, text in pages.items() if len(text.encode()) > MAX_BYTES]
     if too_big:
         raise ValueError(f"rendered pages over {MAX_BYTES} bytes: {', '.join(too_big)}")
     check_questions(records, pages, missing)
@@ -222,21 +269,35 @@ def build_docs(out: str | Path, data_dir: str | Path | None = None, *, questions
         (docs / f"{stem}.txt").write_text(text, encoding="utf-8")
     (out / "questions.jsonl").write_bytes(questions.read_bytes())
     # the same, interleaved with hand-written questions the pages cannot answer (abstention, issue 11)
-    write_records(out / "questions-with-unanswerable.jsonl",
-                  interleave([r for _, r in read_objects(questions)], [r for _, r in read_objects(UNANSWERABLE_FILE)]))
+    write_records(
+        out / "questions-with-unanswerable.jsonl",
+        interleave([r for _, r in read_objects(questions)], [r for _, r in read_objects(UNANSWERABLE_FILE)]),
+    )
     kb = [{"id": stem, "title": stem, "text": text} for stem, text in pages.items()]
     manifest = {
-        "sources": [{"stem": s.stem, "kind": s.kind, "name": s.name, "section": s.section or None,
-                     "bytes": len(pages[s.stem].encode()),
-                     "sha256": hashlib.sha256(pages[s.stem].encode()).hexdigest()}
-                    for s in sources if s.stem in pages],
+        "sources": [
+            {
+                "stem": s.stem,
+                "kind": s.kind,
+                "name": s.name,
+                "section": s.section or None,
+                "bytes": len(pages[s.stem].encode()),
+                "sha256": hashlib.sha256(pages[s.stem].encode()).hexdigest(),
+            }
+            for s in sources
+            if s.stem in pages
+        ],
         "missing": [{"stem": stem, "reason": reason} for stem, reason in missing.items()],
         "python": sys.version.split()[0],
         "man": _tool_version(["man", "--version"]) if any(s.kind == "man" for s in sources) else "",
         "groff": _tool_version(["groff", "--version"]) if any(s.kind == "man" for s in sources) else "",
         "data_dir": str(data),
-        "counts": {"docs": len(pages), "questions": len(records), "kb": write_records(out / "kb.jsonl", kb),
-                   "web": write_records(out / "web.jsonl", web)},
+        "counts": {
+            "docs": len(pages),
+            "questions": len(records),
+            "kb": write_records(out / "kb.jsonl", kb),
+            "web": write_records(out / "web.jsonl", web),
+        },
         "note": "validation only: never train on these questions or pages",
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")

@@ -71,7 +71,9 @@ def read_questions(path: str | Path) -> list[Question]:
             if answers:
                 raise ValueError(f'{where}: a question marked "answerable": false has answers')
         elif not answers:
-            raise ValueError(f'{where}: "answers" is empty (mark a question the sources cannot answer "answerable": false)')
+            raise ValueError(
+                f'{where}: "answers" is empty (mark a question the sources cannot answer "answerable": false)'
+            )
         qid = str(record["id"]) if record.get("id") is not None else f"line-{number}"
         if qid in seen:
             raise ValueError(f"{where}: question id {qid!r} repeats line {seen[qid]}")

@@ -39,7 +39,7 @@ def chunk_passages(passages: list[Passage], *, chunk_size: int, chunk_overlap: i
 
 
 def collection_name(chunks: list) -> str:
-    """"eval-" + a hash of every chunk's id and title: same content, same collection."""
+    """ "eval-" + a hash of every chunk's id and title: same content, same collection."""
     digest = hashlib.sha256()
     for chunk in chunks:
         digest.update(f"{chunk.id}\0{chunk.metadata.get('title', '')}\n".encode())
@@ -84,8 +84,10 @@ def _copy_embeddings(chroma_dir: str | Path, target: str, ids: list[str]) -> set
     """
     import chromadb
     from chromadb.config import Settings
-    client = chromadb.PersistentClient(path=str(Path(chroma_dir).expanduser().resolve()),
-                                       settings=Settings(anonymized_telemetry=False))
+
+    client = chromadb.PersistentClient(
+        path=str(Path(chroma_dir).expanduser().resolve()), settings=Settings(anonymized_telemetry=False)
+    )
     destination = client.get_collection(target)
     wanted, copied = list(ids), set()
     for other in client.list_collections():
@@ -94,8 +96,12 @@ def _copy_embeddings(chroma_dir: str | Path, target: str, ids: list[str]) -> set
             continue
         found = client.get_collection(name).get(ids=wanted, include=["embeddings", "documents", "metadatas"])
         if found["ids"]:
-            destination.add(ids=found["ids"], embeddings=found["embeddings"], documents=found["documents"],
-                            metadatas=found["metadatas"])
+            destination.add(
+                ids=found["ids"],
+                embeddings=found["embeddings"],
+                documents=found["documents"],
+                metadatas=found["metadatas"],
+            )
             copied.update(found["ids"])
             wanted = [i for i in wanted if i not in copied]
     return copied

@@ -39,8 +39,14 @@ from crag.nodes import contextualize, generate, retrieve
 from crag.state import InputState, OutputState, State
 
 # graph node -> reported stage
-STAGE_OF_NODE = {"retrieve": "retrieve", "grade": "grade", "refine": "refine", "rewrite_and_search": "search",
-                 "web_search": "search", "generate": "generate"}
+STAGE_OF_NODE = {
+    "retrieve": "retrieve",
+    "grade": "grade",
+    "refine": "refine",
+    "rewrite_and_search": "search",
+    "web_search": "search",
+    "generate": "generate",
+}
 REWRITE_TAG = "crag:rewrite"
 
 
@@ -116,10 +122,19 @@ class StageTimer(BaseCallbackHandler):
 
 
 def _whole(documents: list, origin: str) -> list[Strip]:
-    return [Strip(text=d.page_content, score=0.0, title=str(d.metadata.get("title", "")),
-                  source=str(d.metadata.get("source", "")), origin=origin, doc=i,  # type: ignore[typeddict-item]
-                  start=0, end=len(d.page_content))
-            for i, d in enumerate(documents)]
+    return [
+        Strip(
+            text=d.page_content,
+            score=0.0,
+            title=str(d.metadata.get("title", "")),
+            source=str(d.metadata.get("source", "")),
+            origin=origin,
+            doc=i,  # type: ignore[typeddict-item]
+            start=0,
+            end=len(d.page_content),
+        )
+        for i, d in enumerate(documents)
+    ]
 
 
 def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
@@ -135,9 +150,10 @@ def web_search(state: dict, runtime: Runtime[Context]) -> dict:
     except (WebSearchError, TimeoutError, OSError) as exc:
         return {"external_knowledge": [], "web_error": str(exc)}
     passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
-    strips = [Strip(text=p.text, score=0.0, title=p.title, source=p.url, origin="external", doc=i,
-                    start=0, end=len(p.text))
-              for i, p in enumerate(passages)]
+    strips = [
+        Strip(text=p.text, score=0.0, title=p.title, source=p.url, origin="external", doc=i, start=0, end=len(p.text))
+        for i, p in enumerate(passages)
+    ]
     return {"external_knowledge": strips, "web_error": "; ".join(errors) or None}
 
 
@@ -147,8 +163,11 @@ def pipeline(name: str):
     if name == "crag":
         return graph
 
-    steps = {"no_retrieval": [], "rag": ["retrieve", "use_documents"],
-             "rag_web": ["retrieve", "use_documents", "web_search"]}
+    steps = {
+        "no_retrieval": [],
+        "rag": ["retrieve", "use_documents"],
+        "rag_web": ["retrieve", "use_documents", "web_search"],
+    }
     if name not in steps:
         raise ValueError(f"unknown pipeline {name!r}")
     nodes = {"retrieve": retrieve, "use_documents": use_documents, "web_search": web_search}
@@ -187,5 +206,11 @@ def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
     start = time.perf_counter()
     output = pipeline(pipeline_name).invoke({"question": question}, context=run_ctx, config={"callbacks": [timer]})
     wall = time.perf_counter() - start
-    return {**output, "latency": {k: round(v, 4) for k, v in timer.seconds.items()}, "wall_s": round(wall, 4),
-            "evaluator_calls": counter.calls, "evaluator_pairs": counter.pairs, "llm": dict(timer.llm_tokens)}
+    return {
+        **output,
+        "latency": {k: round(v, 4) for k, v in timer.seconds.items()},
+        "wall_s": round(wall, 4),
+        "evaluator_calls": counter.calls,
+        "evaluator_pairs": counter.pairs,
+        "llm": dict(timer.llm_tokens),
+    }

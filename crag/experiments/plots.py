@@ -35,12 +35,15 @@ def action_distribution(results: dict, path: Path) -> Path | None:
     ax.invert_yaxis()
     ax.set_xlabel("questions")
     ax.set_title("Actions taken")
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small")  # beside the bars, clear of the axis label
+    ax.legend(
+        loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small"
+    )  # beside the bars, clear of the axis label
     return _save(fig, path)
 
 
-def score_histogram(scores: list[float], has_answer: list[bool], thresholds: tuple[float, float],
-                    path: Path, system: str = "crag") -> Path | None:
+def score_histogram(
+    scores: list[float], has_answer: list[bool], thresholds: tuple[float, float], path: Path, system: str = "crag"
+) -> Path | None:
     """Evaluator scores of the retrieved documents, split by whether a document holds an answer."""
     if not scores:
         return None
@@ -48,8 +51,13 @@ def score_histogram(scores: list[float], has_answer: list[bool], thresholds: tup
     values, flags = np.asarray(scores), np.asarray(has_answer, dtype=bool)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     bins = np.linspace(-1, 1, 41)
-    ax.hist([values[~flags], values[flags]], bins=bins, stacked=True, color=["#90a4ae", "#1565c0"],
-            label=["no answer in the document", "answer in the document"])
+    ax.hist(
+        [values[~flags], values[flags]],
+        bins=bins,
+        stacked=True,
+        color=["#90a4ae", "#1565c0"],
+        label=["no answer in the document", "answer in the document"],
+    )
     upper, lower = thresholds
     ax.axvline(upper, color=COLOURS["correct"], linestyle="--", label=f"upper {upper:.3g}")
     ax.axvline(lower, color=COLOURS["incorrect"], linestyle=":", label=f"lower {lower:.3g}")
@@ -60,8 +68,9 @@ def score_histogram(scores: list[float], has_answer: list[bool], thresholds: tup
     return _save(fig, path)
 
 
-def threshold_sweep(table: np.ndarray, grid: np.ndarray, path: Path,
-                    marks: dict[str, tuple[float, float]] | None = None) -> Path | None:
+def threshold_sweep(
+    table: np.ndarray, grid: np.ndarray, path: Path, marks: dict[str, tuple[float, float]] | None = None
+) -> Path | None:
     """Heatmap of accuracy for each (upper, lower) pair; lower > upper is left blank."""
     if np.all(np.isnan(table)):
         return None

@@ -64,8 +64,11 @@ def web_records(data_dir: str | Path) -> list[dict]:
     """
     strips = read_records(Path(data_dir).expanduser() / "popqa" / "web_strips.jsonl")
     # a unique URL per strip: the fetcher uses a URL once, and a page's strips share a title
-    return [{"title": s["title"], "text": s["text"], "url": f"local://{quote(s['title'])}#{n}"}
-            for n, s in enumerate(strips) if s["text"].strip()]
+    return [
+        {"title": s["title"], "text": s["text"], "url": f"local://{quote(s['title'])}#{n}"}
+        for n, s in enumerate(strips)
+        if s["text"].strip()
+    ]
 
 
 def phrased_questions(questions: list[dict], seed: int = PHRASING_SEED) -> list[dict]:
@@ -78,15 +81,18 @@ def phrased_questions(questions: list[dict], seed: int = PHRASING_SEED) -> list[
     for q in questions:
         if not isinstance(q.get("subject"), str) or q.get("prop") not in VALIDATION_TEMPLATES:
             raise ValueError(f"question {q.get('id')} has no PopQA subject and relation to phrase it by")
-        phrased.append({**q, "question": sample_phrasings(q["subject"], q["prop"], 1, rng)[0],
-                        "popqa_question": q["question"]})
+        phrased.append(
+            {**q, "question": sample_phrasings(q["subject"], q["prop"], 1, rng)[0], "popqa_question": q["question"]}
+        )
     return phrased
 
 
 RARE_NAME_ZIPF = 2.5  # a subject's word this rare (wordfreq) is a name: "Dragomirna", "Babino", "Kutowski"
 
 
-def unanswerable_questions(all_questions: list[dict], kb: list[dict], web: list[dict], split: tuple[int, int]) -> list[dict]:
+def unanswerable_questions(
+    all_questions: list[dict], kb: list[dict], web: list[dict], split: tuple[int, int]
+) -> list[dict]:
     """PopQA questions outside the split whose subject occurs nowhere in the knowledge base or the web:
     the sources cannot answer them, whatever the generator remembers, so the honest output is an
     abstention. Marked `"answerable": false`, answers dropped (they stay out of every prompt).
@@ -105,9 +111,18 @@ def unanswerable_questions(all_questions: list[dict], kb: list[dict], web: list[
         return subject.casefold() not in haystack and not any(w in words for w in rare)
 
     low, high = split
-    return [{"id": f"unanswerable-{q['id']}", "question": q["question"], "answers": [], "answerable": False,
-             "subject": q["subject"], "prop": q["prop"]}
-            for q in all_questions if not low <= int(q["q_index"]) <= high and absent(q["subject"])]
+    return [
+        {
+            "id": f"unanswerable-{q['id']}",
+            "question": q["question"],
+            "answers": [],
+            "answerable": False,
+            "subject": q["subject"],
+            "prop": q["prop"],
+        }
+        for q in all_questions
+        if not low <= int(q["q_index"]) <= high and absent(q["subject"])
+    ]
 
 
 def interleave(answerable: list[dict], unanswerable: list[dict]) -> list[dict]:
@@ -152,7 +167,8 @@ def build_popqa(data_dir: str | Path, out: str | Path, split: str = "validation"
         # the split's questions interleaved with ones the sources cannot answer (abstention, issue 11)
         "questions_with_unanswerable": write_records(
             out / "questions-with-unanswerable.jsonl",
-            interleave(questions, unanswerable_questions(every_question, kb, web, (low, high)))),
+            interleave(questions, unanswerable_questions(every_question, kb, web, (low, high))),
+        ),
         "licences": LICENCES,
     }
     write_records(out / "kb.jsonl", kb)

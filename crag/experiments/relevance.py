@@ -84,8 +84,9 @@ def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[
         gold = norm_title(query.gold)
         for doc in retrieve(store, query.question, k=TOP_K):
             title = str(doc.metadata.get("title") or "")
-            pairs.append(Pair(query.question, doc.page_content, int(norm_title(title) == gold), title,
-                              query.group, source))
+            pairs.append(
+                Pair(query.question, doc.page_content, int(norm_title(title) == gold), title, query.group, source)
+            )
     return pairs
 
 
@@ -109,8 +110,11 @@ def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> d
 
 def bio_slices(data: Path) -> dict[str, list[Pair]]:
     """Contriever's real top 10 for the validation half of the Bio questions, as asked and rephrased."""
-    records = [r for r in read_records(data / "relevance" / "bio_contriever_top10.jsonl")
-               if question_split(r["qid"], RECIPE.bio_validation_fraction) == "validation"]
+    records = [
+        r
+        for r in read_records(data / "relevance" / "bio_contriever_top10.jsonl")
+        if question_split(r["qid"], RECIPE.bio_validation_fraction) == "validation"
+    ]
     rng = random.Random(SEED)
     phrasing: dict[str, str] = {}
     asked, rephrased = [], []
@@ -118,8 +122,9 @@ def bio_slices(data: Path) -> dict[str, list[Pair]]:
         if r["qid"] not in phrasing:
             phrasing[r["qid"]] = sample_phrasings(r["topic"], "bio", 1, rng)[0]
         asked.append(Pair(r["question"], r["text"], int(r["label"]), r["title"], r["qid"], "bio"))
-        rephrased.append(Pair(phrasing[r["qid"]], r["text"], int(r["label"]), r["title"], f"{r['qid']}-p",
-                              "bio-phrased"))
+        rephrased.append(
+            Pair(phrasing[r["qid"]], r["text"], int(r["label"]), r["title"], f"{r['qid']}-p", "bio-phrased")
+        )
     return {"bio": asked, "bio-phrased": rephrased}
 
 
@@ -140,13 +145,18 @@ def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True)
         for doc in retrieve(store, q["question"], k=TOP_K):
             own_page = Path(str(doc.metadata.get("source", ""))).stem == q["doc"]
             label = int(own_page and is_relevant(doc.page_content, q["evidence"]))
-            pairs.append(Pair(q["question"], doc.page_content, label, str(doc.metadata.get("title") or ""),
-                              q["id"], "docs"))
+            pairs.append(
+                Pair(q["question"], doc.page_content, label, str(doc.metadata.get("title") or ""), q["id"], "docs")
+            )
     return pairs
 
 
 def build_slices(
-    data: Path, out: Path, *, docs_inputs: Path | None = None, chroma_dir: str | Path = DEFAULT_CHROMA_DIR,
+    data: Path,
+    out: Path,
+    *,
+    docs_inputs: Path | None = None,
+    chroma_dir: str | Path = DEFAULT_CHROMA_DIR,
     progress: bool = True,
 ) -> dict:
     """Write every slice as `OUT/<slice>.jsonl` (and CRAG's .tsv) plus a manifest; returns the manifest."""
@@ -156,14 +166,20 @@ def build_slices(
     slices["multihop"] = multihop_slice(data)
     if docs_inputs is not None:
         slices["docs"] = docs_slice(docs_inputs, chroma_dir, progress)
-    manifest = {"data_dir": str(data), "docs_inputs": str(docs_inputs) if docs_inputs else None, "top_k": TOP_K,
-                "slices": {}}
+    manifest = {
+        "data_dir": str(data),
+        "docs_inputs": str(docs_inputs) if docs_inputs else None,
+        "top_k": TOP_K,
+        "slices": {},
+    }
     for name, pairs in slices.items():
         write_pairs(pairs, out, name)
         groups = {p.group for p in pairs}
         answered = {p.group for p in pairs if p.label}
         manifest["slices"][name] = {
-            "pairs": len(pairs), "positives": sum(p.label for p in pairs), "questions": len(groups),
+            "pairs": len(pairs),
+            "positives": sum(p.label for p in pairs),
+            "questions": len(groups),
             "questions_with_a_relevant_passage": len(answered),
         }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -45,8 +45,22 @@ PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
 # what must match for predictions to be comparable; the systems and --limit may change freely, and
 # the generation prompt is checked per record (`prompt_digest`)
-FINGERPRINT = ("questions_sha256", "kb_sha256", "web_sha256", "drop_gold", "seed", "k", "top_k_strips", "web_k",
-               "chunk_size", "chunk_overlap", "chat_model", "evaluator", "evaluator_sha256", "max_answer_tokens")
+FINGERPRINT = (
+    "questions_sha256",
+    "kb_sha256",
+    "web_sha256",
+    "drop_gold",
+    "seed",
+    "k",
+    "top_k_strips",
+    "web_k",
+    "chunk_size",
+    "chunk_overlap",
+    "chat_model",
+    "evaluator",
+    "evaluator_sha256",
+    "max_answer_tokens",
+)
 # Keys added to FINGERPRINT after runs were kept: a run.json without one is not told it changed.
 # `evaluator_sha256` (2026-11-23): `crag evaluator adapt --overwrite` rewrites a checkpoint at the
 # same path, and the path alone would have kept the old checkpoint's predictions.
@@ -97,7 +111,9 @@ class PredictionStore:
                 record = json.loads(line)
                 key = (record["system"], record["qid"])
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise ValueError(f"{self.path}, line {number}: not a prediction record; delete the line or the file") from None
+                raise ValueError(
+                    f"{self.path}, line {number}: not a prediction record; delete the line or the file"
+                ) from None
             self.records[key] = record
 
     def done(self, system: str, qid: str, prompt_digest: str) -> bool:
@@ -126,12 +142,16 @@ def _check_settings(out: Path, settings: dict) -> None:
     path = out / RUN_FILE
     if path.exists():
         previous = json.loads(path.read_text())
-        changed = [k for k in FINGERPRINT if previous.get(k) != settings.get(k)
-                   and not (k in ADDED_TO_FINGERPRINT and k not in previous)]
+        changed = [
+            k
+            for k in FINGERPRINT
+            if previous.get(k) != settings.get(k) and not (k in ADDED_TO_FINGERPRINT and k not in previous)
+        ]
         if changed and (out / PREDICTIONS).exists():
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {settings.get(k)!r}" for k in changed)
-            raise ValueError(f"{out} holds predictions made with other settings ({details}); "
-                             "use another --out or delete that folder")
+            raise ValueError(
+                f"{out} holds predictions made with other settings ({details}); use another --out or delete that folder"
+            )
         settings["thresholds"] = {**previous.get("thresholds", {}), **settings["thresholds"]}
     path.write_text(json.dumps(settings, indent=2, default=str) + "\n")
 
@@ -146,8 +166,9 @@ def prompt_digest(ctx: Context) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def prediction_record(system: System, question: Question, output: dict[str, Any] | None, error: str | None,
-                      prompt_sha256: str = "") -> dict:
+def prediction_record(
+    system: System, question: Question, output: dict[str, Any] | None, error: str | None, prompt_sha256: str = ""
+) -> dict:
     """One line of predictions.jsonl: the answer, its scores and what it cost."""
     output = output or {}
     answer = str(output.get("answer", ""))
@@ -167,16 +188,19 @@ def prediction_record(system: System, question: Question, output: dict[str, Any]
         "grounded": bool(output.get("grounded")),
         "abstained": abstains(answer),
         "cited": bool(sources),
-        "citations_with_answer": [metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers)
-                                  for s in sources],
+        "citations_with_answer": [
+            metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources
+        ],
         "correct": metrics.match(said, question.answers, case_sensitive=True),
         "correct_insensitive": metrics.match(said, question.answers, case_sensitive=False),
         "knowledge_recall": metrics.contains_answer(knowledge, question.answers),
         "knowledge_tokens": metrics.count_tokens(knowledge),
         "action": output.get("action"),
         "scores": [round(float(s), 4) for s in output.get("scores") or []],
-        "documents_with_answer": [metrics.contains_answer(f"{d.metadata.get('title', '')} {d.page_content}",
-                                                          question.answers) for d in documents],
+        "documents_with_answer": [
+            metrics.contains_answer(f"{d.metadata.get('title', '')} {d.page_content}", question.answers)
+            for d in documents
+        ],
         "rewritten_query": output.get("rewritten_query") or None,
         "web_error": output.get("web_error"),
         "evaluator_calls": output.get("evaluator_calls", 0),
@@ -203,8 +227,13 @@ def build_context(settings: RunSettings, collection: str) -> Context:
 
     return Context(
         evaluator=RetrievalEvaluator(checkpoint=settings.evaluator),  # one object: loaded once, counted per run
-        chat_model=settings.chat_model, chroma_dir=str(settings.chroma_dir), chroma_url=None,
-        collection=collection, web_backend="local", web_index=str(settings.web), k=settings.k,
+        chat_model=settings.chat_model,
+        chroma_dir=str(settings.chroma_dir),
+        chroma_url=None,
+        collection=collection,
+        web_backend="local",
+        web_index=str(settings.web),
+        k=settings.k,
     )
 
 
@@ -223,8 +252,13 @@ def run(settings: RunSettings) -> dict:
     out.mkdir(parents=True, exist_ok=True)
 
     if settings.context is None:
-        collection, n_chunks, _ = ensure_collection(kept, settings.chroma_dir, chunk_size=settings.chunk_size,
-                                                    chunk_overlap=settings.chunk_overlap, progress=settings.progress)
+        collection, n_chunks, _ = ensure_collection(
+            kept,
+            settings.chroma_dir,
+            chunk_size=settings.chunk_size,
+            chunk_overlap=settings.chunk_overlap,
+            progress=settings.progress,
+        )
     else:
         collection, n_chunks = settings.context.collection, None
     base = build_context(settings, collection)
@@ -232,19 +266,36 @@ def run(settings: RunSettings) -> dict:
     calibrated = resources.calibrated(evaluator)
     contexts = {s.name: system_context(s, base, calibrated) for s in settings.systems}
     run_info = {
-        "questions": str(settings.questions), "questions_sha256": file_digest(settings.questions),
-        "kb": str(settings.kb), "kb_sha256": file_digest(settings.kb),
-        "web": str(settings.web), "web_sha256": file_digest(settings.web),
-        "drop_gold": settings.drop_gold, "seed": settings.seed, "kb_passages": len(passages), "kb_empty_skipped": empty,
-        "kb_dropped": len(dropped), "kb_chunks": n_chunks, "collection": collection,
-        "chroma_dir": str(settings.chroma_dir), "k": base.k, "top_k_strips": base.top_k_strips, "web_k": base.web_k,
-        "chunk_size": settings.chunk_size, "chunk_overlap": settings.chunk_overlap,
+        "questions": str(settings.questions),
+        "questions_sha256": file_digest(settings.questions),
+        "kb": str(settings.kb),
+        "kb_sha256": file_digest(settings.kb),
+        "web": str(settings.web),
+        "web_sha256": file_digest(settings.web),
+        "drop_gold": settings.drop_gold,
+        "seed": settings.seed,
+        "kb_passages": len(passages),
+        "kb_empty_skipped": empty,
+        "kb_dropped": len(dropped),
+        "kb_chunks": n_chunks,
+        "collection": collection,
+        "chroma_dir": str(settings.chroma_dir),
+        "k": base.k,
+        "top_k_strips": base.top_k_strips,
+        "web_k": base.web_k,
+        "chunk_size": settings.chunk_size,
+        "chunk_overlap": settings.chunk_overlap,
         "chat_model": str(base.chat_model) if isinstance(base.chat_model, str) else type(base.chat_model).__name__,
-        "evaluator": settings.evaluator or "shipped", "evaluator_sha256": folder_digest(settings.evaluator),
+        "evaluator": settings.evaluator or "shipped",
+        "evaluator_sha256": folder_digest(settings.evaluator),
         "max_answer_tokens": base.max_answer_tokens,
         "generate_prompt": base.generate_prompt,
-        "thresholds": {s.name: [t.upper, t.lower] for s in settings.systems if s.uses_graph
-                       for t in [contexts[s.name].thresholds(calibrated)]},
+        "thresholds": {
+            s.name: [t.upper, t.lower]
+            for s in settings.systems
+            if s.uses_graph
+            for t in [contexts[s.name].thresholds(calibrated)]
+        },
         "calibrated_thresholds": [calibrated.upper, calibrated.lower],
     }
     _check_settings(out, run_info)
@@ -255,8 +306,14 @@ def run(settings: RunSettings) -> dict:
     digests = {s.name: prompt_digest(contexts[s.name]) for s in settings.systems}
     todo = [(q, s) for q in questions for s in settings.systems if not store.done(s.name, q.qid, digests[s.name])]
     total = len(questions) * len(settings.systems)
-    with tqdm(total=total, initial=total - len(todo), desc="eval", unit="answer", disable=not settings.progress,
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=total,
+        initial=total - len(todo),
+        desc="eval",
+        unit="answer",
+        disable=not settings.progress,
+        dynamic_ncols=True,
+    ) as bar:
         for question, system in todo:
             bar.set_postfix_str(system.name, refresh=False)
             try:

@@ -44,44 +44,102 @@ def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
 SYSTEMS: dict[str, System] = {
     s.name: s
     for s in [
-        System("no_retrieval", "no_retrieval", "the generator alone, no knowledge (answering from its memory)",
-               lambda ctx, upper, lower: {"answer_without_knowledge": True}),
+        System(
+            "no_retrieval",
+            "no_retrieval",
+            "the generator alone, no knowledge (answering from its memory)",
+            lambda ctx, upper, lower: {"answer_without_knowledge": True},
+        ),
         System("rag", "rag", "standard RAG: the top-k documents straight to the generator"),
         System("rag_web", "rag_web", "RAG plus web search with the question, results unfiltered (paper Table 5)"),
         System("crag", "crag", "CRAG with the evaluator's calibrated thresholds"),
-        System("crag_paper_prompt", "crag", "CRAG generating with the paper's prompt",
-               lambda ctx, upper, lower: {"generate_prompt": "paper"}),
-        System("crag_compact_prompt", "crag", "CRAG generating with the compact prompt (a candidate for small models)",
-               lambda ctx, upper, lower: {"generate_prompt": "compact"}),
-        System("rag_paper_prompt", "rag", "standard RAG generating with the paper's prompt",
-               lambda ctx, upper, lower: {"generate_prompt": "paper"}),
-        System("rag_compact_prompt", "rag", "standard RAG generating with the compact prompt",
-               lambda ctx, upper, lower: {"generate_prompt": "compact"}),
-        System("crag_no_correct", "crag", "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
-               lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": lower}),
-        System("crag_no_incorrect", "crag", "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",
-               lambda ctx, upper, lower: {"upper_threshold": upper, "lower_threshold": ALWAYS}),
-        System("crag_no_ambiguous", "crag", "w/o Ambiguous: one threshold, the middle of the calibrated pair (Table 2)",
-               _single_threshold),
-        System("crag_no_refine", "crag", "w/o refinement: whole documents and web results as knowledge (Table 3)",
-               lambda ctx, upper, lower: {"refine_mode": "selection", "top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
-        System("crag_no_rewrite", "crag", "w/o rewrite: the web is searched with the question itself (Table 3)",
-               lambda ctx, upper, lower: {"rewrite": False}),
-        System("crag_no_selection", "crag", "w/o selection: documents cut into strips but every strip kept (Table 3)",
-               lambda ctx, upper, lower: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS}),
+        System(
+            "crag_paper_prompt",
+            "crag",
+            "CRAG generating with the paper's prompt",
+            lambda ctx, upper, lower: {"generate_prompt": "paper"},
+        ),
+        System(
+            "crag_compact_prompt",
+            "crag",
+            "CRAG generating with the compact prompt (a candidate for small models)",
+            lambda ctx, upper, lower: {"generate_prompt": "compact"},
+        ),
+        System(
+            "rag_paper_prompt",
+            "rag",
+            "standard RAG generating with the paper's prompt",
+            lambda ctx, upper, lower: {"generate_prompt": "paper"},
+        ),
+        System(
+            "rag_compact_prompt",
+            "rag",
+            "standard RAG generating with the compact prompt",
+            lambda ctx, upper, lower: {"generate_prompt": "compact"},
+        ),
+        System(
+            "crag_no_correct",
+            "crag",
+            "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
+            lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": lower},
+        ),
+        System(
+            "crag_no_incorrect",
+            "crag",
+            "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",
+            lambda ctx, upper, lower: {"upper_threshold": upper, "lower_threshold": ALWAYS},
+        ),
+        System(
+            "crag_no_ambiguous",
+            "crag",
+            "w/o Ambiguous: one threshold, the middle of the calibrated pair (Table 2)",
+            _single_threshold,
+        ),
+        System(
+            "crag_no_refine",
+            "crag",
+            "w/o refinement: whole documents and web results as knowledge (Table 3)",
+            lambda ctx, upper, lower: {
+                "refine_mode": "selection",
+                "top_k_strips": ALL_STRIPS,
+                "strip_threshold": ALWAYS,
+            },
+        ),
+        System(
+            "crag_no_rewrite",
+            "crag",
+            "w/o rewrite: the web is searched with the question itself (Table 3)",
+            lambda ctx, upper, lower: {"rewrite": False},
+        ),
+        System(
+            "crag_no_selection",
+            "crag",
+            "w/o selection: documents cut into strips but every strip kept (Table 3)",
+            lambda ctx, upper, lower: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS},
+        ),
         # one fixed route each, whatever the scores: with the scores they give the accuracy of any
         # (upper, lower) pair without rerunning anything, i.e. the threshold sweep
-        System("route_correct", "crag", "always Correct (for the threshold sweep)",
-               lambda ctx, upper, lower: {"upper_threshold": ALWAYS, "lower_threshold": ALWAYS}),
-        System("route_incorrect", "crag", "always Incorrect (for the threshold sweep)",
-               lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": NEVER}),
-        System("route_ambiguous", "crag", "always Ambiguous (for the threshold sweep)",
-               lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": ALWAYS}),
+        System(
+            "route_correct",
+            "crag",
+            "always Correct (for the threshold sweep)",
+            lambda ctx, upper, lower: {"upper_threshold": ALWAYS, "lower_threshold": ALWAYS},
+        ),
+        System(
+            "route_incorrect",
+            "crag",
+            "always Incorrect (for the threshold sweep)",
+            lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": NEVER},
+        ),
+        System(
+            "route_ambiguous",
+            "crag",
+            "always Ambiguous (for the threshold sweep)",
+            lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": ALWAYS},
+        ),
     ]
 }
 ROUTES = {"correct": "route_correct", "incorrect": "route_incorrect", "ambiguous": "route_ambiguous"}
-ABLATIONS = ["crag_no_correct", "crag_no_incorrect", "crag_no_ambiguous", "crag_no_refine", "crag_no_rewrite",
-             "crag_no_selection"]
 
 
 def parse_systems(spec: str | list[str]) -> list[System]:

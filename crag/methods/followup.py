@@ -50,7 +50,7 @@ def parse_condensed(reply: str, question: str) -> str | None:
     """The model's rewrite when it is usable: one line that no longer refers back and keeps at
     least half of the follow-up's own words; None otherwise."""
     line = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
-    line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip('"\'“”')
+    line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip("\"'“”")
     if len(line) < 3 or len(line) > 3 * len(question) + 100 or refers_back(line):
         return None
     own = content_words(question)
@@ -73,9 +73,12 @@ THING_WORDS = frozenset(
     "station bridge street road avenue park war battle festival film album song book novel series show project "
     "framework language protocol software system act treaty bank council army navy records studios".split()
 )
-PRONOUN_KIND = {**dict.fromkeys(("he", "she", "him", "his", "her", "hers"), "person"),
-                **dict.fromkeys(("it", "its"), "thing"), **dict.fromkeys(("they", "them", "their", "theirs"), "group"),
-                "there": "place"}
+PRONOUN_KIND = {
+    **dict.fromkeys(("he", "she", "him", "his", "her", "hers"), "person"),
+    **dict.fromkeys(("it", "its"), "thing"),
+    **dict.fromkeys(("they", "them", "their", "theirs"), "group"),
+    "there": "place",
+}
 # "this library", "that person": a demonstrative with a noun that says what kind of referent it is
 DEMONSTRATIVE = re.compile(
     r"\b(?:this|that|these|those)\s+(?P<noun>library|package|tool|project|module|framework|program|command|"
@@ -85,8 +88,11 @@ DEMONSTRATIVE = re.compile(
 )
 PERSON_NOUNS = frozenset({"person", "man", "woman"})
 # "Is there a way …", "Are there any …": the existential there refers to nothing
-EXISTENTIAL_THERE = re.compile(r"\b(?:is|are|was|were)\s+there\s+(?:a|an|any|some|no|another|anything|more)\b"
-                               r"|\bthere\s+(?:is|are|was|were|'s)\b", re.IGNORECASE)
+EXISTENTIAL_THERE = re.compile(
+    r"\b(?:is|are|was|were)\s+there\s+(?:a|an|any|some|no|another|anything|more)\b"
+    r"|\bthere\s+(?:is|are|was|were|'s)\b",
+    re.IGNORECASE,
+)
 
 
 def looks_like_person(name: str) -> bool:
@@ -173,10 +179,16 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
             return match.group(0)
         return {"possessive": f"{found}'s", "place": f"in {found}"}.get(form, found)
 
-    text = re.sub(rf"\b({POSSESSIVE})\b(?=\s+[A-Za-z])", lambda m: substitute(m, "possessive"), text, flags=re.IGNORECASE)
+    text = re.sub(
+        rf"\b({POSSESSIVE})\b(?=\s+[A-Za-z])", lambda m: substitute(m, "possessive"), text, flags=re.IGNORECASE
+    )
     text = re.sub(r"\bthere\b", lambda m: substitute(m, "place"), text)
-    text = re.sub(rf"\b({SUBJECT.replace('|there', '')}|{POSSESSIVE})\b", lambda m: substitute(m, "name"), text,
-                  flags=re.IGNORECASE)
+    text = re.sub(
+        rf"\b({SUBJECT.replace('|there', '')}|{POSSESSIVE})\b",
+        lambda m: substitute(m, "name"),
+        text,
+        flags=re.IGNORECASE,
+    )
 
     def demonstrative(match: re.Match) -> str:
         noun = (match.group("noun") or "").lower()
@@ -189,8 +201,10 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
 
 
 def _still_refers(text: str) -> bool:
-    return bool(re.search(rf"\b({SUBJECT}|{POSSESSIVE})\b", EXISTENTIAL_THERE.sub("", text), re.IGNORECASE)
-                or DEMONSTRATIVE.search(text))
+    return bool(
+        re.search(rf"\b({SUBJECT}|{POSSESSIVE})\b", EXISTENTIAL_THERE.sub("", text), re.IGNORECASE)
+        or DEMONSTRATIVE.search(text)
+    )
 
 
 def append_previous(question: str, history: Sequence[Turn]) -> str:

@@ -128,8 +128,10 @@ def refine(
     strips = [Document(page_content=strip, metadata={"title": passages[d].title}) for d, _, strip, _, _ in candidates]
     scores = evaluator.invoke({"question": question, "documents": strips})
     ranked = sorted(range(len(candidates)), key=lambda i: scores[i], reverse=True)
-    kept = sorted((i for n, i in enumerate(ranked[:top_k]) if scores[i] >= threshold or (keep_best and n == 0)),
-                  key=lambda i: candidates[i][:2])
+    kept = sorted(
+        (i for n, i in enumerate(ranked[:top_k]) if scores[i] >= threshold or (keep_best and n == 0)),
+        key=lambda i: candidates[i][:2],
+    )
     return [
         Strip(
             text=candidates[i][2],

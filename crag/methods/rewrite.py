@@ -69,13 +69,16 @@ RARE_ZIPF = 3.0  # wordfreq's Zipf scale: below 3 (fewer than one in a million w
 # a quoted term: "…", “…”, `…`, or '…' not inside a word (so "Berg's" is no quote)
 QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|`([^`]+)`|(?<!\w)\'([^\']+)\'(?!\w)')
 # code and file names: json.dumps, --max-count, pyproject.toml, __init__, get(), v2.1
-CODE = re.compile(r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:--?|__)?\w+(?:(?:[._/-]|::)\w+)*(?:__|\(\))?(?=[\s,;:?!)]|\.?$|\.\s)")
+CODE = re.compile(
+    r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:--?|__)?\w+(?:(?:[._/-]|::)\w+)*(?:__|\(\))?(?=[\s,;:?!)]|\.?$|\.\s)"
+)
 
 
 @lru_cache(maxsize=4096)
 def zipf(word: str) -> float:
     """How common an English word is (wordfreq's Zipf scale: 7 for "the", 0 for unknown words)."""
     from wordfreq import zipf_frequency
+
     return zipf_frequency(word, "en")
 
 
@@ -94,9 +97,13 @@ def subjects(question: str) -> list[str]:
             found.append((at, name))
     for match in CODE.finditer(unquoted):
         token = match.group(0)
-        if re.search(r"[._/()-]|::", token) and not token.endswith("'s"):
-            found.append((match.start(), token))
-        elif token.isalpha() and token.islower() and token not in STOPWORDS and len(token) > 2 and zipf(token) < RARE_ZIPF:
+        if (re.search(r"[._/()-]|::", token) and not token.endswith("'s")) or (
+            token.isalpha()
+            and token.islower()
+            and token not in STOPWORDS
+            and len(token) > 2
+            and zipf(token) < RARE_ZIPF
+        ):
             found.append((match.start(), token))
     result: list[str] = []
     for _, term in sorted(found):

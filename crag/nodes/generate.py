@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.core.passages import titled
 from crag.events import ANSWER_TAGS
 from crag.methods.attribution import abstains, attribute, grounded
 from crag.methods.routing import final_knowledge
@@ -36,8 +37,9 @@ MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model
 def format_knowledge(strips: list[Strip]) -> str:
     """The passages as the generator sees them: one per paragraph, "title: text", unnumbered (web
     paragraphs already start with their title, `crag.backends.fetch`)."""
-    return "\n\n".join(f"{s['title']}: {s['text']}" if s["title"] and not s["text"].startswith(f"{s['title']}:")
-                         else s["text"] for s in strips)
+    return "\n\n".join(
+        s["text"] if s["text"].startswith(f"{s['title']}:") else titled(s["text"], s["title"]) for s in strips
+    )
 
 
 def tidy(reply: str) -> str:
@@ -50,8 +52,12 @@ def tidy(reply: str) -> str:
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
     """The cited strips, by number, without their refinement score."""
     cited = sorted({n for c in citations for n in c["sources"]})
-    return [Source(id=n, **{key: strips[n - 1][key] for key in ("title", "source", "origin", "doc", "start", "end", "text")})
-            for n in cited]
+    return [
+        Source(
+            id=n, **{key: strips[n - 1][key] for key in ("title", "source", "origin", "doc", "start", "end", "text")}
+        )
+        for n in cited
+    ]
 
 
 @timed("generate")
@@ -63,8 +69,11 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     if not strips and not ctx.answer_without_knowledge:
         draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
     else:
-        prompt = (GENERATE_PROMPTS[ctx.generate_prompt].format(knowledge=knowledge, question=question) if strips
-                  else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question))
+        prompt = (
+            GENERATE_PROMPTS[ctx.generate_prompt].format(knowledge=knowledge, question=question)
+            if strips
+            else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
+        )
         reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
         draft = answer = tidy(str(reply.content))
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
@@ -72,5 +81,12 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         if not (declined or grounded(citations) or ctx.answer_without_knowledge):
             answer, citations = UNSUPPORTED_ANSWER, []
     turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
-    return {"knowledge": knowledge, "draft": draft, "answer": answer, "grounded": grounded(citations),
-            "citations": citations, "sources": sources_of(citations, strips), "history": [turn]}
+    return {
+        "knowledge": knowledge,
+        "draft": draft,
+        "answer": answer,
+        "grounded": grounded(citations),
+        "citations": citations,
+        "sources": sources_of(citations, strips),
+        "history": [turn],
+    }

@@ -21,8 +21,14 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         for d in state.get("documents", [])
     ]
     strips = refine_passages(
-        state["question"], passages, resources.evaluator(ctx), mode=ctx.refine_mode, top_k=ctx.top_k_strips,
-        threshold=ctx.strip_threshold, origin="internal", keep_best=True,  # the grade judged these documents relevant
+        state["question"],
+        passages,
+        resources.evaluator(ctx),
+        mode=ctx.refine_mode,
+        top_k=ctx.top_k_strips,
+        threshold=ctx.strip_threshold,
+        origin="internal",
+        keep_best=True,  # the grade judged these documents relevant
     )
     emit(runtime, "refine", strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {"internal_knowledge": strips}

@@ -14,6 +14,9 @@ from crag.state import State
 @timed("retrieve")
 def retrieve(state: State, runtime: Runtime[Context]) -> dict:
     documents = resources.retrieve(resources.context_of(runtime), state["question"])
-    emit(runtime, "retrieve", documents=[{"title": d.metadata.get("title", ""), "source": d.metadata.get("source", "")}
-                                         for d in documents])
+    emit(
+        runtime,
+        "retrieve",
+        documents=[{"title": d.metadata.get("title", ""), "source": d.metadata.get("source", "")} for d in documents],
+    )
     return {"documents": documents}

@@ -50,19 +50,34 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
         results = resources.web_search(ctx, query)
     except (resources.WebSearchError, TimeoutError, OSError) as exc:
         emit(runtime, "rewrite_and_search", web_error=str(exc))
-        return {"rewritten_query": query, "web_status": "failed", "web_results": [], "external_knowledge": [],
-                "web_error": str(exc), "timings": {**timings, "search": round(time.perf_counter() - clock, 4)}}
+        return {
+            "rewritten_query": query,
+            "web_status": "failed",
+            "web_results": [],
+            "external_knowledge": [],
+            "web_error": str(exc),
+            "timings": {**timings, "search": round(time.perf_counter() - clock, 4)},
+        }
     passages, errors = resources.fetch_pages(ctx, results)
     timings["search"] = round(time.perf_counter() - clock, 4)
     clock = time.perf_counter()
     strips = refine(
-        question, [Passage(p.text, p.title, p.url) for p in passages], resources.evaluator(ctx),
-        mode="selection", top_k=ctx.top_k_strips, threshold=ctx.strip_threshold, origin="external",
+        question,
+        [Passage(p.text, p.title, p.url) for p in passages],
+        resources.evaluator(ctx),
+        mode="selection",
+        top_k=ctx.top_k_strips,
+        threshold=ctx.strip_threshold,
+        origin="external",
     )
     timings["refine_web"] = round(time.perf_counter() - clock, 4)
     found = [asdict(r) for r in results]
-    emit(runtime, "rewrite_and_search", results=[{"title": r["title"], "url": r["url"]} for r in found],
-         strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
+    emit(
+        runtime,
+        "rewrite_and_search",
+        results=[{"title": r["title"], "url": r["url"]} for r in found],
+        strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips],
+    )
     return {
         "rewritten_query": query,
         "web_status": "searched",

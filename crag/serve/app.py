@@ -102,8 +102,10 @@ def check_request_settings(service: CragService) -> Callable:
                 raise HTTPException(422, "config.configurable must be an object")
             refused = sorted(set(configurable) - allowed)
             if refused:
-                raise HTTPException(422, f"setting(s) {', '.join(refused)} cannot be set per request; "
-                                         f"allowed: {', '.join(sorted(allowed))}")
+                raise HTTPException(
+                    422,
+                    f"setting(s) {', '.join(refused)} cannot be set per request; allowed: {', '.join(sorted(allowed))}",
+                )
         inputs = body.get("inputs") if isinstance(body, dict) and request.url.path.endswith("/batch") else None
         for index, value in enumerate(inputs if isinstance(inputs, list) else []):
             try:
@@ -127,10 +129,13 @@ def check_knowledge_base(context: Context) -> int:
     if context.retriever is not None:
         return -1
     try:
-        store = open_existing(persist_dir=context.chroma_dir, collection=context.collection,
-                              chroma_url=context.chroma_url)
+        store = open_existing(
+            persist_dir=context.chroma_dir, collection=context.collection, chroma_url=context.chroma_url
+        )
     except StoreError as exc:
-        raise KnowledgeBaseError(f"{exc}; or point the server at another one (--collection, --chroma-dir, --chroma-url)") from exc
+        raise KnowledgeBaseError(
+            f"{exc}; or point the server at another one (--collection, --chroma-dir, --chroma-url)"
+        ) from exc
     return store._collection.count()
 
 
@@ -161,10 +166,20 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 service.threaded = await stack.enter_async_context(athreaded_graph(settings.threads_db))
             yield
 
-    app = FastAPI(title="CRAG", version="0.1.0", lifespan=lifespan,
-                  description="Corrective Retrieval-Augmented Generation (Yan et al., 2024) on LangGraph, served with LangServe.")
-    app.add_middleware(Guard, api_key=settings.api_key, max_body_bytes=settings.max_body_bytes,
-                       max_batch=settings.max_batch, max_runs=settings.max_runs, body_timeout=settings.body_timeout)
+    app = FastAPI(
+        title="CRAG",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Corrective Retrieval-Augmented Generation (Yan et al., 2024) on LangGraph, served with LangServe.",
+    )
+    app.add_middleware(
+        Guard,
+        api_key=settings.api_key,
+        max_body_bytes=settings.max_body_bytes,
+        max_batch=settings.max_batch,
+        max_runs=settings.max_runs,
+        body_timeout=settings.body_timeout,
+    )
 
     @app.exception_handler(InvalidQuestion)
     @app.exception_handler(InvalidThreadId)
@@ -185,7 +200,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def health() -> dict:
         return {"status": "ok", "loads": loads(), "threads": service.threads, "api_key": settings.api_key is not None}
 
-    add_routes(app, service, path="/crag", config_keys=["configurable"],
-               per_req_config_modifier=check_request_settings(service))
+    add_routes(
+        app,
+        service,
+        path="/crag",
+        config_keys=["configurable"],
+        per_req_config_modifier=check_request_settings(service),
+    )
     app.state.service = service
     return app

@@ -83,7 +83,9 @@ def inspect_json(body: bytes) -> Any:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise BadBody(422, f"a string holds a lone surrogate ({value[exc.start]!r}), which is not text") from None
+                raise BadBody(
+                    422, f"a string holds a lone surrogate ({value[exc.start]!r}), which is not text"
+                ) from None
     return parsed
 
 
@@ -101,9 +103,16 @@ def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None =
 class Guard:
     """ASGI middleware: see the module docstring. One per process; `in_flight` counts runs."""
 
-    def __init__(self, app: Callable, *, api_key: str | None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-                 max_batch: int = DEFAULT_MAX_BATCH, max_runs: int = DEFAULT_MAX_RUNS,
-                 body_timeout: float = DEFAULT_BODY_TIMEOUT):
+    def __init__(
+        self,
+        app: Callable,
+        *,
+        api_key: str | None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        max_runs: int = DEFAULT_MAX_RUNS,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    ):
         self.app, self.max_body_bytes, self.body_timeout = app, max_body_bytes, body_timeout
         self.max_runs = max_runs
         self.max_batch = min(max_batch, max_runs)  # a bigger batch could never be admitted
@@ -115,8 +124,14 @@ class Guard:
             return await self.app(scope, receive, send)
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorised(headers):
-            return await self._respond(send, _error(401, "missing or invalid API key: send it as X-API-Key or Authorization: Bearer",
-                                                    [(b"www-authenticate", b"Bearer")]))
+            return await self._respond(
+                send,
+                _error(
+                    401,
+                    "missing or invalid API key: send it as X-API-Key or Authorization: Bearer",
+                    [(b"www-authenticate", b"Bearer")],
+                ),
+            )
         declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             return await self._respond(send, self._too_large())
@@ -124,7 +139,9 @@ class Guard:
             async with asyncio.timeout(self.body_timeout):
                 body = await self._read_body(receive)
         except TimeoutError:
-            return await self._respond(send, _error(408, f"the request body did not arrive within {self.body_timeout:g} s"))
+            return await self._respond(
+                send, _error(408, f"the request body did not arrive within {self.body_timeout:g} s")
+            )
         if body is None:
             return  # the client went away
         if isinstance(body, dict):
@@ -138,11 +155,18 @@ class Guard:
             inputs = parsed.get("inputs") if isinstance(parsed, dict) and scope["path"].endswith("/batch") else None
             runs = len(inputs) if isinstance(inputs, list) else 1
             if runs > self.max_batch:
-                return await self._respond(send, _error(413, f"a batch holds at most {self.max_batch} inputs, got {runs}"))
+                return await self._respond(
+                    send, _error(413, f"a batch holds at most {self.max_batch} inputs, got {runs}")
+                )
             if self.in_flight + runs > self.max_runs:
-                return await self._respond(send, _error(
-                    503, f"busy: {self.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s",
-                    [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]))
+                return await self._respond(
+                    send,
+                    _error(
+                        503,
+                        f"busy: {self.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s",
+                        [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
+                    ),
+                )
         self.in_flight += runs
         try:
             await self._run_until_disconnect(scope, body, receive, send)
@@ -190,7 +214,7 @@ class Guard:
         task = asyncio.ensure_future(self.app(scope, replay, tracked_send))
 
         async def watch() -> None:
-            while not (await receive())["type"] == "http.disconnect":
+            while (await receive())["type"] != "http.disconnect":
                 pass
             disconnected.set()
             if not done:

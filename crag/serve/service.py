@@ -41,10 +41,16 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
     "strip_threshold": (Threshold, "Strips scoring below this are dropped."),
     "refine_mode": (RefineMode, "How documents are cut into strips."),
-    "web_backend": (WebBackend, "'local' (the server's index, if it has one), 'tavily' (needs the server's TAVILY_API_KEY) or 'none'."),
+    "web_backend": (
+        WebBackend,
+        "'local' (the server's index, if it has one), 'tavily' (needs the server's TAVILY_API_KEY) or 'none'.",
+    ),
     "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
     "rewrite": (bool, "Rewrite the question into keywords before searching the web."),
-    "answer_without_knowledge": (bool, "With nothing relevant found, answer from the model's memory (marked ungrounded)."),
+    "answer_without_knowledge": (
+        bool,
+        "With nothing relevant found, answer from the model's memory (marked ungrounded).",
+    ),
     "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact' or 'paper'."),
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
@@ -89,7 +95,7 @@ class CragService(RunnableSerializable[dict, dict]):
     threaded: Any = Field(default=None, description="The graph with a checkpointer; set when the server starts.")
 
     _thread_locks: weakref.WeakValueDictionary = PrivateAttr(default_factory=weakref.WeakValueDictionary)
-    _calibrated: Optional[Thresholds] = PrivateAttr(default=None)
+    _calibrated: Thresholds | None = PrivateAttr(default=None)
 
     def model_post_init(self, __context: Any) -> None:
         if self.graph is None:
@@ -100,21 +106,29 @@ class CragService(RunnableSerializable[dict, dict]):
     def InputType(self) -> type:
         return CragInput
 
-    def get_input_schema(self, config: Optional[RunnableConfig] = None) -> type[BaseModel]:
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
         return CragInput
 
-    def get_output_schema(self, config: Optional[RunnableConfig] = None) -> type[BaseModel]:
+    def get_output_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
         return self.graph.get_output_schema(config)
 
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
         specs = [
-            ConfigurableFieldSpec(id=name, annotation=Optional[kind], name=name, description=text, default=None)
+            # Optional[...], not `kind | None`: a runtime type object, and `Literal[...] | None` is a UnionType
+            ConfigurableFieldSpec(id=name, annotation=Optional[kind], name=name, description=text, default=None)  # noqa: UP045
             for name, (kind, text) in SAFE_SETTINGS.items()
         ]
         if self.threads:
-            specs.append(ConfigurableFieldSpec(id="thread_id", annotation=Optional[str], name="thread_id",
-                                               description=THREAD_ID_DESCRIPTION, default=None))
+            specs.append(
+                ConfigurableFieldSpec(
+                    id="thread_id",
+                    annotation=str | None,
+                    name="thread_id",
+                    description=THREAD_ID_DESCRIPTION,
+                    default=None,
+                )
+            )
         return specs
 
     def calibrated(self) -> Thresholds:
@@ -124,7 +138,7 @@ class CragService(RunnableSerializable[dict, dict]):
         return self._calibrated
 
     # --- running ---
-    def _plan(self, config: RunnableConfig) -> tuple[Any, Context, Optional[str]]:
+    def _plan(self, config: RunnableConfig) -> tuple[Any, Context, str | None]:
         configurable = dict(config.get("configurable") or {})
         thread_id = configurable.get("thread_id")
         if thread_id is not None:
@@ -140,7 +154,9 @@ class CragService(RunnableSerializable[dict, dict]):
 
     def _invoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
         graph, context, _ = self._plan(config)
-        return graph.invoke(self._question(value), patch_config(config, callbacks=run_manager.get_child()), context=context)
+        return graph.invoke(
+            self._question(value), patch_config(config, callbacks=run_manager.get_child()), context=context
+        )
 
     async def _ainvoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
         graph, context, thread_id = self._plan(config)
@@ -148,10 +164,10 @@ class CragService(RunnableSerializable[dict, dict]):
         async with self._lock(thread_id):
             return await graph.ainvoke(self._question(value), child, context=context)
 
-    def invoke(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> dict:
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         return self._call_with_config(self._invoke, input, config, **kwargs)
 
-    async def ainvoke(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> dict:
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         return await self._acall_with_config(self._ainvoke, input, config, **kwargs)
 
     def _transform(self, inputs: Iterator[Any], run_manager, config: RunnableConfig) -> Iterator[dict]:
@@ -169,17 +185,17 @@ class CragService(RunnableSerializable[dict, dict]):
                 async for chunk in graph.astream(self._question(value), child, context=context, stream_mode="values"):
                     yield _public(chunk)
 
-    def stream(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> Iterator[dict]:
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
         yield from self._transform_stream_with_config(iter([input]), self._transform, config, **kwargs)
 
-    async def astream(self, input: Any, config: Optional[RunnableConfig] = None, **kwargs: Any) -> AsyncIterator[dict]:
+    async def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[dict]:
         async def one() -> AsyncIterator[Any]:
             yield input
 
         async for chunk in self._atransform_stream_with_config(one(), self._atransform, config, **kwargs):
             yield chunk
 
-    def _lock(self, thread_id: Optional[str]):
+    def _lock(self, thread_id: str | None):
         """Turns on one thread run one at a time, so two requests cannot interleave its checkpoints."""
         if thread_id is None:
             return _NoLock()

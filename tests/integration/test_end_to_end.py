@@ -26,8 +26,9 @@ def demo_store(tmp_path_factory):
 
 
 def _ask(chroma: Path, question: str, *extra: str) -> dict:
-    result = CliRunner().invoke(app, ["ask", question, "--json", "--chroma-dir", str(chroma),
-                                      "--web-index", str(DEMO / "web.jsonl"), *extra])
+    result = CliRunner().invoke(
+        app, ["ask", question, "--json", "--chroma-dir", str(chroma), "--web-index", str(DEMO / "web.jsonl"), *extra]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -53,10 +54,27 @@ def test_bad_question_is_a_clear_cli_error(demo_store):
 
 
 def test_human_output_and_stream(demo_store):
-    result = CliRunner().invoke(app, ["ask", "What is Ada Lovelace's occupation?", "--stream", "--chroma-dir", str(demo_store),
-                                      "--web-index", str(DEMO / "web.jsonl")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            "What is Ada Lovelace's occupation?",
+            "--stream",
+            "--chroma-dir",
+            str(demo_store),
+            "--web-index",
+            str(DEMO / "web.jsonl"),
+        ],
+    )
     assert result.exit_code == 0, result.output
-    for part in ("· retrieved 10 documents", "· graded: CORRECT", "· refined:", "answer: ", "sources:", "[1] Ada Lovelace"):
+    for part in (
+        "· retrieved 10 documents",
+        "· graded: CORRECT",
+        "· refined:",
+        "answer: ",
+        "sources:",
+        "[1] Ada Lovelace",
+    ):
         assert part in result.output
 
 

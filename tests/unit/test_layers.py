@@ -13,8 +13,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # the libraries that take seconds to import or load models and native code; ruff's TID253 keeps them
 # out of module level (pyproject.toml), and this checks the result where it matters
-HEAVY = ["torch", "transformers", "sentence_transformers", "peft", "sklearn", "chromadb", "langchain_chroma",
-         "langchain_openai", "langchain_tavily", "llama_cpp", "matplotlib", "langserve", "fastapi", "uvicorn"]
+HEAVY = [
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "peft",
+    "sklearn",
+    "chromadb",
+    "langchain_chroma",
+    "langchain_openai",
+    "langchain_tavily",
+    "llama_cpp",
+    "matplotlib",
+    "langserve",
+    "fastapi",
+    "uvicorn",
+]
 
 
 def test_the_import_contracts_hold():

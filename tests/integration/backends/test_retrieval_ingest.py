@@ -87,10 +87,10 @@ def test_markdown_and_html_title_fallbacks(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"title": "ok", "text": "fine"}\n{"title": "no text"}\n', "line 2: no \"text\""),
+        ('{"title": "ok", "text": "fine"}\n{"title": "no text"}\n', 'line 2: no "text"'),
         ('{"title": "ok", "text": "fine"}\n{not json\n', "line 2: invalid JSON"),
         ('["a list"]\n', "line 1: expected a JSON object"),
-        ('{"title": "t", "text": 42}\n', "line 1: no \"text\""),
+        ('{"title": "t", "text": 42}\n', 'line 1: no "text"'),
     ],
 )
 def test_jsonl_errors_name_file_and_line(tmp_path, content, message):
@@ -135,8 +135,14 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
     assert open_store(persist_dir=tmp_path / "db") is store  # cached per process
 
     first = ingest([corpus], store, progress=False)
-    assert first == IngestReport(files=4, chunks=5, added=5, skipped_existing=0, skipped_unsupported=1,
-                                 unsupported_files=(str(corpus / "image.png"),))
+    assert first == IngestReport(
+        files=4,
+        chunks=5,
+        added=5,
+        skipped_existing=0,
+        skipped_unsupported=1,
+        unsupported_files=(str(corpus / "image.png"),),
+    )
     second = ingest([corpus], store, batch_size=2, progress=False)
     assert (second.added, second.skipped_existing, count(store)) == (0, 5, 5)
 
@@ -157,8 +163,17 @@ def test_binary_files_empty_records_and_repeated_chunks(tmp_path, corpus):
     (corpus / "a.out.txt").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
     (corpus / "noise.md").write_bytes(bytes((i * 7919) % 251 + 1 for i in range(4000)))  # random-ish, no NUL
     (corpus / "latin1.txt").write_bytes("Caf\xe9 cr\xe8me br\xfbl\xe9e is a dessert of custard.".encode("latin-1"))
-    write(corpus / "dump.jsonl", "\n".join(json.dumps(r) for r in [
-        {"title": "Category:Empty", "text": ""}, {"title": "Twice", "text": PYTHON}, {"title": "Twice", "text": PYTHON}]))
+    write(
+        corpus / "dump.jsonl",
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"title": "Category:Empty", "text": ""},
+                {"title": "Twice", "text": PYTHON},
+                {"title": "Twice", "text": PYTHON},
+            ]
+        ),
+    )
     report = ingest([corpus], open_store(persist_dir=tmp_path / "db", collection="bin"), progress=False)
     assert report.binary_files == (str((corpus / "a.out.txt").resolve()), str((corpus / "noise.md").resolve()))
     assert report.empty_records == 1 and report.duplicates == 1  # the repeated record of one source
@@ -174,9 +189,20 @@ def test_binary_files_empty_records_and_repeated_chunks(tmp_path, corpus):
 
 def test_two_ingests_at_once_report_each_chunk_added_once(tmp_path, corpus):
     db, env = tmp_path / "db", {"TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1"}
-    command = [str(Path(sys.executable).parent / "crag"), "ingest", str(corpus), "--chroma-dir", str(db), "--no-progress"]
-    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env={**__import__("os").environ, **env}) for _ in range(2)]
+    command = [
+        str(Path(sys.executable).parent / "crag"),
+        "ingest",
+        str(corpus),
+        "--chroma-dir",
+        str(db),
+        "--no-progress",
+    ]
+    procs = [
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, **env}
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-1500:] for _, err in outputs]
     added = sorted(int(out.split(" added")[0].rsplit(" ", 1)[1]) for out, _ in outputs)
@@ -206,12 +232,15 @@ def test_asking_never_creates_a_store(tmp_path, corpus):
     ]:
         with pytest.raises(StoreError, match=message):
             open_existing(persist_dir=chroma_dir, collection=collection)
-        result = CliRunner().invoke(crag, ["ask", "Where is the Eiffel Tower?", "--chroma-dir", str(chroma_dir),
-                                           "--collection", collection])
+        result = CliRunner().invoke(
+            crag, ["ask", "Where is the Eiffel Tower?", "--chroma-dir", str(chroma_dir), "--collection", collection]
+        )
         output = " ".join(result.output.split())
         assert result.exit_code == 2 and output.startswith("error: ") and message in output, result.output
         assert "Traceback" not in result.output
-    assert "it holds 'docs', 'hollow'" in str(pytest.raises(StoreError, open_existing, persist_dir=db, collection="x").value)
+    assert "it holds 'docs', 'hollow'" in str(
+        pytest.raises(StoreError, open_existing, persist_dir=db, collection="x").value
+    )
     assert not (tmp_path / "typo").exists() and not (tmp_path / "chroma.sqlite3").exists()
 
 
@@ -237,7 +266,7 @@ def test_ingest_command(tmp_path, corpus, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "4 files, 5 chunks: 5 added, 0 already present -> cli at" in result.output
     assert "skipped 1 unsupported files: " in result.output and "image.png" in result.output
-    result = runner.invoke(app, args + ["--chunk-size", "1000", "--chunk-overlap", "100"])
+    result = runner.invoke(app, [*args, "--chunk-size", "1000", "--chunk-overlap", "100"])
     assert result.exit_code == 0 and "5 chunks: 0 added, 5 already present" in result.output
 
     monkeypatch.setenv("CRAG_CHROMA_DIR", str(tmp_path / "env-db"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -29,8 +30,15 @@ from crag.backends.web import (
 )
 
 RECORDS = [
-    {"title": "Ada Lovelace", "text": "Ada Lovelace wrote the first algorithm for the Analytical Engine of Charles Babbage."},
-    {"title": "Alan Turing", "text": "Alan Turing formalised computation with the Turing machine and broke Enigma.", "url": "https://en.wikipedia.org/wiki/Alan_Turing"},
+    {
+        "title": "Ada Lovelace",
+        "text": "Ada Lovelace wrote the first algorithm for the Analytical Engine of Charles Babbage.",
+    },
+    {
+        "title": "Alan Turing",
+        "text": "Alan Turing formalised computation with the Turing machine and broke Enigma.",
+        "url": "https://en.wikipedia.org/wiki/Alan_Turing",
+    },
     {"title": "Grace Hopper", "text": "Grace Hopper built the first compiler and popularised COBOL.", "id": 7},
 ]
 
@@ -66,7 +74,7 @@ def test_local_index_is_cached_until_the_file_changes(index):
     assert first is not None
     LocalSearch(index).search("compiler")
     assert web._INDEXES.peek(str(index.resolve())) is first
-    _write(index, RECORDS + [{"title": "Edsger Dijkstra", "text": "Dijkstra found shortest paths."}])
+    _write(index, [*RECORDS, {"title": "Edsger Dijkstra", "text": "Dijkstra found shortest paths."}])
     os.utime(index, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
     assert LocalSearch(index).search("shortest paths")[0].title == "Edsger Dijkstra"
 
@@ -287,7 +295,9 @@ def _fake_dns(monkeypatch, table):
     def getaddrinfo(host, port, *args, **kwargs):
         if host not in table:
             raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in table[host]]
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in table[host]
+        ]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
@@ -313,13 +323,16 @@ PAGE = (
 ).encode()
 
 
-@pytest.mark.parametrize("address, reason", [
-    ("2002:7f00:1::1", "loopback, wrapped in 2002:7f00:1::1"),  # 6to4 of 127.0.0.1
-    ("2002:a00:1::", "private, wrapped in"),  # 6to4 of 10.0.0.1
-    ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private, wrapped in"),  # Teredo, client 10.0.0.1
-    ("64:ff9b::a9fe:a9fe", "link-local, wrapped in"),  # NAT64 of 169.254.169.254
-    ("::ffff:127.0.0.1", "loopback, wrapped in"),
-])
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("2002:7f00:1::1", "loopback, wrapped in 2002:7f00:1::1"),  # 6to4 of 127.0.0.1
+        ("2002:a00:1::", "private, wrapped in"),  # 6to4 of 10.0.0.1
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private, wrapped in"),  # Teredo, client 10.0.0.1
+        ("64:ff9b::a9fe:a9fe", "link-local, wrapped in"),  # NAT64 of 169.254.169.254
+        ("::ffff:127.0.0.1", "loopback, wrapped in"),
+    ],
+)
 def test_fetch_unwraps_ipv4_inside_ipv6_before_the_check(monkeypatch, address, reason):
     _fake_dns(monkeypatch, {"wrapped.example": [address]})
     with pytest.raises(WebSearchError, match=re.escape(reason)):
@@ -364,10 +377,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up, as it should
             self._route()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up, as it should
 
     def _route(self):
         path = self.path.split("?")[0]  # a query keeps URLs apart (pages are fetched once per URL)
@@ -491,7 +502,9 @@ def test_fetch_all_falls_back_to_snippets(server):
         WebPassage(f"Ada Lovelace: {PARAGRAPHS[0]}", "Ada Lovelace", f"{server}/page", True),
         WebPassage(f"Ada Lovelace: {PARAGRAPHS[1]}", "Ada Lovelace", f"{server}/page", True),
         WebPassage("Broken: the broken page's snippet", "Broken", f"{server}/missing", False),
-        WebPassage("Grace Hopper: Grace Hopper built the first compiler.", "Grace Hopper", "local://Grace%20Hopper", False),
+        WebPassage(
+            "Grace Hopper: Grace Hopper built the first compiler.", "Grace Hopper", "local://Grace%20Hopper", False
+        ),
     ]
     assert len(errors) == 2
     assert errors[0].startswith(f"{server}/missing: ") and "HTTP 404" in errors[0]
@@ -510,10 +523,15 @@ def test_fetch_all_never_raises_for_a_page(monkeypatch):
 
 def test_local_records_sharing_a_title_stay_apart(tmp_path):
     path = tmp_path / "web.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in [
-        {"title": "Django Reinhardt", "text": "Django Reinhardt was a Belgian-born jazz guitarist."},
-        {"title": "Django Reinhardt", "text": "After a caravan fire Django Reinhardt played with two fingers."},
-    ]))
+    path.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"title": "Django Reinhardt", "text": "Django Reinhardt was a Belgian-born jazz guitarist."},
+                {"title": "Django Reinhardt", "text": "After a caravan fire Django Reinhardt played with two fingers."},
+            ]
+        )
+    )
     results = web.search_web("Django Reinhardt guitarist fire", backend="local", k=5, local_index=str(path))
     assert len({r.url for r in results}) == 2
     passages, errors = fetch_all(results, timeout=5)

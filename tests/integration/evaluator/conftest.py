@@ -25,8 +25,13 @@ def tiny_bert(tmp_path_factory):
     torch.manual_seed(0)
     tokenizer = _tokenizer()
     config = BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=512, num_labels=1,
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=512,
+        num_labels=1,
     )
     path = tmp_path_factory.mktemp("tiny-bert")
     BertForSequenceClassification(config).save_pretrained(path)
@@ -43,14 +48,22 @@ def tiny_t5(tmp_path_factory):
     torch.manual_seed(0)
     tokenizer = _tokenizer()
     config = T5Config(
-        vocab_size=tokenizer.vocab_size, d_model=16, d_ff=32, d_kv=8, num_layers=1, num_heads=2,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id,
-        decoder_start_token_id=tokenizer.pad_token_id, num_labels=1,
+        vocab_size=tokenizer.vocab_size,
+        d_model=16,
+        d_ff=32,
+        d_kv=8,
+        num_layers=1,
+        num_heads=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        num_labels=1,
     )
     path = tmp_path_factory.mktemp("tiny-t5")
     T5ForSequenceClassification(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
 
 def _write(path, rows):
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,27 +78,66 @@ def mini_shared_data(tmp_path_factory):
     questions, strips = [], []
     for i, name in enumerate(people):
         q_index = 100 + i * 150  # two land in validation (100..399), four in training
-        questions.append({"q_index": q_index, "id": i, "question": f"What is {name}'s occupation?", "answers": ["painter"],
-                          "prop": "occupation", "subject": name, "s_wiki_title": name, "pop": 50})
+        questions.append(
+            {
+                "q_index": q_index,
+                "id": i,
+                "question": f"What is {name}'s occupation?",
+                "answers": ["painter"],
+                "prop": "occupation",
+                "subject": name,
+                "s_wiki_title": name,
+                "pop": 50,
+            }
+        )
         strips += [
-            {"q_index": q_index, "rank": 0, "title": name.upper(), "text": f"{name} was a painter born in a small town by the sea."},
-            {"q_index": q_index, "rank": 1, "title": f"{name} (footballer)", "text": f"{name} is a footballer who plays as a striker for a club."},
+            {
+                "q_index": q_index,
+                "rank": 0,
+                "title": name.upper(),
+                "text": f"{name} was a painter born in a small town by the sea.",
+            },
+            {
+                "q_index": q_index,
+                "rank": 1,
+                "title": f"{name} (footballer)",
+                "text": f"{name} is a footballer who plays as a striker for a club.",
+            },
             {"q_index": q_index, "rank": 2, "title": name, "text": "Stub."},  # too short: dropped
         ]
-    corpus = [{"id": f"w{i}", "title": f"Place {i}", "text": f"Place {i} is a village with a church and a mill."} for i in range(30)]
+    corpus = [
+        {"id": f"w{i}", "title": f"Place {i}", "text": f"Place {i} is a village with a church and a mill."}
+        for i in range(30)
+    ]
     multihop = [
-        {"source": "hotpotqa", "qid": f"h{i}", "question": f"Which river flows through town {i}?", "title": f"Town {i}",
-         "text": f"Town {i} lies on the banks of a long river.", "label": i % 2}
+        {
+            "source": "hotpotqa",
+            "qid": f"h{i}",
+            "question": f"Which river flows through town {i}?",
+            "title": f"Town {i}",
+            "text": f"Town {i} lies on the banks of a long river.",
+            "label": i % 2,
+        }
         for i in range(20)
     ]
     bio = [
-        {"source": "bio", "qid": f"bio-{100 + i}", "question": f"Who is {name}?", "topic": name, "rank": rank,
-         "title": title, "text": text, "label": int(title == name)}
+        {
+            "source": "bio",
+            "qid": f"bio-{100 + i}",
+            "question": f"Who is {name}?",
+            "topic": name,
+            "rank": rank,
+            "title": title,
+            "text": text,
+            "label": int(title == name),
+        }
         for i, name in enumerate(["Lena Moe", "Nils Ohm", "Olga Pihl", "Per Quist", "Rut Sand", "Sven Tell"])
-        for rank, (title, text) in enumerate([
-            (name, f"{name} is a Swedish sculptor whose works stand in many public squares."),
-            (f"{name} (singer)", f"{name} is a singer from Oslo who recorded four albums of folk songs."),
-        ])
+        for rank, (title, text) in enumerate(
+            [
+                (name, f"{name} is a Swedish sculptor whose works stand in many public squares."),
+                (f"{name} (singer)", f"{name} is a singer from Oslo who recorded four albums of folk songs."),
+            ]
+        )
     ]
     _write(root / "relevance/bio_contriever_top10.jsonl", bio)
     _write(root / "popqa/questions.jsonl", questions)

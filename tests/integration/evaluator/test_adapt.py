@@ -13,8 +13,20 @@ from crag.evaluator_model.adapt import AdaptConfig, Check, _check_labelled, _pro
 from crag.evaluator_model.general import load_general_check
 from crag.evaluator_model.pairs import Pair
 
-MODULES = ["json", "argparse", "shutil", "textwrap", "functools", "itertools", "heapq", "bisect", "string",
-           "fnmatch", "glob", "csv"]
+MODULES = [
+    "json",
+    "argparse",
+    "shutil",
+    "textwrap",
+    "functools",
+    "itertools",
+    "heapq",
+    "bisect",
+    "string",
+    "fnmatch",
+    "glob",
+    "csv",
+]
 
 
 def pair(group, question="q", label=0):
@@ -42,10 +54,19 @@ def test_few_documents_are_held_apart_by_query():
 
 def test_a_worse_or_forgetful_model_is_refused_and_some_forgetting_is_a_warning():
     cfg = AdaptConfig(out=None, max_general_drop=0.02, refuse_general_drop=0.05)
-    assert _problems([Check("held-apart pairs", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.965)], cfg) == ([], [])
-    problems, warnings = _problems([Check("held-apart pairs", 100, 0.70, 0.69), Check("general set", 900, 0.98, 0.92)], cfg)
-    assert len(problems) == 2 and "held-apart" in problems[0] and "forgot more than 0.05" in problems[1] and not warnings
-    problems, warnings = _problems([Check("held-apart pairs", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.95)], cfg)
+    assert _problems([Check("held-apart pairs", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.965)], cfg) == (
+        [],
+        [],
+    )
+    problems, warnings = _problems(
+        [Check("held-apart pairs", 100, 0.70, 0.69), Check("general set", 900, 0.98, 0.92)], cfg
+    )
+    assert (
+        len(problems) == 2 and "held-apart" in problems[0] and "forgot more than 0.05" in problems[1] and not warnings
+    )
+    problems, warnings = _problems(
+        [Check("held-apart pairs", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.95)], cfg
+    )
     assert not problems and len(warnings) == 1 and "forgot more than 0.02" in warnings[0]
     problems, _ = _problems([Check("labelled pairs", 20, 0.9, 0.8)], cfg)
     assert problems[0].startswith("worse than the starting evaluator on your labelled")
@@ -77,10 +98,23 @@ def test_training_stops_at_the_deadline(tiny_bert):
     pairs = [Pair(f"question {i}", f"passage {i}", i % 2) for i in range(32)]
     before = [p.detach().clone() for p in scorer.model.parameters()]
     optimiser = Optimiser.create(scorer.model, 1e-3, 0.0, 0.0, 4)
-    loss, stopped = train_epoch(scorer.model, scorer.tokenizer, scorer.meta, pairs, optimiser, LOSSES["bce"],
-                                order_rng=random.Random(0), title_rng=random.Random(1), batch_size=8,
-                                use_title=False, title_dropout=0.0, teacher_weight=0.0, desc="t",
-                                deadline=time.perf_counter() - 1, progress=False)
+    loss, stopped = train_epoch(
+        scorer.model,
+        scorer.tokenizer,
+        scorer.meta,
+        pairs,
+        optimiser,
+        LOSSES["bce"],
+        order_rng=random.Random(0),
+        title_rng=random.Random(1),
+        batch_size=8,
+        use_title=False,
+        title_dropout=0.0,
+        teacher_weight=0.0,
+        desc="t",
+        deadline=time.perf_counter() - 1,
+        progress=False,
+    )
     assert stopped and loss == 0.0
     assert all((a == b).all() for a, b in zip(before, scorer.model.parameters()))
 
@@ -119,15 +153,20 @@ def test_adapting_writes_a_normal_compact_checkpoint_with_its_checks(pydoc_colle
     out = tmp_path / "adapted"
     # forced: forty queries make a held-apart check too small to pass or fail on; the checks and the
     # refusal are the next test's
-    result = adapt(collection_chunks(store), store.embeddings.embed_documents, _config(out, force=True),
-                   collection="pydoc")
+    result = adapt(
+        collection_chunks(store), store.embeddings.embed_documents, _config(out, force=True), collection="pydoc"
+    )
     assert result.written and info_forced(result) == bool(result.problems)
     info = result.meta.hyperparameters["adapt"]
     assert info["held_apart_by"] == "document" and info["counts"]["documents"] == len(MODULES)
     assert info["fitted_on"] == "self-made pairs" and info["seed"] == 0
     checks = {c["name"]: c for c in result.meta.validation_metrics["adapt_checks"] if "name" in c}
     assert set(checks) == {"held-apart pairs", "general set"}
-    assert sorted(p.name for p in out.iterdir()) == ["compact.safetensors", "crag_evaluator.json", "lexical_idf.json.gz"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "compact.safetensors",
+        "crag_evaluator.json",
+        "lexical_idf.json.gz",
+    ]
     assert (out / "compact.safetensors").stat().st_size < 8_000_000
     assert [p.name for p in tmp_path.iterdir()] == ["adapted"]  # no staging folder left behind
     assert out.stat().st_mode & 0o777 == tmp_path.stat().st_mode & 0o777  # readable as its parent, not 0700
@@ -135,9 +174,15 @@ def test_adapting_writes_a_normal_compact_checkpoint_with_its_checks(pydoc_colle
     assert scorer.meta.kind == "int8" and scorer.meta.calibrated
     assert scorer.meta.thresholds.lower <= scorer.meta.thresholds.upper
     evaluator = RetrievalEvaluator(checkpoint=str(out))
-    scores = evaluator.invoke({"question": "How do I sort keys when writing JSON?",
-                               "documents": ["If sort_keys is true, the output of dictionaries is sorted by key.",
-                                             "The heap queue algorithm keeps the smallest item first."]})
+    scores = evaluator.invoke(
+        {
+            "question": "How do I sort keys when writing JSON?",
+            "documents": [
+                "If sort_keys is true, the output of dictionaries is sorted by key.",
+                "The heap queue algorithm keeps the smallest item first.",
+            ],
+        }
+    )
     assert scores[0] > scores[1] and all(-1 <= s <= 1 for s in scores)
 
 
@@ -146,8 +191,10 @@ def test_a_model_that_fails_a_check_is_not_written(pydoc_collection, tmp_path):
 
     _, store = pydoc_collection
     chunks = collection_chunks(store)
-    labelled = [Pair("How do I sort keys when writing JSON?", chunks[i].text, int("sort_keys" in chunks[i].text))
-                for i in range(len(chunks))]
+    labelled = [
+        Pair("How do I sort keys when writing JSON?", chunks[i].text, int("sort_keys" in chunks[i].text))
+        for i in range(len(chunks))
+    ]
     out = tmp_path / "adapted"
     cfg = _config(out, refuse_general_drop=-1.0, labelled=labelled)  # no model can gain a whole point of ROC-AUC
     result = adapt(chunks, store.embeddings.embed_documents, cfg)
@@ -165,8 +212,11 @@ def test_the_command_refuses_to_overwrite_and_names_a_missing_collection(pydoc_c
     taken.mkdir()
     (taken / "notes.txt").write_text("mine")
     runner = CliRunner()
-    result = runner.invoke(app, ["evaluator", "adapt", "--collection", "pydoc", "--chroma-dir", str(db), "--out", str(taken)])
+    result = runner.invoke(
+        app, ["evaluator", "adapt", "--collection", "pydoc", "--chroma-dir", str(db), "--out", str(taken)]
+    )
     assert result.exit_code == 2 and "--overwrite" in result.output and (taken / "notes.txt").read_text() == "mine"
-    result = runner.invoke(app, ["evaluator", "adapt", "--collection", "pydocs", "--chroma-dir", str(db),
-                                 "--out", str(tmp_path / "new")])
+    result = runner.invoke(
+        app, ["evaluator", "adapt", "--collection", "pydocs", "--chroma-dir", str(db), "--out", str(tmp_path / "new")]
+    )
     assert result.exit_code == 2 and "'pydoc'" in result.output and not (tmp_path / "new").exists()

@@ -35,7 +35,9 @@ def test_build_data_labels_by_gold_page_and_keeps_splits_question_disjoint(built
     assert popqa_val == {"popqa-100", "popqa-250"}
     for pair in train + validation:
         if pair.source == "popqa-web":
-            assert pair.label == int(norm_title(pair.title) == norm_title(pair.question.split("What is ")[1].split("'s")[0]))
+            assert pair.label == int(
+                norm_title(pair.title) == norm_title(pair.question.split("What is ")[1].split("'s")[0])
+            )
         if pair.source.startswith("popqa-bm25"):
             assert pair.label == 0
     assert not any(p.passage == "Stub." for p in train + validation)
@@ -63,8 +65,9 @@ def test_build_data_adds_real_retrieval_bio_phrasings_and_a_dev_split(built_data
     retrieved = [p for p in train + dev if p.source == "popqa-retrieved"]
     assert retrieved and {p.label for p in retrieved} == {0, 1}
     for pair in (p for p in retrieved if p.title):  # labelled by gold page: the title is the subject's page, or not
-        subject = next(q for q in ("Anna Berg", "Carl Dahl", "Eva Falk", "Gus Holm", "Ida Juhl", "Karl Lund")
-                       if q in pair.question)
+        subject = next(
+            q for q in ("Anna Berg", "Carl Dahl", "Eva Falk", "Gus Holm", "Ida Juhl", "Karl Lund") if q in pair.question
+        )
         assert pair.label == int(norm_title(pair.title) == norm_title(subject)), pair
     # no passage of a validation question is in the retrieval pool training draws from
     validation_subjects = ("Anna Berg", "Carl Dahl")  # q_index 100 and 250
@@ -83,8 +86,15 @@ def test_build_data_adds_real_retrieval_bio_phrasings_and_a_dev_split(built_data
 
 def _train(built_data, tmp_path, **kw):
     out, _ = built_data
-    cfg = TrainConfig(train=out / "train.jsonl", validation=out / "validation.jsonl", out=tmp_path / "model",
-                      epochs=1, batch_size=4, max_length=48, **kw)
+    cfg = TrainConfig(
+        train=out / "train.jsonl",
+        validation=out / "validation.jsonl",
+        out=tmp_path / "model",
+        epochs=1,
+        batch_size=4,
+        max_length=48,
+        **kw,
+    )
     return train(cfg), cfg.out
 
 
@@ -122,24 +132,66 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     assert result.exit_code == 0, result.output
     assert "train" in result.output and "validation" in result.output
     model = tmp_path / "model"
-    result = runner.invoke(app, ["evaluator", "train", "--base", str(tiny_bert), "--data", str(data), "--out", str(model),
-                                 "--epochs", "1", "--max-length", "48", "--validation", "validation",
-                                 "--teacher-weight", "0.5"])
+    result = runner.invoke(
+        app,
+        [
+            "evaluator",
+            "train",
+            "--base",
+            str(tiny_bert),
+            "--data",
+            str(data),
+            "--out",
+            str(model),
+            "--epochs",
+            "1",
+            "--max-length",
+            "48",
+            "--validation",
+            "validation",
+            "--teacher-weight",
+            "0.5",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["evaluator", "blend", "--model", str(model), "--pairs", str(data / "dev.jsonl"),
-                                 "--corpus", str(data / "train.jsonl")])
+    result = runner.invoke(
+        app,
+        [
+            "evaluator",
+            "blend",
+            "--model",
+            str(model),
+            "--pairs",
+            str(data / "dev.jsonl"),
+            "--corpus",
+            str(data / "train.jsonl"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "overlap" in result.output and "now run `calibrate`" in result.output
     meta = json.loads((model / METADATA_FILE).read_text())
     assert set(meta["blend"]) == {"model", "lexical", "bias", "idf_file"} and not meta["calibrated"]
     assert (model / meta["blend"]["idf_file"]).is_file()
-    result = runner.invoke(app, ["evaluator", "calibrate", "--model", str(model), "--pairs", str(data / "validation.tsv"),
-                                 "--false-relevant-cost", "3"])
+    result = runner.invoke(
+        app,
+        [
+            "evaluator",
+            "calibrate",
+            "--model",
+            str(model),
+            "--pairs",
+            str(data / "validation.tsv"),
+            "--false-relevant-cost",
+            "3",
+        ],
+    )
     assert result.exit_code == 0, result.output
     meta = json.loads((model / METADATA_FILE).read_text())
     assert meta["validation_metrics"]["calibration"]["false_relevant_cost"] == 3 and meta["calibrated"]
     assert meta["blend"]  # calibrating keeps the blend
-    result = runner.invoke(app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv"), "--json"])
+    result = runner.invoke(
+        app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv"), "--json"]
+    )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
     assert list(figures) == ["accuracy", "balanced_accuracy", "f1", "roc_auc", "n", "pairs_per_s"]
@@ -150,10 +202,14 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
 
 def test_cli_errors_are_clear_and_exit_2(tmp_path):
     runner = CliRunner()
-    result = runner.invoke(app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")])
+    result = runner.invoke(
+        app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")]
+    )
     assert result.exit_code == 2 and "not found" in result.output
     (tmp_path / "p.tsv").write_text("q [SEP] p\t1\n")
-    result = runner.invoke(app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")])
+    result = runner.invoke(
+        app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")]
+    )
     assert result.exit_code == 2 and "crag evaluator train" in result.output
     result = runner.invoke(app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "build-data" in result.output
@@ -162,7 +218,7 @@ def test_cli_errors_are_clear_and_exit_2(tmp_path):
 def test_full_fine_tune_exports_to_a_compact_int8_checkpoint(built_data, tmp_path, tiny_bert):
     from crag.evaluator_model.compact import WEIGHTS_FILE, export_compact
 
-    meta, full = _train(built_data, tmp_path, base=str(tiny_bert), use_title=True)
+    _meta, full = _train(built_data, tmp_path, base=str(tiny_bert), use_title=True)
     info = export_compact(full, tmp_path / "compact", base=str(tiny_bert))
     compact = load_scorer(tmp_path / "compact")
     assert compact.meta.kind == "int8" and compact.meta.use_title
@@ -170,7 +226,10 @@ def test_full_fine_tune_exports_to_a_compact_int8_checkpoint(built_data, tmp_pat
     # the frozen word embeddings are not stored: they come from the base
     assert info["parameters"] < sum(p.numel() for p in load_scorer(full).model.parameters())
     assert (tmp_path / "compact" / WEIGHTS_FILE).stat().st_size < (full / "model.safetensors").stat().st_size / 2
-    pairs = [("What is Anna Berg's occupation?", t) for t in ("Anna Berg was a painter.", "A village with a mill.", "Karl Lund plays football.")]
+    pairs = [
+        ("What is Anna Berg's occupation?", t)
+        for t in ("Anna Berg was a painter.", "A village with a mill.", "Karl Lund plays football.")
+    ]
     assert compact.score(pairs) == pytest.approx(load_scorer(full).score(pairs), abs=0.02)
     export_compact(full, tmp_path / "short", base=str(tiny_bert), max_length=32)
     assert load_scorer(tmp_path / "short").meta.max_length == 32 and compact.meta.max_length == 48

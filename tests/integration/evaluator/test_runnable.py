@@ -31,13 +31,19 @@ def test_invoke_accepts_strings_documents_and_dicts(evaluator):
 
 def test_titles_are_ignored_unless_the_checkpoint_uses_them(evaluator):
     plain = evaluator.invoke({"question": QUESTION, "documents": [DOCS[0]]})
-    titled = evaluator.invoke({"question": QUESTION, "documents": [Document(page_content=DOCS[0], metadata={"title": "Film"})]})
+    titled = evaluator.invoke(
+        {"question": QUESTION, "documents": [Document(page_content=DOCS[0], metadata={"title": "Film"})]}
+    )
     assert plain == pytest.approx(titled)
 
 
 def test_batch_scores_all_inputs_in_shared_forward_passes(evaluator):
     scorer = get_scorer(evaluator.checkpoint)
-    inputs = [{"question": QUESTION, "documents": DOCS[:2]}, {"question": "Where is Heidelberg?", "documents": DOCS}, [(QUESTION, DOCS[2])]]
+    inputs = [
+        {"question": QUESTION, "documents": DOCS[:2]},
+        {"question": "Where is Heidelberg?", "documents": DOCS},
+        [(QUESTION, DOCS[2])],
+    ]
     before = scorer.forward_passes
     results = evaluator.batch(inputs)
     assert scorer.forward_passes - before == 1  # 6 pairs, batch_size 8
@@ -46,7 +52,9 @@ def test_batch_scores_all_inputs_in_shared_forward_passes(evaluator):
 
 
 def test_batch_isolates_a_bad_input_when_asked(evaluator):
-    results = evaluator.batch([{"question": QUESTION, "documents": DOCS}, {"question": 7, "documents": DOCS}], return_exceptions=True)
+    results = evaluator.batch(
+        [{"question": QUESTION, "documents": DOCS}, {"question": 7, "documents": DOCS}], return_exceptions=True
+    )
     assert len(results[0]) == 3 and isinstance(results[1], TypeError)
     with pytest.raises(TypeError, match="question"):
         evaluator.batch([{"question": QUESTION, "documents": DOCS}, {"question": 7, "documents": DOCS}])
@@ -54,7 +62,12 @@ def test_batch_isolates_a_bad_input_when_asked(evaluator):
 
 @pytest.mark.parametrize(
     "bad",
-    ["just a string", 42, {"question": QUESTION, "documents": "not a list"}, {"question": QUESTION, "documents": [3.5]}],
+    [
+        "just a string",
+        42,
+        {"question": QUESTION, "documents": "not a list"},
+        {"question": QUESTION, "documents": [3.5]},
+    ],
 )
 def test_invalid_inputs_raise_type_errors(evaluator, bad):
     with pytest.raises(TypeError):

@@ -124,7 +124,9 @@ def test_broken_metadata_is_a_clear_error(tiny_bert, tmp_path):
 def test_multi_output_classifier_is_refused(tmp_path):
     from transformers import BertConfig, BertForSequenceClassification
 
-    config = BertConfig(vocab_size=100, hidden_size=8, num_hidden_layers=1, num_attention_heads=1, intermediate_size=8, num_labels=2)
+    config = BertConfig(
+        vocab_size=100, hidden_size=8, num_hidden_layers=1, num_attention_heads=1, intermediate_size=8, num_labels=2
+    )
     BertForSequenceClassification(config).save_pretrained(tmp_path)
     with pytest.raises(EvaluatorError, match="num_labels=1"):
         load_scorer(tmp_path)

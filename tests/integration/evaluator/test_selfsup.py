@@ -43,14 +43,17 @@ def sentences(text):
 
 def embed_like(chunks):
     """Embeds a query as the chunk it was taken from, so its own document is always nearest."""
+
     def embed(queries):
         return [next(c.vector for c in chunks if q.rstrip(".") in c.text) for q in queries]
+
     return embed
 
 
 def test_a_heading_asks_for_its_section_without_the_heading():
-    assert heading_queries(CHUNKS[0]) == [("Retrying on exceptions",
-                                           f"Tenacity retries a call when it raises. {FILLER}.")]
+    assert heading_queries(CHUNKS[0]) == [
+        ("Retrying on exceptions", f"Tenacity retries a call when it raises. {FILLER}.")
+    ]
     assert heading_queries(chunk(f"# Usage\n\n{FILLER}", "a", [1])) == []  # one word asks for nothing
     assert heading_queries(chunk("## Retrying on exceptions\n\nToo short.", "a", [1])) == []  # no passage left
 
@@ -62,8 +65,9 @@ def test_a_sentence_asks_for_its_chunk_with_the_sentence_cut_out():
 
 
 def test_without_sibling_negatives_pairs_take_negatives_from_other_documents_only():
-    pairs = self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3,
-                                  segment=sentences)
+    pairs = self_supervised_pairs(
+        CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3, segment=sentences
+    )
     positives = [p for p in pairs if p.label == 1]
     assert {p.source for p in positives} == {"self:heading", "self:cloze"}
     assert any(p.question == "Retrying on exceptions" for p in positives)
@@ -77,21 +81,29 @@ def test_without_sibling_negatives_pairs_take_negatives_from_other_documents_onl
         assert all(question not in p.passage for p in group if p.label == 1)
     # the hard negative of a tenacity query is the chunk nearest to it in another document
     retry = by_query[("Retrying on exceptions", "tenacity.md")]
-    assert [p.title for p in retry if p.label == 0][0] == "cache.md"
-    assert pairs == self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0,
-                                          seed=3, segment=sentences)
+    assert next(p.title for p in retry if p.label == 0) == "cache.md"
+    assert pairs == self_supervised_pairs(
+        CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3, segment=sentences
+    )
 
 
 def test_sibling_sections_are_negatives_unless_they_hold_the_query():
-    pairs = self_supervised_pairs(CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=1, seed=3,
-                                  segment=sentences)
+    pairs = self_supervised_pairs(
+        CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=1, seed=3, segment=sentences
+    )
     retry = [p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0]
     assert [p.passage for p in retry if p.title == "tenacity.md"] == [WAIT]  # the other tenacity chunk
-    overlapping = [chunk(RETRY, "tenacity.md", [1.0, 0.0, 0.0]), chunk(f"Retrying on exceptions is what it does. {FILLER}.", "tenacity.md",
-                   [0.9, 0.1, 0.0]), *CHUNKS[2:]]  # the neighbour repeats the heading's text, as overlapping chunks do
-    pairs = self_supervised_pairs(overlapping, embed_like(overlapping), same_document_negatives=1, seed=3,
-                                  segment=sentences)
-    assert not [p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0 and p.title == "tenacity.md"]
+    overlapping = [
+        chunk(RETRY, "tenacity.md", [1.0, 0.0, 0.0]),
+        chunk(f"Retrying on exceptions is what it does. {FILLER}.", "tenacity.md", [0.9, 0.1, 0.0]),
+        *CHUNKS[2:],
+    ]  # the neighbour repeats the heading's text, as overlapping chunks do
+    pairs = self_supervised_pairs(
+        overlapping, embed_like(overlapping), same_document_negatives=1, seed=3, segment=sentences
+    )
+    assert not [
+        p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0 and p.title == "tenacity.md"
+    ]
 
 
 def test_one_document_cannot_be_adapted_to():
@@ -110,8 +122,10 @@ def test_documents_are_held_apart_stably_half_to_check_half_to_calibrate():
 
 
 def test_a_query_sample_keeps_every_chunk_as_a_negative():
-    chunks = [chunk(f"Sentence number {i} talks about topic {i} at length here. " + FILLER, f"d{i % 4}.md",
-                    [1.0, float(i)]) for i in range(12)]
+    chunks = [
+        chunk(f"Sentence number {i} talks about topic {i} at length here. " + FILLER, f"d{i % 4}.md", [1.0, float(i)])
+        for i in range(12)
+    ]
     pairs = self_supervised_pairs(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)
     positives = [p for p in pairs if p.label]
     assert len(positives) == 3
@@ -130,7 +144,10 @@ def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
     store = open_store(persist_dir=tmp_path / "db", collection="own")
     ingest([docs], store, progress=False)
     chunks = collection_chunks(store)
-    assert sorted(c.title for c in chunks) == ["Acquiring a file lock", "tenacity"]  # a "# " heading, else the file name
+    assert sorted(c.title for c in chunks) == [
+        "Acquiring a file lock",
+        "tenacity",
+    ]  # a "# " heading, else the file name
     assert all(len(c.vector) == 384 and c.source.endswith(".md") for c in chunks)
     from crag.backends.embeddings import MiniLMEmbeddings
 

@@ -33,13 +33,15 @@ def test_shipped_evaluator_loads_on_the_packaged_base_and_is_calibrated():
 
 def test_shipped_evaluator_prefers_the_relevant_passage():
     evaluator = RetrievalEvaluator()
-    scores = evaluator.invoke({
-        "question": "What is Ada Lovelace's occupation?",
-        "documents": [
-            "Ada Lovelace was an English mathematician and writer, known for her work on the Analytical Engine.",
-            "The Danube is the second-longest river in Europe and flows into the Black Sea.",
-        ],
-    })
+    scores = evaluator.invoke(
+        {
+            "question": "What is Ada Lovelace's occupation?",
+            "documents": [
+                "Ada Lovelace was an English mathematician and writer, known for her work on the Analytical Engine.",
+                "The Danube is the second-longest river in Europe and flows into the Black Sea.",
+            ],
+        }
+    )
     assert scores[0] > scores[1]
 
 
@@ -48,10 +50,16 @@ def test_shipped_evaluator_reads_everyday_phrasings():
     it knew one template."""
     evaluator = RetrievalEvaluator()
     documents = [
-        {"title": "Ada Lovelace", "text": "Ada Lovelace was an English mathematician and writer, chiefly known for her "
-                                          "work on Charles Babbage's Analytical Engine."},
-        {"title": "Charles Babbage", "text": "Charles Babbage was an English polymath who originated the concept of a "
-                                             "digital programmable computer."},
+        {
+            "title": "Ada Lovelace",
+            "text": "Ada Lovelace was an English mathematician and writer, chiefly known for her "
+            "work on Charles Babbage's Analytical Engine.",
+        },
+        {
+            "title": "Charles Babbage",
+            "text": "Charles Babbage was an English polymath who originated the concept of a "
+            "digital programmable computer.",
+        },
     ]
     lower = evaluator.thresholds.lower
     for question in ("Who was Ada Lovelace?", "ada lovelace job", "what did Ada Lovelace do for a living"):
@@ -74,8 +82,8 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     import numpy as np
 
     from crag.backends.embeddings import MiniLMEmbeddings
+    from crag.core.passages import titled
     from crag.evaluator_model.evaluation import classification_metrics
-    from crag.evaluator_model.model import titled
     from crag.experiments.relevance import bio_slices
 
     shared = Path(os.environ.get("CRAG_DATA_DIR", Path(__file__).resolve().parents[4] / "shared" / "data"))

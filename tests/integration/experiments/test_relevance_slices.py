@@ -45,8 +45,11 @@ def test_training_code_never_imports_the_validation_side():
     for path in package.rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
-                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            )
             assert not any(n == "crag.experiments" or n.startswith("crag.experiments.") for n in names), path
 
 
@@ -68,14 +71,21 @@ def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
     (inputs / "docs" / "json.txt").write_text("json docs")
     (inputs / "questions.jsonl").write_text(
         '{"id": "d1", "question": "sort keys in json output?", "answers": ["sort_keys"], "doc": "json", '
-        '"evidence": ["If  sort_keys is true"], "style": "how-to"}\n')
+        '"evidence": ["If  sort_keys is true"], "style": "how-to"}\n'
+    )
     returned = [
-        Document(page_content="If sort_keys is true, the output of dictionaries is sorted.",
-                 metadata={"title": "json", "source": str(inputs / "docs" / "json.txt")}),
-        Document(page_content="If sort_keys is true (in another page)",
-                 metadata={"title": "csv", "source": str(inputs / "docs" / "csv.txt")}),
-        Document(page_content="json.dumps serialises an object.",
-                 metadata={"title": "json", "source": str(inputs / "docs" / "json.txt")}),
+        Document(
+            page_content="If sort_keys is true, the output of dictionaries is sorted.",
+            metadata={"title": "json", "source": str(inputs / "docs" / "json.txt")},
+        ),
+        Document(
+            page_content="If sort_keys is true (in another page)",
+            metadata={"title": "csv", "source": str(inputs / "docs" / "csv.txt")},
+        ),
+        Document(
+            page_content="json.dumps serialises an object.",
+            metadata={"title": "json", "source": str(inputs / "docs" / "json.txt")},
+        ),
     ]
     monkeypatch.setattr(relevance, "open_store", lambda **kw: object())
     monkeypatch.setattr(relevance, "retrieve", lambda store, question, k: returned[:k])
@@ -98,9 +108,20 @@ def test_bio_slice_is_the_validation_half_as_asked_and_rephrased(tmp_path):
     from crag.experiments.relevance import bio_slices
 
     (tmp_path / "relevance").mkdir()
-    rows = [{"source": "bio", "qid": f"bio-{i}", "question": f"Who is Person {i}?", "topic": f"Person {i}", "rank": r,
-             "title": f"Person {i}" if r == 0 else "Other", "text": f"text {r}", "label": int(r == 0)}
-            for i in range(100, 140) for r in range(3)]
+    rows = [
+        {
+            "source": "bio",
+            "qid": f"bio-{i}",
+            "question": f"Who is Person {i}?",
+            "topic": f"Person {i}",
+            "rank": r,
+            "title": f"Person {i}" if r == 0 else "Other",
+            "text": f"text {r}",
+            "label": int(r == 0),
+        }
+        for i in range(100, 140)
+        for r in range(3)
+    ]
     (tmp_path / "relevance" / "bio_contriever_top10.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     slices = bio_slices(tmp_path)
     asked, rephrased = slices["bio"], slices["bio-phrased"]

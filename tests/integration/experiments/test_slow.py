@@ -19,8 +19,22 @@ pytestmark = pytest.mark.slow
 def test_rag_and_crag_end_to_end_on_the_real_models(inputs, tmp_path):
     questions, kb, web = inputs
     out = tmp_path / "run"
-    args = ["run", "--questions", questions, "--kb", kb, "--web", web, "--out", out, "--chroma-dir", tmp_path / "chroma",
-            "--systems", "rag,crag", "--no-progress"]
+    args = [
+        "run",
+        "--questions",
+        questions,
+        "--kb",
+        kb,
+        "--web",
+        web,
+        "--out",
+        out,
+        "--chroma-dir",
+        tmp_path / "chroma",
+        "--systems",
+        "rag,crag",
+        "--no-progress",
+    ]
     result = CliRunner().invoke(app, [str(a) for a in args])
     assert result.exit_code == 0, result.output
     results = json.loads((out / "results.json").read_text())

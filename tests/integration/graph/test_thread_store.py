@@ -34,9 +34,20 @@ TURN = textwrap.dedent("""
 
 def test_two_processes_taking_turns_on_one_thread_keep_both_turns(tmp_path):
     db = tmp_path / "threads.sqlite"
-    turns = [("What is Anna Berg's occupation?", "A Swedish painter."), ("Where do Anna Berg's works hang?", "In Stockholm.")]
-    procs = [subprocess.Popen([sys.executable, "-c", TURN, str(db), q, a], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, cwd=ROOT) for q, a in turns]
+    turns = [
+        ("What is Anna Berg's occupation?", "A Swedish painter."),
+        ("Where do Anna Berg's works hang?", "In Stockholm."),
+    ]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", TURN, str(db), q, a],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for q, a in turns
+    ]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
     with threaded_graph(db) as g:
@@ -63,15 +74,17 @@ def _corrupt(db: Path) -> Path:
     return db
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda tmp: tmp, "is a folder"),
-    (lambda tmp: (tmp / "file").write_text("x") and tmp / "file" / "threads.sqlite", "cannot create the folder"),
-    (lambda tmp: _corrupt(tmp / "threads.sqlite"), "cannot use the threads database"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: tmp, "is a folder"),
+        (lambda tmp: (tmp / "file").write_text("x") and tmp / "file" / "threads.sqlite", "cannot create the folder"),
+        (lambda tmp: _corrupt(tmp / "threads.sqlite"), "cannot use the threads database"),
+    ],
+)
 def test_an_unusable_threads_database_is_a_clear_error(tmp_path, make, message):
-    with pytest.raises(ThreadsError, match=message):
-        with threaded_graph(make(tmp_path)):
-            pass
+    with pytest.raises(ThreadsError, match=message), threaded_graph(make(tmp_path)):
+        pass
 
 
 def test_a_huge_thread_id_is_not_echoed_whole():
@@ -80,11 +93,14 @@ def test_a_huge_thread_id_is_not_echoed_whole():
     assert len(str(caught.value)) < 300 and "100002 characters" in str(caught.value)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda tmp: tmp, "is a folder"),
-    (lambda tmp: (tmp / "file").write_text("x") and tmp / "file" / "threads.sqlite", "cannot create the folder"),
-    (lambda tmp: _corrupt(tmp / "threads.sqlite"), "cannot use the threads database"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: tmp, "is a folder"),
+        (lambda tmp: (tmp / "file").write_text("x") and tmp / "file" / "threads.sqlite", "cannot create the folder"),
+        (lambda tmp: _corrupt(tmp / "threads.sqlite"), "cannot use the threads database"),
+    ],
+)
 def test_crag_ask_on_an_unusable_threads_database_prints_one_line(tmp_path, make, message):
     from typer.testing import CliRunner
 

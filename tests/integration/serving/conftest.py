@@ -17,6 +17,7 @@ from tests.servers import BIN, DEMO_KB, running
 def serve(tmp_path):
     """Start the LangServe app on fakes: `serve(**ServerSettings fields)` -> base URL."""
     with ExitStack() as stack:
+
         def start(**settings) -> str:
             settings.setdefault("context", fake_context())
             settings.setdefault("threads_db", tmp_path / "threads.sqlite")
@@ -30,6 +31,18 @@ def serve(tmp_path):
 def demo_chroma(tmp_path_factory) -> Path:
     """The demo knowledge base ingested into a fresh embedded Chroma folder."""
     folder = tmp_path_factory.mktemp("demo-chroma")
-    subprocess.run([str(BIN / "crag"), "ingest", str(DEMO_KB), "--chroma-dir", str(folder), "--collection", "demo",
-                    "--no-progress"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(BIN / "crag"),
+            "ingest",
+            str(DEMO_KB),
+            "--chroma-dir",
+            str(folder),
+            "--collection",
+            "demo",
+            "--no-progress",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return folder

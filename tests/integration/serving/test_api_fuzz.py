@@ -25,8 +25,9 @@ EXAMPLES_PER_OPERATION = 25
 
 @pytest.fixture(scope="module")
 def api_schema(tmp_path_factory):
-    app = create_app(ServerSettings(context=fake_context(), threads_db=tmp_path_factory.mktemp("t") / "threads.sqlite",
-                                    api_key=None))
+    app = create_app(
+        ServerSettings(context=fake_context(), threads_db=tmp_path_factory.mktemp("t") / "threads.sqlite", api_key=None)
+    )
     with running(app) as url:
         yield schemathesis.openapi.from_url(f"{url}/openapi.json")
 
@@ -39,8 +40,13 @@ def test_no_server_errors_and_documented_responses_match(api_schema):
         operation = result.ok()
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None, derandomize=not os.environ.get("CRAG_FUZZ_RANDOM"),
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            database=None,
+            derandomize=not os.environ.get("CRAG_FUZZ_RANDOM"),
+            suppress_health_check=list(HealthCheck),
+        )
         def fuzz(case):
             cases[operation.label] = cases.get(operation.label, 0) + 1
             response = case.call(timeout=60)

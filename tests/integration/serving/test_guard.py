@@ -4,6 +4,7 @@ that leaves cancels its run, a slow body times out, errors in a stream arrive as
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -23,11 +24,14 @@ GOOD = json.dumps({"input": {"question": QUESTION}}).encode()
 
 
 def raw(url: str, path: str, body: bytes, **kw) -> httpx.Response:
-    return httpx.post(f"{url}/crag/{path}", content=body, headers={"content-type": "application/json"}, timeout=30, **kw)
+    return httpx.post(
+        f"{url}/crag/{path}", content=body, headers={"content-type": "application/json"}, timeout=30, **kw
+    )
 
 
 def slow_context(seconds: float, started: list | None = None):
     """Fakes whose retriever takes `seconds`; `started` records each retrieval."""
+
     def retrieve(question):
         if started is not None:
             started.append(time.monotonic())
@@ -52,13 +56,23 @@ BAD_BODIES = [
     (b'{"input": {"question": "who?"}, "config": {"configurable": {"upper_threshold": NaN}}}', 422, "NaN is not JSON"),
     (b'{"input": {"question": "who?"}, "config": {"configurable": {"lower_threshold": -Infinity}}}', 422, "-Infinity"),
     (b'{"input": {"question": "who?"}, "config": {"configurable": {"k": 1e999}}}', 422, "must be finite"),
-    (b'{"input": {"question": "who?"}, "config": {"configurable": {"k": ' + b"9" * 5000 + b"}}}", 422, "malformed JSON"),
-    (b'{nope', 422, "malformed JSON"),
+    (
+        b'{"input": {"question": "who?"}, "config": {"configurable": {"k": ' + b"9" * 5000 + b"}}}",
+        422,
+        "malformed JSON",
+    ),
+    (b"{nope", 422, "malformed JSON"),
     # the evaluator's calibrated upper threshold is 0.5: a lone lower threshold above it conflicts
-    (json.dumps({"input": {"question": "who?"}, "config": {"configurable": {"lower_threshold": 0.9}}}).encode(), 422,
-     "lower threshold 0.9 is above upper threshold 0.5"),
-    (json.dumps({"input": {"question": "who?"}, "config": {"configurable": {"upper_threshold": -0.9}}}).encode(), 422,
-     "above upper threshold -0.9"),
+    (
+        json.dumps({"input": {"question": "who?"}, "config": {"configurable": {"lower_threshold": 0.9}}}).encode(),
+        422,
+        "lower threshold 0.9 is above upper threshold 0.5",
+    ),
+    (
+        json.dumps({"input": {"question": "who?"}, "config": {"configurable": {"upper_threshold": -0.9}}}).encode(),
+        422,
+        "above upper threshold -0.9",
+    ),
 ]
 
 
@@ -75,8 +89,12 @@ def test_bad_bodies_get_a_4xx_that_says_why(serve, body, status, message):
 
 def test_a_batch_with_one_bad_input_is_refused_naming_it(serve):
     url = serve()
-    for bad, reason in [({"question": "  "}, "the question is empty"), ({"questio": "x"}, "Field required"),
-                        ("just a string", "valid dictionary"), ({"question": "x" * 3000}, "at most 2000")]:
+    for bad, reason in [
+        ({"question": "  "}, "the question is empty"),
+        ({"questio": "x"}, "Field required"),
+        ("just a string", "valid dictionary"),
+        ({"question": "x" * 3000}, "at most 2000"),
+    ]:
         response = raw(url, "batch", json.dumps({"inputs": [{"question": QUESTION}, bad]}).encode())
         assert response.status_code == 422 and "inputs[1]" in response.text and reason in response.text, response.text
 
@@ -129,8 +147,10 @@ def test_a_body_sent_one_byte_at_a_time_times_out(serve):
     host, port = url.removeprefix("http://").split(":")
     started = time.monotonic()
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(f"POST /crag/invoke HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(GOOD)}\r\n\r\n".encode())
+        sock.sendall(
+            f"POST /crag/invoke HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(GOOD)}\r\n\r\n".encode()
+        )
         reply = b""
         for byte in GOOD:
             try:
@@ -139,10 +159,8 @@ def test_a_body_sent_one_byte_at_a_time_times_out(serve):
                 break
             time.sleep(0.3)
             sock.settimeout(0.01)
-            try:
+            with contextlib.suppress(TimeoutError, BlockingIOError):
                 reply += sock.recv(4096)
-            except (TimeoutError, BlockingIOError, socket.timeout):
-                pass
             if reply:
                 break
     assert reply.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in reply
@@ -189,8 +207,9 @@ def test_fault_load_every_good_request_is_answered_or_refused_fast(serve):
         assert huge.result().status_code == 413
         # refused for what they are, or (the conflicting thresholds, which only the settings check
         # sees) for the load
-        assert all(400 <= f.result().status_code < 500 or f.result().status_code == 503 for f in bad), \
-            [f.result().status_code for f in bad]
+        assert all(400 <= f.result().status_code < 500 or f.result().status_code == 503 for f in bad), [
+            f.result().status_code for f in bad
+        ]
     stop.set()
     prober.join()
     assert {status for status, _ in outcomes} <= {200, 503} and any(s == 200 for s, _ in outcomes)

@@ -35,7 +35,10 @@ def test_invoke_batch_and_stream_over_http(serve):
     assert output["action"] == "correct" and output["answer"] == ANSWER
     assert output["sources"][0]["title"] == "Anna Berg"
     batch = post(url, "batch", {"inputs": [{"question": QUESTION}, {"question": "Who is Carl Dahl?"}]})
-    assert batch.status_code == 200 and [o["question"] for o in batch.json()["output"]] == [QUESTION, "Who is Carl Dahl?"]
+    assert batch.status_code == 200 and [o["question"] for o in batch.json()["output"]] == [
+        QUESTION,
+        "Who is Carl Dahl?",
+    ]
     streamed = post(url, "stream", {"input": {"question": QUESTION}})
     events = sse_events(streamed.text)
     assert events[0][0] == "metadata" and events[-1][0] == "end"
@@ -54,32 +57,53 @@ def test_remote_runnable_invoke_batch_stream_and_events(serve):
     assert list(remote.stream({"question": QUESTION}))[-1]["answer"] == ANSWER
 
     async def events():
-        return [e async for e in remote.astream_events({"question": "Who is Anna Berg?"}, version="v2",
-                                                      config={"configurable": {"upper_threshold": 1.0}})]
+        return [
+            e
+            async for e in remote.astream_events(
+                {"question": "Who is Anna Berg?"}, version="v2", config={"configurable": {"upper_threshold": 1.0}}
+            )
+        ]
 
     collected = asyncio.run(events())
     custom = [e["data"] for e in collected if e["event"] == "on_custom_event" and e["name"] == "crag"]
     assert {c["node"] for c in custom} >= {"retrieve", "grade", "refine", "rewrite_and_search"}
     assert next(c for c in custom if c["node"] == "grade")["action"] == "ambiguous"  # upper 1.0: nothing is Correct
-    tokens = [e["data"]["chunk"].content for e in collected
-              if e["event"] == "on_chat_model_stream" and "crag:answer" in e["tags"]]
+    tokens = [
+        e["data"]["chunk"].content
+        for e in collected
+        if e["event"] == "on_chat_model_stream" and "crag:answer" in e["tags"]
+    ]
     assert "".join(tokens) == ANSWER and len(tokens) > 1
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"input": {"question": "   "}}, "the question is empty"),
-    ({"input": {"question": "x" * 3000}}, "at most 2000 characters"),
-    ({"input": {}}, "Field required"),
-    ({"input": {"question": 42}}, "valid string"),
-    ({"input": {"question": QUESTION, "extra": 1}}, "Extra inputs"),
-    ({"input": {"question": QUESTION}, "config": {"configurable": {"chroma_dir": "/etc"}}}, "chroma_dir cannot be set per request"),
-    ({"input": {"question": QUESTION}, "config": {"configurable": {"evaluator": "/tmp/model"}}}, "evaluator cannot be set"),
-    ({"input": {"question": QUESTION}, "config": {"configurable": {"k": 0}}}, "greater than or equal to 1"),
-    ({"input": {"question": QUESTION}, "config": {"configurable": {"refine_mode": "magic"}}}, "excerption"),
-    ({"input": {"question": QUESTION}, "config": {"configurable": {"upper_threshold": 0.1, "lower_threshold": 0.5}}},
-     "above upper threshold"),
-    ({"input": {"question": QUESTION}, "config": {"configurable": {"thread_id": "../etc"}}}, "invalid thread id"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"input": {"question": "   "}}, "the question is empty"),
+        ({"input": {"question": "x" * 3000}}, "at most 2000 characters"),
+        ({"input": {}}, "Field required"),
+        ({"input": {"question": 42}}, "valid string"),
+        ({"input": {"question": QUESTION, "extra": 1}}, "Extra inputs"),
+        (
+            {"input": {"question": QUESTION}, "config": {"configurable": {"chroma_dir": "/etc"}}},
+            "chroma_dir cannot be set per request",
+        ),
+        (
+            {"input": {"question": QUESTION}, "config": {"configurable": {"evaluator": "/tmp/model"}}},
+            "evaluator cannot be set",
+        ),
+        ({"input": {"question": QUESTION}, "config": {"configurable": {"k": 0}}}, "greater than or equal to 1"),
+        ({"input": {"question": QUESTION}, "config": {"configurable": {"refine_mode": "magic"}}}, "excerption"),
+        (
+            {
+                "input": {"question": QUESTION},
+                "config": {"configurable": {"upper_threshold": 0.1, "lower_threshold": 0.5}},
+            },
+            "above upper threshold",
+        ),
+        ({"input": {"question": QUESTION}, "config": {"configurable": {"thread_id": "../etc"}}}, "invalid thread id"),
+    ],
+)
 def test_bad_requests_get_4xx_with_a_reason(serve, body, message):
     url = serve()
     for path in ("invoke", "stream"):
@@ -90,7 +114,10 @@ def test_bad_requests_get_4xx_with_a_reason(serve, body, message):
 
 def test_malformed_json_and_batch_configs_are_checked(serve):
     url = serve()
-    assert httpx.post(f"{url}/crag/invoke", content=b"{nope", headers={"content-type": "application/json"}).status_code == 422
+    assert (
+        httpx.post(f"{url}/crag/invoke", content=b"{nope", headers={"content-type": "application/json"}).status_code
+        == 422
+    )
     bad_batch = {"inputs": [{"question": QUESTION}], "config": [{"configurable": {"web_index": "/etc/passwd"}}]}
     response = post(url, "batch", bad_batch)
     assert response.status_code == 422 and "web_index" in response.text
@@ -118,10 +145,16 @@ def test_api_key(serve):
     assert post(url, "invoke", {"input": {"question": QUESTION}}, headers={"X-API-Key": "wrong"}).status_code == 401
     assert httpx.get(f"{url}/crag/input_schema").status_code == 401
     assert post(url, "invoke", {"input": {"question": QUESTION}}, headers={"X-API-Key": "s3cret"}).status_code == 200
-    assert post(url, "invoke", {"input": {"question": QUESTION}}, headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert (
+        post(url, "invoke", {"input": {"question": QUESTION}}, headers={"Authorization": "Bearer s3cret"}).status_code
+        == 200
+    )
     health = httpx.get(f"{url}/health")
     assert health.status_code == 200 and health.json()["api_key"] is True
-    assert RemoteRunnable(f"{url}/crag", headers={"X-API-Key": "s3cret"}).invoke({"question": QUESTION})["answer"] == ANSWER
+    assert (
+        RemoteRunnable(f"{url}/crag", headers={"X-API-Key": "s3cret"}).invoke({"question": QUESTION})["answer"]
+        == ANSWER
+    )
     with pytest.raises(httpx.HTTPStatusError, match="401"):
         RemoteRunnable(f"{url}/crag").invoke({"question": QUESTION})
 
@@ -150,9 +183,21 @@ def test_schemas_are_published(serve):
     url = serve()
     assert httpx.get(f"{url}/crag/input_schema").json()["properties"]["question"]["maxLength"] == 2000
     configurable = httpx.get(f"{url}/crag/config_schema").json()["$defs"]["Configurable"]["properties"]
-    assert set(configurable) == {"upper_threshold", "lower_threshold", "preset", "k", "top_k_strips", "strip_threshold",
-                                 "refine_mode", "web_backend", "web_k", "rewrite", "answer_without_knowledge",
-                                 "generate_prompt", "thread_id"}
+    assert set(configurable) == {
+        "upper_threshold",
+        "lower_threshold",
+        "preset",
+        "k",
+        "top_k_strips",
+        "strip_threshold",
+        "refine_mode",
+        "web_backend",
+        "web_k",
+        "rewrite",
+        "answer_without_knowledge",
+        "generate_prompt",
+        "thread_id",
+    }
 
 
 def test_empty_knowledge_base_stops_start_up(tmp_path):

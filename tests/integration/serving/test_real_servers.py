@@ -21,11 +21,25 @@ QUESTION = "What is Ada Lovelace's occupation?"
 
 def crag_serve(tmp_path, demo_chroma, db, name):
     port = free_port()
-    command = [str(BIN / "crag"), "serve", "--port", str(port), "--chroma-dir", str(demo_chroma), "--collection", "demo",
-               "--web-index", str(ROOT / "crag" / "demo" / "web.jsonl"),
-               "--threads-db", str(db), "--log-level", "warning"]
-    return port, subprocess_server(command, f"http://127.0.0.1:{port}/health", tmp_path / f"{name}.log",
-                                   env={"CRAG_API_KEY": "k3y"})
+    command = [
+        str(BIN / "crag"),
+        "serve",
+        "--port",
+        str(port),
+        "--chroma-dir",
+        str(demo_chroma),
+        "--collection",
+        "demo",
+        "--web-index",
+        str(ROOT / "crag" / "demo" / "web.jsonl"),
+        "--threads-db",
+        str(db),
+        "--log-level",
+        "warning",
+    ]
+    return port, subprocess_server(
+        command, f"http://127.0.0.1:{port}/health", tmp_path / f"{name}.log", env={"CRAG_API_KEY": "k3y"}
+    )
 
 
 def test_crag_serve_end_to_end_and_across_a_restart(tmp_path, demo_chroma):
@@ -34,22 +48,37 @@ def test_crag_serve_end_to_end_and_across_a_restart(tmp_path, demo_chroma):
     port, server = crag_serve(tmp_path, demo_chroma, db, "first")
     with server:
         url = f"http://127.0.0.1:{port}"
-        assert httpx.get(f"{url}/health").json()["loads"] == {"store": 1, "evaluator": 1, "embeddings": 1, "chat_model": 1}
+        assert httpx.get(f"{url}/health").json()["loads"] == {
+            "store": 1,
+            "evaluator": 1,
+            "embeddings": 1,
+            "chat_model": 1,
+        }
         assert httpx.post(f"{url}/crag/invoke", json={"input": {"question": QUESTION}}).status_code == 401
         remote = RemoteRunnable(f"{url}/crag", headers=headers, timeout=300)
         result = remote.invoke({"question": QUESTION}, config={"configurable": {"thread_id": "ada"}})
         assert result["action"] == "correct" and result["answer"] and result["sources"][0]["title"] == "Ada Lovelace"
-        batch = remote.batch([{"question": "What instrument did Django Reinhardt play?"}, {"question": "Who was Henri Becquerel?"}])
+        batch = remote.batch(
+            [{"question": "What instrument did Django Reinhardt play?"}, {"question": "Who was Henri Becquerel?"}]
+        )
         assert [r["action"] for r in batch] == ["incorrect", "ambiguous"]
         assert list(remote.stream({"question": QUESTION}))[-1]["answer"]
 
         async def tokens():
-            return [e["data"]["chunk"].content async for e in remote.astream_events({"question": QUESTION}, version="v2")
-                    if e["event"] == "on_chat_model_stream" and "crag:answer" in e["tags"]]
+            return [
+                e["data"]["chunk"].content
+                async for e in remote.astream_events({"question": QUESTION}, version="v2")
+                if e["event"] == "on_chat_model_stream" and "crag:answer" in e["tags"]
+            ]
 
         assert len(asyncio.run(tokens())) > 3
         # models were loaded once, at start-up, not per request
-        assert httpx.get(f"{url}/health").json()["loads"] == {"store": 1, "evaluator": 1, "embeddings": 1, "chat_model": 1}
+        assert httpx.get(f"{url}/health").json()["loads"] == {
+            "store": 1,
+            "evaluator": 1,
+            "embeddings": 1,
+            "chat_model": 1,
+        }
     port, server = crag_serve(tmp_path, demo_chroma, db, "second")
     with server:  # a new process on the same threads database
         remote = RemoteRunnable(f"http://127.0.0.1:{port}/crag", headers=headers, timeout=300)
@@ -71,14 +100,27 @@ def test_langgraph_dev_agent_server(tmp_path, demo_chroma):
     config["dependencies"] = [str(ROOT)]
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
-    command = [str(BIN / "langgraph"), "dev", "--config", str(tmp_path / "langgraph.json"), "--port", str(port),
-               "--host", "127.0.0.1", "--no-browser", "--no-reload"]
+    command = [
+        str(BIN / "langgraph"),
+        "dev",
+        "--config",
+        str(tmp_path / "langgraph.json"),
+        "--port",
+        str(port),
+        "--host",
+        "127.0.0.1",
+        "--no-browser",
+        "--no-reload",
+    ]
     env = {"LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     url = f"http://127.0.0.1:{port}"
     context = {"chroma_dir": str(demo_chroma), "collection": "demo"}
     with subprocess_server(command, f"{url}/ok", tmp_path / "langgraph-dev.log", env=env, cwd=tmp_path):
-        waited = httpx.post(f"{url}/runs/wait", timeout=300,
-                            json={"assistant_id": "crag", "input": {"question": QUESTION}, "context": context})
+        waited = httpx.post(
+            f"{url}/runs/wait",
+            timeout=300,
+            json={"assistant_id": "crag", "input": {"question": QUESTION}, "context": context},
+        )
         assert waited.status_code == 200, waited.text
         assert waited.json()["action"] == "correct" and waited.json()["answer"]
 
@@ -87,18 +129,30 @@ def test_langgraph_dev_agent_server(tmp_path, demo_chroma):
             assistants = await client.assistants.search(graph_id="crag")
             thread = await client.threads.create()
             first = await client.runs.wait(thread["thread_id"], "crag", input={"question": QUESTION}, context=context)
-            parts = [part async for part in client.runs.stream(
-                thread["thread_id"], "crag", input={"question": "Where was she born?"}, context=context,
-                stream_mode=["custom", "messages-tuple", "values"])]
+            parts = [
+                part
+                async for part in client.runs.stream(
+                    thread["thread_id"],
+                    "crag",
+                    input={"question": "Where was she born?"},
+                    context=context,
+                    stream_mode=["custom", "messages-tuple", "values"],
+                )
+            ]
             return assistants, first, parts
 
         assistants, first, parts = asyncio.run(sdk())
     assert assistants and first["action"] == "correct"
     custom = [p.data for p in parts if p.event == "custom"]
-    assert custom[0] == {"node": "contextualize", "asked": "Where was she born?", "question": "Where was Ada Lovelace born?"}
+    assert custom[0] == {
+        "node": "contextualize",
+        "asked": "Where was she born?",
+        "question": "Where was Ada Lovelace born?",
+    }
     assert {c["node"] for c in custom} >= {"retrieve", "grade"}
-    answer_tokens = [p.data[0]["content"] for p in parts if p.event == "messages"
-                     and "crag:answer" in p.data[1].get("tags", [])]
+    answer_tokens = [
+        p.data[0]["content"] for p in parts if p.event == "messages" and "crag:answer" in p.data[1].get("tags", [])
+    ]
     other_tokens = [p.data for p in parts if p.event == "messages" and "crag:answer" not in p.data[1].get("tags", [])]
     assert answer_tokens and other_tokens == []
     final = [p.data for p in parts if p.event == "values"][-1]

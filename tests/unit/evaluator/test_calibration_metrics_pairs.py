@@ -43,7 +43,12 @@ def test_calibration_beats_every_other_grid_point():
 
     def utility(upper, lower):
         rel, irr = scores >= upper, scores < lower
-        return (np.sum(rel & (labels == 1)) + np.sum(irr & (labels == 0)) - 2 * np.sum(rel & (labels == 0)) - np.sum(irr & (labels == 1))) / len(labels)
+        return (
+            np.sum(rel & (labels == 1))
+            + np.sum(irr & (labels == 0))
+            - 2 * np.sum(rel & (labels == 0))
+            - np.sum(irr & (labels == 1))
+        ) / len(labels)
 
     assert utility(best.upper, best.lower) == pytest.approx(best.utility)
     for upper in np.linspace(-1, 1, 21):
@@ -94,7 +99,10 @@ def test_bad_lines_name_file_and_line(line, message, tmp_path):
 def test_write_pairs_writes_tsv_and_jsonl_twins(tmp_path):
     pairs = [Pair("q1", "passage one", 1, "Title", "g1", "src"), Pair("q2", "passage two", 0)]
     tsv, jsonl = write_pairs(pairs, tmp_path, "train")
-    assert [(p.question, p.passage, p.label) for p in read_pairs(tsv)] == [("q1", "passage one", 1), ("q2", "passage two", 0)]
+    assert [(p.question, p.passage, p.label) for p in read_pairs(tsv)] == [
+        ("q1", "passage one", 1),
+        ("q2", "passage two", 0),
+    ]
     assert read_pairs(jsonl) == pairs
 
 
@@ -132,7 +140,7 @@ def test_aligning_the_scale_moves_the_thresholds_and_keeps_the_order():
 
     a, b = align_scale(T(-0.27, -0.52), T(0.625, -0.385))
     assert a > 0
-    moved = lambda s: math.tanh((a * 2 * math.atanh(s) + b) / 2)  # noqa: E731
+    moved = lambda s: math.tanh((a * 2 * math.atanh(s) + b) / 2)
     assert moved(-0.27) == pytest.approx(0.625) and moved(-0.52) == pytest.approx(-0.385)
     assert moved(-0.9) < moved(-0.52) < moved(0.0) < moved(0.9)
     assert align_scale(T(1.0, -0.2), T(0.625, -0.385)) is None  # a closed Correct route stays closed

@@ -22,8 +22,13 @@ from tests.fakes import (
 @pytest.fixture()
 def make_context():
     def make(rules=None, chat=None, **changes):
-        settings = dict(evaluator=FakeEvaluator(HARNESS_RULES if rules is None else rules), chat_model=chat or EchoChat(),
-                        retriever=RunnableLambda(kb_documents), web_backend=FakeWeb(list(HARNESS_WEB)), k=5)
+        settings = {
+            "evaluator": FakeEvaluator(HARNESS_RULES if rules is None else rules),
+            "chat_model": chat or EchoChat(),
+            "retriever": RunnableLambda(kb_documents),
+            "web_backend": FakeWeb(list(HARNESS_WEB)),
+            "k": 5,
+        }
         return Context(**{**settings, **changes})
 
     return make
@@ -33,5 +38,8 @@ def make_context():
 def inputs(tmp_path):
     """(questions, kb, web) JSONL files for the two-question fixture."""
     web = [{"title": r.title, "text": r.content, "url": r.url} for r in HARNESS_WEB]
-    return (write_jsonl(tmp_path / "questions.jsonl", HARNESS_QUESTIONS), write_jsonl(tmp_path / "kb.jsonl", HARNESS_KB),
-            write_jsonl(tmp_path / "web.jsonl", web))
+    return (
+        write_jsonl(tmp_path / "questions.jsonl", HARNESS_QUESTIONS),
+        write_jsonl(tmp_path / "kb.jsonl", HARNESS_KB),
+        write_jsonl(tmp_path / "web.jsonl", web),
+    )

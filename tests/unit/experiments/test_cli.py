@@ -29,7 +29,7 @@ def test_unknown_systems_are_named_with_the_valid_ones(inputs, tmp_path):
 
 
 def test_missing_files_fail_before_anything_loads(inputs, tmp_path):
-    questions, kb, web = inputs
+    _questions, kb, web = inputs
     result = invoke("run", "--questions", tmp_path / "nope.jsonl", "--kb", kb, "--web", web, "--out", tmp_path / "o")
     assert result.exit_code == 2 and "questions file" in result.output and "does not exist" in result.output
 
@@ -41,7 +41,7 @@ def test_drop_gold_outside_0_1(inputs, tmp_path, fraction):
 
 
 def test_malformed_lines_are_named(inputs, tmp_path):
-    questions, kb, web = inputs
+    _questions, kb, _web = inputs
     with kb.open("a") as out:
         out.write('{"title": "no text"}\n')
     result = invoke(*run_args(inputs, tmp_path / "o"))
@@ -61,11 +61,17 @@ def test_build_popqa_command(tmp_path):
     data = tmp_path / "data"
     (data / "popqa").mkdir(parents=True)
     (data / "corpus").mkdir()
-    write_jsonl(data / "popqa" / "questions.jsonl", [{"q_index": 150, "id": 5, "question": "Q?", "answers": ["a"],
-                                                              "subject": "S", "prop": "genre"}])
-    write_jsonl(data / "popqa" / "crag_selected_passages.jsonl", [{"q_index": 150, "text": "Some passage about a thing."}])
+    write_jsonl(
+        data / "popqa" / "questions.jsonl",
+        [{"q_index": 150, "id": 5, "question": "Q?", "answers": ["a"], "subject": "S", "prop": "genre"}],
+    )
+    write_jsonl(
+        data / "popqa" / "crag_selected_passages.jsonl", [{"q_index": 150, "text": "Some passage about a thing."}]
+    )
     write_jsonl(data / "popqa" / "web_strips.jsonl", [{"q_index": 150, "rank": 0, "title": "T", "text": "Web text."}])
-    write_jsonl(data / "corpus" / "wiki_passages.jsonl", [{"id": "w", "title": "W", "text": "A distractor passage here."}])
+    write_jsonl(
+        data / "corpus" / "wiki_passages.jsonl", [{"id": "w", "title": "W", "text": "A distractor passage here."}]
+    )
     result = invoke("build-popqa", "--data-dir", data, "--out", tmp_path / "inputs")
     assert result.exit_code == 0, result.output
     assert "1 validation questions" in result.output

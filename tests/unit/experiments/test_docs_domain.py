@@ -33,9 +33,11 @@ from tests.fakes import write_jsonl
 QUESTIONS = [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
 FIELDS = {"id", "question", "answers", "doc", "evidence", "style"}
 MAX_EVIDENCE_CHUNKS = 3
-STRIPS = [{"q_index": 1, "rank": 0, "title": "Ada Lovelace", "text": "Ada Lovelace was a mathematician."},
-          {"q_index": 1, "rank": 1, "title": "Ada Lovelace", "text": "  "},
-          {"q_index": 2, "rank": 0, "title": "Oslo", "text": "Oslo is the capital of Norway."}]
+STRIPS = [
+    {"q_index": 1, "rank": 0, "title": "Ada Lovelace", "text": "Ada Lovelace was a mathematician."},
+    {"q_index": 1, "rank": 1, "title": "Ada Lovelace", "text": "  "},
+    {"q_index": 2, "rank": 0, "title": "Oslo", "text": "Oslo is the capital of Norway."},
+]
 
 
 def _man_page(name: str, section: str) -> None:
@@ -130,8 +132,9 @@ def test_build_writes_pages_questions_kb_web_and_manifest(built):
 def test_every_question_hits_one_to_three_chunks_of_its_page(built):
     """The relevance labels: a chunk is relevant iff it holds an evidence phrase; chunked as `crag ingest` does."""
     out, _ = built
-    chunks = split_documents(load_documents([out / "docs"]), chunk_size=DEFAULT_CHUNK_SIZE,
-                             chunk_overlap=DEFAULT_CHUNK_OVERLAP)
+    chunks = split_documents(
+        load_documents([out / "docs"]), chunk_size=DEFAULT_CHUNK_SIZE, chunk_overlap=DEFAULT_CHUNK_OVERLAP
+    )
     by_title = defaultdict(list)
     for chunk in chunks:
         by_title[chunk.metadata["title"]].append(chunk.page_content)
@@ -151,19 +154,31 @@ def test_the_built_questions_file_reads_back(built):
 
 
 def _one_question(tmp_path, **changes):
-    record = {"id": "t-1", "question": "How do I sort keys?", "answers": ["sort_keys"], "doc": "json",
-              "evidence": ["will be sorted by key"], "style": "how-to", **changes}
+    record = {
+        "id": "t-1",
+        "question": "How do I sort keys?",
+        "answers": ["sort_keys"],
+        "doc": "json",
+        "evidence": ["will be sorted by key"],
+        "style": "how-to",
+        **changes,
+    }
     return write_jsonl(tmp_path / "questions.jsonl", [record])
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"evidence": ["this phrase is not in the json docs"]},
-     "question t-1: evidence 'this phrase is not in the json docs' is not in json.txt"),
-    ({"doc": "no-such-page-for-crag"}, "doc 'no-such-page-for-crag' (question t-1) did not render: "),
-    ({"doc": "csv"}, "doc 'csv' (question t-1) did not render: it is not one of the sources"),
-    ({"style": "rant"}, "has style 'rant'"),
-    ({"evidence": []}, 'needs "evidence"'),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"evidence": ["this phrase is not in the json docs"]},
+            "question t-1: evidence 'this phrase is not in the json docs' is not in json.txt",
+        ),
+        ({"doc": "no-such-page-for-crag"}, "doc 'no-such-page-for-crag' (question t-1) did not render: "),
+        ({"doc": "csv"}, "doc 'csv' (question t-1) did not render: it is not one of the sources"),
+        ({"style": "rant"}, "has style 'rant'"),
+        ({"evidence": []}, 'needs "evidence"'),
+    ],
+)
 def test_build_fails_with_one_clear_line(tmp_path, data_dir, changes, message):
     sources = (Source("pydoc", "json"), Source("man", "no-such-page-for-crag", "1"))
     with pytest.raises(ValueError) as info:

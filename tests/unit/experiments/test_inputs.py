@@ -20,23 +20,29 @@ from tests.fakes import write_jsonl
 
 
 def test_read_questions_keys_by_id_or_line(tmp_path):
-    path = write_jsonl(tmp_path / "q.jsonl", [
-        {"id": 7, "question": "  Who   is X? ", "answers": ["a", ""], "prop": "p"},
-        {"question": "Where?", "answers": "b"},
-    ])
+    path = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            {"id": 7, "question": "  Who   is X? ", "answers": ["a", ""], "prop": "p"},
+            {"question": "Where?", "answers": "b"},
+        ],
+    )
     first, second = read_questions(path)
     assert (first.qid, first.question, first.answers, first.extra) == ("7", "Who is X?", ("a",), {"id": 7, "prop": "p"})
     assert (second.qid, second.answers) == ("line-2", ("b",))
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"question": "Q?"}', '"answers" must be a list'),
-    ('{"question": "Q?", "answers": [""]}', '"answers" is empty'),
-    ('{"answers": ["a"]}', 'no "question"'),
-    ('{"question": "Q?", "answers": [1]}', '"answers" must be a list of strings'),
-    ("not json", "invalid JSON"),
-    ("[1, 2]", "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"question": "Q?"}', '"answers" must be a list'),
+        ('{"question": "Q?", "answers": [""]}', '"answers" is empty'),
+        ('{"answers": ["a"]}', 'no "question"'),
+        ('{"question": "Q?", "answers": [1]}', '"answers" must be a list of strings'),
+        ("not json", "invalid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+    ],
+)
 def test_read_questions_names_the_bad_line(tmp_path, line, message):
     path = tmp_path / "q.jsonl"
     path.write_text('{"question": "Fine?", "answers": ["x"]}\n\n' + line + "\n")
@@ -46,8 +52,10 @@ def test_read_questions_names_the_bad_line(tmp_path, line, message):
 
 
 def test_read_questions_rejects_repeated_ids_and_missing_files(tmp_path):
-    path = write_jsonl(tmp_path / "q.jsonl", [{"id": 1, "question": "A?", "answers": ["a"]},
-                                              {"id": 1, "question": "B?", "answers": ["b"]}])
+    path = write_jsonl(
+        tmp_path / "q.jsonl",
+        [{"id": 1, "question": "A?", "answers": ["a"]}, {"id": 1, "question": "B?", "answers": ["b"]}],
+    )
     with pytest.raises(ValueError, match="line 2: question id '1' repeats line 1"):
         read_questions(path)
     with pytest.raises(FileNotFoundError, match="questions file"):
@@ -66,17 +74,33 @@ def test_read_passages(tmp_path):
     bad = write_jsonl(tmp_path / "bad2.jsonl", [{"title": "T", "text": 7}])
     with pytest.raises(ValueError, match='line 1: no "text"'):
         read_passages(bad, "web")
-    with_empty = write_jsonl(tmp_path / "dump.jsonl", [{"title": "Category:X", "text": "  "}, {"title": "T", "text": "ok"}])
+    with_empty = write_jsonl(
+        tmp_path / "dump.jsonl", [{"title": "Category:X", "text": "  "}, {"title": "T", "text": "ok"}]
+    )
     assert read_passages_counted(with_empty) == ([Passage("line-2", "T", "ok")], 1)  # skipped and counted
     with pytest.raises(ValueError, match="has no records with text"):
         read_passages(write_jsonl(tmp_path / "hollow.jsonl", [{"text": ""}]))
 
 
-PASSAGES = [Passage(f"p{i}", "", text) for i, text in enumerate([
-    "Anna Berg was a painter.", "Oslo has museums.", "Carl Dahl plays football as a footballer.",
-    "A painter of the sea.", "Bergen is rainy.", "Pop music and Napoleon.", "Population of Poland."])]
-QUESTIONS = [Question("1", "Anna?", ("painter",)), Question("2", "Carl?", ("footballer",)),
-             Question("3", "Genre?", ("pop", "pol"))]
+PASSAGES = [
+    Passage(f"p{i}", "", text)
+    for i, text in enumerate(
+        [
+            "Anna Berg was a painter.",
+            "Oslo has museums.",
+            "Carl Dahl plays football as a footballer.",
+            "A painter of the sea.",
+            "Bergen is rainy.",
+            "Pop music and Napoleon.",
+            "Population of Poland.",
+        ]
+    )
+]
+QUESTIONS = [
+    Question("1", "Anna?", ("painter",)),
+    Question("2", "Carl?", ("footballer",)),
+    Question("3", "Genre?", ("pop", "pol")),
+]
 
 
 def test_gold_passages_contain_an_answer_as_a_word():
@@ -111,18 +135,53 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
     data = tmp_path / "data"
     (data / "popqa").mkdir(parents=True)
     (data / "corpus").mkdir()
-    write_jsonl(data / "popqa" / "questions.jsonl", [
-        {"q_index": 99, "id": 1, "question": "Who is Zed Quill?", "answers": ["x"], "subject": "Zed Quill", "prop": "occupation"},
-        {"q_index": 100, "id": 2, "question": "What is A's occupation?", "answers": ["painter"], "s_wiki_title": "A",
-         "subject": "A", "prop": "occupation"},
-        {"q_index": 400, "id": 3, "question": "Where is Oslo?", "answers": ["Norway"], "subject": "Oslo", "prop": "country"}])
-    write_jsonl(data / "popqa" / "crag_selected_passages.jsonl", [
-        {"q_index": 100, "text": "A was a painter of note.  A second passage about A here."},
-        {"q_index": 400, "text": "."}])
-    write_jsonl(data / "popqa" / "web_strips.jsonl", [
-        {"q_index": 100, "rank": 0, "title": "A", "text": "A is a painter."},
-        {"q_index": 100, "rank": 1, "title": "A", "text": "A lived in Oslo."}])
-    write_jsonl(data / "corpus" / "wiki_passages.jsonl", [{"id": "w0", "title": "Oslo", "text": "Oslo is a city in Norway."}])
+    write_jsonl(
+        data / "popqa" / "questions.jsonl",
+        [
+            {
+                "q_index": 99,
+                "id": 1,
+                "question": "Who is Zed Quill?",
+                "answers": ["x"],
+                "subject": "Zed Quill",
+                "prop": "occupation",
+            },
+            {
+                "q_index": 100,
+                "id": 2,
+                "question": "What is A's occupation?",
+                "answers": ["painter"],
+                "s_wiki_title": "A",
+                "subject": "A",
+                "prop": "occupation",
+            },
+            {
+                "q_index": 400,
+                "id": 3,
+                "question": "Where is Oslo?",
+                "answers": ["Norway"],
+                "subject": "Oslo",
+                "prop": "country",
+            },
+        ],
+    )
+    write_jsonl(
+        data / "popqa" / "crag_selected_passages.jsonl",
+        [
+            {"q_index": 100, "text": "A was a painter of note.  A second passage about A here."},
+            {"q_index": 400, "text": "."},
+        ],
+    )
+    write_jsonl(
+        data / "popqa" / "web_strips.jsonl",
+        [
+            {"q_index": 100, "rank": 0, "title": "A", "text": "A is a painter."},
+            {"q_index": 100, "rank": 1, "title": "A", "text": "A lived in Oslo."},
+        ],
+    )
+    write_jsonl(
+        data / "corpus" / "wiki_passages.jsonl", [{"id": "w0", "title": "Oslo", "text": "Oslo is a city in Norway."}]
+    )
     manifest = build_popqa(data, tmp_path / "out")
     read = lambda name: [json.loads(line) for line in (tmp_path / "out" / name).read_text().splitlines()]
     assert [q["id"] for q in read("questions.jsonl")] == [2]
@@ -131,12 +190,18 @@ def test_build_popqa_writes_the_three_inputs(tmp_path):
     assert phrased[0]["question"] != "What is A's occupation?" and "A" in phrased[0]["question"]
     assert phrased[0]["popqa_question"] == "What is A's occupation?"
     kb = read("kb.jsonl")
-    assert kb[0] == {"id": "selected-0", "title": "", "text": "A was a painter of note.\n\nA second passage about A here."}
+    assert kb[0] == {
+        "id": "selected-0",
+        "title": "",
+        "text": "A was a painter of note.\n\nA second passage about A here.",
+    }
     assert kb[1]["title"] == "Oslo" and len(kb) == 2  # the one-character passage is skipped
     # outside the split and its subject nowhere in the sources: unanswerable (Oslo is in the knowledge base)
     mixed = read("questions-with-unanswerable.jsonl")
     assert [(q["id"], q.get("answerable", True), q["answers"]) for q in mixed] == [
-        (2, True, ["painter"]), ("unanswerable-1", False, [])]
+        (2, True, ["painter"]),
+        ("unanswerable-1", False, []),
+    ]
     assert manifest["questions_with_unanswerable"] == 2
     web = read("web.jsonl")
     assert all("q_index" not in w and "rank" not in w for w in web)
@@ -161,8 +226,12 @@ def test_a_subject_is_unanswerable_only_when_none_of_its_rare_words_occur():
     from crag.experiments.popqa import unanswerable_questions
 
     kb = [{"title": "", "text": "The Dragomirna is a left tributary of the river Suceava in Romania."}]
-    questions = [{"q_index": 1, "id": i, "question": f"In what country is {s}?", "subject": s, "prop": "country"}
-                 for i, s in enumerate(["Dragomirna River", "Călmuș River", "Taxi at Midnight"])]
+    questions = [
+        {"q_index": 1, "id": i, "question": f"In what country is {s}?", "subject": s, "prop": "country"}
+        for i, s in enumerate(["Dragomirna River", "Călmuș River", "Taxi at Midnight"])
+    ]
     # "Dragomirna River" does not occur as written, but its name does: the sources can answer it
     assert [q["subject"] for q in unanswerable_questions(questions, kb, [], (100, 200))] == [
-        "Călmuș River", "Taxi at Midnight"]
+        "Călmuș River",
+        "Taxi at Midnight",
+    ]

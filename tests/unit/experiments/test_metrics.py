@@ -40,7 +40,7 @@ def test_count_tokens_counts_words_and_punctuation():
 def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
     values = [1.0] * 30 + [0.0] * 70
     low, high = metrics.bootstrap_ci(values)
-    assert low < 0.3 < high and 0.18 < low and high < 0.42
+    assert low < 0.3 < high and low > 0.18 and high < 0.42
     assert metrics.bootstrap_ci(values) == [low, high]
     continuous = list(np.random.default_rng(5).normal(size=50))
     assert metrics.bootstrap_ci(continuous, seed=1) != metrics.bootstrap_ci(continuous, seed=2)
@@ -63,9 +63,18 @@ def test_paired_difference():
 
 
 def _record(correct, action="correct", wall=2.0, **extra):
-    return {"correct": correct, "correct_insensitive": correct or extra.pop("any_case", False), "knowledge_recall": True,
-            "knowledge_tokens": 10, "action": action, "evaluator_calls": 2, "evaluator_pairs": 7,
-            "latency": {"retrieve": 0.1, "generate": 1.0, "search": 0.5, "rewrite": 0.4}, "wall_s": wall, **extra}
+    return {
+        "correct": correct,
+        "correct_insensitive": correct or extra.pop("any_case", False),
+        "knowledge_recall": True,
+        "knowledge_tokens": 10,
+        "action": action,
+        "evaluator_calls": 2,
+        "evaluator_pairs": 7,
+        "latency": {"retrieve": 0.1, "generate": 1.0, "search": 0.5, "rewrite": 0.4},
+        "wall_s": wall,
+        **extra,
+    }
 
 
 def test_summarize_row():
@@ -82,9 +91,11 @@ def test_summarize_row():
 
 def test_threshold_sweep_picks_the_outcome_of_the_action_the_pair_implies():
     scores = {"a": [0.9, -0.9], "b": [-0.95], "c": [0.1]}
-    outcomes = {"correct": {"a": True, "b": False, "c": False},
-                "incorrect": {"a": False, "b": True, "c": False},
-                "ambiguous": {"a": False, "b": False, "c": True}}
+    outcomes = {
+        "correct": {"a": True, "b": False, "c": False},
+        "incorrect": {"a": False, "b": True, "c": False},
+        "ambiguous": {"a": False, "b": False, "c": True},
+    }
     grid = np.array([-1.0, 0.0, 0.5, 1.0])
     table = metrics.threshold_sweep(outcomes, scores, grid)
     assert np.isnan(table[2, 1])  # lower 0.5 above upper 0.0
@@ -94,10 +105,20 @@ def test_threshold_sweep_picks_the_outcome_of_the_action_the_pair_implies():
     assert table[0, 3] == pytest.approx(1 / 3)
 
 
-def _honest_record(answerable=True, abstained=False, knowledge=True, documents=True, draft_correct=False, cited=(), **extra):
-    return {"answerable": answerable, "abstained": abstained, "knowledge_recall": knowledge,
-            "documents_with_answer": [documents], "draft_correct": draft_correct, "cited": bool(cited),
-            "citations_with_answer": list(cited), "grounded": bool(cited), **extra}
+def _honest_record(
+    answerable=True, abstained=False, knowledge=True, documents=True, draft_correct=False, cited=(), **extra
+):
+    return {
+        "answerable": answerable,
+        "abstained": abstained,
+        "knowledge_recall": knowledge,
+        "documents_with_answer": [documents],
+        "draft_correct": draft_correct,
+        "cited": bool(cited),
+        "citations_with_answer": list(cited),
+        "grounded": bool(cited),
+        **extra,
+    }
 
 
 def test_honesty_figures_count_each_kind_of_question_apart():
@@ -120,13 +141,23 @@ def test_honesty_figures_count_each_kind_of_question_apart():
     assert figures["citation_precision"] == 0.5
 
 
-@pytest.mark.parametrize("draft, question, looping", [
-    ("Jonckheere is a scientist who has a variety of roles. He is a scientist who has a variety of roles.",
-     "What is Robert Jonckheere's occupation?", True),
-    ("What is Robert Jonckheere's occupation? He was an astronomer.", "What is Robert Jonckheere's occupation?", True),
-    ("Julia de Asensi was a writer. Question: What is her genre?", "What is Julia de Asensi's occupation?", True),
-    ("Robert Jonckheere was a Belgian astronomer.", "What is Robert Jonckheere's occupation?", False),
-    ("He was a painter, a poet and a printer.", "What was his job?", False),
-])
+@pytest.mark.parametrize(
+    "draft, question, looping",
+    [
+        (
+            "Jonckheere is a scientist who has a variety of roles. He is a scientist who has a variety of roles.",
+            "What is Robert Jonckheere's occupation?",
+            True,
+        ),
+        (
+            "What is Robert Jonckheere's occupation? He was an astronomer.",
+            "What is Robert Jonckheere's occupation?",
+            True,
+        ),
+        ("Julia de Asensi was a writer. Question: What is her genre?", "What is Julia de Asensi's occupation?", True),
+        ("Robert Jonckheere was a Belgian astronomer.", "What is Robert Jonckheere's occupation?", False),
+        ("He was a painter, a poet and a printer.", "What was his job?", False),
+    ],
+)
 def test_degenerate_drafts_loop_or_echo_the_question(draft, question, looping):
     assert metrics.degenerate(draft, question) is looping

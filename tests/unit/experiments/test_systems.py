@@ -31,8 +31,11 @@ def test_parse_systems_keeps_order_and_lists_valid_names_on_error():
 def test_rag_gives_every_document_whole_and_never_calls_the_evaluator(make_context):
     ctx = make_context()
     out = answer("rag", ctx)
-    assert out["knowledge"] == "Anna Berg: Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.\n\n" \
-                               "Oslo: Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."
+    assert (
+        out["knowledge"]
+        == "Anna Berg: Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.\n\n"
+        "Oslo: Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."
+    )
     assert out["evaluator_calls"] == 0 and ctx.evaluator.calls == [] and ctx.web_backend.queries == []
     assert out.get("action") is None and set(out["latency"]) == {"retrieve", "generate"}
 
@@ -114,8 +117,9 @@ def test_no_rewrite_searches_with_the_question(make_context):
     assert "rewrite" not in out["latency"] and out["latency"]["search"] >= 0
 
 
-@pytest.mark.parametrize("scores", [{"painter": 0.9, "Oslo is": 0.9}, {"painter": -0.9, "Oslo is": -0.9},
-                                    {"painter": 0.0, "Oslo is": 0.0}])
+@pytest.mark.parametrize(
+    "scores", [{"painter": 0.9, "Oslo is": 0.9}, {"painter": -0.9, "Oslo is": -0.9}, {"painter": 0.0, "Oslo is": 0.0}]
+)
 def test_routes_are_forced_whatever_the_scores(make_context, scores):
     for action in ("correct", "incorrect", "ambiguous"):
         assert answer(f"route_{action}", make_context(scores))["action"] == action
@@ -128,8 +132,15 @@ def test_ambiguous_times_both_branches_and_the_rewrite(make_context):
     assert out["latency"]["rewrite"] <= out["latency"]["search"] <= out["wall_s"]
 
 
-@pytest.mark.parametrize("name, prompt", [("rag_paper_prompt", "paper"), ("rag_compact_prompt", "compact"),
-                                          ("crag_paper_prompt", "paper"), ("crag_compact_prompt", "compact")])
+@pytest.mark.parametrize(
+    "name, prompt",
+    [
+        ("rag_paper_prompt", "paper"),
+        ("rag_compact_prompt", "compact"),
+        ("crag_paper_prompt", "paper"),
+        ("crag_compact_prompt", "compact"),
+    ],
+)
 def test_prompt_variants_change_only_the_generation_prompt(make_context, name, prompt):
     base = make_context()
     ctx = system_context(SYSTEMS[name], base, CALIBRATED)

@@ -43,7 +43,7 @@ def test_correct_route_refines_internal_knowledge_only(make_context):
     assert result["citations"] == [{"sentence": "She was a painter.", "start": 0, "end": 18, "sources": [1]}]
     [source] = result["sources"]
     assert source["source"] == "kb/anna.txt" and source["id"] == 1 and source["doc"] == 0
-    assert DOCS[0].page_content[source["start"]:source["end"]] == source["text"]
+    assert DOCS[0].page_content[source["start"] : source["end"]] == source["text"]
     assert "painter" in result["knowledge"] and "footballer" not in result["knowledge"]
     assert set(result["timings"]) == {"contextualize", "retrieve", "grade", "refine", "generate"}
     assert ctx.web_backend.queries == []
@@ -64,8 +64,9 @@ def test_incorrect_route_searches_the_web(make_context):
 
 def test_ambiguous_runs_both_branches_and_generates_once(make_context):
     ctx = make_context({"Swedish": 0.0, "seascapes": 0.7}, "Anna Berg, occupation", "A painter of seascapes.")
-    nodes, updates, final = run(ctx, g=build_graph().compile(checkpointer=InMemorySaver()),
-                                config={"configurable": {"thread_id": "a"}})
+    nodes, _updates, final = run(
+        ctx, g=build_graph().compile(checkpointer=InMemorySaver()), config={"configurable": {"thread_id": "a"}}
+    )
     assert nodes[:3] == ["contextualize", "retrieve", "grade"]
     assert sorted(nodes[3:5]) == ["refine", "rewrite_and_search"]
     assert nodes[5:] == ["generate"] and nodes.count("generate") == 1
@@ -89,13 +90,20 @@ def test_web_failure_falls_back_to_internal_knowledge(make_context, failing_web)
     assert [s["origin"] for s in result["sources"]] == ["internal"] and result["answer"] == "A Swedish painter."
 
 
-@pytest.mark.parametrize("hits", [
-    [{"title": "Anna Berg (painter)", "text": "Anna Berg painted seascapes.", "url": "local://a"}],
-    [{"title": "Anna Berg (painter)", "snippet": "Anna Berg painted seascapes.", "link": "local://a"}],
-    [Document(page_content="Anna Berg painted seascapes.", metadata={"title": "Anna Berg (painter)", "source": "x"})],
-    [SimpleNamespace(title="Anna Berg (painter)", content="Anna Berg painted seascapes.", url="local://a")],
-    (h for h in [{"title": "Anna Berg (painter)", "content": "Anna Berg painted seascapes."}]),
-])
+@pytest.mark.parametrize(
+    "hits",
+    [
+        [{"title": "Anna Berg (painter)", "text": "Anna Berg painted seascapes.", "url": "local://a"}],
+        [{"title": "Anna Berg (painter)", "snippet": "Anna Berg painted seascapes.", "link": "local://a"}],
+        [
+            Document(
+                page_content="Anna Berg painted seascapes.", metadata={"title": "Anna Berg (painter)", "source": "x"}
+            )
+        ],
+        [SimpleNamespace(title="Anna Berg (painter)", content="Anna Berg painted seascapes.", url="local://a")],
+        (h for h in [{"title": "Anna Berg (painter)", "content": "Anna Berg painted seascapes."}]),
+    ],
+)
 def test_a_users_web_backend_may_return_mappings_documents_or_objects(make_context, hits):
     web = FakeWeb(results=hits if isinstance(hits, list) else None)
     if not isinstance(hits, list):
@@ -106,13 +114,16 @@ def test_a_users_web_backend_may_return_mappings_documents_or_objects(make_conte
     assert result["sources"][0]["title"] == "Anna Berg (painter)" and "seascapes" in result["sources"][0]["text"]
 
 
-@pytest.mark.parametrize("backend, message", [
-    (FakeWeb(error=KeyError("api_key")), "FakeWeb failed: KeyError"),
-    (SimpleNamespace(search=lambda query, k: 42), "returned int, expected a list"),
-    (SimpleNamespace(search=lambda query, k: "Anna Berg"), "returned str, expected a list"),
-    (SimpleNamespace(search=lambda query, k: [1, 2]), "2 results with no text or URL"),
-    (SimpleNamespace(search=lambda query, k: time.sleep(5)), "timed out after 0.2 s"),
-])
+@pytest.mark.parametrize(
+    "backend, message",
+    [
+        (FakeWeb(error=KeyError("api_key")), "FakeWeb failed: KeyError"),
+        (SimpleNamespace(search=lambda query, k: 42), "returned int, expected a list"),
+        (SimpleNamespace(search=lambda query, k: "Anna Berg"), "returned str, expected a list"),
+        (SimpleNamespace(search=lambda query, k: [1, 2]), "2 results with no text or URL"),
+        (SimpleNamespace(search=lambda query, k: time.sleep(5)), "timed out after 0.2 s"),
+    ],
+)
 def test_any_failure_of_a_users_web_backend_becomes_web_error(make_context, backend, message):
     ctx = make_context({"Swedish": 0.0}, "Anna Berg, occupation", "A Swedish painter.", web=backend)
     ctx = dataclasses.replace(ctx, web_timeout=0.2)
@@ -137,7 +148,9 @@ def test_no_web_backend_skips_the_rewrite_and_the_search(make_context):
 
 
 def test_without_knowledge_the_model_may_answer_but_is_marked_ungrounded(make_context):
-    ctx = dataclasses.replace(make_context({}, "Probably a painter."), web_backend="none", answer_without_knowledge=True)
+    ctx = dataclasses.replace(
+        make_context({}, "Probably a painter."), web_backend="none", answer_without_knowledge=True
+    )
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["answer"] == "Probably a painter." and result["grounded"] is False and result["sources"] == []
 
@@ -155,8 +168,10 @@ def test_unsupported_answers_are_withheld_and_model_citations_dropped(make_conte
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was an astronaut [1]."))
     assert result["answer"] == UNSUPPORTED_ANSWER and result["draft"] == "She was an astronaut."
     assert result["grounded"] is False and result["sources"] == [] and result["citations"] == []
-    kept = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She painted [7].",
-                                                                     answer_without_knowledge=True))
+    kept = graph.invoke(
+        {"question": QUESTION},
+        context=make_context({"painter": 0.9}, "She painted [7].", answer_without_knowledge=True),
+    )
     assert kept["answer"] == "She painted." and kept["citations"][0]["sources"] == [1]  # "painted" is in the strip
 
 
@@ -164,7 +179,9 @@ def test_the_answer_stops_where_the_model_writes_the_next_question(make_context)
     from crag.prompts import GENERATE_STOP
     from tests.fakes import StoppingChat
 
-    chat = StoppingChat(reply="A Swedish painter. Question: Where did she live? Answer: In Stockholm. Question: …", stops=[])
+    chat = StoppingChat(
+        reply="A Swedish painter. Question: Where did she live? Answer: In Stockholm. Question: …", stops=[]
+    )
     ctx = dataclasses.replace(make_context({"painter": 0.9}), chat_model=chat)
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert chat.stops == [GENERATE_STOP] and result["draft"] == "A Swedish painter."
@@ -183,7 +200,13 @@ def test_unusable_rewrite_falls_back_to_question_keywords(make_context):
 
 @pytest.mark.parametrize(
     "question, message",
-    [("", "empty"), ("   ", "empty"), ("x" * 20_000, "20,000 characters"), (42, "must be text"), (None, "must be text")],
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("x" * 20_000, "20,000 characters"),
+        (42, "must be text"),
+        (None, "must be text"),
+    ],
 )
 def test_bad_questions_get_clear_errors(make_context, question, message):
     with pytest.raises(InvalidQuestion, match=message):

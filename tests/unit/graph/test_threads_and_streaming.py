@@ -28,21 +28,32 @@ class RecordingRetriever:
         return list(self.docs)
 
 
-DOCS = [Document(page_content="Anna Berg was a Swedish painter. Her works hang in Stockholm.",
-                 metadata={"title": "Anna Berg", "source": "kb/anna.txt"})]
+DOCS = [
+    Document(
+        page_content="Anna Berg was a Swedish painter. Her works hang in Stockholm.",
+        metadata={"title": "Anna Berg", "source": "kb/anna.txt"},
+    )
+]
 
 
 def context(*replies, rules=None, retriever=None, web=None):
-    return Context(evaluator=FakeEvaluator(rules or {"painter": 0.9}), chat_model=fake_chat(*replies),
-                   retriever=retriever or RecordingRetriever(DOCS), web_backend=web or FakeWeb([]))
+    return Context(
+        evaluator=FakeEvaluator(rules or {"painter": 0.9}),
+        chat_model=fake_chat(*replies),
+        retriever=retriever or RecordingRetriever(DOCS),
+        web_backend=web or FakeWeb([]),
+    )
 
 
-@pytest.mark.parametrize("question, expected", [
-    ("When was she born?", "When was Ada Lovelace born?"),
-    ("Who was her father?", "Who was Ada Lovelace's father?"),
-    ("And Charles Babbage?", "Who was Charles Babbage?"),
-    ("What about Alan Turing", "Who was Alan Turing?"),
-])
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("When was she born?", "When was Ada Lovelace born?"),
+        ("Who was her father?", "Who was Ada Lovelace's father?"),
+        ("And Charles Babbage?", "Who was Charles Babbage?"),
+        ("What about Alan Turing", "Who was Alan Turing?"),
+    ],
+)
 def test_rules_resolve_follow_ups(question, expected):
     assert refers_back(question)
     assert resolve(question, ADA) == expected
@@ -71,8 +82,14 @@ def test_follow_up_on_a_thread_is_resolved_before_retrieval():
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = thread_config("t1")
     retriever = RecordingRetriever(DOCS)
-    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A Swedish painter.", retriever=retriever))
-    result = g.invoke({"question": "Where does her work hang?"}, config=config, context=context("In Stockholm.", retriever=retriever))
+    g.invoke(
+        {"question": "What is Anna Berg's occupation?"},
+        config=config,
+        context=context("A Swedish painter.", retriever=retriever),
+    )
+    result = g.invoke(
+        {"question": "Where does her work hang?"}, config=config, context=context("In Stockholm.", retriever=retriever)
+    )
     assert retriever.queries == ["What is Anna Berg's occupation?", "Where does Anna Berg's work hang?"]
     assert result["question"] == "Where does Anna Berg's work hang?"
     assert [t["asked"] for t in result["history"]] == ["What is Anna Berg's occupation?", "Where does her work hang?"]
@@ -84,11 +101,21 @@ def test_model_rewrite_then_fallback_when_rules_cannot_resolve():
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = thread_config("t2")
     retriever = RecordingRetriever(DOCS)
-    g.invoke({"question": "What is Anna Berg's occupation?"}, config=config, context=context("A Swedish painter.", retriever=retriever))
-    g.invoke({"question": "Who bought that?"}, config=config,
-             context=context("Who bought Anna Berg's paintings?", "A museum [1].", retriever=retriever))
-    g.invoke({"question": "Who sold that?"}, config=config,
-             context=context("In southern Siberia.", "Nobody [1].", retriever=retriever))
+    g.invoke(
+        {"question": "What is Anna Berg's occupation?"},
+        config=config,
+        context=context("A Swedish painter.", retriever=retriever),
+    )
+    g.invoke(
+        {"question": "Who bought that?"},
+        config=config,
+        context=context("Who bought Anna Berg's paintings?", "A museum [1].", retriever=retriever),
+    )
+    g.invoke(
+        {"question": "Who sold that?"},
+        config=config,
+        context=context("In southern Siberia.", "Nobody [1].", retriever=retriever),
+    )
     assert retriever.queries[1] == "Who bought Anna Berg's paintings?"
     assert retriever.queries[2] == "Who sold that? (Who bought Anna Berg's paintings?)"
 
@@ -97,18 +124,36 @@ def test_history_is_capped():
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = thread_config("t3")
     for i in range(MAX_TURNS + 3):
-        result = g.invoke({"question": f"What did Anna Berg paint in year {i}?"}, config=config, context=context(f"A Swedish painter {i}."))
-    assert len(result["history"]) == MAX_TURNS and result["history"][-1]["answer"] == f"A Swedish painter {MAX_TURNS + 2}."
+        result = g.invoke(
+            {"question": f"What did Anna Berg paint in year {i}?"},
+            config=config,
+            context=context(f"A Swedish painter {i}."),
+        )
+    assert (
+        len(result["history"]) == MAX_TURNS and result["history"][-1]["answer"] == f"A Swedish painter {MAX_TURNS + 2}."
+    )
 
 
 def test_sqlite_threads_survive_a_restart(tmp_path):
     db = tmp_path / "threads.sqlite"
     with threaded_graph(db) as g:
-        g.invoke({"question": "What is Anna Berg's occupation?"}, config=thread_config("painter"), context=context("A Swedish painter."))
+        g.invoke(
+            {"question": "What is Anna Berg's occupation?"},
+            config=thread_config("painter"),
+            context=context("A Swedish painter."),
+        )
     retriever = RecordingRetriever(DOCS)
     with threaded_graph(db) as g:  # a new connection, as after a restart
-        result = g.invoke({"question": "Where did she live?"}, config=thread_config("painter"), context=context("Stockholm.", retriever=retriever))
-        other = g.invoke({"question": "Where did she live?"}, config=thread_config("another"), context=context("I don't know.", retriever=retriever))
+        result = g.invoke(
+            {"question": "Where did she live?"},
+            config=thread_config("painter"),
+            context=context("Stockholm.", retriever=retriever),
+        )
+        other = g.invoke(
+            {"question": "Where did she live?"},
+            config=thread_config("another"),
+            context=context("I don't know.", retriever=retriever),
+        )
     assert retriever.queries[0] == "Where did Anna Berg live?"
     assert len(result["history"]) == 2 and len(other["history"]) == 1
     assert other["question"] == "Where did she live?"  # a new thread has nothing to refer back to
@@ -121,13 +166,25 @@ def test_bad_thread_ids_are_refused(bad):
 
 
 def test_custom_events_from_every_node_and_answer_tokens_only():
-    ctx = context("Anna Berg, occupation", "She painted seascapes.", rules={"Swedish": 0.0, "seascapes": 0.7},
-                  web=FakeWeb([__import__("crag.backends.web", fromlist=["WebResult"]).WebResult(
-                      title="Anna Berg (painter)", url="local://Anna Berg (painter)", content="Anna Berg painted seascapes and harbours.")]))
+    ctx = context(
+        "Anna Berg, occupation",
+        "She painted seascapes.",
+        rules={"Swedish": 0.0, "seascapes": 0.7},
+        web=FakeWeb(
+            [
+                __import__("crag.backends.web", fromlist=["WebResult"]).WebResult(
+                    title="Anna Berg (painter)",
+                    url="local://Anna Berg (painter)",
+                    content="Anna Berg painted seascapes and harbours.",
+                )
+            ]
+        ),
+    )
     events, tokens, other_tokens = [], [], []
     final = {}
-    for mode, chunk in graph.stream({"question": "What is Anna Berg's occupation?"}, context=ctx,
-                                    stream_mode=["custom", "messages", "values"]):
+    for mode, chunk in graph.stream(
+        {"question": "What is Anna Berg's occupation?"}, context=ctx, stream_mode=["custom", "messages", "values"]
+    ):
         if mode == "values":
             final = chunk
         elif mode == "custom":
@@ -153,7 +210,12 @@ def test_custom_events_from_every_node_and_answer_tokens_only():
 def test_events_reach_astream_events_clients():
     async def collect():
         ctx = context("A Swedish painter.")
-        return [e async for e in graph.astream_events({"question": "What is Anna Berg's occupation?"}, context=ctx, version="v2")]
+        return [
+            e
+            async for e in graph.astream_events(
+                {"question": "What is Anna Berg's occupation?"}, context=ctx, version="v2"
+            )
+        ]
 
     events = asyncio.run(collect())
     custom = [e["data"] for e in events if e["event"] == "on_custom_event" and e["name"] == "crag"]

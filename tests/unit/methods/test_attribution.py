@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,24 +16,38 @@ QUESTION = "What is Anna Berg's occupation?"
 
 
 def strip(text, title="", n=0):
-    return {"text": text, "title": title, "score": 0.5, "source": f"kb/{n}.txt", "origin": "internal", "doc": n,
-            "start": 0, "end": len(text)}
+    return {
+        "text": text,
+        "title": title,
+        "score": 0.5,
+        "source": f"kb/{n}.txt",
+        "origin": "internal",
+        "doc": n,
+        "start": 0,
+        "end": len(text),
+    }
 
 
-STRIPS = [strip("Anna Berg was a Swedish painter. She painted the sea.", "Anna Berg", 0),
-          strip("Carl Dahl is a footballer from Oslo.", "Carl Dahl", 1)]
+STRIPS = [
+    strip("Anna Berg was a Swedish painter. She painted the sea.", "Anna Berg", 0),
+    strip("Carl Dahl is a footballer from Oslo.", "Carl Dahl", 1),
+]
 
 
-@given(st.lists(st.sampled_from(["Dr. Smith", "went", "home.", "He", "sang!", "1.5", "\n\n", "  ", "\t", "e.g.", "x"]),
-                max_size=60),
-       st.sampled_from(["excerption", "fixed_num", "selection"]))
+@given(
+    st.lists(
+        st.sampled_from(["Dr. Smith", "went", "home.", "He", "sang!", "1.5", "\n\n", "  ", "\t", "e.g.", "x"]),
+        max_size=60,
+    ),
+    st.sampled_from(["excerption", "fixed_num", "selection"]),
+)
 def test_every_strip_span_holds_exactly_that_strip(words, mode):
     text = " ".join(words)
     spans = decompose_spans(text, mode)
     for strip_text, start, end in spans:
         assert " ".join(text[start:end].split()) == strip_text
     assert [s for s, _, _ in spans] == [s for s, _, _ in decompose_spans(text, mode)]  # deterministic
-    assert all(a[2] <= b[1] for a, b in zip(spans, spans[1:]))  # in order, not overlapping
+    assert all(a[2] <= b[1] for a, b in itertools.pairwise(spans))  # in order, not overlapping
 
 
 def test_a_sentence_cites_the_strips_that_state_its_claim():
@@ -54,7 +70,7 @@ def test_restating_the_question_is_not_a_claim():
 def test_sentence_spans_point_into_the_answer():
     answer = "She was a painter.  She sang."
     for c in attribute(answer, QUESTION, STRIPS):
-        assert answer[c["start"]:c["end"]] == c["sentence"]
+        assert answer[c["start"] : c["end"]] == c["sentence"]
 
 
 def test_dotted_names_count_whole_and_by_parts():
@@ -69,5 +85,7 @@ def test_abstentions():
 
 def test_tidy_and_knowledge_format():
     assert tidy("  Answer: She was a painter [1] [2, 3].\n") == "She was a painter."
-    assert format_knowledge(STRIPS) == ("Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
-                                        "Carl Dahl: Carl Dahl is a footballer from Oslo.")
+    assert format_knowledge(STRIPS) == (
+        "Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
+        "Carl Dahl: Carl Dahl is a footballer from Oslo."
+    )

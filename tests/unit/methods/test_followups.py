@@ -36,54 +36,65 @@ ABSTAINED = turn("Who is the author of FastAPI?", "I don't know: the sources hol
 GIT = turn("What does git rebase do?", "It reapplies commits on top of another base.")
 
 
-@pytest.mark.parametrize("history, question, expected", [
-    # "he"/"she" after a who-question: the person the answer names, not the question's thing
-    ([FASTAPI], "What other command line library did he write?", "What other command line library did Sebastián Ramírez write?"),
-    ([HAMLET], "Where was he born?", "Where was William Shakespeare born?"),
-    ([JAWS], "What other films did he make?", "What other films did Steven Spielberg make?"),
-    ([JAWS], "How old was he then?", "How old was Steven Spielberg then?"),
-    # "he"/"she"/"her" about the person the question was about
-    ([ADA], "When was she born?", "When was Ada Lovelace born?"),
-    ([ADA], "Who was her father?", "Who was Ada Lovelace's father?"),
-    ([ADA], "Did she marry?", "Did Ada Lovelace marry?"),
-    ([ANNA], "Where did she study?", "Where did Anna Berg study?"),
-    ([ANNA], "What are her best-known works?", "What are Anna Berg's best-known works?"),
-    ([ADA_BORN], "Who were her parents?", "Who were Ada Lovelace's parents?"),
-    # "it"/"its": the thing, even after a who-question
-    ([FASTAPI], "When was it first released?", "When was FastAPI first released?"),
-    ([FASTAPI], "What is its license?", "What is FastAPI's license?"),
-    ([HAMLET], "When was it first performed?", "When was Hamlet first performed?"),
-    ([HTTPX], "Does it support HTTP/2?", "Does httpx support HTTP/2?"),
-    ([CERTIFI], "How do I update it?", "How do I update certifi?"),
-    ([DUMPS], "What are its arguments?", "What are json.dumps's arguments?"),
-    ([GIT], "How is it different from merge?", "How is rebase different from merge?"),
-    ([TOKYO_UNI], "When was it founded?", "When was University of Tokyo founded?"),
-    ([BAIKAL], "How deep is it?", "How deep is Lake Baikal?"),
-    ([KYOTO], "What is its population?", "What is Kyoto's population?"),
-    # "there": the place the answer gives to a where-question about someone; else the place asked about
-    ([ADA_BORN], "What is the population there?", "What is the population in London?"),
-    ([KYOTO], "What is there to see?", "What is in Kyoto to see?"),
-    ([BAIKAL], "Which fish live there?", "Which fish live in Lake Baikal?"),
-    # an existential "there" refers to nothing; the other pronoun still resolves
-    ([HTTPX], "Is there a way to make it retry?", "Is there a way to make httpx retry?"),
-    ([CERTIFI], "Are there any alternatives to it?", "Are there any alternatives to certifi?"),
-    # "they"/"them"/"their": the group the answer names when the question asked for one
-    ([MICROSOFT], "Where did they meet?", "Where did Bill Gates and Paul Allen meet?"),
-    ([CURIE], "Were they married?", "Were Marie Curie and Pierre Curie married?"),
-    ([BEATLES], "When did they break up?", "When did Beatles break up?"),
-    ([REQUESTS], "Where is their website?", "Where is Python Software Foundation's website?"),
-    # "this library", "that person", a bare "that"
-    ([HTTPX], "Who maintains this library?", "Who maintains httpx?"),
-    ([CERTIFI], "Why do I need this package?", "Why do I need certifi?"),
-    ([JAWS], "How old is that man?", "How old is Steven Spielberg?"),
-    ([GIT], "When should I avoid that?", "When should I avoid rebase?"),
-    # two pronouns of different kinds in one question
-    ([FASTAPI], "When did he start it?", "When did Sebastián Ramírez start FastAPI?"),
-    ([HAMLET], "How old was he when he wrote it?", "How old was William Shakespeare when William Shakespeare wrote Hamlet?"),
-    # ellipsis: "and X?" asks the previous question about X
-    ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
-    ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
-])
+@pytest.mark.parametrize(
+    "history, question, expected",
+    [
+        # "he"/"she" after a who-question: the person the answer names, not the question's thing
+        (
+            [FASTAPI],
+            "What other command line library did he write?",
+            "What other command line library did Sebastián Ramírez write?",
+        ),
+        ([HAMLET], "Where was he born?", "Where was William Shakespeare born?"),
+        ([JAWS], "What other films did he make?", "What other films did Steven Spielberg make?"),
+        ([JAWS], "How old was he then?", "How old was Steven Spielberg then?"),
+        # "he"/"she"/"her" about the person the question was about
+        ([ADA], "When was she born?", "When was Ada Lovelace born?"),
+        ([ADA], "Who was her father?", "Who was Ada Lovelace's father?"),
+        ([ADA], "Did she marry?", "Did Ada Lovelace marry?"),
+        ([ANNA], "Where did she study?", "Where did Anna Berg study?"),
+        ([ANNA], "What are her best-known works?", "What are Anna Berg's best-known works?"),
+        ([ADA_BORN], "Who were her parents?", "Who were Ada Lovelace's parents?"),
+        # "it"/"its": the thing, even after a who-question
+        ([FASTAPI], "When was it first released?", "When was FastAPI first released?"),
+        ([FASTAPI], "What is its license?", "What is FastAPI's license?"),
+        ([HAMLET], "When was it first performed?", "When was Hamlet first performed?"),
+        ([HTTPX], "Does it support HTTP/2?", "Does httpx support HTTP/2?"),
+        ([CERTIFI], "How do I update it?", "How do I update certifi?"),
+        ([DUMPS], "What are its arguments?", "What are json.dumps's arguments?"),
+        ([GIT], "How is it different from merge?", "How is rebase different from merge?"),
+        ([TOKYO_UNI], "When was it founded?", "When was University of Tokyo founded?"),
+        ([BAIKAL], "How deep is it?", "How deep is Lake Baikal?"),
+        ([KYOTO], "What is its population?", "What is Kyoto's population?"),
+        # "there": the place the answer gives to a where-question about someone; else the place asked about
+        ([ADA_BORN], "What is the population there?", "What is the population in London?"),
+        ([KYOTO], "What is there to see?", "What is in Kyoto to see?"),
+        ([BAIKAL], "Which fish live there?", "Which fish live in Lake Baikal?"),
+        # an existential "there" refers to nothing; the other pronoun still resolves
+        ([HTTPX], "Is there a way to make it retry?", "Is there a way to make httpx retry?"),
+        ([CERTIFI], "Are there any alternatives to it?", "Are there any alternatives to certifi?"),
+        # "they"/"them"/"their": the group the answer names when the question asked for one
+        ([MICROSOFT], "Where did they meet?", "Where did Bill Gates and Paul Allen meet?"),
+        ([CURIE], "Were they married?", "Were Marie Curie and Pierre Curie married?"),
+        ([BEATLES], "When did they break up?", "When did Beatles break up?"),
+        ([REQUESTS], "Where is their website?", "Where is Python Software Foundation's website?"),
+        # "this library", "that person", a bare "that"
+        ([HTTPX], "Who maintains this library?", "Who maintains httpx?"),
+        ([CERTIFI], "Why do I need this package?", "Why do I need certifi?"),
+        ([JAWS], "How old is that man?", "How old is Steven Spielberg?"),
+        ([GIT], "When should I avoid that?", "When should I avoid rebase?"),
+        # two pronouns of different kinds in one question
+        ([FASTAPI], "When did he start it?", "When did Sebastián Ramírez start FastAPI?"),
+        (
+            [HAMLET],
+            "How old was he when he wrote it?",
+            "How old was William Shakespeare when William Shakespeare wrote Hamlet?",
+        ),
+        # ellipsis: "and X?" asks the previous question about X
+        ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
+        ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
+    ],
+)
 def test_follow_ups_resolve_to_the_right_referent(history, question, expected):
     assert refers_back(question)
     assert resolve(question, history) == expected
@@ -98,38 +109,65 @@ def test_a_chain_of_follow_ups_keeps_its_referents():
     assert resolve("When did he release it?", history) == "When did Sebastián Ramírez release Typer?"
 
 
-@pytest.mark.parametrize("history, question", [
-    ([ABSTAINED], "What else did he write?"),  # the answer names nobody and FastAPI is no person
-    ([ADA], "Who built that?"),  # Ada Lovelace is a person, not a thing
-    ([KYOTO], "Was he born there?"),  # no person anywhere in the turn
-])
+@pytest.mark.parametrize(
+    "history, question",
+    [
+        ([ABSTAINED], "What else did he write?"),  # the answer names nobody and FastAPI is no person
+        ([ADA], "Who built that?"),  # Ada Lovelace is a person, not a thing
+        ([KYOTO], "Was he born there?"),  # no person anywhere in the turn
+    ],
+)
 def test_rules_leave_what_they_cannot_resolve_to_the_model(history, question):
     assert resolve(question, history) is None
 
 
-@pytest.mark.parametrize("question", [
-    "Is there a faster JSON library than json?",
-    "What is the capital of France?",
-    "Who wrote Hamlet?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Is there a faster JSON library than json?",
+        "What is the capital of France?",
+        "Who wrote Hamlet?",
+    ],
+)
 def test_self_contained_questions_are_not_rewritten(question):
     assert resolve(question, [HAMLET]) is None
 
 
-@pytest.mark.parametrize("name, person", [
-    ("Ada Lovelace", True), ("Ludwig van Beethoven", True), ("Sebastián Ramírez", True), ("Mary O'Brien", True),
-    ("FastAPI", False), ("Kyoto", False), ("University of Tokyo", False), ("Lake Baikal", False),
-    ("Python Software Foundation", False), ("HTTP", False), ("Windows 11", False),
-])
+@pytest.mark.parametrize(
+    "name, person",
+    [
+        ("Ada Lovelace", True),
+        ("Ludwig van Beethoven", True),
+        ("Sebastián Ramírez", True),
+        ("Mary O'Brien", True),
+        ("FastAPI", False),
+        ("Kyoto", False),
+        ("University of Tokyo", False),
+        ("Lake Baikal", False),
+        ("Python Software Foundation", False),
+        ("HTTP", False),
+        ("Windows 11", False),
+    ],
+)
 def test_people_are_told_from_things(name, person):
     assert looks_like_person(name) is person
 
 
 # questions and answers are untrusted text: the rules must never fail on them
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120) | st.sampled_from([
-    "Who is he?", "Is there a way to make it retry?", "And 'it'?", "What about `json.dumps`?", "Was she there then?",
-    "What is This?", "He said 'that'", "\"\" ``", "There is. It is. They are.", "Who? Who? Who?",
-])
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120) | st.sampled_from(
+    [
+        "Who is he?",
+        "Is there a way to make it retry?",
+        "And 'it'?",
+        "What about `json.dumps`?",
+        "Was she there then?",
+        "What is This?",
+        "He said 'that'",
+        '"" ``',
+        "There is. It is. They are.",
+        "Who? Who? Who?",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -20,7 +20,10 @@ def test_fixed_num_uses_50_word_windows_and_merges_a_short_tail():
 
 def test_excerption_groups_sentences_by_three():
     text = "Dr. Smith was born in St. Louis. He moved in 1990. He painted. He sang. He died."
-    assert decompose(text, "excerption") == ["Dr. Smith was born in St. Louis. He moved in 1990. He painted.", "He sang. He died."]
+    assert decompose(text, "excerption") == [
+        "Dr. Smith was born in St. Louis. He moved in 1990. He painted.",
+        "He sang. He died.",
+    ]
 
 
 def test_selection_keeps_whole_passages_and_unknown_modes_fail():
@@ -36,19 +39,38 @@ def test_refine_keeps_top_k_above_threshold_in_document_order_with_one_call():
         Passage("Carl kicked balls for money and fame. Anna painted harbours at dawn every day.", "Carl", "c.txt"),
     ]
     evaluator = FakeEvaluator({"seascapes": 0.9, "harbours": 0.8, "boats": -0.6}, default=-0.2)
-    strips = refine("What did Anna paint?", passages, evaluator, mode="excerption", top_k=5, threshold=-0.5, origin="internal")
+    strips = refine(
+        "What did Anna paint?", passages, evaluator, mode="excerption", top_k=5, threshold=-0.5, origin="internal"
+    )
     assert len(evaluator.calls) == 1
     assert [s["doc"] for s in strips] == sorted(s["doc"] for s in strips)
     assert all(s["score"] >= -0.5 for s in strips)
-    fixed = refine("q", passages, FakeEvaluator({"seascapes": 0.9, "harbours": 0.8}, default=-0.2),
-                   mode="selection", top_k=1, threshold=-0.5, origin="external")
+    fixed = refine(
+        "q",
+        passages,
+        FakeEvaluator({"seascapes": 0.9, "harbours": 0.8}, default=-0.2),
+        mode="selection",
+        top_k=1,
+        threshold=-0.5,
+        origin="external",
+    )
     assert [(s["title"], s["source"], s["origin"]) for s in fixed] == [("Anna", "a.txt", "external")]
 
 
 def test_refine_drops_strips_under_four_words_and_everything_below_threshold():
     evaluator = FakeEvaluator({}, default=-0.9)
-    assert refine("q", [Passage("Too short."), Passage("This one is long enough to score.")], evaluator,
-                  mode="selection", top_k=5, threshold=-0.5, origin="internal") == []
+    assert (
+        refine(
+            "q",
+            [Passage("Too short."), Passage("This one is long enough to score.")],
+            evaluator,
+            mode="selection",
+            top_k=5,
+            threshold=-0.5,
+            origin="internal",
+        )
+        == []
+    )
     assert evaluator.calls == [["This one is long enough to score."]]
 
 
@@ -74,40 +96,55 @@ def test_keywords_unrelated_to_the_question_are_dropped():
     assert parse_query("The answer to the question is", "Who was Henri Becquerel?") is None
 
 
-@pytest.mark.parametrize("output", [
-    "Henry Feilden, occupation",  # the few-shot example leaking
-    "The occupation of Henry Feilden is a mystery",
-    "occupation",  # lost the subject
-])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Henry Feilden, occupation",  # the few-shot example leaking
+        "The occupation of Henry Feilden is a mystery",
+        "occupation",  # lost the subject
+    ],
+)
 def test_rewrites_must_keep_the_question_s_subject(output):
     assert parse_query(output, "What is Anna Berg's occupation?") is None
-    assert parse_query("Anna Berg, occupation", "What is Anna Berg's occupation?").keywords == ["Anna Berg", "occupation"]
-    assert parse_query("occupation, painter", "what is the occupation of a painter?").keywords == ["occupation", "painter"]
+    assert parse_query("Anna Berg, occupation", "What is Anna Berg's occupation?").keywords == [
+        "Anna Berg",
+        "occupation",
+    ]
+    assert parse_query("occupation, painter", "what is the occupation of a painter?").keywords == [
+        "occupation",
+        "painter",
+    ]
 
 
-@pytest.mark.parametrize("question, subjects_", [
-    ("How do I get the CA bundle path from certifi?", ["CA", "certifi"]),  # a lowercase package name
-    ("How do I save a dict to JSON?", ["dict", "JSON"]),
-    ("What does json.dumps do with the 'indent' argument?", ["json.dumps", "indent"]),  # code, a quoted term
-    ('What does "pip install -e ." do?', ["pip install -e ."]),
-    ("How do I pass --max-count to git log?", ["--max-count"]),
-    ("Explain how Django handles migrations", ["Django"]),  # "Explain" starts the sentence, names nothing
-    ("Who was Ludwig van Beethoven's teacher?", ["Ludwig van Beethoven"]),
-    ("what is the occupation of a painter?", []),
-    ("Who is the father of But Why Not?", ["But Why Not"]),  # a racehorse named with function words
-])
+@pytest.mark.parametrize(
+    "question, subjects_",
+    [
+        ("How do I get the CA bundle path from certifi?", ["CA", "certifi"]),  # a lowercase package name
+        ("How do I save a dict to JSON?", ["dict", "JSON"]),
+        ("What does json.dumps do with the 'indent' argument?", ["json.dumps", "indent"]),  # code, a quoted term
+        ('What does "pip install -e ." do?', ["pip install -e ."]),
+        ("How do I pass --max-count to git log?", ["--max-count"]),
+        ("Explain how Django handles migrations", ["Django"]),  # "Explain" starts the sentence, names nothing
+        ("Who was Ludwig van Beethoven's teacher?", ["Ludwig van Beethoven"]),
+        ("what is the occupation of a painter?", []),
+        ("Who is the father of But Why Not?", ["But Why Not"]),  # a racehorse named with function words
+    ],
+)
 def test_subjects_are_names_quoted_terms_code_and_rare_words(question, subjects_):
     assert subjects(question) == subjects_
 
 
-@pytest.mark.parametrize("output, question", [
-    ("I, CA, get", "How do I get the CA bundle path from certifi?"),  # lost the package
-    ("I, save, dict", "How do I save a dict to JSON?"),
-    ("tool, can, extract", "Which tool can extract text from PDF files?"),
-    ("indent, argument", "What does json.dumps do with the 'indent' argument?"),
-    ("FastAPI author Sebastián Ramírez", "Who is the author of FastAPI?"),  # answered instead
-    ("Python, released, 1991", "When was Python first released?"),  # a number the question lacks
-])
+@pytest.mark.parametrize(
+    "output, question",
+    [
+        ("I, CA, get", "How do I get the CA bundle path from certifi?"),  # lost the package
+        ("I, save, dict", "How do I save a dict to JSON?"),
+        ("tool, can, extract", "Which tool can extract text from PDF files?"),
+        ("indent, argument", "What does json.dumps do with the 'indent' argument?"),
+        ("FastAPI author Sebastián Ramírez", "Who is the author of FastAPI?"),  # answered instead
+        ("Python, released, 1991", "When was Python first released?"),  # a number the question lacks
+    ],
+)
 def test_rewrites_that_lose_the_subject_or_answer_are_rejected(output, question):
     assert parse_query(output, question) is None
     assert set(subjects(question)) <= set(fallback_query(question).keywords)  # the fallback keeps them
@@ -115,9 +152,14 @@ def test_rewrites_that_lose_the_subject_or_answer_are_rejected(output, question)
 
 def test_faithful_rewrites_are_kept():
     assert parse_query("certifi, CA bundle, path", "How do I get the CA bundle path from certifi?").keywords == [
-        "certifi", "CA bundle", "path"]
+        "certifi",
+        "CA bundle",
+        "path",
+    ]
     assert parse_query("Henry Feilden, Occupation", "What is Henry Feilden's occupation?").keywords == [
-        "Henry Feilden", "Occupation"]
+        "Henry Feilden",
+        "Occupation",
+    ]
     assert parse_query("json.dumps indent", "What does json.dumps do with the 'indent' argument?") is not None
 
 
@@ -133,8 +175,15 @@ def test_refine_scores_strips_with_their_document_s_title():
             return super().invoke(value, config)
 
     evaluator = Recorder({}, default=0.0)
-    refine("q", [Passage("He was born in Pelham Manor, New York.", "Anna Berg"), Passage("Another long enough strip.", "Carl")],
-           evaluator, mode="excerption", top_k=5, threshold=-0.5, origin="internal")
+    refine(
+        "q",
+        [Passage("He was born in Pelham Manor, New York.", "Anna Berg"), Passage("Another long enough strip.", "Carl")],
+        evaluator,
+        mode="excerption",
+        top_k=5,
+        threshold=-0.5,
+        origin="internal",
+    )
     assert evaluator.titles == ["Anna Berg", "Carl"]
     assert parse_query("Henri Becquerel, answer", "Who was Henri Becquerel?").keywords == ["Henri Becquerel"]
 
@@ -155,9 +204,11 @@ def test_final_knowledge_follows_the_action():
 
 
 def test_keep_best_keeps_the_best_strip_of_relevant_documents_below_the_threshold():
-    passages = [Passage("Anna Berg was a Swedish painter of flowers. She lived in Stockholm all her life.", "Anna Berg")]
+    passages = [
+        Passage("Anna Berg was a Swedish painter of flowers. She lived in Stockholm all her life.", "Anna Berg")
+    ]
     evaluator = FakeEvaluator({"painter": -0.7}, default=-0.95)
-    kwargs = dict(mode="fixed_num", top_k=5, threshold=-0.5, origin="internal")
+    kwargs = {"mode": "fixed_num", "top_k": 5, "threshold": -0.5, "origin": "internal"}
     assert refine("What was Anna Berg's job?", passages, evaluator, **kwargs) == []
     kept = refine("What was Anna Berg's job?", passages, evaluator, keep_best=True, **kwargs)
     assert [s["score"] for s in kept] == [-0.7]

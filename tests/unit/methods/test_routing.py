@@ -53,7 +53,10 @@ def test_the_paper_presets_are_one_table():
 
 
 def test_equal_thresholds_leave_no_ambiguous_band():
-    assert decide_action([0.1], Thresholds(0.1, 0.1)) == "correct" and decide_action([0.09], Thresholds(0.1, 0.1)) == "incorrect"
+    assert (
+        decide_action([0.1], Thresholds(0.1, 0.1)) == "correct"
+        and decide_action([0.09], Thresholds(0.1, 0.1)) == "incorrect"
+    )
 
 
 def test_branches_per_action():
