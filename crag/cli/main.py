@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from crag.backends.retrieval import StoreError
-from crag.cli.common import fail
+from crag.cli.common import ChatModel, ChromaDir, ChromaUrl, Collection, Evaluator, WebBackend, WebIndex, fail
 from crag.cli.evaluator import _quiet_transformers
 from crag.cli.evaluator import app as evaluator_app
 from crag.cli.experiments import app as eval_app
@@ -199,18 +199,9 @@ def ask_cmd(
     refine_mode: Annotated[
         str | None, typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")
     ] = None,
-    chat_model: Annotated[
-        str | None, typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")
-    ] = None,
-    web_backend: Annotated[
-        str | None,
-        typer.Option(
-            help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if $CRAG_WEB_INDEX is set, else none)."
-        ),
-    ] = None,
-    web_index: Annotated[
-        str | None, typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")
-    ] = None,
+    chat_model: ChatModel = None,
+    web_backend: WebBackend = None,
+    web_index: WebIndex = None,
     answer_without_knowledge: Annotated[
         bool | None,
         typer.Option(
@@ -220,12 +211,10 @@ def ask_cmd(
     prompt: Annotated[
         str | None, typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")
     ] = None,
-    chroma_dir: Annotated[str | None, typer.Option(help="Embedded Chroma folder.")] = None,
-    chroma_url: Annotated[str | None, typer.Option(help="Chroma server URL.")] = None,
-    collection: Annotated[
-        str | None, typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")
-    ] = None,
-    evaluator: Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
+    chroma_dir: ChromaDir = None,
+    chroma_url: ChromaUrl = None,
+    collection: Collection = None,
+    evaluator: Evaluator = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
     _quiet_transformers()

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from crag.backends.retrieval import StoreError
+from crag.cli.common import ChatModel, ChromaDir, ChromaUrl, Collection, Evaluator, WebBackend, WebIndex, fail
 from crag.cli.evaluator import _quiet_transformers
 from crag.context import Context
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
@@ -36,26 +37,13 @@ def _set_compute_threads(threads: int | None) -> None:
 def serve_cmd(
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0 for every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
-    chroma_dir: Annotated[
-        str | None, typer.Option(help="Embedded Chroma folder (default $CRAG_CHROMA_DIR or .crag/chroma).")
-    ] = None,
-    chroma_url: Annotated[str | None, typer.Option(help="Chroma server URL instead of a folder.")] = None,
-    collection: Annotated[
-        str | None, typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")
-    ] = None,
-    evaluator: Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")] = None,
-    chat_model: Annotated[
-        str | None, typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")
-    ] = None,
-    web_backend: Annotated[
-        str | None,
-        typer.Option(
-            help="Default web backend: 'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if a web index is set, else none)."
-        ),
-    ] = None,
-    web_index: Annotated[
-        str | None, typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")
-    ] = None,
+    chroma_dir: ChromaDir = None,
+    chroma_url: ChromaUrl = None,
+    collection: Collection = None,
+    evaluator: Evaluator = None,
+    chat_model: ChatModel = None,
+    web_backend: WebBackend = None,
+    web_index: WebIndex = None,
     threads_db: Annotated[
         str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
     ] = None,
@@ -110,8 +98,7 @@ def serve_cmd(
         context = Context(**options)
         check_knowledge_base(context)  # before start-up, for a clean message rather than a traceback
     except (ValueError, KnowledgeBaseError, StoreError) as exc:
-        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(code=2) from exc
+        fail(str(exc))
     settings = ServerSettings(
         context=context,
         max_body_bytes=max_body_bytes,
