@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
 import shutil
 import tempfile
@@ -114,10 +115,16 @@ def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pa
     one or two documents (or none), so queries are held apart instead: weaker, since a held-apart
     query's neighbours in its own document may be trained on, and the metadata says which it was.
     """
-    by_document = len({p.group for p in pairs}) >= MIN_DOCUMENTS_TO_HOLD_APART
+    groups = sorted({p.group for p in pairs})
+    by_document = len(groups) >= MIN_DOCUMENTS_TO_HOLD_APART
+    # the split hashes the documents' names: relative to their common folder, so that the same
+    # collection ingested from another folder (another checkout, a temporary folder) splits the same
+    # (by characters, cut back to a "/": commonpath would fail on URLs and on mixed relative names)
+    common = os.path.commonprefix(groups).rpartition("/")[0]  # noqa: RUF071
+    cut = len(common) + 1 if common else 0
 
     def key(pair: Pair) -> str:
-        return pair.group if by_document else f"{pair.group}\n{pair.question}"
+        return pair.group[cut:] if by_document else f"{pair.group[cut:]}\n{pair.question}"
 
     where = held_apart_split(map(key, pairs), held_apart)
     splits: dict[str, list[Pair]] = {"train": [], "calibrate": [], "check": []}

@@ -97,7 +97,7 @@ def _segmenter() -> Callable[[str], list[str]]:
 def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
     """Where the pairs of each key (a document, or a query) go: "check" for half of a `held_apart`
     share of the keys, "calibrate" for the other half, else "train". The keys are ranked by a hash,
-    so the choice is stable and has nothing to do with their names or order, and each held-apart
+    so the choice is stable, does not depend on their order and is not alphabetical, and each held-apart
     half gets at least one key whenever `held_apart` is above zero (a threshold on the hash alone
     left a 12-document collection with nothing to check on)."""
     ranked = sorted(set(keys), key=lambda k: hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest())

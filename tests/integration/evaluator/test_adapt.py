@@ -44,6 +44,16 @@ def test_pairs_are_held_apart_by_document_when_there_are_enough_documents():
     assert splits["check"] and splits["calibrate"] and len(splits["train"]) > len(pairs) / 2
 
 
+def test_the_split_does_not_depend_on_the_folder_the_collection_was_ingested_from():
+    def split(root):
+        pairs = [pair(f"{root}/docs/doc{d}.md", f"question {q}", q % 2) for d in range(40) for q in range(2)]
+        splits, _ = split_pairs(pairs, 0.3)
+        return {name: sorted(p.group.rpartition("/")[2] for p in members) for name, members in splits.items()}
+
+    # the pytest folder's number once decided which pydoc pages were held apart
+    assert split("/tmp/pytest-of-root/pytest-7/pydoc0") == split("/home/me/work") == split("https://docs.example.org")
+
+
 def test_few_documents_are_held_apart_by_query():
     pairs = [pair(f"doc{d}.md", f"question {q}", q % 2) for d in range(3) for q in range(60)]
     splits, held_by = split_pairs(pairs, 0.3)
