@@ -21,12 +21,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
-from langchain_core.documents import Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from tqdm.auto import tqdm
 
 from crag.context import Context
+from crag.core.passages import passage
 from crag.evaluator_model.runnable import RetrievalEvaluator
 from crag.experiments.answer_metrics import contains_answer
 from crag.graph import graph
@@ -117,7 +117,7 @@ def main() -> None:
             continue
         question = output["question"]
         sentences = [s for s, _, _ in sentence_spans(record["draft"])]
-        documents = [Document(page_content=s["text"], metadata={"title": s["title"]}) for s in strips]
+        documents = [passage(s["text"], title=s["title"]) for s in strips]
         scores = [list(evaluator.invoke({"question": sentence, "documents": documents})) for sentence in sentences]
         holds = [contains_answer(f"{s['title']} {s['text']}", record["answers"]) for s in strips]
         kind = ("right" if record.get("draft_correct") else "wrong") if record["answerable"] else "unanswerable"

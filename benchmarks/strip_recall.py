@@ -20,11 +20,11 @@ import argparse
 from pathlib import Path
 
 import eval_kb  # benchmarks/eval_kb.py: the eval run's knowledge base
-from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
 from crag import resources
 from crag.context import Context
+from crag.core.passages import passage, title_of
 from crag.evaluator_model.runnable import RetrievalEvaluator
 from crag.experiments.answer_metrics import contains_answer
 from crag.experiments.inputs import read_questions
@@ -74,23 +74,18 @@ def main() -> None:
     had = 0
     for question in tqdm(questions, desc="questions", unit="q"):
         documents = resources.retrieve(ctx, question.question)
-        if not any(
-            contains_answer(f"{d.metadata.get('title', '')} {d.page_content}", question.answers) for d in documents
-        ):
+        if not any(contains_answer(f"{title_of(d)} {d.page_content}", question.answers) for d in documents):
             continue
         had += 1
         for mode in modes:
             strips = [
-                (d.metadata.get("title", ""), s)
+                (title_of(d), s)
                 for d in documents
                 for s in refinement.decompose(d.page_content, mode)
                 if len(s.split()) >= refinement.MIN_STRIP_WORDS
             ]
             scores = evaluator.invoke(
-                {
-                    "question": question.question,
-                    "documents": [Document(page_content=s, metadata={"title": t}) for t, s in strips],
-                }
+                {"question": question.question, "documents": [passage(s, title=t) for t, s in strips]}
             )
             for rule in RULES:
                 kept = [strips[i] for i in select(list(scores), *rule)]

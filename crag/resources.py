@@ -1,6 +1,10 @@
 """Turn `Context` settings into the objects the nodes use. Names resolve to process-wide cached
 models and stores (loaded on first use, never at import); objects injected in `Context` pass
-through unchanged."""
+through unchanged.
+
+This is the nodes' one way to the backends and the evaluator (an import-linter contract), so that
+a node can be tested with fakes in `Context` and a backend can change without touching the graph.
+That includes the web's error type: `WebSearchError` is re-exported here for the nodes to catch."""
 
 from __future__ import annotations
 
@@ -53,15 +57,16 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
     return search(store, question, k=ctx.k)
 
 
-def web_search(ctx: Context, query: str) -> list:
+def web_search(ctx: Context, query: str) -> list[Document]:
+    """The web's passages for `query` (`crag.core.passages`), Wikipedia first; raises `WebSearchError`."""
     if hasattr(ctx.web_backend, "search"):
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(query, backend=ctx.web_backend, k=ctx.web_k, local_index=ctx.web_index, timeout=ctx.web_timeout)
 
 
-def fetch_pages(ctx: Context, results: list) -> tuple[list, list[str]]:
-    """The pages of web results as paragraphs, within the context's time and address limits; a
-    page that fails is reported in the errors and its snippet stands in for it."""
+def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], list[str]]:
+    """The web results' pages as titled paragraphs, within the context's time and address limits:
+    (passages, "URL: why" errors). Never raises for a page: its search snippet stands in."""
     return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
 
 

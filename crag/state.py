@@ -44,7 +44,7 @@ class OutputState(TypedDict, total=False):
     rewritten_query: str
     web_status: Literal["", "searched", "failed", "not configured"]  # "" when the route does not search
     web_error: str | None
-    web_results: list[dict]
+    web_results: list[Document]  # the search hits, passages like `documents`: metadata title/source (the URL)
     internal_knowledge: list[Strip]  # strips kept from the retrieved documents
     external_knowledge: list[Strip]  # strips kept from the web results
     knowledge: str  # what the generator was given

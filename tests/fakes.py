@@ -18,8 +18,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field
 
-from crag.backends.web import WebResult
 from crag.context import Context
+from crag.core.passages import passage
 
 DOCS = [
     Document(
@@ -32,10 +32,10 @@ DOCS = [
     ),
 ]
 WEB = [
-    WebResult(
+    passage(
+        "Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.",
         title="Anna Berg (painter)",
-        url="local://Anna Berg (painter)",
-        content="Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.",
+        source="local://Anna Berg (painter)",
     )
 ]
 
@@ -132,10 +132,10 @@ HARNESS_KB = [
     {"title": "Oslo", "text": "Oslo is the capital of Norway. It lies at the head of a fjord and has many museums."},
 ]
 HARNESS_WEB = [
-    WebResult(
+    passage(
+        "Carl Dahl is a footballer from Oslo who plays as a striker for a club in Bergen.",
         title="Carl Dahl",
-        url="local://Carl%20Dahl#0",
-        content="Carl Dahl is a footballer from Oslo who plays as a striker for a club in Bergen.",
+        source="local://Carl%20Dahl#0",
     )
 ]
 HARNESS_RULES = {"painter": 0.9, "footballer": 0.8, "Oslo is": -0.2}

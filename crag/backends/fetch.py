@@ -10,6 +10,11 @@ The deadline bounds the whole fetch: DNS, connect, headers, body and every redir
 timeouts are per read, so a server sending one header byte every half second never trips them;
 the download is therefore async and runs under `asyncio.timeout`, whose cancellation stops it
 wherever it waits.
+
+Every paragraph becomes a passage (`crag.core.passages`): a `Document` whose text is
+`titled(paragraph, title)`, i.e. "Title: paragraph" as the paper's page loader writes it (the
+evaluator and the generator see web paragraphs with their title in the text, as they always have),
+with metadata `title` and `source` (the URL).
 """
 
 from __future__ import annotations
@@ -20,14 +25,14 @@ import re
 import socket
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
+from langchain_core.documents import Document
 
-from crag.backends.web import WebResult, WebSearchError
-from crag.core.passages import titled
+from crag.backends.web import WebSearchError
+from crag.core.passages import passage, source_of, title_of, titled
 
 MAX_REDIRECTS = 5
 MIN_WORDS = 10  # shorter lines are menus, captions and buttons, not knowledge
@@ -38,19 +43,6 @@ USER_AGENT = "crag/0.1 (corrective RAG page fetcher)"
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 T = TypeVar("T")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix; the IPv4 address is the last 32 bits
-
-
-@dataclass(frozen=True)
-class WebPassage:
-    """One paragraph for the evaluator: `text` is "{title}: {paragraph}" when a title is known.
-
-    `fetched` is False when the search snippet (or a local record) stands in for the page.
-    """
-
-    text: str
-    title: str
-    url: str
-    fetched: bool
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
@@ -249,44 +241,32 @@ def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> t
     return _extract(body, media_type, charset, str(final))
 
 
-def fetch_paragraphs(
-    url: str,
-    *,
-    timeout: float = 10.0,
-    max_bytes: int = 2_000_000,
-    allow_private: bool = False,
-    client: httpx.AsyncClient | None = None,
-    title: str | None = None,
-) -> list[str]:
-    """The page's paragraphs of MIN_WORDS+ words, each as "{title}: {paragraph}" when titled.
-
-    `timeout` bounds the whole fetch, redirects included; `title` is used when the page has
-    none. `allow_private` lifts the address check (tests, intranets). Raises `WebSearchError`.
-    """
-    (page,) = _run(
-        _fetch_pages(
-            [url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, max_workers=1, client=client
-        )
-    )
-    page_title, paragraphs = _paragraphs(page)
-    return [titled(p, page_title or title) for p in paragraphs]
+def _paragraph(text: str, title: str, url: str) -> Document:
+    return passage(titled(text, title), title=title, source=url)
 
 
-def _snippet(result: WebResult) -> list[WebPassage]:
-    if not result.content.strip():
+def _without_credentials(url: str) -> str:
+    """`url` as errors show it: a password in a search hit's URL must not reach `web_error`."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
+
+
+def _snippet(result: Document) -> list[Document]:
+    """The search hit's own text as its one passage (a local record, or a page that could not be used)."""
+    if not result.page_content.strip():
         return []
-    return [WebPassage(titled(result.content.strip(), result.title), result.title, result.url, False)]
+    return [_paragraph(result.page_content.strip(), title_of(result), source_of(result))]
 
 
 def fetch_all(
-    results: list[WebResult],
+    results: list[Document],
     *,
     timeout: float = 10.0,
     max_bytes: int = 2_000_000,
     allow_private: bool = False,
     max_workers: int = 8,
     client: httpx.AsyncClient | None = None,
-) -> tuple[list[WebPassage], list[str]]:
+) -> tuple[list[Document], list[str]]:
     """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors).
 
     Never raises for a page: a failed (or empty) page is recorded in the errors and its search
@@ -296,16 +276,17 @@ def fetch_all(
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     seen: set[str] = set()
-    unique = [r for r in results if not (r.url in seen or seen.add(r.url))]
-    per_result: list[list[WebPassage]] = [[] for _ in unique]
-    web = [i for i, r in enumerate(unique) if urlsplit(r.url).scheme.lower() in ("http", "https")]
+    urls = [source_of(r) for r in results]
+    unique = [(r, url) for r, url in zip(results, urls) if not (url in seen or seen.add(url))]
+    per_result: list[list[Document]] = [[] for _ in unique]
+    web = [i for i, (_, url) in enumerate(unique) if urlsplit(url).scheme.lower() in ("http", "https")]
     for i in set(range(len(unique))) - set(web):
-        per_result[i] = _snippet(unique[i])
+        per_result[i] = _snippet(unique[i][0])
     errors: list[str] = []
     pages = (
         _run(
             _fetch_pages(
-                [unique[i].url for i in web],
+                [unique[i][1] for i in web],
                 timeout=timeout,
                 max_bytes=max_bytes,
                 allow_private=allow_private,
@@ -317,18 +298,19 @@ def fetch_all(
         else []
     )
     for i, page in zip(web, pages):
-        result = unique[i]
+        result, url = unique[i]
+        shown = _without_credentials(url)
         try:
             page_title, paragraphs = _paragraphs(page)
         except Exception as exc:  # anything: a page must never sink the search
             reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
-            errors.append(f"{result.url}: {reason}")
+            errors.append(f"{shown}: {reason}")
             per_result[i] = _snippet(result)
             continue
         if not paragraphs:
-            errors.append(f"{result.url}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
+            errors.append(f"{shown}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
             per_result[i] = _snippet(result)
             continue
-        title = page_title or result.title
-        per_result[i] = [WebPassage(titled(p, title), title, result.url, True) for p in paragraphs]
-    return [passage for passages in per_result for passage in passages], errors
+        title = page_title or title_of(result)
+        per_result[i] = [_paragraph(p, title, url) for p in paragraphs]
+    return [paragraph for found in per_result for paragraph in found], errors

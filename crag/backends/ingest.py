@@ -166,10 +166,21 @@ def load_file(path: str | Path) -> list[Document]:
     return [_document(text, {"title": title, "source": str(path)})]
 
 
-def load_documents(paths: Iterable[str | Path]) -> list[Document]:
+@dataclass(frozen=True)
+class Loaded:
+    """What `load_documents` read, and what it passed over (for the ingest report)."""
+
+    documents: list[Document]
+    files: list[Path]  # the text files read
+    unsupported: list[Path]  # inside folders, with a suffix we do not read
+    binary: list[Path]  # with a text suffix, but their bytes are not text
+
+
+def load_documents(paths: Iterable[str | Path]) -> Loaded:
     """Every document in `paths` (files and folders) but binary files; see `find_files` for what is read."""
-    texts, _ = split_binary(find_files(paths)[0])
-    return [document for file in texts for document in load_file(file)]
+    files, unsupported = find_files(paths)
+    texts, binary = split_binary(files)
+    return Loaded([document for file in texts for document in load_file(file)], texts, unsupported, binary)
 
 
 def chunk_id(source: str, text: str) -> str:
@@ -213,11 +224,9 @@ def ingest(
     """Load, chunk and add to `store` the chunks it does not hold yet, `batch_size` at a time."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
-    files, unsupported = find_files(paths)
-    texts, binary = split_binary(files)
-    documents = [document for file in texts for document in load_file(file)]
-    empty = [document for document in documents if not document.page_content.strip()]
-    chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    loaded = load_documents(paths)
+    empty = [document for document in loaded.documents if not document.page_content.strip()]
+    chunks = split_documents(loaded.documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     seen: set[str] = set()
     unique = []  # the first chunk of each id: a text repeated within one source is stored once
     for chunk in chunks:
@@ -236,14 +245,14 @@ def ingest(
                 added += len(new)
             bar.update(len(batch))
     return IngestReport(
-        files=len(texts),
+        files=len(loaded.files),
         chunks=len(chunks),
         added=added,
         skipped_existing=len(unique) - added,
-        skipped_unsupported=len(unsupported),
+        skipped_unsupported=len(loaded.unsupported),
         duplicates=len(chunks) - len(unique),
-        unsupported_files=tuple(map(str, unsupported)),
-        binary_files=tuple(map(str, binary)),
+        unsupported_files=tuple(map(str, loaded.unsupported)),
+        binary_files=tuple(map(str, loaded.binary)),
         empty_records=len(empty),
     )
 

@@ -1,8 +1,9 @@
 """A user's own web backend: any object with `.search(query, k)`, as the README promises.
 
-Whatever it returns (`WebResult`s, LangChain `Document`s, mappings or objects with the names common
-search tools use) becomes `WebResult`s, and whatever it raises, or a call over the timeout, becomes
-the `WebSearchError` the node handles, so a user's code can never crash a run.
+Whatever it returns (LangChain `Document`s, mappings or objects with the names common search tools
+use) becomes passages (`crag.core.passages`: Documents with metadata `title` and `source`, the URL),
+and whatever it raises, or a call over the timeout, becomes the `WebSearchError` the node handles,
+so a user's code can never crash a run.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from urllib.parse import quote
 
 from langchain_core.documents import Document
 
-from crag.backends.web import WebResult, WebSearchError, call_with_timeout
+from crag.backends.web import WebSearchError, call_with_timeout
+from crag.core.passages import passage
 
 _TEXT_KEYS = ("text", "content", "snippet", "page_content", "body")
 _URL_KEYS = ("url", "link", "href", "source")
@@ -27,16 +29,14 @@ def _first(get: Callable[[str], Any], keys: tuple[str, ...]) -> str:
     return ""
 
 
-def to_result(hit: Any, position: int) -> WebResult | None:
-    """One hit of a user's backend as a `WebResult`, or None when it holds no text and no URL.
+def to_result(hit: Any, position: int) -> Document | None:
+    """One hit of a user's backend as a passage, or None when it holds no text and no URL.
 
-    Accepted: `WebResult`, LangChain `Document` (title and url/source in its metadata), mappings
-    with title/text/url or the snippet/link/href names common search tools use, and objects with
-    such attributes.
+    Accepted: LangChain `Document` (title and url/source in its metadata), mappings with
+    title/text/url or the snippet/link/href names common search tools use, and objects with such
+    attributes. A Document is rebuilt too: its URL may be under another key, and its title may be
+    missing (the URL stands in).
     """
-    if isinstance(hit, WebResult):
-        return hit
-
     if isinstance(hit, Document):
         text, meta = hit.page_content, hit.metadata or {}
         title, url = _first(meta.get, ("title",)), _first(meta.get, _URL_KEYS)
@@ -46,10 +46,10 @@ def to_result(hit: Any, position: int) -> WebResult | None:
     if not (text.strip() or url):
         return None
     # without a url the position keeps hits of one title apart (pages are deduplicated by url)
-    return WebResult(title=title or url, url=url or f"custom://{quote(title)}#{position}", content=text)
+    return passage(text, title=title or url, source=url or f"custom://{quote(title)}#{position}")
 
 
-def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[WebResult]:
+def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[Document]:
     """Search with a user's backend: bounded by `timeout`, and any failure a `WebSearchError`.
 
     The README promises that a failing search never fails a run, so whatever the backend raises or

@@ -5,6 +5,10 @@ the pages and splits them into paragraphs that the evaluator then refines. This 
 searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); the page fetching
 lives in `crag.backends.fetch`. Every backend failure is a `WebSearchError`, so the node can fall
 back to its internal knowledge with one `except`.
+
+A hit is a passage (`crag.core.passages`): a `Document` whose text is the engine's snippet (or the
+whole record text for local hits), with metadata `title` and `source` (the URL), so that fetching
+and refinement take web hits and retrieved chunks alike.
 """
 
 from __future__ import annotations
@@ -24,22 +28,15 @@ from urllib.parse import quote, urlsplit
 
 import numpy as np
 import tenacity
+from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
 from crag.core.cache import ResourceCache
 from crag.core.jsonl import read_objects
+from crag.core.passages import passage, source_of, title_of
 
 BACKENDS = ("local", "tavily")
 WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engines
-
-
-@dataclass(frozen=True)
-class WebResult:
-    """One search hit; `content` is the engine's snippet, or the whole record text for local hits."""
-
-    title: str
-    url: str
-    content: str
 
 
 class WebSearchError(RuntimeError):
@@ -63,7 +60,7 @@ class LocalIndexError(WebSearchError, ValueError):
 
 @dataclass(frozen=True)
 class _Index:
-    records: list[WebResult]
+    records: list[Document]
     retriever: Any  # bm25s.BM25
 
 
@@ -78,8 +75,8 @@ def _tokenize(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
-def _read_records(path: Path) -> list[WebResult]:
-    records: list[WebResult] = []
+def _read_records(path: Path) -> list[Document]:
+    records: list[Document] = []
     try:
         rows = list(read_objects(path))
     except UnicodeDecodeError as exc:
@@ -100,7 +97,7 @@ def _read_records(path: Path) -> list[WebResult]:
         if url is not None and not isinstance(url, str):
             raise LocalIndexError(f'{where}: "url" must be a string')
         # without a url, the line number keeps records of one title apart (pages are deduplicated by url)
-        records.append(WebResult(title=title, url=url or f"local://{quote(title)}#{number}", content=text))
+        records.append(passage(text, title=title, source=url or f"local://{quote(title)}#{number}"))
     if not records:
         raise LocalIndexError(f"local web index {path} has no records with text")
     return records
@@ -111,7 +108,7 @@ def _build_index(path: Path) -> _Index:
 
     records = _read_records(path)
     retriever = bm25s.BM25()
-    retriever.index(_tokenize([f"{r.title} {r.content}" for r in records]), show_progress=False)
+    retriever.index(_tokenize([f"{title_of(r)} {r.page_content}" for r in records]), show_progress=False)
     return _Index(records, retriever)
 
 
@@ -134,7 +131,7 @@ class LocalSearch:
         # one build at a time: concurrent first searches share it
         return _INDEXES.get(str(self.path.resolve()), lambda: _build_index(self.path), stamp=version)
 
-    def search(self, query: str, k: int = 5) -> list[WebResult]:
+    def search(self, query: str, k: int = 5) -> list[Document]:
         """The top `k` records for `query`, best first; records sharing no term with it are dropped."""
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -144,7 +141,8 @@ class LocalSearch:
             return []
         scores = index.retriever.get_scores(tokens)
         order = np.argsort(-scores, kind="stable")[:k]
-        return [index.records[i] for i in order if scores[i] > 0]
+        # copies: Documents are mutable, and the cached index must not change with what a caller does
+        return [index.records[i].model_copy(deep=True) for i in order if scores[i] > 0]
 
 
 def clear_index_cache() -> None:
@@ -199,7 +197,7 @@ def _raise_error(error: Any) -> NoReturn:
     raise kind(f"Tavily search failed: {message}")
 
 
-def parse_tavily_output(output: Any) -> list[WebResult]:
+def parse_tavily_output(output: Any) -> list[Document]:
     """Map a TavilySearch tool output to results, raising `WebSearchError` for its error forms.
 
     The tool returns errors instead of raising: `{"error": exception}` for API and network
@@ -229,9 +227,7 @@ def parse_tavily_output(output: Any) -> list[WebResult]:
     for hit in hits:
         if isinstance(hit, dict) and isinstance(hit.get("url"), str) and hit["url"]:
             url = hit["url"]
-            results.append(
-                WebResult(title=str(hit.get("title") or url), url=url, content=str(hit.get("content") or ""))
-            )
+            results.append(passage(str(hit.get("content") or ""), title=str(hit.get("title") or url), source=url))
     return results
 
 
@@ -273,7 +269,7 @@ class TavilyWebSearch:
                 )
             return self._tools[k]
 
-    def _search_once(self, query: str, k: int) -> list[WebResult]:
+    def _search_once(self, query: str, k: int) -> list[Document]:
         try:
             tool = self._tool(k)
             output = call_with_timeout(lambda: tool.invoke({"query": query}), self.timeout)
@@ -283,7 +279,7 @@ class TavilyWebSearch:
             _raise_error(exc)
         return parse_tavily_output(output)[:k]
 
-    def search(self, query: str, k: int = 5) -> list[WebResult]:
+    def search(self, query: str, k: int = 5) -> list[Document]:
         """Search the web; raises `WebSearchError` (or its subclass `TransientWebSearchError`)."""
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
@@ -307,9 +303,9 @@ def is_wikipedia(url: str) -> bool:
     return host == "wikipedia.org" or host.endswith(".wikipedia.org")
 
 
-def prefer_wikipedia(results: list[WebResult]) -> list[WebResult]:
+def prefer_wikipedia(results: list[Document]) -> list[Document]:
     """Wikipedia results first, otherwise in engine order (the paper keeps Wikipedia pages)."""
-    return sorted(results, key=lambda r: not is_wikipedia(r.url))
+    return sorted(results, key=lambda r: not is_wikipedia(source_of(r)))
 
 
 def search_web(
@@ -319,7 +315,7 @@ def search_web(
     k: int = 5,
     local_index: str | Path | None = None,
     timeout: float = 10.0,
-) -> list[WebResult]:
+) -> list[Document]:
     """Search with `backend` ("local": BM25 over `local_index`; "tavily": the web), Wikipedia first.
 
     Real web engines get the paper's "Wikipedia, " query prefix; the local index does not need it.

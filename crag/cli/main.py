@@ -16,6 +16,7 @@ from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
 from crag.cli.serve import serve_cmd
 from crag.context import Context
+from crag.core.passages import source_of, title_of
 from crag.evaluator_model.checkpoint import EvaluatorError
 from crag.graph import graph as crag_graph
 from crag.methods.attribution import abstains
@@ -55,7 +56,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
         "rewritten_query": result.get("rewritten_query") or None,
         "web_status": result.get("web_status") or None,
         "web_error": result.get("web_error"),
-        "web_results": [{"title": r.get("title", ""), "url": r.get("url", "")} for r in result.get("web_results", [])],
+        "web_results": [{"title": title_of(r), "url": source_of(r)} for r in result.get("web_results", [])],
         "internal_knowledge": result.get("internal_knowledge", []),
         "external_knowledge": result.get("external_knowledge", []),
         "knowledge": result.get("knowledge", ""),

@@ -1,13 +1,40 @@
-"""How a passage carries its title wherever text is scored or shown: "Title: text".
+"""The one passage type, from retrieval through web search, fetching, refinement and scoring.
 
-Training pairs, the evaluator's scoring, fetched web paragraphs and the generator's knowledge all
-write it this way (as CRAG's page loader does); a model trained on one form and scored on another
-loses accuracy, so the form is written once, here.
+A passage is a LangChain `Document`: `page_content` is its text, `metadata["title"]` its title
+("" when unknown) and `metadata["source"]` where it came from (a file path or a URL); retrieval
+adds `rank`. One type means a retrieved chunk, a web hit and a fetched paragraph go through the
+same refinement and scoring code, and a user's retriever or web backend can hand in Documents
+as they are.
+
+`titled` is the one way a title is joined to a text ("Title: text"). The evaluator is trained on
+passages written that way and scores them the same way, and the page loader writes fetched
+paragraphs so, as the paper's does: if two places wrote it differently, the evaluator would
+score passages in a form it never saw in training.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from langchain_core.documents import Document
+
+
+def passage(text: str, title: str = "", source: str = "", **metadata: Any) -> Document:
+    """A passage: `text` with its title and source (file path or URL) and any further metadata."""
+    return Document(page_content=text, metadata={"title": title, "source": source, **metadata})
+
+
+def title_of(doc: Document) -> str:
+    """The passage's title, "" when it has none."""
+    return str(doc.metadata.get("title") or "")
+
+
+def source_of(doc: Document) -> str:
+    """Where the passage came from (file path or URL), "" when unknown."""
+    return str(doc.metadata.get("source") or "")
+
 
 def titled(text: str, title: str | None) -> str:
-    """`text` prefixed with "`title`: " when there is a title."""
+    """A text with its title as the evaluator is trained and scores it: "Title: text", or the text
+    alone when there is no title."""
     return f"{title}: {text}" if title else text

@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field
 
 from crag.core.cache import ResourceCache
+from crag.core.passages import title_of
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
 
@@ -38,7 +39,7 @@ def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None)
 
 def _document_parts(doc: Any, index: int) -> tuple[str, str]:
     if isinstance(doc, Document):
-        return doc.page_content, str(doc.metadata.get("title") or "")
+        return doc.page_content, title_of(doc)
     if isinstance(doc, str):
         return doc, ""
     if isinstance(doc, Mapping):

@@ -29,10 +29,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.backends.fetch import fetch_all
 from crag.backends.llm import reset_prompt_caches
-from crag.backends.web import WebSearchError
 from crag.context import Context
+from crag.core.passages import source_of, title_of
 from crag.graph import graph
 from crag.methods.records import Strip
 from crag.nodes import contextualize, generate, retrieve
@@ -122,12 +121,13 @@ class StageTimer(BaseCallbackHandler):
 
 
 def _whole(documents: list, origin: str) -> list[Strip]:
+    """Passages (`crag.core.passages`: retrieved chunks or fetched web paragraphs) as unscored whole strips."""
     return [
         Strip(
             text=d.page_content,
             score=0.0,
-            title=str(d.metadata.get("title", "")),
-            source=str(d.metadata.get("source", "")),
+            title=title_of(d),
+            source=source_of(d),
             origin=origin,
             doc=i,  # type: ignore[typeddict-item]
             start=0,
@@ -143,18 +143,15 @@ def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
 
 
 def web_search(state: dict, runtime: Runtime[Context]) -> dict:
-    """RAG with web: the results for the question itself, whole, after the documents."""
+    """RAG with web: the results for the question itself, whole, after the documents (searched and
+    fetched through `crag.resources`, as CRAG's own node does)."""
     ctx = resources.context_of(runtime)
     try:
         results = resources.web_search(ctx, state["question"])
-    except (WebSearchError, TimeoutError, OSError) as exc:
+    except (resources.WebSearchError, TimeoutError, OSError) as exc:
         return {"external_knowledge": [], "web_error": str(exc)}
-    passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
-    strips = [
-        Strip(text=p.text, score=0.0, title=p.title, source=p.url, origin="external", doc=i, start=0, end=len(p.text))
-        for i, p in enumerate(passages)
-    ]
-    return {"external_knowledge": strips, "web_error": "; ".join(errors) or None}
+    passages, errors = resources.fetch_pages(ctx, results)
+    return {"external_knowledge": _whole(passages, "external"), "web_error": "; ".join(errors) or None}
 
 
 @cache

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from crag import resources
 from crag.context import Context
+from crag.core.passages import title_of
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.experiments import answer_metrics as metrics
 from crag.experiments.inputs import (
@@ -198,8 +199,7 @@ def prediction_record(
         "action": output.get("action"),
         "scores": [round(float(s), 4) for s in output.get("scores") or []],
         "documents_with_answer": [
-            metrics.contains_answer(f"{d.metadata.get('title', '')} {d.page_content}", question.answers)
-            for d in documents
+            metrics.contains_answer(f"{title_of(d)} {d.page_content}", question.answers) for d in documents
         ],
         "rewritten_query": output.get("rewritten_query") or None,
         "web_error": output.get("web_error"),

@@ -25,7 +25,7 @@ class Strip(TypedDict):
     title: str
     source: str  # file path or URL of the document it was cut from
     origin: Literal["internal", "external"]
-    doc: int  # index of that document among the refined ones: `documents` (internal) or `web_results` (external)
+    doc: int  # index of its passage among the refined ones: `documents` (internal), fetched web paragraphs (external)
     start: int  # the strip's character span in that document's text
     end: int
 

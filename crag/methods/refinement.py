@@ -1,33 +1,27 @@
 """Decompose-then-recompose: cut documents into knowledge strips, score every strip with the
-evaluator in one batched call, keep the best few and put them back in document order."""
+evaluator in one batched call, keep the best few and put them back in document order.
+
+Documents are passages (`crag.core.passages`): retrieved chunks and fetched web paragraphs alike,
+so the internal and the external route refine with the same code."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
 import pysbd
 from langchain_core.documents import Document
 
+from crag.core.passages import passage, source_of, title_of
 from crag.methods.records import Strip
 
 Mode = Literal["fixed_num", "excerption", "selection"]
 WINDOW_WORDS = 50  # `fixed_num`: the paper's 50-word windows
 SENTENCES_PER_STRIP = 3  # `excerption`: the paper's sentences grouped by three
 MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps them
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A document to refine and where it came from."""
-
-    text: str
-    title: str = ""
-    source: str = ""
 
 
 @lru_cache(maxsize=1)
@@ -97,7 +91,7 @@ def _decompose(text: str, mode: Mode | Literal["sentences"]) -> list[str]:
 
 def refine(
     question: str,
-    passages: Sequence[Passage],
+    passages: Sequence[Document],
     evaluator: Any,
     *,
     mode: Mode,
@@ -109,23 +103,25 @@ def refine(
     """The top `top_k` strips scoring at least `threshold`, in document order; with `keep_best`,
     the best strip even when it scores lower.
 
-    `evaluator` is any Runnable taking {"question", "documents"} and returning one score per
-    document; all strips of all passages go to it in one call. `keep_best` is for documents the
+    `passages` are Documents with metadata title and source (`crag.core.passages`); each kept strip
+    carries its document's. `evaluator` is any Runnable taking {"question", "documents"} and
+    returning one score per document; all strips of all passages go to it in one call. `keep_best` is for documents the
     grade already judged relevant (Correct and Ambiguous): a strip is scored without the rest of
     its document, and the strip that answers often scores below the threshold while its document
     scored high. Keeping the best one raised strip recall from 80.8% to 86.5% on PopQA and from
     58.2% to 74.7% on the documentation set (benchmarks/strip_recall.py) for 6 and 20 more words.
     """
     candidates: list[tuple[int, int, str, int, int]] = []  # (document, position, strip, start, end)
-    for d, passage in enumerate(passages):
-        for position, (strip, start, end) in enumerate(decompose_spans(passage.text, mode)):
+    for d, document in enumerate(passages):
+        for position, (strip, start, end) in enumerate(decompose_spans(document.page_content, mode)):
             if len(strip.split()) >= MIN_STRIP_WORDS:
                 candidates.append((d, position, strip, start, end))
     if not candidates:
         return []
     # each strip is scored with its document's title, as the evaluator was trained ("Title: passage"):
     # "He was born in Pelham Manor." says nothing about whom without it
-    strips = [Document(page_content=strip, metadata={"title": passages[d].title}) for d, _, strip, _, _ in candidates]
+    titles, sources = [title_of(p) for p in passages], [source_of(p) for p in passages]
+    strips = [passage(strip, title=titles[d], source=sources[d]) for d, _, strip, _, _ in candidates]
     scores = evaluator.invoke({"question": question, "documents": strips})
     ranked = sorted(range(len(candidates)), key=lambda i: scores[i], reverse=True)
     kept = sorted(
@@ -136,8 +132,8 @@ def refine(
         Strip(
             text=candidates[i][2],
             score=float(scores[i]),
-            title=passages[candidates[i][0]].title,
-            source=passages[candidates[i][0]].source,
+            title=titles[candidates[i][0]],
+            source=sources[candidates[i][0]],
             origin=origin,
             doc=candidates[i][0],
             start=candidates[i][3],

@@ -1,4 +1,5 @@
-"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge."""
+"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge (they are
+passages already, `crag.core.passages`, so they go to refinement as they are)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import emit
-from crag.methods.refinement import Passage
 from crag.methods.refinement import refine as refine_passages
 from crag.nodes.timing import timed
 from crag.state import State
@@ -16,13 +16,9 @@ from crag.state import State
 @timed("refine")
 def refine(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
-    passages = [
-        Passage(d.page_content, str(d.metadata.get("title", "")), str(d.metadata.get("source", "")))
-        for d in state.get("documents", [])
-    ]
     strips = refine_passages(
         state["question"],
-        passages,
+        state.get("documents", []),
         resources.evaluator(ctx),
         mode=ctx.refine_mode,
         top_k=ctx.top_k_strips,

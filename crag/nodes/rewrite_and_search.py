@@ -3,19 +3,23 @@
 A failing or slow search never fails the run: the error is recorded in `web_error` and the
 answer is generated from whatever internal knowledge there is. With no web backend configured
 (`web_backend="none"`) nothing is rewritten or searched, and `generate` applies its grounding rule.
+
+The search hits (`web_results`) and the fetched paragraphs are passages, Documents like the
+retrieved `documents` (`crag.core.passages`), so both routes refine with the same code. The
+backends are reached through `crag.resources` only.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 
 from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.core.passages import source_of, title_of
 from crag.events import REWRITE_TAGS, emit
-from crag.methods.refinement import Passage, refine
+from crag.methods.refinement import refine
 from crag.methods.rewrite import fallback_query, parse_query
 from crag.nodes.timing import timed
 from crag.prompts import REWRITE_PROMPT
@@ -63,7 +67,7 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
     clock = time.perf_counter()
     strips = refine(
         question,
-        [Passage(p.text, p.title, p.url) for p in passages],
+        passages,
         resources.evaluator(ctx),
         mode="selection",
         top_k=ctx.top_k_strips,
@@ -71,17 +75,16 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
         origin="external",
     )
     timings["refine_web"] = round(time.perf_counter() - clock, 4)
-    found = [asdict(r) for r in results]
     emit(
         runtime,
         "rewrite_and_search",
-        results=[{"title": r["title"], "url": r["url"]} for r in found],
+        results=[{"title": title_of(r), "url": source_of(r)} for r in results],
         strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips],
     )
     return {
         "rewritten_query": query,
         "web_status": "searched",
-        "web_results": found,
+        "web_results": results,
         "external_knowledge": strips,
         "web_error": "; ".join(errors) or None,
         "timings": timings,

@@ -56,7 +56,7 @@ def corpus(tmp_path) -> Path:
 
 
 def test_load_each_file_type(corpus):
-    docs = load_documents([corpus])
+    docs = load_documents([corpus]).documents
     by_title = {d.metadata["title"]: d for d in docs}
     assert set(by_title) == {"paris", "Photosynthesis", "The Moon & Tides", "Python (programming language)", ""}
 
@@ -80,7 +80,7 @@ def test_load_each_file_type(corpus):
 def test_markdown_and_html_title_fallbacks(tmp_path):
     write(tmp_path / "plain.md", "no heading here\n## only a level-2 heading\n")
     write(tmp_path / "bare.htm", "<html><body><p>Just a paragraph with a few words in it.</p></body></html>")
-    titles = {d.metadata["title"] for d in load_documents([tmp_path / "plain.md", tmp_path / "bare.htm"])}
+    titles = {d.metadata["title"] for d in load_documents([tmp_path / "plain.md", tmp_path / "bare.htm"]).documents}
     assert titles == {"plain", "bare"}
 
 
@@ -112,7 +112,7 @@ def test_unsupported_and_missing_paths(tmp_path, corpus):
 
 def test_chunking_metadata_and_stable_ids(tmp_path):
     text = "\n\n".join(f"Paragraph {i}. " + "word " * 40 for i in range(12))
-    docs = load_documents([write(tmp_path / "long.txt", text)])
+    docs = load_documents([write(tmp_path / "long.txt", text)]).documents
     chunks = split_documents(docs, chunk_size=300, chunk_overlap=30)
     assert len(chunks) > 5
     assert [c.metadata["chunk"] for c in chunks] == list(range(len(chunks)))

@@ -17,17 +17,17 @@ import pytest
 
 from crag.backends import fetch as fetch_mod
 from crag.backends import web
-from crag.backends.fetch import WebPassage, fetch_all, fetch_paragraphs
+from crag.backends.fetch import fetch_all
 from crag.backends.web import (
     LocalIndexError,
     LocalSearch,
     TavilyWebSearch,
     TransientWebSearchError,
-    WebResult,
     WebSearchError,
     prefer_wikipedia,
     search_web,
 )
+from crag.core.passages import passage, source_of, title_of, titled
 
 RECORDS = [
     {
@@ -41,6 +41,20 @@ RECORDS = [
     },
     {"title": "Grace Hopper", "text": "Grace Hopper built the first compiler and popularised COBOL.", "id": 7},
 ]
+
+
+def hit(title, url, text):
+    """A search hit as the backends return it: a passage whose source is the URL."""
+    return passage(text, title=title, source=url)
+
+
+def fetch_page(url, title="", **options):
+    """One page through `fetch_all`, as the search node fetches it, with its error raised to match on
+    (a hit with no snippet, so nothing stands in for a page that fails)."""
+    passages, errors = fetch_all([hit(title, url, "")], **options)
+    if errors:
+        raise WebSearchError(errors[0])
+    return [p.page_content for p in passages]
 
 
 def _write(path, lines):
@@ -60,9 +74,9 @@ def index(tmp_path):
 
 def test_local_search_finds_the_record_from_keywords(index):
     results = LocalSearch(index).search("analytical engine algorithm", k=2)
-    assert results[0] == WebResult("Ada Lovelace", "local://Ada%20Lovelace#1", RECORDS[0]["text"])
-    assert all(r.title != "Grace Hopper" for r in results)  # no shared term: dropped, not padded
-    assert LocalSearch(index).search("Turing machine")[0].url == "https://en.wikipedia.org/wiki/Alan_Turing"
+    assert results[0] == hit("Ada Lovelace", "local://Ada%20Lovelace#1", RECORDS[0]["text"])
+    assert all(title_of(r) != "Grace Hopper" for r in results)  # no shared term: dropped, not padded
+    assert source_of(LocalSearch(index).search("Turing machine")[0]) == "https://en.wikipedia.org/wiki/Alan_Turing"
     assert LocalSearch(index).search("zebra xylophone") == []
     assert LocalSearch(index).search("the of and") == []  # stopwords only
     assert len(LocalSearch(index).search("first", k=1)) == 1
@@ -76,7 +90,7 @@ def test_local_index_is_cached_until_the_file_changes(index):
     assert web._INDEXES.peek(str(index.resolve())) is first
     _write(index, [*RECORDS, {"title": "Edsger Dijkstra", "text": "Dijkstra found shortest paths."}])
     os.utime(index, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
-    assert LocalSearch(index).search("shortest paths")[0].title == "Edsger Dijkstra"
+    assert title_of(LocalSearch(index).search("shortest paths")[0]) == "Edsger Dijkstra"
 
 
 @pytest.mark.parametrize(
@@ -104,19 +118,46 @@ def test_missing_index_file(tmp_path):
 
 
 def test_search_web_dispatch(index):
-    assert search_web("Babbage", local_index=index)[0].title == "Ada Lovelace"
+    assert title_of(search_web("Babbage", local_index=index)[0]) == "Ada Lovelace"
     with pytest.raises(ValueError, match="local_index"):
         search_web("q")
     with pytest.raises(ValueError, match="unknown web backend 'bing'"):
         search_web("q", backend="bing", local_index=index)
 
 
+def test_passage_helpers_and_the_one_titled():
+    doc = passage("Ada wrote the first algorithm.", "Ada Lovelace", "https://x.org/ada", rank=0)
+    assert doc.metadata == {"title": "Ada Lovelace", "source": "https://x.org/ada", "rank": 0}
+    assert (title_of(doc), source_of(doc)) == ("Ada Lovelace", "https://x.org/ada")
+    assert (title_of(passage("t")), source_of(passage("t", title=None))) == ("", "")  # type: ignore[arg-type]
+    assert titled("text", "Title") == "Title: text" and titled("text", "") == "text" and titled("text", None) == "text"
+
+
+def test_a_user_backend_s_hits_become_passages():
+    from crag.backends.user_web import search_custom
+
+    class Backend:
+        def search(self, query, k):
+            return [
+                passage("From a Document.", "Doc", "https://x.org/doc"),
+                {"name": "Mapping", "snippet": "From a mapping.", "link": "https://x.org/map"},
+                {"title": "No url", "content": "Only text."},
+                {"title": "Nothing"},  # no text and no url: dropped
+            ]
+
+    assert search_custom(Backend(), "q", k=5, timeout=2) == [
+        passage("From a Document.", "Doc", "https://x.org/doc"),
+        passage("From a mapping.", "Mapping", "https://x.org/map"),
+        passage("Only text.", "No url", "custom://No%20url#2"),
+    ]
+
+
 def test_prefer_wikipedia_is_a_stable_partition():
     a, b, c, d = (
-        WebResult("a", "https://example.com/a", ""),
-        WebResult("b", "https://en.wikipedia.org/wiki/B", ""),
-        WebResult("c", "https://notwikipedia.org/c", ""),
-        WebResult("d", "https://de.m.wikipedia.org/wiki/D", ""),
+        hit("a", "https://example.com/a", ""),
+        hit("b", "https://en.wikipedia.org/wiki/B", ""),
+        hit("c", "https://notwikipedia.org/c", ""),
+        hit("d", "https://de.m.wikipedia.org/wiki/D", ""),
     )
     assert prefer_wikipedia([a, b, c, d]) == [b, d, a, c]
     assert prefer_wikipedia([]) == []
@@ -166,8 +207,8 @@ OK = {
 def test_tavily_maps_results_and_prefixes_wikipedia(fake_tavily):
     fake_tavily.outputs = [OK]
     results = search_web("who is x", backend="tavily", k=3)
-    assert [r.url for r in results] == ["https://en.wikipedia.org/wiki/X", "https://example.com/x"]
-    assert results[1] == WebResult("Example", "https://example.com/x", "snippet x")
+    assert [source_of(r) for r in results] == ["https://en.wikipedia.org/wiki/X", "https://example.com/x"]
+    assert results[1] == hit("Example", "https://example.com/x", "snippet x")
     assert fake_tavily.calls == [{"query": "Wikipedia, who is x"}]
     assert fake_tavily.built[0]["max_results"] == 3 and fake_tavily.built[0]["tavily_api_key"] == "tvly-test"
 
@@ -271,9 +312,6 @@ def test_real_tavily_tool_with_a_fake_api(monkeypatch, status, body, expected, a
 @pytest.mark.parametrize(
     "url, match",
     [
-        ("file:///etc/passwd", "only http and https"),
-        ("ftp://example.com/x", "only http and https"),
-        ("gopher://example.com/", "only http and https"),
         ("http://127.0.0.1/", "loopback"),
         ("http://10.0.0.1/", "private"),
         ("http://[::1]/", "loopback"),
@@ -287,8 +325,15 @@ def test_real_tavily_tool_with_a_fake_api(monkeypatch, status, body, expected, a
 )
 def test_fetch_refuses(url, match):
     with pytest.raises(WebSearchError, match=match) as info:
-        fetch_paragraphs(url, timeout=1)
+        fetch_page(url, timeout=1)
     assert "secret" not in str(info.value)
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/x", "gopher://example.com/"])
+def test_only_http_and_https_hits_are_fetched_the_others_keep_their_snippet(url):
+    # (a redirect to another scheme is refused: test_redirects_are_checked_again)
+    passages, errors = fetch_all([hit("T", url, "the search snippet")], timeout=1)
+    assert [p.page_content for p in passages] == ["T: the search snippet"] and errors == []
 
 
 def _fake_dns(monkeypatch, table):
@@ -305,11 +350,11 @@ def _fake_dns(monkeypatch, table):
 def test_fetch_refuses_hostnames_resolving_to_private_addresses(monkeypatch):
     _fake_dns(monkeypatch, {"intranet.example": ["192.168.1.5"], "mixed.example": ["93.184.216.34", "fd00::1"]})
     with pytest.raises(WebSearchError, match="intranet.example: it resolves to 192.168.1.5"):
-        fetch_paragraphs("http://intranet.example/", timeout=1)
+        fetch_page("http://intranet.example/", timeout=1)
     with pytest.raises(WebSearchError, match="fd00::1"):  # any private address is enough
-        fetch_paragraphs("https://mixed.example/", timeout=1)
+        fetch_page("https://mixed.example/", timeout=1)
     with pytest.raises(WebSearchError, match="cannot resolve nowhere.example"):
-        fetch_paragraphs("http://nowhere.example/", timeout=1)
+        fetch_page("http://nowhere.example/", timeout=1)
 
 
 PARAGRAPHS = [
@@ -336,7 +381,7 @@ PAGE = (
 def test_fetch_unwraps_ipv4_inside_ipv6_before_the_check(monkeypatch, address, reason):
     _fake_dns(monkeypatch, {"wrapped.example": [address]})
     with pytest.raises(WebSearchError, match=re.escape(reason)):
-        fetch_paragraphs("http://wrapped.example/", timeout=1)
+        fetch_page("http://wrapped.example/", timeout=1)
 
 
 def test_fetch_lets_public_addresses_through_the_check():
@@ -354,7 +399,7 @@ def test_fetch_connects_to_the_checked_address(monkeypatch):
         return httpx.Response(200, headers={"content-type": "text/html; charset=utf-8"}, content=PAGE)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    paragraphs = fetch_paragraphs("https://example.org:8443/wiki/Ada", client=client)
+    paragraphs = fetch_page("https://example.org:8443/wiki/Ada", client=client)
     assert seen == [("93.184.216.34", "example.org:8443", "example.org", "close")]
     assert paragraphs == [f"Ada Lovelace: {p}" for p in PARAGRAPHS]
 
@@ -436,15 +481,15 @@ def server():
 
 
 def test_fetch_extracts_titled_paragraphs(server):
-    assert fetch_paragraphs(f"{server}/page", allow_private=True) == [f"Ada Lovelace: {p}" for p in PARAGRAPHS]
-    assert fetch_paragraphs(f"{server}/redirect-page", allow_private=True)[0].startswith("Ada Lovelace: Augusta")
-    assert fetch_paragraphs(f"{server}/plain", allow_private=True, title="Ada") == [f"Ada: {p}" for p in PARAGRAPHS]
-    assert fetch_paragraphs(f"{server}/untitled", allow_private=True) == PARAGRAPHS
+    assert fetch_page(f"{server}/page", allow_private=True) == [f"Ada Lovelace: {p}" for p in PARAGRAPHS]
+    assert fetch_page(f"{server}/redirect-page", allow_private=True)[0].startswith("Ada Lovelace: Augusta")
+    assert fetch_page(f"{server}/plain", allow_private=True, title="Ada") == [f"Ada: {p}" for p in PARAGRAPHS]
+    assert fetch_page(f"{server}/untitled", allow_private=True) == PARAGRAPHS
 
 
 def test_fetch_refuses_loopback_by_default(server):
     with pytest.raises(WebSearchError, match="loopback"):
-        fetch_paragraphs(f"{server}/page")
+        fetch_page(f"{server}/page")
 
 
 @pytest.mark.parametrize(
@@ -461,23 +506,25 @@ def test_fetch_refuses_loopback_by_default(server):
 )
 def test_fetch_refusals_from_the_server(server, path, match):
     with pytest.raises(WebSearchError, match=match):
-        fetch_paragraphs(f"{server}{path}", allow_private=True, max_bytes=10_000)
+        fetch_page(f"{server}{path}", allow_private=True, max_bytes=10_000)
 
 
 @pytest.mark.parametrize("path", ["/slow", "/trickle", "/slow-headers"])
 def test_fetch_timeout(server, path):
     started = time.perf_counter()
     with pytest.raises(WebSearchError, match="timed out after 0.5 s"):
-        fetch_paragraphs(f"{server}{path}", allow_private=True, timeout=0.5)
+        fetch_page(f"{server}{path}", allow_private=True, timeout=0.5)
     assert time.perf_counter() - started < 1.4
 
 
 def test_one_hostile_page_does_not_stall_the_others(server):
-    results = [WebResult(f"Slow {i}", f"{server}/slow-headers?{i}", "slow snippet") for i in range(6)]
+    results = [hit(f"Slow {i}", f"{server}/slow-headers?{i}", "slow snippet") for i in range(6)]
     started = time.perf_counter()
-    passages, errors = fetch_all([WebResult("Ada", f"{server}/page", "s"), *results], allow_private=True, timeout=0.5)
+    passages, errors = fetch_all([hit("Ada", f"{server}/page", "s"), *results], allow_private=True, timeout=0.5)
     assert time.perf_counter() - started < 1.4  # all at once, each within its deadline
-    assert passages[0].fetched and len(errors) == 6 and all("timed out after 0.5 s" in e for e in errors)
+    # the page was fetched (its own title and paragraph, not the snippet "s"); the slow ones were not
+    assert passages[0] == passage(f"Ada Lovelace: {PARAGRAPHS[0]}", "Ada Lovelace", f"{server}/page")
+    assert len(errors) == 6 and all("timed out after 0.5 s" in e for e in errors)
 
 
 def test_redirects_are_checked_again(server, monkeypatch):
@@ -485,26 +532,24 @@ def test_redirects_are_checked_again(server, monkeypatch):
     real = fetch_mod._refusal
     monkeypatch.setattr(fetch_mod, "_refusal", lambda a: None if str(a) == "127.0.0.1" else real(a))
     with pytest.raises(WebSearchError, match=r"refusing 10\.0\.0\.1: it resolves to 10\.0\.0\.1 \(private\)"):
-        fetch_paragraphs(f"{server}/redirect-private", timeout=2)
-    assert fetch_paragraphs(f"{server}/page")  # the patched check lets the first host through
+        fetch_page(f"{server}/redirect-private", timeout=2)
+    assert fetch_page(f"{server}/page")  # the patched check lets the first host through
 
 
 def test_fetch_all_falls_back_to_snippets(server):
     results = [
-        WebResult("Ada", f"{server}/page", "snippet about Ada"),
-        WebResult("Broken", f"{server}/missing", "the broken page's snippet"),
-        WebResult("Empty", f"{server}/json", ""),
-        WebResult("Grace Hopper", "local://Grace%20Hopper", "Grace Hopper built the first compiler."),
-        WebResult("Ada again", f"{server}/page", "duplicate"),
+        hit("Ada", f"{server}/page", "snippet about Ada"),
+        hit("Broken", f"{server}/missing", "the broken page's snippet"),
+        hit("Empty", f"{server}/json", ""),
+        hit("Grace Hopper", "local://Grace%20Hopper", "Grace Hopper built the first compiler."),
+        hit("Ada again", f"{server}/page", "duplicate"),
     ]
     passages, errors = fetch_all(results, allow_private=True, timeout=2)
     assert passages == [
-        WebPassage(f"Ada Lovelace: {PARAGRAPHS[0]}", "Ada Lovelace", f"{server}/page", True),
-        WebPassage(f"Ada Lovelace: {PARAGRAPHS[1]}", "Ada Lovelace", f"{server}/page", True),
-        WebPassage("Broken: the broken page's snippet", "Broken", f"{server}/missing", False),
-        WebPassage(
-            "Grace Hopper: Grace Hopper built the first compiler.", "Grace Hopper", "local://Grace%20Hopper", False
-        ),
+        passage(f"Ada Lovelace: {PARAGRAPHS[0]}", "Ada Lovelace", f"{server}/page"),
+        passage(f"Ada Lovelace: {PARAGRAPHS[1]}", "Ada Lovelace", f"{server}/page"),
+        passage("Broken: the broken page's snippet", "Broken", f"{server}/missing"),
+        passage("Grace Hopper: Grace Hopper built the first compiler.", "Grace Hopper", "local://Grace%20Hopper"),
     ]
     assert len(errors) == 2
     assert errors[0].startswith(f"{server}/missing: ") and "HTTP 404" in errors[0]
@@ -512,11 +557,11 @@ def test_fetch_all_falls_back_to_snippets(server):
 
 
 def test_fetch_all_never_raises_for_a_page(monkeypatch):
-    passages, errors = fetch_all([WebResult("Meta", "http://169.254.169.254/", "snip")], timeout=1)
-    assert passages == [WebPassage("Meta: snip", "Meta", "http://169.254.169.254/", False)]
+    passages, errors = fetch_all([hit("Meta", "http://169.254.169.254/", "snip")], timeout=1)
+    assert passages == [passage("Meta: snip", "Meta", "http://169.254.169.254/")]
     assert "link-local" in errors[0]
     monkeypatch.setattr(fetch_mod, "_download", lambda *a, **k: (_ for _ in ()).throw(KeyError("odd")))
-    _, errors = fetch_all([WebResult("X", "https://example.com/", "")], timeout=1)
+    _, errors = fetch_all([hit("X", "https://example.com/", "")], timeout=1)
     assert errors == ["https://example.com/: KeyError: 'odd'"]
     assert fetch_all([]) == ([], [])
 
@@ -533,6 +578,6 @@ def test_local_records_sharing_a_title_stay_apart(tmp_path):
         )
     )
     results = web.search_web("Django Reinhardt guitarist fire", backend="local", k=5, local_index=str(path))
-    assert len({r.url for r in results}) == 2
+    assert len({source_of(r) for r in results}) == 2
     passages, errors = fetch_all(results, timeout=5)
     assert len(passages) == 2 and errors == []

@@ -6,6 +6,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from crag.context import Context
+from crag.core.passages import source_of, title_of
 from tests.fakes import (
     HARNESS_KB,
     HARNESS_QUESTIONS,
@@ -37,7 +38,7 @@ def make_context():
 @pytest.fixture()
 def inputs(tmp_path):
     """(questions, kb, web) JSONL files for the two-question fixture."""
-    web = [{"title": r.title, "text": r.content, "url": r.url} for r in HARNESS_WEB]
+    web = [{"title": title_of(r), "text": r.page_content, "url": source_of(r)} for r in HARNESS_WEB]
     return (
         write_jsonl(tmp_path / "questions.jsonl", HARNESS_QUESTIONS),
         write_jsonl(tmp_path / "kb.jsonl", HARNESS_KB),

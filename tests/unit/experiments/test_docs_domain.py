@@ -133,7 +133,7 @@ def test_every_question_hits_one_to_three_chunks_of_its_page(built):
     """The relevance labels: a chunk is relevant iff it holds an evidence phrase; chunked as `crag ingest` does."""
     out, _ = built
     chunks = split_documents(
-        load_documents([out / "docs"]), chunk_size=DEFAULT_CHUNK_SIZE, chunk_overlap=DEFAULT_CHUNK_OVERLAP
+        load_documents([out / "docs"]).documents, chunk_size=DEFAULT_CHUNK_SIZE, chunk_overlap=DEFAULT_CHUNK_OVERLAP
     )
     by_title = defaultdict(list)
     for chunk in chunks:

@@ -9,6 +9,7 @@ from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.context import Context
+from crag.core.passages import passage
 from crag.graph import build_graph, graph
 from crag.methods.followup import main_entity, parse_condensed, refers_back, resolve
 from crag.state import MAX_TURNS
@@ -172,10 +173,10 @@ def test_custom_events_from_every_node_and_answer_tokens_only():
         rules={"Swedish": 0.0, "seascapes": 0.7},
         web=FakeWeb(
             [
-                __import__("crag.backends.web", fromlist=["WebResult"]).WebResult(
+                passage(
+                    "Anna Berg painted seascapes and harbours.",
                     title="Anna Berg (painter)",
-                    url="local://Anna Berg (painter)",
-                    content="Anna Berg painted seascapes and harbours.",
+                    source="local://Anna Berg (painter)",
                 )
             ]
         ),

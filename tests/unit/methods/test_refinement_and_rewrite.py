@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from crag.methods.refinement import Passage, decompose, refine
+from crag.core.passages import passage
+from crag.methods.refinement import decompose, refine
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
 from tests.fakes import FakeEvaluator
@@ -35,8 +36,8 @@ def test_selection_keeps_whole_passages_and_unknown_modes_fail():
 
 def test_refine_keeps_top_k_above_threshold_in_document_order_with_one_call():
     passages = [
-        Passage("Anna painted seascapes all her life. She loved boats. Then she moved away.", "Anna", "a.txt"),
-        Passage("Carl kicked balls for money and fame. Anna painted harbours at dawn every day.", "Carl", "c.txt"),
+        passage("Anna painted seascapes all her life. She loved boats. Then she moved away.", "Anna", "a.txt"),
+        passage("Carl kicked balls for money and fame. Anna painted harbours at dawn every day.", "Carl", "c.txt"),
     ]
     evaluator = FakeEvaluator({"seascapes": 0.9, "harbours": 0.8, "boats": -0.6}, default=-0.2)
     strips = refine(
@@ -62,7 +63,7 @@ def test_refine_drops_strips_under_four_words_and_everything_below_threshold():
     assert (
         refine(
             "q",
-            [Passage("Too short."), Passage("This one is long enough to score.")],
+            [passage("Too short."), passage("This one is long enough to score.")],
             evaluator,
             mode="selection",
             top_k=5,
@@ -177,7 +178,7 @@ def test_refine_scores_strips_with_their_document_s_title():
     evaluator = Recorder({}, default=0.0)
     refine(
         "q",
-        [Passage("He was born in Pelham Manor, New York.", "Anna Berg"), Passage("Another long enough strip.", "Carl")],
+        [passage("He was born in Pelham Manor, New York.", "Anna Berg"), passage("Another long enough strip.", "Carl")],
         evaluator,
         mode="excerption",
         top_k=5,
@@ -205,7 +206,7 @@ def test_final_knowledge_follows_the_action():
 
 def test_keep_best_keeps_the_best_strip_of_relevant_documents_below_the_threshold():
     passages = [
-        Passage("Anna Berg was a Swedish painter of flowers. She lived in Stockholm all her life.", "Anna Berg")
+        passage("Anna Berg was a Swedish painter of flowers. She lived in Stockholm all her life.", "Anna Berg")
     ]
     evaluator = FakeEvaluator({"painter": -0.7}, default=-0.95)
     kwargs = {"mode": "fixed_num", "top_k": 5, "threshold": -0.5, "origin": "internal"}
