@@ -1,13 +1,16 @@
 """What the `crag` commands share: how a failure is reported (one line on stderr, exit code 2,
 the code argparse and typer use for bad usage, so scripts can tell a refused input from a crash),
-and the options `ask` and `serve` both take to choose the knowledge base and models. Each option
-defaults to unset: `Context` fills in what the user did not give."""
+and the options that choose the knowledge base and the models, which `ask`, `serve`, `ingest` and
+`evaluator adapt` take alike. Each option defaults to unset: `Context` (or the backend's own
+`default_chroma_dir()`/`default_collection()`, read at call time) fills in what the user did not give."""
 
 from __future__ import annotations
 
 from typing import Annotated, NoReturn
 
 import typer
+
+from crag.backends.retrieval import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
 
 
 def fail(message: str) -> NoReturn:
@@ -16,10 +19,12 @@ def fail(message: str) -> NoReturn:
 
 
 ChromaDir = Annotated[
-    str | None, typer.Option(help="Embedded Chroma folder (default $CRAG_CHROMA_DIR or .crag/chroma).")
+    str | None, typer.Option(help=f"Embedded Chroma folder (default $CRAG_CHROMA_DIR or {DEFAULT_CHROMA_DIR}).")
 ]
-ChromaUrl = Annotated[str | None, typer.Option(help="Chroma server URL instead of a folder.")]
-Collection = Annotated[str | None, typer.Option(help="Chroma collection (default $CRAG_COLLECTION or crag).")]
+ChromaUrl = Annotated[str | None, typer.Option(help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder).")]
+Collection = Annotated[
+    str | None, typer.Option(help=f"Chroma collection (default $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")
+]
 Evaluator = Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")]
 ChatModel = Annotated[str | None, typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")]
 WebBackend = Annotated[
@@ -30,3 +35,11 @@ WebBackend = Annotated[
     ),
 ]
 WebIndex = Annotated[str | None, typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")]
+
+
+def quiet_transformers() -> None:
+    """Keep the output to our own lines: no load reports or weight-loading progress bars."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()

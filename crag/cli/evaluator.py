@@ -12,13 +12,12 @@ import typer
 
 from crag.backends.embeddings import EmbeddingError
 from crag.backends.retrieval import (
-    DEFAULT_COLLECTION,
     StoreError,
     default_chroma_dir,
     default_collection,
     open_existing,
 )
-from crag.cli.common import fail
+from crag.cli.common import ChromaDir, ChromaUrl, Collection, fail, quiet_transformers
 from crag.core.base_model import PACKAGED_BASE
 from crag.evaluator_model.adapt import AdaptConfig, adapt
 from crag.evaluator_model.calibration import calibrate
@@ -38,14 +37,6 @@ DEFAULT_DATA_OUT = Path("artifacts/evaluator-data")
 ModelOption = Annotated[
     Path | None, typer.Option("--model", help="Checkpoint folder (default: the shipped evaluator).")
 ]
-
-
-def _quiet_transformers() -> None:
-    """Keep the output to our own lines: no load reports or weight-loading progress bars."""
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
 
 
 @app.command("build-data")
@@ -109,7 +100,7 @@ def train_cmd(
     ] = 0.0,
 ) -> None:
     """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
-    _quiet_transformers()
+    quiet_transformers()
     suffix = ".jsonl" if (data / "train.jsonl").is_file() else ".tsv"
     train_file, val_file = data / f"train{suffix}", data / f"{validation}{suffix}"
     if not train_file.is_file() or not val_file.is_file():
@@ -145,7 +136,7 @@ def train_cmd(
 
 def _load(model: Path | None, pairs_file: Path, dynamic_int8: bool | None = None):
     """The checkpoint, the labelled pairs, and each pair's (question, passage) as the checkpoint reads it."""
-    _quiet_transformers()
+    quiet_transformers()
     try:
         pairs = read_pairs(pairs_file)
         scorer = get_scorer(model, dynamic_int8)
@@ -175,7 +166,7 @@ def export_cmd(
 
     The thresholds are copied from the fine-tune; run `calibrate` afterwards to fit them to the
     exported model's own scores."""
-    _quiet_transformers()
+    quiet_transformers()
     try:
         info = export_compact(model, out, base, max_length)
     except (EvaluatorError, OSError) as exc:
@@ -301,20 +292,9 @@ def adapt_cmd(
     out: Annotated[
         Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")
     ],
-    collection: Annotated[
-        str | None,
-        typer.Option(
-            "--collection",
-            help=f"The ingested collection to adapt to (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION}).",
-        ),
-    ] = None,
-    chroma_dir: Annotated[
-        Path | None, typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
-    ] = None,
-    chroma_url: Annotated[
-        str | None,
-        typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
-    ] = None,
+    collection: Collection = None,
+    chroma_dir: ChromaDir = None,
+    chroma_url: ChromaUrl = None,
     start: Annotated[
         Path | None, typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")
     ] = None,
@@ -346,7 +326,7 @@ def adapt_cmd(
 
     Writes a normal evaluator checkpoint unless the adapted model is worse than the one it started
     from on held-apart documents of the collection, or forgets on a general set shipped with crag."""
-    _quiet_transformers()
+    quiet_transformers()
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
         fail(f"{out} exists and is not empty; pass --overwrite to replace it or choose another --out")
     try:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from crag.backends.ingest import check_chunking
-from crag.cli.common import fail
-from crag.cli.evaluator import _quiet_transformers
+from crag.cli.common import fail, quiet_transformers
 from crag.experiments import relevance
 from crag.experiments.docs_domain import build_docs
-from crag.experiments.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
 from crag.experiments.popqa import build_popqa, default_data_dir
 from crag.experiments.runner import RunSettings, robustness, run
 from crag.experiments.systems import SYSTEMS, parse_systems
@@ -40,59 +41,39 @@ Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's choice 
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 
 
-def _quiet() -> None:
-    _quiet_transformers()
+# the run's defaults are RunSettings'; the options show them
+DEFAULTS = {f.name: f.default for f in fields(RunSettings)}
 
 
-def _settings(
-    questions,
-    kb,
-    web,
-    out,
-    systems,
-    limit,
-    drop_gold,
-    seed,
-    k,
-    chroma_dir,
-    chunk_size,
-    chunk_overlap,
-    chat_model,
-    evaluator,
-    progress,
-):
-    check_chunking(chunk_size, chunk_overlap)
-    for path, what in ((questions, "questions"), (kb, "knowledge-base"), (web, "web")):
-        if not path.is_file():
-            raise FileNotFoundError(f"{what} file {path} does not exist")
-    if not 0.0 <= drop_gold <= 1.0:
-        raise ValueError(f"--drop-gold must be between 0 and 1, got {drop_gold}")
-    return RunSettings(
-        questions=questions,
-        kb=kb,
-        web=web,
-        out=out,
-        systems=parse_systems(systems),
-        limit=limit,
-        drop_gold=drop_gold,
-        seed=seed,
-        k=k,
-        chroma_dir=chroma_dir,
-        chunk_size=chunk_size,
-        chunk_overlap=chunk_overlap,
-        chat_model=chat_model,
-        evaluator=str(evaluator) if evaluator else None,
-        progress=progress,
-    )
+def _settings(options: dict[str, Any], **overrides: Any) -> RunSettings:
+    """The run's settings from a command's options (its parameters, by name), checked."""
+    given = {**options, **overrides}
+    check_chunking(given["chunk_size"], given["chunk_overlap"])
+    for what in ("questions", "kb", "web"):
+        if not given[what].is_file():
+            raise FileNotFoundError(f"{'knowledge-base' if what == 'kb' else what} file {given[what]} does not exist")
+    if not 0.0 <= given["drop_gold"] <= 1.0:
+        raise ValueError(f"--drop-gold must be between 0 and 1, got {given['drop_gold']}")
+    given["systems"] = parse_systems(given["systems"])
+    given["evaluator"] = str(given["evaluator"]) if given["evaluator"] else None
+    return RunSettings(**{name: given[name] for name in DEFAULTS if name in given})
 
 
-def _interrupted(out: Path) -> None:
-    typer.secho(
-        f"\ninterrupted: the answers so far are in {out / 'predictions.jsonl'}; run the same command again to continue",
-        fg=typer.colors.YELLOW,
-        err=True,
-    )
-    raise typer.Exit(code=130)
+@contextmanager
+def _reported(out: Path) -> Iterator[None]:
+    """Bad input is a one-line error; Ctrl-C says where the answers so far are (a rerun continues)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        typer.secho(
+            f"\ninterrupted: the answers so far are in {out / 'predictions.jsonl'}; "
+            "run the same command again to continue",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
+        raise typer.Exit(code=130) from None
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
 
 
 @app.command("run")
@@ -107,46 +88,26 @@ def run_cmd(
     limit: Limit = None,
     drop_gold: Annotated[
         float, typer.Option("--drop-gold", help="Fraction (0-1) of answer-bearing passages to remove.")
-    ] = 0.0,
+    ] = DEFAULTS["drop_gold"],
     sweep: Annotated[
         bool, typer.Option("--sweep", help="Also run the three forced routes, for the threshold sweep plot.")
     ] = False,
-    seed: Seed = 0,
-    k: K = 5,
-    chroma_dir: ChromaDir = Path(DEFAULT_CHROMA_DIR),
-    chunk_size: ChunkSize = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: ChunkOverlap = DEFAULT_CHUNK_OVERLAP,
-    chat_model: ChatModel = "local",
+    seed: Seed = DEFAULTS["seed"],
+    k: K = DEFAULTS["k"],
+    chroma_dir: ChromaDir = DEFAULTS["chroma_dir"],
+    chunk_size: ChunkSize = DEFAULTS["chunk_size"],
+    chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],
+    chat_model: ChatModel = DEFAULTS["chat_model"],
     evaluator: Evaluator = None,
     progress: Progress = True,
 ) -> None:
     """Answer the questions with each system; write predictions.jsonl, results.json, report.md and plots."""
-    _quiet()
+    options = dict(locals())
+    quiet_transformers()
     if sweep:
-        systems = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
-    try:
-        settings = _settings(
-            questions,
-            kb,
-            web,
-            out,
-            systems,
-            limit,
-            drop_gold,
-            seed,
-            k,
-            chroma_dir,
-            chunk_size,
-            chunk_overlap,
-            chat_model,
-            evaluator,
-            progress,
-        )
-        results = run(settings)
-    except KeyboardInterrupt:
-        _interrupted(out)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+        options["systems"] = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
+    with _reported(out):
+        results = run(_settings(options))
     for name, r in results.items():
         typer.echo(
             f"{name:<18} accuracy {r['accuracy'] * 100:5.1f}%  knowledge tokens {r['knowledge_tokens']:6.0f}  "
@@ -166,46 +127,26 @@ def robustness_cmd(
         str, typer.Option("--fractions", help="Comma-separated drop-gold fractions.")
     ] = "0,0.25,0.5,0.75,1",
     limit: Limit = None,
-    seed: Seed = 0,
-    k: K = 5,
-    chroma_dir: ChromaDir = Path(DEFAULT_CHROMA_DIR),
-    chunk_size: ChunkSize = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: ChunkOverlap = DEFAULT_CHUNK_OVERLAP,
-    chat_model: ChatModel = "local",
+    seed: Seed = DEFAULTS["seed"],
+    k: K = DEFAULTS["k"],
+    chroma_dir: ChromaDir = DEFAULTS["chroma_dir"],
+    chunk_size: ChunkSize = DEFAULTS["chunk_size"],
+    chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],
+    chat_model: ChatModel = DEFAULTS["chat_model"],
     evaluator: Evaluator = None,
     progress: Progress = True,
 ) -> None:
     """Sweep --drop-gold over FRACTIONS (the paper's Fig. 3): one run per fraction, then the curve."""
-    _quiet()
-    try:
-        values = [float(f) for f in fractions.split(",") if f.strip()]
-    except ValueError:
-        fail(f"--fractions must be comma-separated numbers, got {fractions!r}")
-    try:
+    options = dict(locals())
+    quiet_transformers()
+    with _reported(out):
+        try:
+            values = [float(f) for f in fractions.split(",") if f.strip()]
+        except ValueError:
+            raise ValueError(f"--fractions must be comma-separated numbers, got {fractions!r}") from None
         if not values or any(not 0.0 <= f <= 1.0 for f in values):
             raise ValueError(f"--fractions must be numbers between 0 and 1, got {fractions!r}")
-        settings = _settings(
-            questions,
-            kb,
-            web,
-            out,
-            systems,
-            limit,
-            0.0,
-            seed,
-            k,
-            chroma_dir,
-            chunk_size,
-            chunk_overlap,
-            chat_model,
-            evaluator,
-            progress,
-        )
-        summary = robustness(settings, values)
-    except KeyboardInterrupt:
-        _interrupted(out)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+        summary = robustness(_settings(options, drop_gold=0.0), values)
     for system, series in summary["points"].items():
         typer.echo(f"{system:<8} " + "  ".join(f"{p['drop_gold']:g}: {p['accuracy'] * 100:.1f}%" for p in series))
     typer.echo(f"report: {out / 'robustness.md'}")
@@ -274,7 +215,7 @@ def build_slices_cmd(
     progress: Progress = True,
 ) -> None:
     """Write the evaluator's validation slices: real retrieval, everyday phrasings, Bio, docs, multi-hop."""
-    _quiet()
+    quiet_transformers()
     try:
         manifest = relevance.build_slices(
             data_dir or default_data_dir(), out, docs_inputs=docs, chroma_dir=chroma_dir, progress=progress

@@ -19,14 +19,13 @@ from crag.backends.ingest import (
     store_lock,
 )
 from crag.backends.retrieval import (
-    DEFAULT_COLLECTION,
     StoreError,
     check_folder,
     default_chroma_dir,
     default_collection,
     open_store,
 )
-from crag.cli.common import fail
+from crag.cli.common import ChromaDir, ChromaUrl, Collection, fail
 
 
 def _named(paths: tuple[str, ...], limit: int = 5) -> str:
@@ -41,17 +40,9 @@ def ingest_cmd(
             help="Files or folders: .txt, .md, .html/.htm, .jsonl ({title, text} lines).", show_default=False
         ),
     ],
-    chroma_dir: Annotated[
-        Path | None, typer.Option("--chroma-dir", help="Store folder (default: $CRAG_CHROMA_DIR or .crag/chroma).")
-    ] = None,
-    collection: Annotated[
-        str | None,
-        typer.Option("--collection", help=f"Chroma collection (default: $CRAG_COLLECTION or {DEFAULT_COLLECTION})."),
-    ] = None,
-    chroma_url: Annotated[
-        str | None,
-        typer.Option("--chroma-url", help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder)."),
-    ] = None,
+    chroma_dir: ChromaDir = None,
+    collection: Collection = None,
+    chroma_url: ChromaUrl = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
         int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
@@ -59,7 +50,7 @@ def ingest_cmd(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
 ) -> None:
     """Add documents to the internal knowledge base; chunks already there are skipped."""
-    folder = chroma_dir or default_chroma_dir()
+    folder = Path(chroma_dir) if chroma_dir else default_chroma_dir()
     collection = collection or default_collection()
     try:
         check_chunking(chunk_size, chunk_overlap)  # fail on bad input before opening (maybe creating) the store

@@ -9,8 +9,17 @@ from typing import Annotated, Any
 import typer
 
 from crag.backends.retrieval import StoreError
-from crag.cli.common import ChatModel, ChromaDir, ChromaUrl, Collection, Evaluator, WebBackend, WebIndex, fail
-from crag.cli.evaluator import _quiet_transformers
+from crag.cli.common import (
+    ChatModel,
+    ChromaDir,
+    ChromaUrl,
+    Collection,
+    Evaluator,
+    WebBackend,
+    WebIndex,
+    fail,
+    quiet_transformers,
+)
 from crag.cli.evaluator import app as evaluator_app
 from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
@@ -218,7 +227,7 @@ def ask_cmd(
     evaluator: Evaluator = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
-    _quiet_transformers()
+    quiet_transformers()
     given = {
         "k": k,
         "preset": preset,

@@ -8,8 +8,17 @@ from typing import Annotated
 import typer
 
 from crag.backends.retrieval import StoreError
-from crag.cli.common import ChatModel, ChromaDir, ChromaUrl, Collection, Evaluator, WebBackend, WebIndex, fail
-from crag.cli.evaluator import _quiet_transformers
+from crag.cli.common import (
+    ChatModel,
+    ChromaDir,
+    ChromaUrl,
+    Collection,
+    Evaluator,
+    WebBackend,
+    WebIndex,
+    fail,
+    quiet_transformers,
+)
 from crag.context import Context
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
 from crag.threads import threads_db as resolve_threads_db
@@ -80,7 +89,7 @@ def serve_cmd(
 
     from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base, create_app
 
-    _quiet_transformers()
+    quiet_transformers()
     options = {
         name: value
         for name, value in {
