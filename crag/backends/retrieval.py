@@ -149,6 +149,40 @@ def open_existing(
     return store
 
 
+def chunk_count(store: Chroma) -> int:
+    """How many chunks the store holds, in one count query (LangChain's Chroma has no public count,
+    so this one function reads its collection)."""
+    return store._collection.count()
+
+
+def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefix: str) -> set[str]:
+    """Copy into the collection `target` the chunks with these `ids` that another collection of the
+    folder whose name starts with `prefix` already holds, embeddings included; returns the ids copied.
+
+    A chunk id is a hash of the chunk's source and text and its embedding depends on the text alone,
+    so a collection that is a subset of another (the harness's `--drop-gold` variants) costs no
+    embedding. Chroma's own client does it: LangChain's store cannot add precomputed embeddings.
+    """
+    client = _client(Path(persist_dir).expanduser().resolve(), None)
+    destination = client.get_collection(target)
+    wanted, copied = list(ids), set()
+    for other in client.list_collections():
+        name = other if isinstance(other, str) else other.name
+        if name == target or not name.startswith(prefix) or not wanted:
+            continue
+        found = client.get_collection(name).get(ids=wanted, include=["embeddings", "documents", "metadatas"])
+        if found["ids"]:
+            destination.add(
+                ids=found["ids"],
+                embeddings=found["embeddings"],
+                documents=found["documents"],
+                metadatas=found["metadatas"],
+            )
+            copied.update(found["ids"])
+            wanted = [i for i in wanted if i not in copied]
+    return copied
+
+
 def clear_store_cache() -> None:
     """Forget the opened stores (tests, or after deleting a collection's folder)."""
     _STORES.clear()

@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
 from crag.backends.ingest import split_documents
-from crag.backends.retrieval import open_store
+from crag.backends.retrieval import chunk_count, copy_embedded, open_store
+from crag.core.passages import passage
 from crag.experiments.inputs import Passage
 
 DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
@@ -25,11 +25,12 @@ DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
 # keeps a k-document RAG prompt inside the local model's 2,048-token context
 DEFAULT_CHUNK_SIZE = 600
 DEFAULT_CHUNK_OVERLAP = 100
+PREFIX = "eval-"  # the harness's knowledge-base collections: one per content
 
 
 def chunk_passages(passages: list[Passage], *, chunk_size: int, chunk_overlap: int) -> list:
     """The passages' chunks as LangChain Documents with `title`, `source`, `chunk` and `id` metadata."""
-    documents = [Document(page_content=p.text, metadata={"title": p.title, "source": p.key}) for p in passages]
+    documents = [passage(p.text, title=p.title, source=p.key) for p in passages]
     chunks, seen = [], set()
     for chunk in split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap):
         if chunk.id not in seen:  # a text repeated within one record is stored once, as ingest does
@@ -39,11 +40,11 @@ def chunk_passages(passages: list[Passage], *, chunk_size: int, chunk_overlap: i
 
 
 def collection_name(chunks: list) -> str:
-    """ "eval-" + a hash of every chunk's id and title: same content, same collection."""
+    """`PREFIX` + a hash of every chunk's id and title: same content, same collection."""
     digest = hashlib.sha256()
     for chunk in chunks:
         digest.update(f"{chunk.id}\0{chunk.metadata.get('title', '')}\n".encode())
-    return f"eval-{digest.hexdigest()[:20]}"
+    return f"{PREFIX}{digest.hexdigest()[:20]}"
 
 
 def ensure_collection(
@@ -59,7 +60,7 @@ def ensure_collection(
     chunks = chunk_passages(passages, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     name = collection_name(chunks)
     store = open_store(persist_dir=chroma_dir, collection=name)
-    if len(store.get(include=[])["ids"]) == len(chunks):  # filled by an earlier run
+    if chunk_count(store) == len(chunks):  # filled by an earlier run
         return name, len(chunks), 0
     added = 0
     with tqdm(total=len(chunks), desc=f"knowledge base {name}", unit="chunk", disable=not progress) as bar:
@@ -67,41 +68,10 @@ def ensure_collection(
             batch = chunks[start : start + batch_size]
             present = set(store.get(ids=[c.id for c in batch], include=[])["ids"])
             new = [c for c in batch if c.id not in present]
-            copied = _copy_embeddings(chroma_dir, name, [c.id for c in new]) if new else set()
+            copied = copy_embedded(chroma_dir, name, [c.id for c in new], prefix=PREFIX) if new else set()
             new = [c for c in new if c.id not in copied]
             if new:
                 store.add_documents(new, ids=[c.id for c in new])
             added += len(new) + len(copied)
             bar.update(len(batch))
     return name, len(chunks), added
-
-
-def _copy_embeddings(chroma_dir: str | Path, target: str, ids: list[str]) -> set[str]:
-    """Copy chunks another eval collection in the folder already embedded; returns the ids copied.
-
-    A chunk id is a hash of the chunk's source and text, and its embedding depends on the text
-    alone, so a `--drop-gold` variant (a subset of the full knowledge base) costs no embedding.
-    """
-    import chromadb
-    from chromadb.config import Settings
-
-    client = chromadb.PersistentClient(
-        path=str(Path(chroma_dir).expanduser().resolve()), settings=Settings(anonymized_telemetry=False)
-    )
-    destination = client.get_collection(target)
-    wanted, copied = list(ids), set()
-    for other in client.list_collections():
-        name = other if isinstance(other, str) else other.name
-        if name == target or not name.startswith("eval-") or not wanted:
-            continue
-        found = client.get_collection(name).get(ids=wanted, include=["embeddings", "documents", "metadatas"])
-        if found["ids"]:
-            destination.add(
-                ids=found["ids"],
-                embeddings=found["embeddings"],
-                documents=found["documents"],
-                metadatas=found["metadatas"],
-            )
-            copied.update(found["ids"])
-            wanted = [i for i in wanted if i not in copied]
-    return copied

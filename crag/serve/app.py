@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from crag import resources
 from crag.backends.llm import LocalChatModel
-from crag.backends.retrieval import StoreError, open_existing
+from crag.backends.retrieval import StoreError, chunk_count, open_existing
 from crag.context import Context
 from crag.core.cache import loads
 from crag.methods.question import InvalidQuestion
@@ -136,7 +136,7 @@ def check_knowledge_base(context: Context) -> int:
         raise KnowledgeBaseError(
             f"{exc}; or point the server at another one (--collection, --chroma-dir, --chroma-url)"
         ) from exc
-    return store._collection.count()
+    return chunk_count(store)
 
 
 def warm_up(context: Context) -> None:

@@ -19,7 +19,16 @@ import typer
 from typer.testing import CliRunner
 
 from crag.backends.ingest import IngestReport, find_files, ingest, load_documents, split_documents
-from crag.backends.retrieval import StoreError, clear_store_cache, open_existing, open_store, parse_chroma_url, retrieve
+from crag.backends.retrieval import (
+    StoreError,
+    chunk_count,
+    clear_store_cache,
+    copy_embedded,
+    open_existing,
+    open_store,
+    parse_chroma_url,
+    retrieve,
+)
 from crag.cli.ingest import ingest_cmd
 
 PARIS = "Paris is the capital and largest city of France. The Eiffel Tower stands on the Champ de Mars in Paris."
@@ -127,7 +136,9 @@ def test_chunking_metadata_and_stable_ids(tmp_path):
 
 
 def count(store) -> int:
-    return len(store.get(include=[])["ids"])
+    n = len(store.get(include=[])["ids"])
+    assert chunk_count(store) == n  # the one-query count agrees with listing every id
+    return n
 
 
 def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, corpus):
@@ -157,6 +168,24 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
 
     clear_store_cache()  # the data is on disk: a fresh client sees it
     assert count(open_store(persist_dir=tmp_path / "db")) == 5
+
+
+def test_chunks_another_collection_embedded_are_copied_not_embedded_again(tmp_path, corpus):
+    full = open_store(persist_dir=tmp_path / "db", collection="kb-full")
+    ingest([corpus], full, progress=False)
+    held = full.get(include=["embeddings", "documents"])
+    subset = open_store(persist_dir=tmp_path / "db", collection="kb-subset")
+    other = open_store(persist_dir=tmp_path / "db", collection="other-full")
+    ingest([corpus], other, progress=False)
+    wanted = [*held["ids"][:3], "not-held-anywhere"]
+
+    copied = copy_embedded(tmp_path / "db", "kb-subset", wanted, prefix="kb-")
+    assert copied == set(held["ids"][:3]) and count(subset) == 3
+    got = subset.get(ids=held["ids"][:3], include=["embeddings", "documents"])
+    position = {i: n for n, i in enumerate(held["ids"])}
+    for i, text, vector in zip(got["ids"], got["documents"], got["embeddings"]):
+        assert text == held["documents"][position[i]] and list(vector) == list(held["embeddings"][position[i]])
+    assert copy_embedded(tmp_path / "db", "kb-subset", ["not-held-anywhere"], prefix="nothing-") == set()
 
 
 def test_binary_files_empty_records_and_repeated_chunks(tmp_path, corpus):
