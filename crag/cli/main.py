@@ -25,7 +25,7 @@ from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
 from crag.cli.serve import serve_cmd
 from crag.context import Context
-from crag.core.passages import source_of, title_of
+from crag.core.passages import source_of, title_of, titled_once
 from crag.evaluator_model.checkpoint import EvaluatorError
 from crag.graph import graph as crag_graph
 from crag.methods.attribution import abstains
@@ -90,7 +90,7 @@ def _print_run(result: dict[str, Any], titles: list[str]) -> None:
     if not strips:
         typer.echo("  (none)")
     for n, strip in enumerate(strips, 1):
-        typer.echo(f"  [{n}] {strip['score']:+.2f} {strip['title']}: {_short(strip['text'], 160)}")
+        typer.echo(f"  [{n}] {strip['score']:+.2f} {_short(titled_once(strip['text'], strip['title']), 160)}")
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
     _print_grounding(result)

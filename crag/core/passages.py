@@ -38,3 +38,9 @@ def titled(text: str, title: str | None) -> str:
     """A text with its title as the evaluator is trained and scores it: "Title: text", or the text
     alone when there is no title."""
     return f"{title}: {text}" if title else text
+
+
+def titled_once(text: str, title: str | None) -> str:
+    """`titled(text, title)`, unless the text already starts with its title: fetched web paragraphs
+    are stored titled (`crag.backends.fetch`), and "Title: Title: text" is how they were shown."""
+    return text if title and text.startswith(f"{title}:") else titled(text, title)

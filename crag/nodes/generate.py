@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
-from crag.core.passages import titled
+from crag.core.passages import titled_once
 from crag.events import ANSWER_TAGS
 from crag.methods.attribution import abstains, attribute, grounded
 from crag.methods.routing import final_knowledge
@@ -37,9 +37,7 @@ MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model
 def format_knowledge(strips: list[Strip]) -> str:
     """The passages as the generator sees them: one per paragraph, "title: text", unnumbered (web
     paragraphs already start with their title, `crag.backends.fetch`)."""
-    return "\n\n".join(
-        s["text"] if s["text"].startswith(f"{s['title']}:") else titled(s["text"], s["title"]) for s in strips
-    )
+    return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
 
 
 def tidy(reply: str) -> str:
