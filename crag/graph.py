@@ -14,22 +14,28 @@ def route(state: State) -> list[str]:
     return branches(state["action"])
 
 
-def build_graph():
+def build_graph(*, answer: bool = True):
+    """The graph's builder. Without `answer` it stops once the knowledge is refined (no `generate`):
+    the graph behind `crag.components.CRAGRetriever`, which returns that knowledge as Documents."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("contextualize", contextualize)
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
-    builder.add_node("generate", generate)
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade")
     builder.add_conditional_edges("grade", route, ["refine", "rewrite_and_search"])
-    builder.add_edge("refine", "generate")
-    builder.add_edge("rewrite_and_search", "generate")
-    builder.add_edge("generate", END)
+    last = END
+    if answer:
+        builder.add_node("generate", generate)
+        builder.add_edge("generate", END)
+        last = "generate"
+    builder.add_edge("refine", last)
+    builder.add_edge("rewrite_and_search", last)
     return builder
 
 
 graph = build_graph().compile(name="crag")
+knowledge_graph = build_graph(answer=False).compile(name="crag-knowledge")

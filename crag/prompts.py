@@ -69,3 +69,11 @@ CONDENSE_PROMPT = (
     "Last question: How deep is it?\nRewritten: How deep is Lake Baikal?\n\n"
     "Conversation:\n{history}\nLast question: {question}\nRewritten:"
 )
+
+# What an agent reads to decide when to call CRAG (`crag.components.crag_tool`); the app can pass its
+# own, naming what its knowledge base holds.
+TOOL_DESCRIPTION = (
+    "Answer a factual question from the knowledge base, correcting retrieval with a web search when "
+    "the retrieved documents are not relevant. Input: one self-contained question. Output: a short "
+    "answer with its numbered sources, or a statement that the sources hold nothing relevant."
+)

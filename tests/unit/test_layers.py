@@ -39,10 +39,32 @@ def test_the_import_contracts_hold():
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("module", ["crag.graph", "crag.cli.main", "crag.experiments.runner", "crag.evaluator_model"])
+@pytest.mark.parametrize(
+    "module",
+    ["crag", "crag.graph", "crag.components", "crag.cli.main", "crag.experiments.runner", "crag.evaluator_model"],
+)
 def test_importing_loads_no_model_stack(module):
     """`langgraph dev`, `crag --help` and apps importing the graph must not pay for torch or Chroma."""
     code = f"import json, sys, {module}; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == []
+
+
+def test_the_package_exports_its_main_names_on_first_use():
+    """`from crag import graph, CRAGRetriever, …` works, and `import crag` alone loads none of them."""
+    code = (
+        "import json, sys, crag; before = 'crag.graph' in sys.modules; "
+        "values = {name: getattr(crag, name) for name in crag.__all__}; "
+        "print(json.dumps([before, sorted(crag.__all__), sorted(dir(crag)), "
+        "[name for name, value in values.items() if value is None], sorted([*crag._EXPORTS, '__version__'])]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded_early, exported, listed, missing, defined = json.loads(done.stdout)
+    assert not loaded_early and exported == listed == defined and missing == []
+    assert {"graph", "Context", "CRAGCompressor", "CRAGRetriever", "RetrievalEvaluator"} <= set(exported)
+    failed = subprocess.run(
+        [sys.executable, "-c", "import crag; crag.nothing_here"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert "module 'crag' has no attribute 'nothing_here'" in failed.stderr

@@ -1,0 +1,142 @@
+"""CRAG's parts as standard LangChain components, for apps that already have a chain or an agent.
+
+- `CRAGCompressor` is the retrieval evaluator as a `BaseDocumentCompressor`: a reranker for
+  `ContextualCompressionRetriever` or any LCEL chain. Each document gets its `relevance_score`
+  (the evaluator's score in [-1, 1]) and `crag_label` (correct / ambiguous / incorrect by the
+  thresholds) in its metadata; documents below `keep` are dropped, the rest come best first.
+- `CRAGRetriever` puts CRAG's correction around any retriever: retrieve → grade → refine, search
+  the web, or both, exactly as the graph does, and returns the refined knowledge strips as
+  Documents with their title, source and score (no answer is generated; the app's own chain does
+  that).
+- `bound_graph(context)` and `crag_tool(context)`: the whole graph with its settings fixed, as a
+  Runnable or as a tool an agent calls with a question, so an agent can use CRAG over its own
+  store and models.
+
+Both take a `Context` for models, web backend and thresholds, so the same settings as the CLI and
+the server apply; a base retriever replaces the context's Chroma store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
+from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import ConfigDict, Field
+
+from crag import resources
+from crag.context import Context
+from crag.core.passages import passage
+from crag.core.thresholds import Action
+from crag.graph import graph, knowledge_graph
+from crag.methods.routing import final_knowledge
+from crag.prompts import TOOL_DESCRIPTION
+
+# how good a document must be to be kept, by the label its score earns
+KEEP: dict[str, tuple[Action, ...]] = {
+    "correct": ("correct",),
+    "ambiguous": ("correct", "ambiguous"),
+    "all": ("correct", "ambiguous", "incorrect"),
+}
+
+
+class CRAGCompressor(BaseDocumentCompressor):
+    """The retrieval evaluator as a document compressor (reranker); see the module docstring.
+
+    `keep="ambiguous"` (the default) drops what CRAG would call Incorrect, `"correct"` keeps only
+    what it would use without searching, `"all"` only scores and reorders. `top_n` keeps at most
+    that many after ordering.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    context: Context = Field(default_factory=Context)
+    keep: Literal["correct", "ambiguous", "all"] = "ambiguous"
+    top_n: int | None = Field(default=None, ge=1)
+
+    def compress_documents(
+        self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None
+    ) -> Sequence[Document]:
+        if not documents:
+            return []
+        evaluator = resources.evaluator(self.context)
+        scores = [float(s) for s in evaluator.invoke({"question": query, "documents": list(documents)})]
+        thresholds = resources.thresholds(self.context, evaluator)
+        scored = [
+            Document(
+                page_content=doc.page_content,
+                metadata={**doc.metadata, "relevance_score": score, "crag_label": thresholds.label(score)},
+                id=doc.id,
+            )
+            for doc, score in zip(documents, scores, strict=True)
+        ]
+        kept = [doc for doc in scored if doc.metadata["crag_label"] in KEEP[self.keep]]
+        kept.sort(key=lambda doc: doc.metadata["relevance_score"], reverse=True)
+        return kept[: self.top_n] if self.top_n else kept
+
+
+class CRAGRetriever(BaseRetriever):
+    """Any retriever with CRAG's correction; returns the knowledge strips CRAG would answer from.
+
+    Each Document is a strip: its text, and in its metadata the `title` and `source` of the
+    document (or web page) it came from, its `relevance_score`, `origin` ("internal" for the base
+    retriever's documents, "external" for the web's) and the run's `crag_action`. With no web backend
+    in the context, an Incorrect grade returns no documents: nothing retrieved was relevant.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    retriever: Any = None  # the base retriever (any Runnable from a query to Documents); None: the context's store
+    context: Context = Field(default_factory=Context)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        context = (
+            self.context if self.retriever is None else dataclasses.replace(self.context, retriever=self.retriever)
+        )
+        state = knowledge_graph.invoke(
+            {"question": query}, context=context, config={"callbacks": run_manager.get_child()}
+        )
+        action = state.get("action")
+        return [
+            passage(
+                strip["text"],
+                title=strip["title"],
+                source=strip["source"],
+                relevance_score=strip["score"],
+                origin=strip["origin"],
+                crag_action=action,
+            )
+            for strip in final_knowledge(state)
+        ]
+
+
+def bound_graph(context: Context | None = None) -> Runnable:
+    """The CRAG graph with `context` fixed for every call (invoke, stream, batch and their async
+    forms), for code that passes the graph around and cannot add `context=` to each call."""
+    return graph.bind(context=context or Context())
+
+
+def tool_answer(result: dict[str, Any]) -> str:
+    """A run's answer as an agent reads it: the answer, then one line per cited source."""
+    lines = [str(result.get("answer") or "")]
+    lines += [f"[{s['id']}] {s['title']} ({s['source']})" for s in result.get("sources") or []]
+    return "\n".join(lines)
+
+
+def crag_tool(context: Context | None = None, *, name: str = "crag", description: str = TOOL_DESCRIPTION) -> BaseTool:
+    """The graph as a tool taking one `question`: an agent gets CRAG over the context's store, models
+    and web backend. Name and describe it after what the knowledge base holds."""
+    runnable = bound_graph(context)
+
+    def answer(question: str) -> str:
+        return tool_answer(runnable.invoke({"question": question}))
+
+    async def aanswer(question: str) -> str:
+        return tool_answer(await runnable.ainvoke({"question": question}))
+
+    return StructuredTool.from_function(func=answer, coroutine=aanswer, name=name, description=description)
