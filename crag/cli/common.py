@@ -13,8 +13,12 @@ import typer
 from crag.backends.retrieval import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
 
 
-def fail(message: str) -> NoReturn:
+def error_line(message: str) -> None:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+
+
+def fail(message: str) -> NoReturn:
+    error_line(message)
     raise typer.Exit(code=2)
 
 

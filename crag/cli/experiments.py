@@ -12,6 +12,7 @@ import typer
 
 from crag.backends.ingest import check_chunking
 from crag.cli.common import fail, quiet_transformers
+from crag.core.extras import require
 from crag.experiments import relevance
 from crag.experiments.docs_domain import build_docs
 from crag.experiments.popqa import build_popqa, default_data_dir
@@ -107,6 +108,7 @@ def run_cmd(
     if sweep:
         options["systems"] = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
     with _reported(out):
+        require("matplotlib", "eval")  # the report's plots: missing, say so before hours of answering
         results = run(_settings(options))
     for name, r in results.items():
         typer.echo(
@@ -146,6 +148,7 @@ def robustness_cmd(
             raise ValueError(f"--fractions must be comma-separated numbers, got {fractions!r}") from None
         if not values or any(not 0.0 <= f <= 1.0 for f in values):
             raise ValueError(f"--fractions must be numbers between 0 and 1, got {fractions!r}")
+        require("matplotlib", "eval")
         summary = robustness(_settings(options, drop_gold=0.0), values)
     for system, series in summary["points"].items():
         typer.echo(f"{system:<8} " + "  ".join(f"{p['drop_gold']:g}: {p['accuracy'] * 100:.1f}%" for p in series))

@@ -17,6 +17,7 @@ from crag.cli.common import (
     Evaluator,
     WebBackend,
     WebIndex,
+    error_line,
     fail,
     quiet_transformers,
 )
@@ -25,6 +26,7 @@ from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
 from crag.cli.serve import serve_cmd
 from crag.context import Context
+from crag.core.extras import MissingExtra
 from crag.core.passages import source_of, title_of, titled_once
 from crag.evaluator_model.checkpoint import EvaluatorError
 from crag.graph import graph as crag_graph
@@ -282,7 +284,11 @@ def ask_cmd(
 
 
 def main() -> None:  # entry point of the `crag` script
-    app()
+    try:
+        app()
+    except MissingExtra as exc:  # an optional package a command needs (the local model, OpenAI, …)
+        error_line(str(exc))
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

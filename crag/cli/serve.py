@@ -20,6 +20,7 @@ from crag.cli.common import (
     quiet_transformers,
 )
 from crag.context import Context
+from crag.core.extras import MissingExtra, require
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
 from crag.threads import threads_db as resolve_threads_db
 
@@ -85,6 +86,11 @@ def serve_cmd(
     config.configurable). Set CRAG_API_KEY to require
     that key on every request.
     """
+    for module in ("uvicorn", "fastapi", "langserve"):  # missing: one line naming the extra, not a traceback
+        try:
+            require(module, "serve")
+        except MissingExtra as exc:
+            fail(str(exc))
     import uvicorn
 
     from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base, create_app

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crag.core.base_model import resolve_base
+from crag.core.extras import require
 from crag.core.passages import titled
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError, Metadata, create_hint
@@ -53,7 +54,6 @@ def _foreign_metadata(directory: Path) -> Metadata:
 
 
 def _load_weights(directory: Path, meta: Metadata):
-    from peft import PeftModel
     from transformers import AutoModelForSequenceClassification
 
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
@@ -62,7 +62,8 @@ def _load_weights(directory: Path, meta: Metadata):
     if meta.kind == "lora":
         base_dir = resolve_base(meta.base)
         model = AutoModelForSequenceClassification.from_pretrained(base_dir, num_labels=1, **extra)
-        model = PeftModel.from_pretrained(model, directory).merge_and_unload()
+        peft = require("peft", "train")  # LoRA checkpoints only; the shipped one is int8
+        model = peft.PeftModel.from_pretrained(model, directory).merge_and_unload()
         return model, base_dir
     model = AutoModelForSequenceClassification.from_pretrained(directory, num_labels=1, **extra)
     return model, directory

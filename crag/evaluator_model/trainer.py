@@ -20,6 +20,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from crag.core.base_model import PACKAGED_BASE, resolve_base
+from crag.core.extras import require
 from crag.core.passages import titled
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
@@ -112,15 +113,14 @@ def init_model(base: str, num_layers: int | None):
 
 
 def _wrap_lora(model, rank: int):
-    from peft import LoraConfig, TaskType, get_peft_model
-
+    peft = require("peft", "train")
     targets = (
         ["q", "k", "v", "o", "wi", "wo"] if model.config.model_type in T5_TYPES else ["query", "key", "value", "dense"]
     )
-    config = LoraConfig(
-        task_type=TaskType.SEQ_CLS, r=rank, lora_alpha=2 * rank, lora_dropout=0.05, target_modules=targets
+    config = peft.LoraConfig(
+        task_type=peft.TaskType.SEQ_CLS, r=rank, lora_alpha=2 * rank, lora_dropout=0.05, target_modules=targets
     )
-    return get_peft_model(model, config)
+    return peft.get_peft_model(model, config)
 
 
 def _texts(pairs: list[Pair], use_title: bool, rng: random.Random | None = None, dropout: float = 0.0):

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
+from crag.core.extras import require
 from crag.experiments.answer_metrics import ACTIONS
 
 COLOURS = {"correct": "#2e7d32", "ambiguous": "#f9a825", "incorrect": "#c62828"}
 
 
 def _pyplot():
-    import matplotlib
-
+    matplotlib = require("matplotlib", "eval")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -1,0 +1,49 @@
+"""The optional parts of crag and the extras that install them.
+
+`pip install crag-langgraph` gives the graph, the evaluator and Chroma; the local chat model, the
+server, the harness's plots, LoRA training, OpenAI and Tavily are extras, so that an app that brings
+its own chat model does not build llama.cpp from source (about nine minutes) or install a web
+server it never starts. Code that needs an optional package imports it through `require`, which
+turns a missing package into an error that names the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+DISTRIBUTION = "crag-langgraph"  # the name on PyPI ("crag" is another project's); the import name is crag
+
+# extra -> what it adds (the README's table and the errors say the same)
+EXTRAS = {
+    "local": "the offline chat model (SmolLM2-135M-Instruct on llama.cpp)",
+    "serve": "crag serve (LangServe) and langgraph dev (LangGraph Studio)",
+    "eval": "the plots of crag eval",
+    "train": "LoRA training and LoRA checkpoints of the evaluator",
+    "openai": "OpenAI chat models (chat_model='openai:<model>')",
+    "tavily": "Tavily web search (web_backend='tavily')",
+}
+
+
+class MissingExtra(ImportError):
+    """An optional package that is not installed; the message says which extra installs it."""
+
+
+def install_hint(extra: str) -> str:
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """`import module`, or `MissingExtra` naming the extra when the package itself is missing (a
+    package that is installed but fails inside raises its own error, unchanged)."""
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        if exc.name is None or exc.name.split(".")[0] != top:
+            raise
+        raise MissingExtra(
+            f"the package {top!r} is not installed; it is needed for {EXTRAS[extra]}: {install_hint(extra)}"
+        ) from exc
