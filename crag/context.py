@@ -11,6 +11,7 @@ import os
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal, get_args
 
+from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import default_chroma_dir, default_collection
 from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import Mode as RefineMode
@@ -38,7 +39,7 @@ class Context:
     )
     chat_model: str = field(
         default_factory=lambda: _env("CRAG_CHAT_MODEL", "local") or "local",
-        metadata={"description": "Generator: 'local' (SmolLM2-135M-Instruct, llama.cpp) or 'openai:<model>'."},
+        metadata={"description": f"Generator: {CHAT_MODEL_HELP}."},
     )
     rewrite_model: str | None = field(
         default=None, metadata={"description": "Query rewriter; empty = the same model as chat_model."}

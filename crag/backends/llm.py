@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -161,19 +162,48 @@ class LocalChatModel(BaseChatModel):
                 yield chunk
 
 
+REQUEST_TIMEOUT = 60.0  # seconds per request to a hosted or served chat model
+# providers with an extra of their own: the LangChain package behind each, imported through `require`
+PROVIDER_EXTRAS = {"openai": "langchain_openai", "anthropic": "langchain_anthropic", "ollama": "langchain_ollama"}
+# the key each hosted provider needs, checked before the first question rather than at its answer
+PROVIDER_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+CHAT_MODEL_HELP = "'local' (SmolLM2-135M-Instruct on llama.cpp) or '<provider>:<model>' (openai, anthropic, ollama, …)"
+
+
+def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
+    """The answer's length and the request's timeout in each provider's own words: `init_chat_model`
+    passes keyword arguments through, and ChatOllama silently ignores `max_tokens` and `timeout`."""
+    if provider == "ollama":
+        return {"num_predict": max_tokens, "client_kwargs": {"timeout": REQUEST_TIMEOUT}}
+    return {"max_tokens": max_tokens, "timeout": REQUEST_TIMEOUT, "max_retries": 2}
+
+
 def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
-    """A chat model from its name: 'local' or 'openai:<model>'; a ready model passes through."""
+    """A chat model from its name, or a ready model as it is.
+
+    'local' is the offline default; '<provider>:<model>' is any provider LangChain's
+    `init_chat_model` knows (openai:gpt-4o-mini, anthropic:claude-…, ollama:llama3.2, …), at
+    temperature 0, with its API key and base URL from the provider's usual environment variables
+    (OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OLLAMA_HOST).
+    """
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"chat model must be 'local' or 'openai:<model>', got {spec!r}")
+        raise ValueError(f"chat model must be {CHAT_MODEL_HELP}, got {spec!r}")
     if spec == "local":
         require("llama_cpp", "local")  # missing: say so now, not when the first answer is due
         return LocalChatModel(max_tokens=max_tokens)
-    provider, _, name = spec.partition(":")
-    if provider == "openai" and name:
-        if not os.environ.get("OPENAI_API_KEY"):
-            raise ValueError("chat model 'openai:…' needs OPENAI_API_KEY in the environment")
-        ChatOpenAI = require("langchain_openai", "openai").ChatOpenAI
-        return ChatOpenAI(model=name, temperature=0, max_tokens=max_tokens, timeout=60, max_retries=2)
-    raise ValueError(f"unknown chat model {spec!r}: use 'local' or 'openai:<model>'")
+    provider, _, name = spec.strip().partition(":")
+    if not provider or not name:
+        raise ValueError(f"unknown chat model {spec!r}: use {CHAT_MODEL_HELP}")
+    if provider in PROVIDER_EXTRAS:
+        require(PROVIDER_EXTRAS[provider], provider)
+    key = PROVIDER_KEYS.get(provider)
+    if key and not os.environ.get(key):
+        raise ValueError(f"chat model {spec!r} needs {key} in the environment")
+    try:
+        return init_chat_model(name, model_provider=provider, temperature=0, **_limits(provider, max_tokens))
+    except ImportError as exc:  # a provider without an extra of ours: LangChain's message names its package
+        raise ValueError(f"chat model {spec!r}: {exc}") from exc
+    except Exception as exc:  # an unknown provider, a missing API key: the provider's own words
+        raise ValueError(f"cannot create chat model {spec!r}: {type(exc).__name__}: {exc}") from exc

@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
 
 
@@ -30,7 +31,7 @@ Collection = Annotated[
     str | None, typer.Option(help=f"Chroma collection (default $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")
 ]
 Evaluator = Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")]
-ChatModel = Annotated[str | None, typer.Option(help="'local' or 'openai:<model>' (default $CRAG_CHAT_MODEL or local).")]
+ChatModel = Annotated[str | None, typer.Option(help=f"{CHAT_MODEL_HELP} (default $CRAG_CHAT_MODEL or local).")]
 WebBackend = Annotated[
     str | None,
     typer.Option(

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from crag.backends.ingest import check_chunking
+from crag.backends.llm import CHAT_MODEL_HELP
 from crag.cli.common import fail, quiet_transformers
 from crag.core.extras import require
 from crag.experiments import relevance
@@ -36,7 +37,7 @@ K = Annotated[int, typer.Option("--k", min=1, help="Documents retrieved per ques
 ChromaDir = Annotated[Path, typer.Option("--chroma-dir", help="Where the knowledge base's Chroma collections live.")]
 ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per knowledge-base chunk.")]
 ChunkOverlap = Annotated[int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")]
-ChatModel = Annotated[str, typer.Option("--chat-model", help="Generator: 'local' or 'openai:<model>'.")]
+ChatModel = Annotated[str, typer.Option("--chat-model", help=f"Generator: {CHAT_MODEL_HELP}.")]
 Evaluator = Annotated[Path | None, typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's choice of passages.")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]

@@ -20,7 +20,9 @@ EXTRAS = {
     "serve": "crag serve (LangServe) and langgraph dev (LangGraph Studio)",
     "eval": "the plots of crag eval",
     "train": "LoRA training and LoRA checkpoints of the evaluator",
-    "openai": "OpenAI chat models (chat_model='openai:<model>')",
+    "openai": "OpenAI chat models (chat_model='openai:<model>', or any OpenAI-compatible server)",
+    "anthropic": "Anthropic chat models (chat_model='anthropic:<model>')",
+    "ollama": "models served by Ollama (chat_model='ollama:<model>')",
     "tavily": "Tavily web search (web_backend='tavily')",
 }
 

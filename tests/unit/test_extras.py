@@ -27,7 +27,16 @@ def test_require_names_the_extra_of_a_missing_package(monkeypatch):
     assert require("json", "eval").dumps([]) == "[]"
     with pytest.raises(ValueError, match="unknown extra"):
         require("json", "everything")
-    assert DISTRIBUTION == "crag-langgraph" and set(EXTRAS) == {"local", "serve", "eval", "train", "openai", "tavily"}
+    assert DISTRIBUTION == "crag-langgraph" and set(EXTRAS) == {
+        "local",
+        "serve",
+        "eval",
+        "train",
+        "openai",
+        "anthropic",
+        "ollama",
+        "tavily",
+    }
 
 
 def test_a_broken_dependency_inside_an_installed_package_is_not_called_missing(monkeypatch, tmp_path):
@@ -39,12 +48,14 @@ def test_a_broken_dependency_inside_an_installed_package_is_not_called_missing(m
 
 
 def test_the_chat_model_and_tavily_say_which_extra_they_need(monkeypatch):
-    missing(monkeypatch, "llama_cpp", "langchain_openai", "langchain_tavily")
+    missing(monkeypatch, "llama_cpp", "langchain_openai", "langchain_anthropic", "langchain_tavily")
     with pytest.raises(MissingExtra, match=r"\[local\]"):
         chat_model("local")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with pytest.raises(MissingExtra, match=r"\[openai\]"):
         chat_model("openai:gpt-4o-mini")
+    with pytest.raises(MissingExtra, match=r"\[anthropic\]"):
+        chat_model("anthropic:claude-haiku-4-5")
     with pytest.raises(MissingExtra, match=r"\[tavily\]"):
         TavilyWebSearch(api_key="tvly-test")
 
