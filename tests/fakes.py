@@ -15,6 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field
 
@@ -199,3 +200,12 @@ def fake_context(rules=None) -> Context:
         retriever=RunnableLambda(lambda q: list(DOCS)),
         web_backend=FakeWeb(WEB),
     )
+
+
+class ListRetriever(BaseRetriever):
+    """A base retriever the way apps have them: a BaseRetriever over a fixed list of documents."""
+
+    documents: list[Document]
+
+    def _get_relevant_documents(self, query, *, run_manager):
+        return list(self.documents)

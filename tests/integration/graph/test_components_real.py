@@ -6,25 +6,18 @@ from __future__ import annotations
 import pytest
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
-from langchain_core.retrievers import BaseRetriever
 
 from crag.backends.ingest import ingest
 from crag.backends.retrieval import open_store
 from crag.components import CRAGCompressor, CRAGRetriever
 from crag.context import Context
+from tests.fakes import ListRetriever
 
 PASSAGES = {
     "Ada Lovelace": "Ada Lovelace was an English mathematician and writer, known for her work on the Analytical Engine.",
     "Oslo": "Oslo is the capital and most populous city of Norway, at the head of the Oslofjord.",
     "Photosynthesis": "Photosynthesis is the process by which plants turn light, water and carbon dioxide into sugar.",
 }
-
-
-class ListRetriever(BaseRetriever):
-    documents: list[Document]
-
-    def _get_relevant_documents(self, query, *, run_manager):
-        return list(self.documents)
 
 
 def test_the_shipped_evaluator_reranks_inside_contextual_compression():

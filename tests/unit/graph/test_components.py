@@ -9,25 +9,15 @@ from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
-from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from crag.components import CRAGCompressor, CRAGRetriever, bound_graph, crag_tool
 from crag.context import Context
 from crag.methods.question import InvalidQuestion
-from tests.fakes import ANSWER, DOCS, WEB, EchoChat, FakeEvaluator, FakeWeb, fake_context
+from tests.fakes import ANSWER, DOCS, WEB, EchoChat, FakeEvaluator, FakeWeb, ListRetriever, fake_context
 
 RULES = {"painter": 0.9, "footballer": -0.2, "Oslo": -0.9}
 THIRD = Document(page_content="Oslo is the capital of Norway.", metadata={"title": "Oslo", "source": "kb/oslo.txt"})
-
-
-class ListRetriever(BaseRetriever):
-    """A base retriever the way apps have them: a BaseRetriever over a fixed list."""
-
-    documents: list[Document]
-
-    def _get_relevant_documents(self, query, *, run_manager):
-        return list(self.documents)
 
 
 def compressor(**options) -> CRAGCompressor:
