@@ -22,6 +22,7 @@ from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
 from crag.core.jsonl import read_objects
+from crag.core.passages import source_of
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
@@ -206,7 +207,7 @@ def split_documents(
     chunks = []
     for document in documents:
         for index, text in enumerate(splitter.split_text(document.page_content)):
-            ident = chunk_id(str(document.metadata.get("source", "")), text)
+            ident = chunk_id(source_of(document), text)
             metadata = {**document.metadata, "chunk": index, "id": ident}
             chunks.append(Document(page_content=text, metadata=metadata, id=ident))
     return chunks

@@ -80,6 +80,21 @@ def _client(persist_dir: Path | None, url: str | None):
         raise StoreError(f"cannot open the Chroma folder {persist_dir}: {exc}") from exc
 
 
+def _where(persist_dir: str | Path, chroma_url: str | None) -> tuple[Path | None, str | None]:
+    """(folder, url) of a store: the server's URL, or else the resolved folder (the cache's key)."""
+    url = chroma_url.strip() if chroma_url else None
+    return (None if url else Path(persist_dir).expanduser().resolve()), url
+
+
+def _store_key(folder: Path | None, collection: str, url: str | None) -> tuple[str | None, str, str | None]:
+    return (str(folder) if folder else None, collection, url)
+
+
+def _collection_names(client) -> list[str]:
+    # chromadb 1.x lists names, older releases Collection objects
+    return [c if isinstance(c, str) else c.name for c in client.list_collections()]
+
+
 def open_store(
     *, persist_dir: str | Path, collection: str = DEFAULT_COLLECTION, chroma_url: str | None = None
 ) -> Chroma:
@@ -93,9 +108,7 @@ def open_store(
 
     if not collection:
         raise ValueError("the collection name must not be empty")
-    url = chroma_url.strip() if chroma_url else None
-    folder = None if url else Path(persist_dir).expanduser().resolve()
-    key = (str(folder) if folder else None, collection, url)
+    folder, url = _where(persist_dir, chroma_url)
 
     def load() -> Chroma:
         client = _client(folder, url)
@@ -109,7 +122,7 @@ def open_store(
         except (ValueError, ChromaError) as exc:  # e.g. names need 3-512 characters from [a-zA-Z0-9._-]
             raise ValueError(f"cannot open collection {collection!r}: {exc}") from exc
 
-    return _STORES.get(key, load)
+    return _STORES.get(_store_key(folder, collection, url), load)
 
 
 def open_existing(
@@ -120,11 +133,10 @@ def open_existing(
     A misspelt `--chroma-dir` or `--collection` would otherwise open a new, empty store and the
     answer would come from the model's memory; the error names the collections that do exist.
     """
-    url = chroma_url.strip() if chroma_url else None
-    folder = None if url else Path(persist_dir).expanduser().resolve()
+    folder, url = _where(persist_dir, chroma_url)
     where = url or str(folder)
     fill = f"fill it with `crag ingest PATH --collection {collection}` (with the same --chroma-dir or --chroma-url)"
-    if (str(folder) if folder else None, collection, url) not in _STORES:
+    if _store_key(folder, collection, url) not in _STORES:
         if folder is not None:
             check_folder(folder)
             if not (folder / "chroma.sqlite3").is_file():  # what PersistentClient writes first
@@ -133,7 +145,7 @@ def open_existing(
                     f"{fill}, or point --chroma-dir at the folder `crag ingest` used"
                 )
         try:
-            names = sorted(c if isinstance(c, str) else c.name for c in _client(folder, url).list_collections())
+            names = sorted(_collection_names(_client(folder, url)))
         except StoreError:
             raise
         except Exception as exc:  # a corrupt database, a server error
@@ -163,11 +175,10 @@ def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefi
     so a collection that is a subset of another (the harness's `--drop-gold` variants) costs no
     embedding. Chroma's own client does it: LangChain's store cannot add precomputed embeddings.
     """
-    client = _client(Path(persist_dir).expanduser().resolve(), None)
+    client = _client(_where(persist_dir, None)[0], None)
     destination = client.get_collection(target)
     wanted, copied = list(ids), set()
-    for other in client.list_collections():
-        name = other if isinstance(other, str) else other.name
+    for name in _collection_names(client):
         if name == target or not name.startswith(prefix) or not wanted:
             continue
         found = client.get_collection(name).get(ids=wanted, include=["embeddings", "documents", "metadatas"])

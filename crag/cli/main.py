@@ -56,8 +56,8 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
             {
                 "id": d.id or d.metadata.get("id"),
                 "rank": i + 1,
-                "title": d.metadata.get("title", ""),
-                "source": d.metadata.get("source", ""),
+                "title": title_of(d),
+                "source": source_of(d),
                 "score": scores[i] if i < len(scores) else None,
                 "label": labels[i] if i < len(labels) else None,
                 "text": d.page_content,
@@ -277,9 +277,7 @@ def ask_cmd(
     elif stream:
         _print_grounding(result)
     else:
-        titles = [d.metadata.get("title", "") for d in result.get("documents", [])] or [""] * len(
-            result.get("scores", [])
-        )
+        titles = [title_of(d) for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
         _print_run(result, titles)
 
 

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from crag.backends.ingest import split_documents
 from crag.backends.retrieval import chunk_count, copy_embedded, open_store
-from crag.core.passages import passage
+from crag.core.passages import passage, title_of
 from crag.experiments.inputs import Passage
 
 DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
@@ -43,7 +43,7 @@ def collection_name(chunks: list) -> str:
     """`PREFIX` + a hash of every chunk's id and title: same content, same collection."""
     digest = hashlib.sha256()
     for chunk in chunks:
-        digest.update(f"{chunk.id}\0{chunk.metadata.get('title', '')}\n".encode())
+        digest.update(f"{chunk.id}\0{title_of(chunk)}\n".encode())
     return f"{PREFIX}{digest.hexdigest()[:20]}"
 
 

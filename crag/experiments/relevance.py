@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from crag.backends.ingest import ingest
 from crag.backends.retrieval import open_store, retrieve
+from crag.core.passages import source_of, title_of
 from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.evaluator_model.pairs import Pair, write_pairs
 from crag.experiments.docs_domain import is_relevant, load_questions
@@ -83,7 +84,7 @@ def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[
     for query in tqdm(queries, desc=source, unit="q", disable=not progress):
         gold = norm_title(query.gold)
         for doc in retrieve(store, query.question, k=TOP_K):
-            title = str(doc.metadata.get("title") or "")
+            title = title_of(doc)
             pairs.append(
                 Pair(query.question, doc.page_content, int(norm_title(title) == gold), title, query.group, source)
             )
@@ -143,11 +144,9 @@ def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True)
     pairs = []
     for q in questions:
         for doc in retrieve(store, q["question"], k=TOP_K):
-            own_page = Path(str(doc.metadata.get("source", ""))).stem == q["doc"]
+            own_page = Path(source_of(doc)).stem == q["doc"]
             label = int(own_page and is_relevant(doc.page_content, q["evidence"]))
-            pairs.append(
-                Pair(q["question"], doc.page_content, label, str(doc.metadata.get("title") or ""), q["id"], "docs")
-            )
+            pairs.append(Pair(q["question"], doc.page_content, label, title_of(doc), q["id"], "docs"))
     return pairs
 
 

@@ -6,6 +6,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.core.passages import source_of, title_of
 from crag.events import emit
 from crag.nodes.timing import timed
 from crag.state import State
@@ -17,6 +18,6 @@ def retrieve(state: State, runtime: Runtime[Context]) -> dict:
     emit(
         runtime,
         "retrieve",
-        documents=[{"title": d.metadata.get("title", ""), "source": d.metadata.get("source", "")} for d in documents],
+        documents=[{"title": title_of(d), "source": source_of(d)} for d in documents],
     )
     return {"documents": documents}

@@ -27,7 +27,7 @@ from langserve import add_routes
 from langserve.lzstring import LZString
 from pydantic import ValidationError
 
-from crag import resources
+from crag import __version__, resources
 from crag.backends.llm import LocalChatModel
 from crag.backends.retrieval import StoreError, chunk_count, open_existing
 from crag.context import Context
@@ -168,7 +168,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="CRAG",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
         description="Corrective Retrieval-Augmented Generation (Yan et al., 2024) on LangGraph, served with LangServe.",
     )
