@@ -46,9 +46,9 @@ def texts(pairs: list[Pair], titles: bool) -> list[str]:
 def cosine(pairs: list[Pair], titles: bool) -> list[float]:
     """Zero-shot cosine of the base sentence embedder (the retriever's own, normalised vectors): the
     untrained baseline every figure stands beside."""
-    from crag.backends.embeddings import MiniLMEmbeddings
+    from crag.backends.embeddings import LocalEmbeddings
 
-    embedder = MiniLMEmbeddings(batch_size=64)
+    embedder = LocalEmbeddings(batch_size=64)
     questions = sorted({p.question for p in pairs})
     q = dict(zip(questions, np.asarray(embedder.embed_documents(questions))))
     d = np.asarray(embedder.embed_documents(texts(pairs, titles)))

@@ -11,6 +11,7 @@ import os
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal, get_args
 
+from crag.backends.embeddings import EMBEDDINGS_HELP, default_embeddings
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import default_chroma_dir, default_collection
 from crag.core.thresholds import PRESETS, Preset, Thresholds
@@ -28,9 +29,10 @@ def _env(name: str, default: str | None) -> str | None:
 class Context:
     """Settings for one run of the CRAG graph.
 
-    `evaluator`, `chat_model`, `rewrite_model` and `web_backend` take a name or path, or a ready
-    object (a Runnable scorer, a chat model, an object with `.search(query, k)`): that is how an
-    application, or a test, injects its own models and backends.
+    `evaluator`, `chat_model`, `rewrite_model`, `embeddings` and `web_backend` take a name or path,
+    or a ready object (a Runnable scorer, a chat model, LangChain `Embeddings`, an object with
+    `.search(query, k)`), and `retriever` takes any LangChain retriever or vector store: that is
+    how an application, or a test, injects its own models and backends.
     """
 
     evaluator: str | None = field(
@@ -74,6 +76,12 @@ class Context:
         default_factory=default_collection,
         metadata={"description": "Chroma collection of the knowledge base."},
     )
+    embeddings: str = field(  # or an Embeddings object (see the class docstring)
+        default_factory=default_embeddings,
+        metadata={
+            "description": f"Embeddings of the Chroma collection (the ones it was ingested with): {EMBEDDINGS_HELP}."
+        },
+    )
     # There is no default web: a made-up fallback (the demo's Wikipedia pages behind a user's own
     # documents) searches something unrelated, finds nothing and says nothing.
     web_backend: WebBackend | None = field(
@@ -115,7 +123,8 @@ class Context:
     retriever: Any = field(
         default=None,
         metadata={
-            "description": "A LangChain retriever to use instead of Chroma (for apps and tests; not serialisable)."
+            "description": "A LangChain retriever or vector store to use instead of Chroma (for apps and "
+            "tests; not serialisable)."
         },
     )
 
@@ -136,6 +145,16 @@ class Context:
             raise ValueError(
                 f"unknown generate_prompt {self.generate_prompt!r}; choose {' or '.join(GENERATE_PROMPTS)}"
             )
+        if self.retriever is not None and not (
+            hasattr(self.retriever, "invoke") or hasattr(self.retriever, "similarity_search")
+        ):
+            raise ValueError(
+                f"retriever must be a LangChain retriever or vector store, got {type(self.retriever).__name__}"
+            )
+        if not hasattr(self.embeddings, "embed_query") and not (
+            isinstance(self.embeddings, str) and self.embeddings.strip()
+        ):
+            raise ValueError(f"embeddings must be {EMBEDDINGS_HELP}, got {self.embeddings!r}")
         if self.web_backend == "local" and not self.web_index:
             raise ValueError(
                 "the local web backend needs web_index (a JSONL file of {title, text} records); "

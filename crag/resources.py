@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
+from langchain_core.vectorstores import VectorStore
 
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import chat_model
@@ -50,11 +51,20 @@ def thresholds(ctx: Context, scorer: Any) -> Thresholds:
 
 
 def retrieve(ctx: Context, question: str) -> list[Document]:
+    """The context's `k` documents for `question`: from its own retriever or vector store if it has
+    one, else from the Chroma collection it names (which must exist and hold chunks)."""
+    if isinstance(ctx.retriever, VectorStore):
+        return ctx.retriever.similarity_search(question, k=ctx.k)
     if ctx.retriever is not None:
         return list(ctx.retriever.invoke(question))[: ctx.k]
+    return search(knowledge_store(ctx), question, k=ctx.k)
 
-    store = open_existing(persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url)
-    return search(store, question, k=ctx.k)
+
+def knowledge_store(ctx: Context) -> VectorStore:
+    """The context's Chroma collection (`StoreError` unless it exists and holds chunks)."""
+    return open_existing(
+        persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url, embedder=ctx.embeddings
+    )
 
 
 def web_search(ctx: Context, query: str) -> list[Document]:

@@ -6,11 +6,14 @@ One importable module (`from tests.fakes import …`) instead of a copy per test
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
 from pathlib import Path
 
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -209,3 +212,29 @@ class ListRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query, *, run_manager):
         return list(self.documents)
+
+
+def word_vector(text: str, dims: int = 64) -> list[float]:
+    """A normalised bag of hashed lowercase words: texts sharing words are near, in milliseconds
+    (the fake embedding servers and `WordEmbeddings` compute the same vectors)."""
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dims] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class WordEmbeddings(Embeddings):
+    """LangChain Embeddings from `word_vector`: an application's own embeddings object, without a model."""
+
+    def __init__(self, dims: int = 64):
+        self.dims = dims
+        self.calls = 0
+
+    def embed_documents(self, texts):
+        self.calls += 1
+        return [word_vector(t, self.dims) for t in texts]
+
+    def embed_query(self, text):
+        self.calls += 1
+        return word_vector(text, self.dims)

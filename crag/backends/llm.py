@@ -1,4 +1,5 @@
-"""Chat models: the embedded default (SmolLM2-135M-Instruct through llama.cpp) or OpenAI.
+"""Chat models: the embedded default (SmolLM2-135M-Instruct through llama.cpp) or any provider's,
+by name through LangChain's `init_chat_model` (`crag.backends.providers`).
 
 The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
 langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out what a
@@ -25,6 +26,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import Field, PrivateAttr
 
+from crag.backends.providers import client_limits, split_spec
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
 
@@ -162,20 +164,14 @@ class LocalChatModel(BaseChatModel):
                 yield chunk
 
 
-REQUEST_TIMEOUT = 60.0  # seconds per request to a hosted or served chat model
-# providers with an extra of their own: the LangChain package behind each, imported through `require`
-PROVIDER_EXTRAS = {"openai": "langchain_openai", "anthropic": "langchain_anthropic", "ollama": "langchain_ollama"}
-# the key each hosted provider needs, checked before the first question rather than at its answer
-PROVIDER_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 CHAT_MODEL_HELP = "'local' (SmolLM2-135M-Instruct on llama.cpp) or '<provider>:<model>' (openai, anthropic, ollama, …)"
 
 
 def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
-    """The answer's length and the request's timeout in each provider's own words: `init_chat_model`
-    passes keyword arguments through, and ChatOllama silently ignores `max_tokens` and `timeout`."""
-    if provider == "ollama":
-        return {"num_predict": max_tokens, "client_kwargs": {"timeout": REQUEST_TIMEOUT}}
-    return {"max_tokens": max_tokens, "timeout": REQUEST_TIMEOUT, "max_retries": 2}
+    """The answer's length in each provider's own words (ChatOllama silently ignores `max_tokens`),
+    with the request's timeout."""
+    length = {"num_predict": max_tokens} if provider == "ollama" else {"max_tokens": max_tokens}
+    return {**length, **client_limits(provider)}
 
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
@@ -188,19 +184,10 @@ def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     """
     if isinstance(spec, BaseChatModel):
         return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"chat model must be {CHAT_MODEL_HELP}, got {spec!r}")
     if spec == "local":
         require("llama_cpp", "local")  # missing: say so now, not when the first answer is due
         return LocalChatModel(max_tokens=max_tokens)
-    provider, _, name = spec.strip().partition(":")
-    if not provider or not name:
-        raise ValueError(f"unknown chat model {spec!r}: use {CHAT_MODEL_HELP}")
-    if provider in PROVIDER_EXTRAS:
-        require(PROVIDER_EXTRAS[provider], provider)
-    key = PROVIDER_KEYS.get(provider)
-    if key and not os.environ.get(key):
-        raise ValueError(f"chat model {spec!r} needs {key} in the environment")
+    provider, name = split_spec(spec, "chat model", CHAT_MODEL_HELP)
     try:
         return init_chat_model(name, model_provider=provider, temperature=0, **_limits(provider, max_tokens))
     except ImportError as exc:  # a provider without an extra of ours: LangChain's message names its package

@@ -1,20 +1,25 @@
-"""The internal retriever: a Chroma collection of ingested chunks, searched with MiniLM embeddings.
+"""The internal retriever: a Chroma collection of ingested chunks, searched by embedding similarity.
 
 By default the collection lives in an embedded, on-disk Chroma (`chromadb.PersistentClient`), so
 `crag ingest` and the graph share data without a server; `chroma_url` points both at a Chroma
-server instead. Every store is given `MiniLMEmbeddings` explicitly, because Chroma's default
-embedder downloads an ONNX model at first use, and telemetry is off, because it phones home.
-Opened stores are cached per process so a graph does not reopen the database on every request.
+server instead. Every store is given its embeddings explicitly (`crag.backends.embeddings`; the
+shipped all-MiniLM-L6-v2 by default), because Chroma's default embedder downloads an ONNX model at
+first use, and telemetry is off, because it phones home. Opened stores are cached per process so a
+graph does not reopen the database on every request.
+
+A collection records the embeddings it was filled with (`EMBEDDINGS_KEY` in its metadata), so that
+asking with other embeddings is an error that names the right ones, not nearest neighbours in the
+wrong space (or, with another dimension, Chroma's error at the first question).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from crag.backends.embeddings import MiniLMEmbeddings
+from crag.backends.embeddings import DEFAULT_EMBEDDINGS, embeddings, embeddings_name
 from crag.core.cache import ResourceCache
 
 if TYPE_CHECKING:
@@ -24,8 +29,9 @@ if TYPE_CHECKING:
 DEFAULT_CHROMA_DIR = ".crag/chroma"
 DEFAULT_COLLECTION = "crag"
 DEFAULT_CHROMA_PORT = 8000
+EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name (`embeddings_name`)
 
-_STORES: ResourceCache[tuple[str | None, str, str | None], Chroma] = ResourceCache("store")
+_STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = ResourceCache("store")
 
 
 class StoreError(RuntimeError):
@@ -86,8 +92,26 @@ def _where(persist_dir: str | Path, chroma_url: str | None) -> tuple[Path | None
     return (None if url else Path(persist_dir).expanduser().resolve()), url
 
 
-def _store_key(folder: Path | None, collection: str, url: str | None) -> tuple[str | None, str, str | None]:
-    return (str(folder) if folder else None, collection, url)
+def _store_key(
+    folder: Path | None, collection: str, url: str | None, embedder: Any
+) -> tuple[str | None, str, str | None, str]:
+    # an Embeddings object is kept alive by the cached store, so its id is not reused while cached
+    name = embeddings_name(embedder) or f"object:{id(embedder)}"
+    return (str(folder) if folder else None, collection, url, name)
+
+
+def check_embeddings(recorded: Any, wanted: Any, collection: str) -> None:
+    """StoreError when a collection filled with one named embeddings is opened with other ones.
+
+    Collections filled before the name was recorded (or by other tools) hold none and are trusted;
+    so are Embeddings objects, whose make cannot be named reliably.
+    """
+    name = embeddings_name(wanted)
+    if isinstance(recorded, str) and name is not None and recorded != name:
+        raise StoreError(
+            f"the collection {collection!r} was embedded with {recorded!r}, not {name!r}: ask with "
+            f"--embeddings {recorded} (CRAG_EMBEDDINGS), or ingest into another collection"
+        )
 
 
 def _collection_names(client) -> list[str]:
@@ -96,12 +120,18 @@ def _collection_names(client) -> list[str]:
 
 
 def open_store(
-    *, persist_dir: str | Path, collection: str = DEFAULT_COLLECTION, chroma_url: str | None = None
+    *,
+    persist_dir: str | Path,
+    collection: str = DEFAULT_COLLECTION,
+    chroma_url: str | None = None,
+    embedder: Any = DEFAULT_EMBEDDINGS,
 ) -> Chroma:
     """The (cached) LangChain Chroma store for a collection; created empty if it does not exist.
 
-    `persist_dir` is ignored when `chroma_url` is given. New collections use cosine distance
-    (the embeddings are normalised, so the ranking is the same as Chroma's default L2).
+    `persist_dir` is ignored when `chroma_url` is given. `embedder` is a name or an `Embeddings`
+    object (`crag.backends.embeddings.embeddings`); a new collection records its name, and an
+    existing one must have been filled with the same (`check_embeddings`). New collections use
+    cosine distance (ranking by cosine whatever the model's normalisation).
     """
     from chromadb.errors import ChromaError
     from langchain_chroma import Chroma
@@ -111,22 +141,32 @@ def open_store(
     folder, url = _where(persist_dir, chroma_url)
 
     def load() -> Chroma:
+        function = embeddings(embedder)  # a bad name fails before anything is created
         client = _client(folder, url)
+        name = embeddings_name(embedder)
         try:
-            return Chroma(
+            store = Chroma(
                 collection_name=collection,
-                embedding_function=MiniLMEmbeddings(),
+                embedding_function=function,
                 client=client,
                 collection_configuration={"hnsw": {"space": "cosine"}},
+                collection_metadata={EMBEDDINGS_KEY: name} if name else None,  # kept only by a new collection
             )
+            recorded = (client.get_collection(collection).metadata or {}).get(EMBEDDINGS_KEY)
         except (ValueError, ChromaError) as exc:  # e.g. names need 3-512 characters from [a-zA-Z0-9._-]
             raise ValueError(f"cannot open collection {collection!r}: {exc}") from exc
+        check_embeddings(recorded, embedder, collection)
+        return store
 
-    return _STORES.get(_store_key(folder, collection, url), load)
+    return _STORES.get(_store_key(folder, collection, url, embedder), load)
 
 
 def open_existing(
-    *, persist_dir: str | Path, collection: str = DEFAULT_COLLECTION, chroma_url: str | None = None
+    *,
+    persist_dir: str | Path,
+    collection: str = DEFAULT_COLLECTION,
+    chroma_url: str | None = None,
+    embedder: Any = DEFAULT_EMBEDDINGS,
 ) -> Chroma:
     """The store to answer from, which asking never creates: `StoreError` unless it exists and holds chunks.
 
@@ -136,7 +176,7 @@ def open_existing(
     folder, url = _where(persist_dir, chroma_url)
     where = url or str(folder)
     fill = f"fill it with `crag ingest PATH --collection {collection}` (with the same --chroma-dir or --chroma-url)"
-    if _store_key(folder, collection, url) not in _STORES:
+    if _store_key(folder, collection, url, embedder) not in _STORES:
         if folder is not None:
             check_folder(folder)
             if not (folder / "chroma.sqlite3").is_file():  # what PersistentClient writes first
@@ -155,7 +195,7 @@ def open_existing(
                 f"there is no collection {collection!r} at {where}; "
                 f"it holds {', '.join(repr(n) for n in names) if names else 'none'}"
             )
-    store = open_store(persist_dir=persist_dir, collection=collection, chroma_url=chroma_url)
+    store = open_store(persist_dir=persist_dir, collection=collection, chroma_url=chroma_url, embedder=embedder)
     if not store.get(limit=1, include=[])["ids"]:
         raise StoreError(f"the collection {collection!r} at {where} is empty: {fill}")
     return store
@@ -211,7 +251,17 @@ def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:
         raise ValueError("k must be at least 1")
     if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
         return []
-    documents = store.similarity_search(question, k=k)
+    try:
+        documents = store.similarity_search(question, k=k)
+    except Exception as exc:
+        # a collection filled by another tool, or before crag recorded its embeddings, with vectors of
+        # another size: Chroma's message names the two dimensions; this names the fix
+        if "dimension" not in str(exc):
+            raise
+        raise StoreError(
+            f"the question's embedding does not fit the collection ({exc}): it was filled with other "
+            "embeddings; ask with the --embeddings it was ingested with"
+        ) from exc
     for rank, document in enumerate(documents):
         document.metadata = {**document.metadata, "id": document.id, "rank": rank}
     return documents

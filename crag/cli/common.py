@@ -10,6 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from crag.backends.embeddings import EMBEDDINGS_HELP
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
 
@@ -29,6 +30,10 @@ ChromaDir = Annotated[
 ChromaUrl = Annotated[str | None, typer.Option(help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder).")]
 Collection = Annotated[
     str | None, typer.Option(help=f"Chroma collection (default $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")
+]
+Embeddings = Annotated[
+    str | None,
+    typer.Option(help=f"The collection's embeddings: {EMBEDDINGS_HELP} (default $CRAG_EMBEDDINGS or local)."),
 ]
 Evaluator = Annotated[str | None, typer.Option(help="Evaluator checkpoint (default: shipped).")]
 ChatModel = Annotated[str | None, typer.Option(help=f"{CHAT_MODEL_HELP} (default $CRAG_CHAT_MODEL or local).")]

@@ -10,14 +10,14 @@ from typing import Annotated
 
 import typer
 
-from crag.backends.embeddings import EmbeddingError
+from crag.backends.embeddings import EmbeddingError, default_embeddings
 from crag.backends.retrieval import (
     StoreError,
     default_chroma_dir,
     default_collection,
     open_existing,
 )
-from crag.cli.common import ChromaDir, ChromaUrl, Collection, fail, quiet_transformers
+from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
 from crag.core.base_model import PACKAGED_BASE
 from crag.evaluator_model.adapt import AdaptConfig, adapt
 from crag.evaluator_model.calibration import calibrate
@@ -295,6 +295,7 @@ def adapt_cmd(
     collection: Collection = None,
     chroma_dir: ChromaDir = None,
     chroma_url: ChromaUrl = None,
+    embeddings: Embeddings = None,
     start: Annotated[
         Path | None, typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")
     ] = None,
@@ -334,7 +335,10 @@ def adapt_cmd(
         labelled_pairs = read_pairs(labelled) if labelled else None
         collection = collection or default_collection()
         store = open_existing(
-            persist_dir=chroma_dir or default_chroma_dir(), collection=collection, chroma_url=chroma_url
+            persist_dir=chroma_dir or default_chroma_dir(),
+            collection=collection,
+            chroma_url=chroma_url,
+            embedder=embeddings or default_embeddings(),
         )
         chunks = collection_chunks(store)
         config = AdaptConfig(

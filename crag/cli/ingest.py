@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from crag.backends.embeddings import EmbeddingError
+from crag.backends.embeddings import EmbeddingError, default_embeddings
 from crag.backends.ingest import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
@@ -25,7 +25,7 @@ from crag.backends.retrieval import (
     default_collection,
     open_store,
 )
-from crag.cli.common import ChromaDir, ChromaUrl, Collection, fail
+from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail
 
 
 def _named(paths: tuple[str, ...], limit: int = 5) -> str:
@@ -43,6 +43,7 @@ def ingest_cmd(
     chroma_dir: ChromaDir = None,
     collection: Collection = None,
     chroma_url: ChromaUrl = None,
+    embeddings: Embeddings = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
         int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
@@ -59,7 +60,12 @@ def ingest_cmd(
             fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
         check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
-            store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url)
+            store = open_store(
+                persist_dir=folder,
+                collection=collection,
+                chroma_url=chroma_url,
+                embedder=embeddings or default_embeddings(),
+            )
             report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
     except (FileNotFoundError, ValueError, StoreError, EmbeddingError, OSError) as exc:
         fail(str(exc))

@@ -14,6 +14,7 @@ from crag.cli.common import (
     ChromaDir,
     ChromaUrl,
     Collection,
+    Embeddings,
     Evaluator,
     WebBackend,
     WebIndex,
@@ -226,6 +227,7 @@ def ask_cmd(
     chroma_dir: ChromaDir = None,
     chroma_url: ChromaUrl = None,
     collection: Collection = None,
+    embeddings: Embeddings = None,
     evaluator: Evaluator = None,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
@@ -244,6 +246,7 @@ def ask_cmd(
         "chroma_dir": chroma_dir,
         "chroma_url": chroma_url,
         "collection": collection,
+        "embeddings": embeddings,
         "generate_prompt": prompt,
     }
     options = {name: value for name, value in given.items() if value is not None}  # the rest: Context's defaults

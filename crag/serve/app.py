@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from crag import __version__, resources
 from crag.backends.llm import LocalChatModel
-from crag.backends.retrieval import StoreError, chunk_count, open_existing
+from crag.backends.retrieval import StoreError, chunk_count
 from crag.context import Context
 from crag.core.cache import loads
 from crag.methods.question import InvalidQuestion
@@ -129,9 +129,7 @@ def check_knowledge_base(context: Context) -> int:
     if context.retriever is not None:
         return -1
     try:
-        store = open_existing(
-            persist_dir=context.chroma_dir, collection=context.collection, chroma_url=context.chroma_url
-        )
+        store = resources.knowledge_store(context)
     except StoreError as exc:
         raise KnowledgeBaseError(
             f"{exc}; or point the server at another one (--collection, --chroma-dir, --chroma-url)"

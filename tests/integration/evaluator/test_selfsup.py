@@ -149,7 +149,7 @@ def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
         "tenacity",
     ]  # a "# " heading, else the file name
     assert all(len(c.vector) == 384 and c.source.endswith(".md") for c in chunks)
-    from crag.backends.embeddings import MiniLMEmbeddings
+    from crag.backends.embeddings import LocalEmbeddings
 
-    pairs = self_supervised_pairs(chunks, MiniLMEmbeddings().embed_documents, hard_negatives=1)
+    pairs = self_supervised_pairs(chunks, LocalEmbeddings().embed_documents, hard_negatives=1)
     assert {p.label for p in pairs} == {0, 1} and all(p.group.endswith(".md") for p in pairs)

@@ -81,7 +81,7 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     retriever output (the benchmark reports every slice)."""
     import numpy as np
 
-    from crag.backends.embeddings import MiniLMEmbeddings
+    from crag.backends.embeddings import LocalEmbeddings
     from crag.core.passages import titled
     from crag.evaluator_model.evaluation import classification_metrics
     from crag.experiments.relevance import bio_slices
@@ -93,7 +93,7 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     labels = [p.label for p in pairs]
     scorer = load_scorer(DEFAULT_CHECKPOINT)
     scores = scorer.score([(p.question, titled(p.passage, p.title)) for p in pairs])
-    embedder = MiniLMEmbeddings()  # the retriever's own embedder: the base model's zero-shot cosine
+    embedder = LocalEmbeddings()  # the retriever's own embedder: the base model's zero-shot cosine
     q = np.asarray(embedder.embed_documents([p.question for p in pairs]))
     d = np.asarray(embedder.embed_documents([titled(p.passage, p.title) for p in pairs]))
     cosine = np.sum(q * d, axis=1).tolist()
