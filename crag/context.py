@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import default_chroma_dir, default_collection
+from crag.backends.user_web import is_user_backend
 from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import Mode as RefineMode
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
@@ -29,8 +30,8 @@ class Context:
     """Settings for one run of the CRAG graph.
 
     `evaluator`, `chat_model`, `rewrite_model` and `web_backend` take a name or path, or a ready
-    object (a Runnable scorer, a chat model, an object with `.search(query, k)`): that is how an
-    application, or a test, injects its own models and backends.
+    object (a Runnable scorer, a chat model; an object with `.search(query, k)`, a LangChain
+    retriever or search tool): that is how an application, or a test, injects its own models and backends.
     """
 
     evaluator: str | None = field(
@@ -130,7 +131,7 @@ class Context:
             raise ValueError("web_timeout must be positive")
         if self.refine_mode not in get_args(RefineMode):
             raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose {' or '.join(get_args(RefineMode))}")
-        if not hasattr(self.web_backend, "search") and self.web_backend not in get_args(WebBackend):
+        if not is_user_backend(self.web_backend) and self.web_backend not in get_args(WebBackend):
             raise ValueError(f"unknown web_backend {self.web_backend!r}; choose {' or '.join(get_args(WebBackend))}")
         if self.generate_prompt not in GENERATE_PROMPTS:
             raise ValueError(

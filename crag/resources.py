@@ -17,7 +17,7 @@ from crag.backends.fetch import fetch_all
 from crag.backends.llm import chat_model
 from crag.backends.retrieval import open_existing
 from crag.backends.retrieval import retrieve as search
-from crag.backends.user_web import search_custom
+from crag.backends.user_web import is_user_backend, search_custom
 from crag.backends.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
 from crag.backends.web import prefer_wikipedia, search_web
 from crag.context import Context
@@ -59,7 +59,7 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
 
 def web_search(ctx: Context, query: str) -> list[Document]:
     """The web's passages for `query` (`crag.core.passages`), Wikipedia first; raises `WebSearchError`."""
-    if hasattr(ctx.web_backend, "search"):
+    if is_user_backend(ctx.web_backend):
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(query, backend=ctx.web_backend, k=ctx.web_k, local_index=ctx.web_index, timeout=ctx.web_timeout)
 

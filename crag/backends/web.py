@@ -154,7 +154,7 @@ def clear_index_cache() -> None:
 # ---------------------------------------------------------------------------------------------
 # Tavily
 
-_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
+TAVILY_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
 
 
@@ -214,7 +214,7 @@ def parse_tavily_output(output: Any) -> list[Document]:
             with contextlib.suppress(json.JSONDecodeError):
                 output = json.loads(output)
     if isinstance(output, str):
-        if output.startswith(_NO_RESULTS):
+        if output.startswith(TAVILY_NO_RESULTS):
             return []
         _raise_error(output)
     if not isinstance(output, dict):
