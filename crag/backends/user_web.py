@@ -19,7 +19,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
 
-from crag.backends.web import TAVILY_NO_RESULTS, WebSearchError, call_with_timeout
+from crag.backends.web import TAVILY_NO_RESULTS
+from crag.backends.web_base import WebSearchError, call_with_timeout
 from crag.core.passages import passage
 
 _TEXT_KEYS = ("text", "content", "snippet", "page_content", "body")
