@@ -1,9 +1,11 @@
-"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, or Tavily.
+"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, Tavily,
+and the dispatch to every engine by name.
 
 The paper searches the web with a rewritten keyword query, prefers Wikipedia results, fetches
 the pages and splits them into paragraphs that the evaluator then refines. This module does the
-searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); the page fetching
-lives in `crag.backends.fetch`. Every backend failure is a `WebSearchError`
+searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); Wikipedia's and
+SearxNG's APIs have modules of their own (`crag.backends.wikipedia`, `crag.backends.searxng`), and
+the page fetching lives in `crag.backends.fetch`. Every backend failure is a `WebSearchError`
 (`crag.backends.web_base`, re-exported here), so the node can fall back to its internal knowledge
 with one `except`.
 
@@ -28,15 +30,18 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
+from crag.backends.searxng import SearxngSearch
 from crag.backends.web_base import TransientWebSearchError as TransientWebSearchError
 from crag.backends.web_base import WebSearchError as WebSearchError
 from crag.backends.web_base import call_with_timeout, retry_transient
+from crag.backends.wikipedia import DEFAULT_API_URL as WIKIPEDIA_API_URL
+from crag.backends.wikipedia import WikipediaSearch
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
 from crag.core.jsonl import read_objects
 from crag.core.passages import passage, source_of, title_of
 
-BACKENDS = ("local", "tavily")
+BACKENDS = ("local", "tavily", "wikipedia", "searxng")
 WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engines
 
 
@@ -278,10 +283,15 @@ def search_web(
     k: int = 5,
     local_index: str | Path | None = None,
     timeout: float = 10.0,
+    wikipedia_url: str = WIKIPEDIA_API_URL,
+    searxng_url: str | None = None,
 ) -> list[Document]:
-    """Search with `backend` ("local": BM25 over `local_index`; "tavily": the web), Wikipedia first.
+    """Search with `backend`, Wikipedia first: "local" (BM25 over `local_index`), "tavily" (the web,
+    TAVILY_API_KEY), "wikipedia" (the MediaWiki API at `wikipedia_url`) or "searxng" (the SearxNG
+    instance at `searxng_url`).
 
-    Real web engines get the paper's "Wikipedia, " query prefix; the local index does not need it.
+    General web engines (tavily, searxng) get the paper's "Wikipedia, " query prefix; the local
+    index and Wikipedia itself do not need it.
     """
     if backend == "local":
         if local_index is None:
@@ -289,6 +299,12 @@ def search_web(
         results = LocalSearch(local_index).search(query, k)
     elif backend == "tavily":
         results = TavilyWebSearch(timeout=timeout).search(WIKI_PREFIX + query, k)
+    elif backend == "wikipedia":
+        results = WikipediaSearch(wikipedia_url, timeout=timeout).search(query, k)
+    elif backend == "searxng":
+        if not searxng_url:
+            raise ValueError("the searxng web backend needs searxng_url (a SearxNG instance's URL)")
+        results = SearxngSearch(searxng_url, timeout=timeout).search(WIKI_PREFIX + query, k)
     else:
         raise ValueError(f"unknown web backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     return prefer_wikipedia(results)

@@ -1,5 +1,5 @@
 """What every web backend shares: its two error types, a deadline for calls that have none of their
-own, and the one retry on a transient failure.
+own, the one retry on a transient failure, and the check of a configured search API's URL.
 
 A module of its own, below the engines (`web`, `wikipedia`, `searxng`), the page fetcher (`fetch`)
 and a user's backend (`user_web`): the engines download through the fetcher, `web.search_web`
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import tenacity
 
@@ -64,3 +65,15 @@ def retry_transient(fn: Callable[..., T], *args: Any, wait: float) -> T:
         reraise=True,
     )
     return retrying(fn, *args)
+
+
+def check_api_url(url: str, setting: str) -> str:
+    """`url` (stripped) when it is an http(s) URL with a host and no credentials, else a ValueError
+    naming the `setting` it came from: a search API's address is checked once, when it is configured."""
+    url = url.strip()
+    parts = urlsplit(url)
+    if "@" in parts.netloc:  # said without the URL: it holds a password
+        raise ValueError(f"{setting} must not hold credentials")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{setting} must be an http or https URL with a host, got {url!r}")
+    return url
