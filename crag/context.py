@@ -14,11 +14,14 @@ from typing import Any, Literal, get_args
 from crag.backends.embeddings import EMBEDDINGS_HELP, default_embeddings
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import default_chroma_dir, default_collection
+from crag.backends.user_web import is_user_backend
+from crag.backends.web_base import check_api_url
+from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
 from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import Mode as RefineMode
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
 
-WebBackend = Literal["local", "tavily", "none"]
+WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
 
 
 def _env(name: str, default: str | None) -> str | None:
@@ -30,9 +33,10 @@ class Context:
     """Settings for one run of the CRAG graph.
 
     `evaluator`, `chat_model`, `rewrite_model`, `embeddings` and `web_backend` take a name or path,
-    or a ready object (a Runnable scorer, a chat model, LangChain `Embeddings`, an object with
-    `.search(query, k)`), and `retriever` takes any LangChain retriever or vector store: that is
-    how an application, or a test, injects its own models and backends.
+    or a ready object (a Runnable scorer, a chat model, LangChain `Embeddings`; for the web, an
+    object with `.search(query, k)`, a LangChain retriever or search tool), and `retriever` takes
+    any LangChain retriever or vector store: that is how an application, or a test, injects its
+    own models and backends.
     """
 
     evaluator: str | None = field(
@@ -87,13 +91,24 @@ class Context:
     web_backend: WebBackend | None = field(
         default_factory=lambda: _env("CRAG_WEB_BACKEND", None) or None,  # type: ignore[return-value]
         metadata={
-            "description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY) or 'none' (no web: "
+            "description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY), 'wikipedia' (the "
+            "MediaWiki API at wikipedia_url), 'searxng' (the instance at searxng_url) or 'none' (no web: "
             "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'."
         },
     )
     web_index: str | None = field(
         default_factory=lambda: _env("CRAG_WEB_INDEX", None) or None,
         metadata={"description": "JSONL {title, text} corpus searched by the local web backend (required by it)."},
+    )
+    wikipedia_url: str = field(
+        default_factory=lambda: _env("CRAG_WIKIPEDIA_URL", None) or DEFAULT_WIKIPEDIA_URL,
+        metadata={
+            "description": "MediaWiki API of the wikipedia web backend (another language's or a private wiki's)."
+        },
+    )
+    searxng_url: str | None = field(
+        default_factory=lambda: _env("CRAG_SEARXNG_URL", None) or None,
+        metadata={"description": "SearxNG instance searched by the searxng web backend (required by it)."},
     )
     answer_without_knowledge: bool = field(
         default=False,
@@ -139,7 +154,7 @@ class Context:
             raise ValueError("web_timeout must be positive")
         if self.refine_mode not in get_args(RefineMode):
             raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose {' or '.join(get_args(RefineMode))}")
-        if not hasattr(self.web_backend, "search") and self.web_backend not in get_args(WebBackend):
+        if not is_user_backend(self.web_backend) and self.web_backend not in get_args(WebBackend):
             raise ValueError(f"unknown web_backend {self.web_backend!r}; choose {' or '.join(get_args(WebBackend))}")
         if self.generate_prompt not in GENERATE_PROMPTS:
             raise ValueError(
@@ -160,6 +175,16 @@ class Context:
                 "the local web backend needs web_index (a JSONL file of {title, text} records); "
                 "set it, or CRAG_WEB_INDEX, or choose web_backend 'tavily' or 'none'"
             )
+        # the chosen engine's URL is checked now, rather than failing every run's search
+        if self.web_backend == "wikipedia":
+            self.wikipedia_url = check_api_url(self.wikipedia_url, "wikipedia_url")
+        if self.web_backend == "searxng":
+            if not self.searxng_url:
+                raise ValueError(
+                    "the searxng web backend needs searxng_url (a SearxNG instance, e.g. http://127.0.0.1:8888); "
+                    "set it, or CRAG_SEARXNG_URL"
+                )
+            self.searxng_url = check_api_url(self.searxng_url, "searxng_url")
 
     @classmethod
     def default(cls, name: str) -> Any:

@@ -18,9 +18,10 @@ from crag.backends.fetch import fetch_all
 from crag.backends.llm import chat_model
 from crag.backends.retrieval import open_existing
 from crag.backends.retrieval import retrieve as search
-from crag.backends.user_web import search_custom
+from crag.backends.user_web import is_user_backend, search_custom
 from crag.backends.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
 from crag.backends.web import prefer_wikipedia, search_web
+from crag.backends.wikipedia import WikipediaSearch
 from crag.context import Context
 from crag.core.thresholds import PRESETS, Thresholds
 from crag.evaluator_model.runnable import RetrievalEvaluator
@@ -69,14 +70,27 @@ def knowledge_store(ctx: Context) -> VectorStore:
 
 def web_search(ctx: Context, query: str) -> list[Document]:
     """The web's passages for `query` (`crag.core.passages`), Wikipedia first; raises `WebSearchError`."""
-    if hasattr(ctx.web_backend, "search"):
+    if is_user_backend(ctx.web_backend):
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
-    return search_web(query, backend=ctx.web_backend, k=ctx.web_k, local_index=ctx.web_index, timeout=ctx.web_timeout)
+    return search_web(
+        query,
+        backend=ctx.web_backend,
+        k=ctx.web_k,
+        local_index=ctx.web_index,
+        timeout=ctx.web_timeout,
+        wikipedia_url=ctx.wikipedia_url,
+        searxng_url=ctx.searxng_url,
+    )
 
 
 def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], list[str]]:
     """The web results' pages as titled paragraphs, within the context's time and address limits:
-    (passages, "URL: why" errors). Never raises for a page: its search snippet stands in."""
+    (passages, "URL: why" errors). Never raises for a page: its search snippet stands in.
+
+    The wikipedia backend's hits are read as plain text through the wiki's API, not downloaded as
+    HTML (`WikipediaSearch.pages`); every other backend's go through the page fetcher."""
+    if ctx.web_backend == "wikipedia":
+        return WikipediaSearch(ctx.wikipedia_url, timeout=ctx.web_timeout).pages(results)
     return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
 
 

@@ -11,6 +11,11 @@ timeouts are per read, so a server sending one header byte every half second nev
 the download is therefore async and runs under `asyncio.timeout`, whose cancellation stops it
 wherever it waits.
 
+The same download, with the same rules and deadline, fetches the JSON answers of the web-search
+APIs (`fetch_json`). Its failures tell apart the ones worth a retry (`TransientWebSearchError`: a
+timeout, a dropped connection, HTTP 408, 429 or 5xx), which the search backends retry once;
+`fetch_all` retries nothing, as a page that fails has its search snippet to stand in for it.
+
 Every paragraph becomes a passage (`crag.core.passages`): a `Document` whose text is
 `titled(paragraph, title)`, i.e. "Title: paragraph" as the paper's page loader writes it (the
 evaluator and the generator see web paragraphs with their title in the text, as they always have),
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import re
 import socket
 from collections.abc import Coroutine
@@ -31,13 +37,16 @@ from urllib.parse import urlsplit
 import httpx
 from langchain_core.documents import Document
 
-from crag.backends.web import WebSearchError
+from crag.backends.web_base import TransientWebSearchError, WebSearchError
 from crag.core.passages import passage, source_of, title_of, titled
 
 MAX_REDIRECTS = 5
 MIN_WORDS = 10  # shorter lines are menus, captions and buttons, not knowledge
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain",)
+PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accepts: (media types, their name in errors)
+JSON_TYPES = (("application/json",), "JSON")
+MAX_BYTES = 2_000_000  # the largest page or API answer read
 USER_AGENT = "crag/0.1 (corrective RAG page fetcher)"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -102,10 +111,16 @@ def _parse(url: str) -> httpx.URL:
 
 
 async def _download(
-    client: httpx.AsyncClient, url: str, *, timeout: float, max_bytes: int, allow_private: bool
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    timeout: float,
+    max_bytes: int,
+    allow_private: bool,
+    accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
 ) -> tuple[bytes, str, str | None, httpx.URL]:
-    """(body, media type, charset, final URL), following at most MAX_REDIRECTS checked redirects,
-    all within `timeout` seconds."""
+    """(body, media type, charset, final URL) of a response of a media type in `accept`, following at
+    most MAX_REDIRECTS checked redirects, all within `timeout` seconds."""
     current = _parse(url)
     try:
         async with asyncio.timeout(timeout):
@@ -132,23 +147,30 @@ async def _download(
                                 )
                             current = _parse(str(current.join(location)))
                             continue
-                        return (*await _read(response, current, max_bytes), current)
+                        return (*await _read(response, current, max_bytes, accept), current)
                     finally:
                         await response.aclose()
+                except httpx.TransportError as exc:  # refused, reset or dropped: worth a retry
+                    raise TransientWebSearchError(f"cannot fetch {current}: {exc}") from exc
                 except httpx.HTTPError as exc:
                     raise WebSearchError(f"cannot fetch {current}: {exc}") from exc
             raise WebSearchError(f"too many redirects from {url} (more than {MAX_REDIRECTS})")
     except TimeoutError:
-        raise WebSearchError(f"timed out after {timeout:g} s fetching {current}") from None
+        raise TransientWebSearchError(f"timed out after {timeout:g} s fetching {current}") from None
 
 
-async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> tuple[bytes, str, str | None]:
-    """(body, media type, charset) of a successful HTML or text response, the body under the byte cap."""
+async def _read(
+    response: httpx.Response, url: httpx.URL, max_bytes: int, accept: tuple[tuple[str, ...], str]
+) -> tuple[bytes, str, str | None]:
+    """(body, media type, charset) of a successful response of an accepted type, the body under the byte cap."""
     if not response.is_success:
-        raise WebSearchError(f"{url} answered HTTP {response.status_code}")
+        status = response.status_code
+        kind = TransientWebSearchError if status in (408, 429) or status >= 500 else WebSearchError
+        raise kind(f"{url} answered HTTP {status}")
     media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media_type not in HTML_TYPES + TEXT_TYPES:
-        raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not HTML or text")
+    types, name = accept
+    if media_type not in types:
+        raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not {name}")
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise WebSearchError(f"refusing {url}: {declared} bytes is over the {max_bytes}-byte cap")
@@ -212,6 +234,7 @@ async def _fetch_pages(
     allow_private: bool,
     max_workers: int,
     client: httpx.AsyncClient | None,
+    accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
     """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
@@ -222,7 +245,9 @@ async def _fetch_pages(
     async def one(url: str):
         async with slots:
             try:
-                return await _download(shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private)
+                return await _download(
+                    shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, accept=accept
+                )
             except Exception as exc:  # handed back, so one page never sinks the others
                 return exc
 
@@ -245,6 +270,64 @@ def _paragraph(text: str, title: str, url: str) -> Document:
     return passage(titled(text, title), title=title, source=url)
 
 
+def text_passages(text: str, title: str, url: str) -> list[Document]:
+    """A page's plain text (a line per paragraph) as the passages `fetch_all` makes of a page: its
+    paragraphs of MIN_WORDS+ words, titled; a text with none (a stub article) is one passage whole."""
+    if paragraphs := _split(text, r"\n"):
+        return [_paragraph(p, title, url) for p in paragraphs]
+    return [_paragraph(" ".join(text.split()), title, url)] if text.strip() else []
+
+
+def fetch_json(
+    urls: list[str],
+    *,
+    timeout: float,
+    max_bytes: int = MAX_BYTES,
+    allow_private: bool = False,
+    max_workers: int = 4,
+) -> list[Any]:
+    """Each URL's JSON answer, or the `WebSearchError` that stopped it, handed back rather than raised
+    so one failed request does not lose the others; at most `max_workers` at once.
+
+    Every request goes through the page download: the same deadline, byte cap, redirect limit,
+    User-Agent and address check (skipped with `allow_private`), and only a JSON media type is read.
+    """
+    if not urls:
+        return []
+    downloads = _run(
+        _fetch_pages(
+            urls,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            allow_private=allow_private,
+            max_workers=max_workers,
+            client=None,
+            accept=JSON_TYPES,
+        )
+    )
+    answers: list[Any] = []
+    for url, download in zip(urls, downloads):
+        if isinstance(download, WebSearchError):
+            answers.append(download)
+        elif isinstance(download, Exception):  # anything else the download raised: still one error type
+            answers.append(WebSearchError(f"cannot fetch {url}: {type(download).__name__}: {download}"))
+        else:
+            body, _, _, final = download
+            try:
+                answers.append(json.loads(body))  # JSON is UTF-8 (RFC 8259); bytes also decode UTF-16/32
+            except ValueError as exc:
+                answers.append(WebSearchError(f"{final} answered malformed JSON: {exc}"))
+    return answers
+
+
+def get_json(url: str, *, timeout: float, max_bytes: int = MAX_BYTES, allow_private: bool = False) -> Any:
+    """`url`'s JSON answer under the fetcher's rules (see `fetch_json`); raises `WebSearchError`."""
+    [answer] = fetch_json([url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private)
+    if isinstance(answer, WebSearchError):
+        raise answer
+    return answer
+
+
 def _without_credentials(url: str) -> str:
     """`url` as errors show it: a password in a search hit's URL must not reach `web_error`."""
     parts = urlsplit(url)
@@ -262,7 +345,7 @@ def fetch_all(
     results: list[Document],
     *,
     timeout: float = 10.0,
-    max_bytes: int = 2_000_000,
+    max_bytes: int = MAX_BYTES,
     allow_private: bool = False,
     max_workers: int = 8,
     client: httpx.AsyncClient | None = None,

@@ -1,10 +1,13 @@
-"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, or Tavily.
+"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, Tavily,
+and the dispatch to every engine by name.
 
 The paper searches the web with a rewritten keyword query, prefers Wikipedia results, fetches
 the pages and splits them into paragraphs that the evaluator then refines. This module does the
-searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); the page fetching
-lives in `crag.backends.fetch`. Every backend failure is a `WebSearchError`, so the node can fall
-back to its internal knowledge with one `except`.
+searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); Wikipedia's and
+SearxNG's APIs have modules of their own (`crag.backends.wikipedia`, `crag.backends.searxng`), and
+the page fetching lives in `crag.backends.fetch`. Every backend failure is a `WebSearchError`
+(`crag.backends.web_base`, re-exported here), so the node can fall back to its internal knowledge
+with one `except`.
 
 A hit is a passage (`crag.core.passages`): a `Document` whose text is the engine's snippet (or the
 whole record text for local hits), with metadata `title` and `source` (the URL), so that fetching
@@ -18,34 +21,28 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
 import numpy as np
-import tenacity
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
+from crag.backends.searxng import SearxngSearch
+from crag.backends.web_base import TransientWebSearchError as TransientWebSearchError
+from crag.backends.web_base import WebSearchError as WebSearchError
+from crag.backends.web_base import call_with_timeout, retry_transient
+from crag.backends.wikipedia import DEFAULT_API_URL as WIKIPEDIA_API_URL
+from crag.backends.wikipedia import WikipediaSearch
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
 from crag.core.jsonl import read_objects
 from crag.core.passages import passage, source_of, title_of
 
-BACKENDS = ("local", "tavily")
+BACKENDS = ("local", "tavily", "wikipedia", "searxng")
 WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engines
-
-
-class WebSearchError(RuntimeError):
-    """A web search or page fetch that failed; the message says why."""
-
-
-class TransientWebSearchError(WebSearchError):
-    """A failure worth one retry: a timeout, a dropped connection, HTTP 429 or 5xx."""
 
 
 class LocalIndexError(WebSearchError, ValueError):
@@ -154,31 +151,8 @@ def clear_index_cache() -> None:
 # ---------------------------------------------------------------------------------------------
 # Tavily
 
-_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
+TAVILY_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
-
-
-def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str = "Tavily search") -> Any:
-    """Run `fn` in a daemon thread and wait at most `timeout` seconds.
-
-    Tavily's wrapper calls `requests.post` with no timeout (and a user's backend may have none), so
-    it cannot be cancelled; a daemon thread (not a ThreadPoolExecutor, whose workers are joined at
-    exit) lets a hung request be abandoned without keeping the process alive.
-    """
-    future: Future = Future()
-
-    def run() -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # handed to the caller
-                future.set_exception(exc)
-
-    threading.Thread(target=run, name="crag-web-search", daemon=True).start()
-    try:
-        return future.result(timeout=timeout)
-    except FutureTimeout:
-        raise TransientWebSearchError(f"{what} timed out after {timeout:g} s") from None
 
 
 def _is_transient(error: Any) -> bool:
@@ -214,7 +188,7 @@ def parse_tavily_output(output: Any) -> list[Document]:
             with contextlib.suppress(json.JSONDecodeError):
                 output = json.loads(output)
     if isinstance(output, str):
-        if output.startswith(_NO_RESULTS):
+        if output.startswith(TAVILY_NO_RESULTS):
             return []
         _raise_error(output)
     if not isinstance(output, dict):
@@ -272,7 +246,7 @@ class TavilyWebSearch:
     def _search_once(self, query: str, k: int) -> list[Document]:
         try:
             tool = self._tool(k)
-            output = call_with_timeout(lambda: tool.invoke({"query": query}), self.timeout)
+            output = call_with_timeout(lambda: tool.invoke({"query": query}), self.timeout, "Tavily search")
         except WebSearchError:
             raise
         except Exception as exc:  # validation errors, unhandled tool exceptions
@@ -285,13 +259,7 @@ class TavilyWebSearch:
             raise ValueError(f"k must be at least 1, got {k}")
         if not query.strip():
             raise ValueError("the search query is empty")
-        retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(2),
-            wait=tenacity.wait_fixed(self.retry_wait),
-            retry=tenacity.retry_if_exception_type(TransientWebSearchError),
-            reraise=True,
-        )
-        return retrying(self._search_once, query, k)
+        return retry_transient(self._search_once, query, k, wait=self.retry_wait)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,10 +283,15 @@ def search_web(
     k: int = 5,
     local_index: str | Path | None = None,
     timeout: float = 10.0,
+    wikipedia_url: str = WIKIPEDIA_API_URL,
+    searxng_url: str | None = None,
 ) -> list[Document]:
-    """Search with `backend` ("local": BM25 over `local_index`; "tavily": the web), Wikipedia first.
+    """Search with `backend`, Wikipedia first: "local" (BM25 over `local_index`), "tavily" (the web,
+    TAVILY_API_KEY), "wikipedia" (the MediaWiki API at `wikipedia_url`) or "searxng" (the SearxNG
+    instance at `searxng_url`).
 
-    Real web engines get the paper's "Wikipedia, " query prefix; the local index does not need it.
+    General web engines (tavily, searxng) get the paper's "Wikipedia, " query prefix; the local
+    index and Wikipedia itself do not need it.
     """
     if backend == "local":
         if local_index is None:
@@ -326,6 +299,12 @@ def search_web(
         results = LocalSearch(local_index).search(query, k)
     elif backend == "tavily":
         results = TavilyWebSearch(timeout=timeout).search(WIKI_PREFIX + query, k)
+    elif backend == "wikipedia":
+        results = WikipediaSearch(wikipedia_url, timeout=timeout).search(query, k)
+    elif backend == "searxng":
+        if not searxng_url:
+            raise ValueError("the searxng web backend needs searxng_url (a SearxNG instance's URL)")
+        results = SearxngSearch(searxng_url, timeout=timeout).search(WIKI_PREFIX + query, k)
     else:
         raise ValueError(f"unknown web backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     return prefer_wikipedia(results)

@@ -13,6 +13,7 @@ import typer
 from crag.backends.embeddings import EMBEDDINGS_HELP
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
+from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
 
 
 def error_line(message: str) -> None:
@@ -40,11 +41,23 @@ ChatModel = Annotated[str | None, typer.Option(help=f"{CHAT_MODEL_HELP} (default
 WebBackend = Annotated[
     str | None,
     typer.Option(
-        help="'local' (needs --web-index), 'tavily' or 'none' (default $CRAG_WEB_BACKEND; else local if a web "
-        "index is set, else none)."
+        help="'local' (needs --web-index), 'tavily', 'wikipedia', 'searxng' (needs --searxng-url) or 'none' "
+        "(default $CRAG_WEB_BACKEND; else local if a web index is set, else none)."
     ),
 ]
 WebIndex = Annotated[str | None, typer.Option(help="JSONL corpus of the local web backend (default $CRAG_WEB_INDEX).")]
+WikipediaUrl = Annotated[
+    str | None,
+    typer.Option(
+        help=f"MediaWiki API of the wikipedia web backend (default $CRAG_WIKIPEDIA_URL or {DEFAULT_WIKIPEDIA_URL})."
+    ),
+]
+SearxngUrl = Annotated[
+    str | None,
+    typer.Option(
+        help="SearxNG instance of the searxng web backend, e.g. http://127.0.0.1:8888 (default $CRAG_SEARXNG_URL)."
+    ),
+]
 
 
 def quiet_transformers() -> None:

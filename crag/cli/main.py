@@ -16,8 +16,10 @@ from crag.cli.common import (
     Collection,
     Embeddings,
     Evaluator,
+    SearxngUrl,
     WebBackend,
     WebIndex,
+    WikipediaUrl,
     error_line,
     fail,
     quiet_transformers,
@@ -215,6 +217,8 @@ def ask_cmd(
     chat_model: ChatModel = None,
     web_backend: WebBackend = None,
     web_index: WebIndex = None,
+    wikipedia_url: WikipediaUrl = None,
+    searxng_url: SearxngUrl = None,
     answer_without_knowledge: Annotated[
         bool | None,
         typer.Option(
@@ -243,6 +247,8 @@ def ask_cmd(
         "answer_without_knowledge": answer_without_knowledge,
         "web_backend": web_backend,
         "web_index": web_index,
+        "wikipedia_url": wikipedia_url,
+        "searxng_url": searxng_url,
         "chroma_dir": chroma_dir,
         "chroma_url": chroma_url,
         "collection": collection,

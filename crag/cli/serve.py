@@ -15,8 +15,10 @@ from crag.cli.common import (
     Collection,
     Embeddings,
     Evaluator,
+    SearxngUrl,
     WebBackend,
     WebIndex,
+    WikipediaUrl,
     fail,
     quiet_transformers,
 )
@@ -56,6 +58,8 @@ def serve_cmd(
     chat_model: ChatModel = None,
     web_backend: WebBackend = None,
     web_index: WebIndex = None,
+    wikipedia_url: WikipediaUrl = None,
+    searxng_url: SearxngUrl = None,
     threads_db: Annotated[
         str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
     ] = None,
@@ -109,6 +113,8 @@ def serve_cmd(
             "chat_model": chat_model,
             "web_backend": web_backend,
             "web_index": web_index,
+            "wikipedia_url": wikipedia_url,
+            "searxng_url": searxng_url,
         }.items()
         if value
     }

@@ -43,7 +43,8 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "refine_mode": (RefineMode, "How documents are cut into strips."),
     "web_backend": (
         WebBackend,
-        "'local' (the server's index, if it has one), 'tavily' (needs the server's TAVILY_API_KEY) or 'none'.",
+        "'local' (the server's index, if it has one), 'tavily' (needs the server's TAVILY_API_KEY), 'wikipedia' "
+        "(the server's wikipedia_url), 'searxng' (the server's searxng_url, if it has one) or 'none'.",
     ),
     "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
     "rewrite": (bool, "Rewrite the question into keywords before searching the web."),

@@ -1,0 +1,79 @@
+"""What every web backend shares: its two error types, a deadline for calls that have none of their
+own, the one retry on a transient failure, and the check of a configured search API's URL.
+
+A module of its own, below the engines (`web`, `wikipedia`, `searxng`), the page fetcher (`fetch`)
+and a user's backend (`user_web`): the engines download through the fetcher, `web.search_web`
+dispatches to the engines, and all of them raise these errors, so none of them could hold them
+without an import cycle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import tenacity
+
+T = TypeVar("T")
+
+
+class WebSearchError(RuntimeError):
+    """A web search or page fetch that failed; the message says why."""
+
+
+class TransientWebSearchError(WebSearchError):
+    """A failure worth one retry: a timeout, a dropped connection, HTTP 408, 429 or 5xx."""
+
+
+def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Run `fn` in a daemon thread and wait at most `timeout` seconds.
+
+    Tavily's wrapper calls `requests.post` with no timeout (and a user's backend may have none), so
+    it cannot be cancelled; a daemon thread (not a ThreadPoolExecutor, whose workers are joined at
+    exit) lets a hung request be abandoned without keeping the process alive.
+    """
+    future: Future = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to the caller
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="crag-web-search", daemon=True).start()
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        raise TransientWebSearchError(f"{what} timed out after {timeout:g} s") from None
+
+
+def retry_transient(fn: Callable[..., T], *args: Any, wait: float) -> T:
+    """`fn(*args)`, called once more after `wait` seconds if it raised `TransientWebSearchError`.
+
+    One retry, not more: the search runs inside a user's question, and a second failure in a row
+    says the engine is down rather than unlucky (the node then answers from what it has).
+    """
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(2),
+        wait=tenacity.wait_fixed(wait),
+        retry=tenacity.retry_if_exception_type(TransientWebSearchError),
+        reraise=True,
+    )
+    return retrying(fn, *args)
+
+
+def check_api_url(url: str, setting: str) -> str:
+    """`url` (stripped) when it is an http(s) URL with a host and no credentials, else a ValueError
+    naming the `setting` it came from: a search API's address is checked once, when it is configured."""
+    url = url.strip()
+    parts = urlsplit(url)
+    if "@" in parts.netloc:  # said without the URL: it holds a password
+        raise ValueError(f"{setting} must not hold credentials")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{setting} must be an http or https URL with a host, got {url!r}")
+    return url
