@@ -173,7 +173,7 @@ class Context:
         if self.web_backend == "local" and not self.web_index:
             raise ValueError(
                 "the local web backend needs web_index (a JSONL file of {title, text} records); "
-                "set it, or CRAG_WEB_INDEX, or choose web_backend 'tavily' or 'none'"
+                "set it, or CRAG_WEB_INDEX, or choose web_backend 'wikipedia', 'tavily' or 'none'"
             )
         # the chosen engine's URL is checked now, rather than failing every run's search
         if self.web_backend == "wikipedia":

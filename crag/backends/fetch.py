@@ -38,6 +38,7 @@ import httpx
 from langchain_core.documents import Document
 
 from crag.backends.web_base import TransientWebSearchError, WebSearchError
+from crag.core.extras import DISTRIBUTION
 from crag.core.passages import passage, source_of, title_of, titled
 
 MAX_REDIRECTS = 5
@@ -47,7 +48,8 @@ TEXT_TYPES = ("text/plain",)
 PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accepts: (media types, their name in errors)
 JSON_TYPES = (("application/json",), "JSON")
 MAX_BYTES = 2_000_000  # the largest page or API answer read
-USER_AGENT = "crag/0.1 (corrective RAG page fetcher)"
+# Wikimedia's policy asks clients to say who they are and how to reach their makers
+USER_AGENT = f"{DISTRIBUTION} (corrective RAG page fetcher; +https://pypi.org/project/{DISTRIBUTION}/)"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 T = TypeVar("T")
