@@ -33,11 +33,15 @@ def _named(paths: tuple[str, ...], limit: int = 5) -> str:
     return ", ".join(paths[:limit]) + more
 
 
+def _warn(message: str) -> None:
+    typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
+
+
 def ingest_cmd(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Files or folders: .txt, .md, .html/.htm, .jsonl ({title, text} lines).", show_default=False
+            help="Files or folders: .txt, .md, .html/.htm, .pdf, .jsonl ({title, text} lines).", show_default=False
         ),
     ],
     chroma_dir: ChromaDir = None,
@@ -76,4 +80,11 @@ def ingest_cmd(
             f"(supported: {', '.join(SUFFIXES)})"
         )
     for file in report.binary_files:
-        typer.secho(f"warning: skipped {file}: it is binary, not text", fg=typer.colors.YELLOW, err=True)
+        _warn(f"skipped {file}: it is binary, not text")
+    for file in report.unreadable_files:  # "path: why"
+        _warn(f"skipped {file}")
+    if report.empty_pages:
+        _warn(
+            f"skipped {len(report.empty_pages)} PDF pages without text (blank, or scanned: OCR them first): "
+            f"{_named(report.empty_pages)}"
+        )
