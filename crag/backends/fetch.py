@@ -4,7 +4,8 @@ The URLs come from a search engine, i.e. from strangers, so fetching is an SSRF 
 http(s) without credentials, every address a host resolves to must be public (checked again on
 each redirect hop, which is why redirects are followed by hand), and the connection goes to the
 very address that was checked (so DNS cannot answer differently the second time). Bodies are
-streamed under a byte cap, and only HTML or plain text is read.
+streamed under a byte cap, and only HTML or plain text is read (and PDF by `download_all` when asked:
+`crag ingest` reads the PDFs of a URL list).
 
 The deadline bounds the whole fetch: DNS, connect, headers, body and every redirect. httpx's
 timeouts are per read, so a server sending one header byte every half second never trips them;
@@ -23,8 +24,9 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -38,6 +40,7 @@ MAX_REDIRECTS = 5
 MIN_WORDS = 10  # shorter lines are menus, captions and buttons, not knowledge
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain",)
+PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits
 USER_AGENT = "crag/0.1 (corrective RAG page fetcher)"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -102,7 +105,7 @@ def _parse(url: str) -> httpx.URL:
 
 
 async def _download(
-    client: httpx.AsyncClient, url: str, *, timeout: float, max_bytes: int, allow_private: bool
+    client: httpx.AsyncClient, url: str, *, timeout: float, max_bytes: int, allow_private: bool, pdf: bool = False
 ) -> tuple[bytes, str, str | None, httpx.URL]:
     """(body, media type, charset, final URL), following at most MAX_REDIRECTS checked redirects,
     all within `timeout` seconds."""
@@ -132,7 +135,7 @@ async def _download(
                                 )
                             current = _parse(str(current.join(location)))
                             continue
-                        return (*await _read(response, current, max_bytes), current)
+                        return (*await _read(response, current, max_bytes, pdf), current)
                     finally:
                         await response.aclose()
                 except httpx.HTTPError as exc:
@@ -142,13 +145,17 @@ async def _download(
         raise WebSearchError(f"timed out after {timeout:g} s fetching {current}") from None
 
 
-async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> tuple[bytes, str, str | None]:
-    """(body, media type, charset) of a successful HTML or text response, the body under the byte cap."""
+async def _read(
+    response: httpx.Response, url: httpx.URL, max_bytes: int, pdf: bool = False
+) -> tuple[bytes, str, str | None]:
+    """(body, media type, charset) of a successful HTML or text (or, if `pdf`, PDF) response, the body
+    under the byte cap."""
     if not response.is_success:
         raise WebSearchError(f"{url} answered HTTP {response.status_code}")
     media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media_type not in HTML_TYPES + TEXT_TYPES:
-        raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not HTML or text")
+    if media_type not in HTML_TYPES + TEXT_TYPES + (PDF_TYPES if pdf else ()):
+        kinds = "HTML, text or PDF" if pdf else "HTML or text"
+        raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not {kinds}")
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise WebSearchError(f"refusing {url}: {declared} bytes is over the {max_bytes}-byte cap")
@@ -212,8 +219,11 @@ async def _fetch_pages(
     allow_private: bool,
     max_workers: int,
     client: httpx.AsyncClient | None,
+    pdf: bool = False,
+    on_done: Callable[[], object] | None = None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
-    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it
+    (`on_done` is called as each one ends, for a progress bar)."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     slots = asyncio.Semaphore(max_workers)
@@ -222,9 +232,14 @@ async def _fetch_pages(
     async def one(url: str):
         async with slots:
             try:
-                return await _download(shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private)
+                return await _download(
+                    shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, pdf=pdf
+                )
             except Exception as exc:  # handed back, so one page never sinks the others
                 return exc
+            finally:
+                if on_done:
+                    on_done()
 
     try:
         return list(await asyncio.gather(*(one(url) for url in urls)))
@@ -245,7 +260,7 @@ def _paragraph(text: str, title: str, url: str) -> Document:
     return passage(titled(text, title), title=title, source=url)
 
 
-def _without_credentials(url: str) -> str:
+def without_credentials(url: str) -> str:
     """`url` as errors show it: a password in a search hit's URL must not reach `web_error`."""
     parts = urlsplit(url)
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
@@ -299,7 +314,7 @@ def fetch_all(
     )
     for i, page in zip(web, pages):
         result, url = unique[i]
-        shown = _without_credentials(url)
+        shown = without_credentials(url)
         try:
             page_title, paragraphs = _paragraphs(page)
         except Exception as exc:  # anything: a page must never sink the search
@@ -314,3 +329,53 @@ def fetch_all(
         title = page_title or title_of(result)
         per_result[i] = [_paragraph(p, title, url) for p in paragraphs]
     return [paragraph for found in per_result for paragraph in found], errors
+
+
+@dataclass(frozen=True)
+class Download:
+    """A page `download_all` got: its body, media type and charset."""
+
+    body: bytes
+    media_type: str
+    charset: str | None
+
+    @property
+    def text(self) -> str:
+        return _decode(self.body, self.charset)
+
+
+def _download_or_error(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> Download | WebSearchError:
+    if isinstance(page, WebSearchError):
+        return page
+    if isinstance(page, Exception):
+        return WebSearchError(f"{type(page).__name__}: {page}")
+    body, media_type, charset, _ = page
+    return Download(body, media_type, charset)
+
+
+def download_all(
+    urls: list[str],
+    *,
+    timeout: float,
+    max_bytes: int,
+    allow_private: bool,
+    pdf: bool = False,
+    max_workers: int = 8,
+    on_done: Callable[[], object] | None = None,
+) -> list[Download | WebSearchError]:
+    """Download each URL under `fetch_all`'s guards (http(s) only, public addresses unless
+    `allow_private`, redirects checked, one deadline, a byte cap; HTML or text, and PDF if `pdf`):
+    in the order given, a `Download` or the error that says why not. Never raises for one URL."""
+    pages = _run(
+        _fetch_pages(
+            urls,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            allow_private=allow_private,
+            max_workers=max_workers,
+            client=None,
+            pdf=pdf,
+            on_done=on_done,
+        )
+    )
+    return [_download_or_error(page) for page in pages]

@@ -1,12 +1,12 @@
-"""`crag ingest`: load files, cut them into chunks and add the new chunks to the Chroma store.
+"""`crag ingest`: load files and web pages, cut them into chunks and add the new chunks to the Chroma store.
 
 Chunk ids are the sha256 of (source, chunk text), so ingesting the same files again adds nothing
 and an edited file adds only its changed chunks (its old chunks stay until the collection is
 rebuilt). Only chunks missing from the store are embedded, which is where the time goes.
 
 Nothing is passed over in silence: the report names the files and pages skipped and why (an
-unsupported or binary file, a PDF that cannot be read, a PDF page without text). HTML and PDF
-are read by `crag.backends.readers`.
+unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
+HTML and PDF are read by `crag.backends.readers`, URL lists by `crag.backends.urls`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
 from crag.backends.readers import UnreadablePdf, html_text, read_pdf
+from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
 from crag.core.passages import source_of
 
@@ -58,6 +59,8 @@ class IngestReport:
     empty_records: int = 0  # JSONL records with empty text: nothing to find in them
     unreadable_files: tuple[str, ...] = ()  # "path: why": PDFs encrypted with a password, damaged or scanned
     empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
+    urls: int = 0  # web pages read
+    failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -234,17 +237,26 @@ def ingest(
     paths: Iterable[str | Path],
     store: Chroma,
     *,
+    urls: Iterable[str] = (),
+    allow_private_fetch: bool = False,
+    fetch_timeout: float = DEFAULT_TIMEOUT,
+    max_page_bytes: int = DEFAULT_MAX_BYTES,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
     batch_size: int = 64,
     progress: bool = True,
 ) -> IngestReport:
-    """Load, chunk and add to `store` the chunks it does not hold yet, `batch_size` at a time."""
+    """Load `paths` and download `urls`, chunk, and add to `store` the chunks it does not hold yet,
+    `batch_size` at a time. Pages are downloaded under the fetcher's guards (`crag.backends.urls`)."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     loaded = load_documents(paths, progress=progress)
-    empty = [document for document in loaded.documents if not document.page_content.strip()]
-    chunks = split_documents(loaded.documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    downloaded = load_urls(
+        urls, timeout=fetch_timeout, max_bytes=max_page_bytes, allow_private=allow_private_fetch, progress=progress
+    )
+    documents = loaded.documents + downloaded.documents
+    empty = [document for document in documents if not document.page_content.strip()]
+    chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     seen: set[str] = set()
     unique = []  # the first chunk of each id: a text repeated within one source is stored once
     for chunk in chunks:
@@ -273,7 +285,9 @@ def ingest(
         binary_files=tuple(map(str, loaded.binary)),
         empty_records=len(empty),
         unreadable_files=tuple(loaded.unreadable),
-        empty_pages=tuple(loaded.empty_pages),
+        empty_pages=tuple(loaded.empty_pages + downloaded.empty_pages),
+        urls=len(downloaded.urls),
+        failed_urls=tuple(downloaded.failed),
     )
 
 

@@ -1,4 +1,4 @@
-"""PDF reading (pages, titles, no-text pages, encryption, damage) and PDFs among files.
+"""PDF reading (pages, titles, no-text pages, encryption, damage), PDFs among files, and URL lists.
 
 The PDFs are written by `tests/pdfs.py`; no model or store is loaded here.
 """
@@ -9,6 +9,7 @@ import pytest
 
 from crag.backends.ingest import load_documents, split_documents
 from crag.backends.readers import UnreadablePdf, read_pdf
+from crag.backends.urls import is_url, read_url_list
 from tests.pdfs import encrypted, pdf_bytes
 
 PAGES = [
@@ -106,3 +107,23 @@ def test_chunks_of_a_pdf_keep_their_page():
         assert chunk.metadata["source"] == f"book.pdf#page={page}"
         assert chunk.page_content in pages[page - 1].page_content  # a chunk never runs over a page break
     assert chunks[-1].metadata["page"] == 2 and chunks[-1].page_content.strip() == PAGES[1]
+
+
+def test_url_lists_and_url_arguments(tmp_path):
+    listing = tmp_path / "urls.txt"
+    listing.write_text(
+        "# pages to ingest\n\nhttps://example.org/a\n  http://example.org/b.pdf  \n\n# the end\nHTTPS://EXAMPLE.ORG/C\n"
+    )
+    assert read_url_list(listing) == ["https://example.org/a", "http://example.org/b.pdf", "HTTPS://EXAMPLE.ORG/C"]
+    listing.write_text("https://example.org/a\nexample.org/no-scheme\n")
+    with pytest.raises(ValueError, match=r"urls\.txt, line 2: not an http\(s\) URL: 'example\.org/no-scheme'"):
+        read_url_list(listing)
+    with pytest.raises(ValueError, match="cannot read the URL list .*missing.txt"):
+        read_url_list(tmp_path / "missing.txt")
+    assert [is_url(s) for s in ("https://x.org", "HTTP://x.org/p", "docs/a.pdf", "ftp://x.org/f", "C:\\a")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
