@@ -1,7 +1,8 @@
-"""How a document's bytes become passages for `crag ingest`: HTML by trafilatura, PDF by pypdf.
+"""How `crag ingest` reads HTML (trafilatura) and PDF (pypdf).
 
 Files on disk and pages downloaded from a URL list go through these same readers, so a page saved
-to disk and the same page downloaded give the same text and title.
+to disk and the same page downloaded give the same text (only the fallback title differs: the
+file's name, or the URL).
 
 A PDF becomes one passage per page, its source the file or URL with `#page=N` (the PDF open
 parameter of RFC 8118, so a browser opens the source at that page) and metadata `page` (1-based).
