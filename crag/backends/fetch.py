@@ -11,8 +11,9 @@ timeouts are per read, so a server sending one header byte every half second nev
 the download is therefore async and runs under `asyncio.timeout`, whose cancellation stops it
 wherever it waits.
 
-The same download, with the same rules and deadline, fetches the JSON answers of the web-search
-APIs (`fetch_json`). Its failures tell apart the ones worth a retry (`TransientWebSearchError`: a
+The same download, with the same rules and deadline, serves the other callers through
+`download_many` (`crag.backends.downloads`: the web-search APIs' JSON, the pages and PDFs of
+`crag ingest`'s URL lists). Its failures tell apart the ones worth a retry (`TransientWebSearchError`: a
 timeout, a dropped connection, HTTP 408, 429 or 5xx), which the search backends retry once;
 `fetch_all` retries nothing, as a page that fails has its search snippet to stand in for it.
 
@@ -26,10 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import re
 import socket
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -47,6 +47,8 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain",)
 PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accepts: (media types, their name in errors)
 JSON_TYPES = (("application/json",), "JSON")
+PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits
+DOCUMENT_TYPES = (HTML_TYPES + TEXT_TYPES + PDF_TYPES, "HTML, text or PDF")
 MAX_BYTES = 2_000_000  # the largest page or API answer read
 # Wikimedia's policy asks clients to say who they are and how to reach their makers
 USER_AGENT = f"{DISTRIBUTION} (corrective RAG page fetcher; +https://pypi.org/project/{DISTRIBUTION}/)"
@@ -194,7 +196,7 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def _decode(body: bytes, charset: str | None) -> str:
+def decode(body: bytes, charset: str | None) -> str:
     try:
         return body.decode(charset or "utf-8", errors="replace")
     except LookupError:  # an unknown charset name
@@ -209,12 +211,12 @@ def _split(text: str, separator: str) -> list[str]:
 def _extract(body: bytes, media_type: str, charset: str | None, url: str) -> tuple[str | None, list[str]]:
     """(page title or None, paragraphs) of a downloaded page."""
     if media_type in TEXT_TYPES:
-        return None, _split(_decode(body, charset), r"\n\s*\n")  # plain text is often hard-wrapped
+        return None, _split(decode(body, charset), r"\n\s*\n")  # plain text is often hard-wrapped
     try:
         import trafilatura
     except ImportError as exc:  # trafilatura needs lxml_html_clean with lxml >= 5.2
         raise WebSearchError(f"cannot extract pages: trafilatura does not import ({exc})") from exc
-    tree = trafilatura.load_html(_decode(body, charset) if charset else body)
+    tree = trafilatura.load_html(decode(body, charset) if charset else body)
     if tree is None:
         return None, []
     metadata = trafilatura.extract_metadata(tree, default_url=url)  # before extract, which prunes the tree
@@ -237,8 +239,10 @@ async def _fetch_pages(
     max_workers: int,
     client: httpx.AsyncClient | None,
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
+    on_done: Callable[[], object] | None = None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
-    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it
+    (`on_done` is called as each one ends, for a progress bar)."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     slots = asyncio.Semaphore(max_workers)
@@ -252,6 +256,9 @@ async def _fetch_pages(
                 )
             except Exception as exc:  # handed back, so one page never sinks the others
                 return exc
+            finally:
+                if on_done:
+                    on_done()
 
     try:
         return list(await asyncio.gather(*(one(url) for url in urls)))
@@ -280,23 +287,21 @@ def text_passages(text: str, title: str, url: str) -> list[Document]:
     return [_paragraph(" ".join(text.split()), title, url)] if text.strip() else []
 
 
-def fetch_json(
+def download_many(
     urls: list[str],
     *,
     timeout: float,
     max_bytes: int = MAX_BYTES,
     allow_private: bool = False,
+    accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
     max_workers: int = 4,
-) -> list[Any]:
-    """Each URL's JSON answer, or the `WebSearchError` that stopped it, handed back rather than raised
-    so one failed request does not lose the others; at most `max_workers` at once.
-
-    Every request goes through the page download: the same deadline, byte cap, redirect limit,
-    User-Agent and address check (skipped with `allow_private`), and only a JSON media type is read.
-    """
+    on_done: Callable[[], object] | None = None,
+) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
+    """Each URL's (body, media type, charset, final URL) under the rules above, or the exception that
+    stopped it, handed back rather than raised so one failed download does not lose the others."""
     if not urls:
         return []
-    downloads = _run(
+    return _run(
         _fetch_pages(
             urls,
             timeout=timeout,
@@ -304,33 +309,13 @@ def fetch_json(
             allow_private=allow_private,
             max_workers=max_workers,
             client=None,
-            accept=JSON_TYPES,
+            accept=accept,
+            on_done=on_done,
         )
     )
-    answers: list[Any] = []
-    for url, download in zip(urls, downloads):
-        if isinstance(download, WebSearchError):
-            answers.append(download)
-        elif isinstance(download, Exception):  # anything else the download raised: still one error type
-            answers.append(WebSearchError(f"cannot fetch {url}: {type(download).__name__}: {download}"))
-        else:
-            body, _, _, final = download
-            try:
-                answers.append(json.loads(body))  # JSON is UTF-8 (RFC 8259); bytes also decode UTF-16/32
-            except ValueError as exc:
-                answers.append(WebSearchError(f"{final} answered malformed JSON: {exc}"))
-    return answers
 
 
-def get_json(url: str, *, timeout: float, max_bytes: int = MAX_BYTES, allow_private: bool = False) -> Any:
-    """`url`'s JSON answer under the fetcher's rules (see `fetch_json`); raises `WebSearchError`."""
-    [answer] = fetch_json([url], timeout=timeout, max_bytes=max_bytes, allow_private=allow_private)
-    if isinstance(answer, WebSearchError):
-        raise answer
-    return answer
-
-
-def _without_credentials(url: str) -> str:
+def without_credentials(url: str) -> str:
     """`url` as errors show it: a password in a search hit's URL must not reach `web_error`."""
     parts = urlsplit(url)
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
@@ -384,7 +369,7 @@ def fetch_all(
     )
     for i, page in zip(web, pages):
         result, url = unique[i]
-        shown = _without_credentials(url)
+        shown = without_credentials(url)
         try:
             page_title, paragraphs = _paragraphs(page)
         except Exception as exc:  # anything: a page must never sink the search

@@ -1,14 +1,17 @@
-"""`crag ingest`: load files, cut them into chunks and add the new chunks to the Chroma store.
+"""`crag ingest`: load files and web pages, cut them into chunks and add the new chunks to the Chroma store.
 
 Chunk ids are the sha256 of (source, chunk text), so ingesting the same files again adds nothing
 and an edited file adds only its changed chunks (its old chunks stay until the collection is
 rebuilt). Only chunks missing from the store are embedded, which is where the time goes.
+
+Nothing is passed over in silence: the report names the files and pages skipped and why (an
+unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
+HTML and PDF are read by `crag.backends.readers`, URL lists by `crag.backends.urls`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -21,6 +24,8 @@ from filelock import FileLock
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
+from crag.backends.readers import UnreadablePdf, html_text, read_pdf
+from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
 from crag.core.passages import source_of
 
@@ -28,14 +33,14 @@ if TYPE_CHECKING:
     from langchain_chroma import Chroma
     from langchain_core.documents import Document
 
-SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
+TEXT_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
+SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100
 # keys the pipeline writes itself; a JSONL record's own `id`, `source`… are kept as `doc_id`, `doc_source`…
 RESERVED_KEYS = ("source", "chunk", "id", "rank")
 
 _MD_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 
 
 BINARY_SNIFF = 8000  # bytes looked at, as git does to call a file binary
@@ -52,6 +57,10 @@ class IngestReport:
     unsupported_files: tuple[str, ...] = ()
     binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
     empty_records: int = 0  # JSONL records with empty text: nothing to find in them
+    unreadable_files: tuple[str, ...] = ()  # "path: why": PDFs encrypted with a password, damaged or scanned
+    empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
+    urls: int = 0  # web pages read
+    failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -101,8 +110,9 @@ def is_binary(path: Path) -> bool:
 
 
 def split_binary(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(text files, binary files), each in the order given."""
-    binary = {file for file in files if is_binary(file)}
+    """(readable files, binary files), each in the order given: a file with a text suffix must hold
+    text (a PDF is binary by nature and is not sniffed)."""
+    binary = {file for file in files if file.suffix.lower() in TEXT_SUFFIXES and is_binary(file)}
     return [file for file in files if file not in binary], [file for file in files if file in binary]
 
 
@@ -138,33 +148,27 @@ def _read_jsonl(path: Path) -> list[Document]:
     return documents
 
 
-def _read_html(path: Path) -> tuple[str, str]:
-    """Main text by trafilatura (boilerplate removed), or all visible text when it finds no article."""
-    import trafilatura
-    from trafilatura.baseline import html2txt
-
-    raw = path.read_text(encoding="utf-8", errors="replace")
-    text = trafilatura.extract(raw, include_comments=False, favor_recall=True) or html2txt(raw) or ""
-    match = _HTML_TITLE.search(raw)
-    title = " ".join(html.unescape(match.group(1)).split()) if match else ""
-    return text, title or path.stem
-
-
-def load_file(path: str | Path) -> list[Document]:
-    """One Document per text, markdown or HTML file and one per JSONL record, with `title` and `source`."""
+def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
+    """(documents, sources of PDF pages without text): one Document per text, markdown or HTML file,
+    one per JSONL record and one per PDF page with text, each with `title` and `source` (a PDF page's
+    is `path#page=N`). A PDF that cannot be read raises `UnreadablePdf`."""
     path = Path(path).expanduser().resolve()
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        return _read_jsonl(path)
+        return _read_jsonl(path), []
+    if suffix == ".pdf":
+        pages = read_pdf(path.read_bytes(), str(path), path.stem)
+        return pages.documents, pages.empty
     if suffix in (".html", ".htm"):
-        text, title = _read_html(path)
+        text, title = html_text(path.read_text(encoding="utf-8", errors="replace"))
+        title = title or path.stem
     elif suffix in (".txt", ".md"):
         text = path.read_text(encoding="utf-8", errors="replace")
         heading = _MD_TITLE.search(text) if suffix == ".md" else None
         title = heading.group(1) if heading else path.stem
     else:
         raise ValueError(_unsupported(path))
-    return [_document(text, {"title": title, "source": str(path)})]
+    return [_document(text, {"title": title, "source": str(path)})], []
 
 
 @dataclass(frozen=True)
@@ -172,16 +176,32 @@ class Loaded:
     """What `load_documents` read, and what it passed over (for the ingest report)."""
 
     documents: list[Document]
-    files: list[Path]  # the text files read
+    files: list[Path]  # the files read
     unsupported: list[Path]  # inside folders, with a suffix we do not read
     binary: list[Path]  # with a text suffix, but their bytes are not text
+    unreadable: list[str]  # "path: why": PDFs that cannot be read
+    empty_pages: list[str]  # sources of PDF pages without text
 
 
-def load_documents(paths: Iterable[str | Path]) -> Loaded:
-    """Every document in `paths` (files and folders) but binary files; see `find_files` for what is read."""
+def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Loaded:
+    """Every document in `paths` (files and folders) but binary files and unreadable PDFs; see
+    `find_files` for what is read."""
     files, unsupported = find_files(paths)
-    texts, binary = split_binary(files)
-    return Loaded([document for file in texts for document in load_file(file)], texts, unsupported, binary)
+    candidates, binary = split_binary(files)
+    documents: list[Document] = []
+    read: list[Path] = []
+    unreadable: list[str] = []
+    empty_pages: list[str] = []
+    for file in tqdm(candidates, desc="read", unit="file", disable=not progress or not candidates):
+        try:
+            found, empty = load_file(file)
+        except UnreadablePdf as exc:  # one bad PDF is reported, and the others are read
+            unreadable.append(f"{file}: {exc}")
+            continue
+        documents += found
+        empty_pages += empty
+        read.append(file)
+    return Loaded(documents, read, unsupported, binary, unreadable, empty_pages)
 
 
 def chunk_id(source: str, text: str) -> str:
@@ -217,17 +237,26 @@ def ingest(
     paths: Iterable[str | Path],
     store: Chroma,
     *,
+    urls: Iterable[str] = (),
+    allow_private_fetch: bool = False,
+    fetch_timeout: float = DEFAULT_TIMEOUT,
+    max_page_bytes: int = DEFAULT_MAX_BYTES,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
     batch_size: int = 64,
     progress: bool = True,
 ) -> IngestReport:
-    """Load, chunk and add to `store` the chunks it does not hold yet, `batch_size` at a time."""
+    """Load `paths` and download `urls`, chunk, and add to `store` the chunks it does not hold yet,
+    `batch_size` at a time. Pages are downloaded under the fetcher's guards (`crag.backends.urls`)."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
-    loaded = load_documents(paths)
-    empty = [document for document in loaded.documents if not document.page_content.strip()]
-    chunks = split_documents(loaded.documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    loaded = load_documents(paths, progress=progress)
+    downloaded = load_urls(
+        urls, timeout=fetch_timeout, max_bytes=max_page_bytes, allow_private=allow_private_fetch, progress=progress
+    )
+    documents = loaded.documents + downloaded.documents
+    empty = [document for document in documents if not document.page_content.strip()]
+    chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     seen: set[str] = set()
     unique = []  # the first chunk of each id: a text repeated within one source is stored once
     for chunk in chunks:
@@ -255,6 +284,10 @@ def ingest(
         unsupported_files=tuple(map(str, loaded.unsupported)),
         binary_files=tuple(map(str, loaded.binary)),
         empty_records=len(empty),
+        unreadable_files=tuple(loaded.unreadable),
+        empty_pages=tuple(loaded.empty_pages + downloaded.empty_pages),
+        urls=len(downloaded.urls),
+        failed_urls=tuple(downloaded.failed),
     )
 
 

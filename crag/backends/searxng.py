@@ -6,7 +6,7 @@ answers `{"results": [{"url", "title", "content"}, …]}`. The hits are like Tav
 snippets, whose pages the graph then fetches with `fetch_all`; `search_web` gives them the paper's
 "Wikipedia, " query prefix, as it does every general engine.
 
-The request goes through the page fetcher's download (`crag.backends.fetch.get_json`): its
+The request goes through the page fetcher's download (`crag.backends.downloads.get_json`): its
 deadline, byte cap, redirect limit and User-Agent. The instance URL is configuration, trusted as
 `chroma_url` is, so it may be private or loopback (an instance on localhost is the usual set-up)
 and skips the address check; the result URLs are strangers' and are fetched under every rule,
@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 from langchain_core.documents import Document
 
-from crag.backends.fetch import MAX_BYTES, get_json
+from crag.backends.downloads import get_json
+from crag.backends.fetch import MAX_BYTES
 from crag.backends.web_base import WebSearchError, check_api_url, retry_transient
 from crag.core.passages import passage
 

@@ -18,7 +18,7 @@ Two steps, as with any engine, and neither scrapes HTML:
   at most PAGE_WORKERS at once (Wikimedia asks API clients not to hammer); a page that fails keeps
   its lead section in its place and adds an error line, as a failed page keeps its snippet.
 
-Every request goes through the page fetcher's download (`crag.backends.fetch.fetch_json`): its
+Every request goes through the page fetcher's download (`crag.backends.downloads.fetch_json`): its
 deadline, byte cap, redirect limit and User-Agent. The one rule not applied is the address check:
 the API URL is configuration, trusted as `chroma_url` is (a wiki on the intranet, a test server on
 127.0.0.1), not a URL a stranger put in a search result; and the page URLs in the hits are never
@@ -33,7 +33,8 @@ from urllib.parse import quote, urljoin
 import httpx
 from langchain_core.documents import Document
 
-from crag.backends.fetch import MAX_BYTES, fetch_json, get_json, text_passages
+from crag.backends.downloads import fetch_json, get_json
+from crag.backends.fetch import MAX_BYTES, text_passages
 from crag.backends.web_base import TransientWebSearchError, WebSearchError, check_api_url, retry_transient
 from crag.core.passages import passage, source_of, title_of
 

@@ -25,6 +25,7 @@ from crag.backends.retrieval import (
     default_collection,
     open_store,
 )
+from crag.backends.urls import DEFAULT_TIMEOUT, is_url, read_url_list
 from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail
 
 
@@ -33,13 +34,29 @@ def _named(paths: tuple[str, ...], limit: int = 5) -> str:
     return ", ".join(paths[:limit]) + more
 
 
+def _warn(message: str) -> None:
+    typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
+
+
 def ingest_cmd(
-    paths: Annotated[
-        list[Path],
+    sources: Annotated[
+        list[str] | None,
         typer.Argument(
-            help="Files or folders: .txt, .md, .html/.htm, .jsonl ({title, text} lines).", show_default=False
+            metavar="PATHS_OR_URLS",
+            help="Files or folders (.txt, .md, .html/.htm, .pdf, .jsonl of {title, text} lines) and http(s):// pages.",
+            show_default=False,
         ),
-    ],
+    ] = None,
+    urls_file: Annotated[
+        Path | None,
+        typer.Option("--urls", help="A file of URLs to ingest, one a line (blank lines and # comments skipped)."),
+    ] = None,
+    allow_private_fetch: Annotated[
+        bool, typer.Option("--allow-private-fetch", help="Also download from private and loopback addresses.")
+    ] = False,
+    fetch_timeout: Annotated[
+        float, typer.Option("--fetch-timeout", min=0.1, help="Seconds allowed for each page's download.")
+    ] = DEFAULT_TIMEOUT,
     chroma_dir: ChromaDir = None,
     collection: Collection = None,
     chroma_url: ChromaUrl = None,
@@ -50,13 +67,19 @@ def ingest_cmd(
     ] = DEFAULT_CHUNK_OVERLAP,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
 ) -> None:
-    """Add documents to the internal knowledge base; chunks already there are skipped."""
+    """Add documents and web pages to the internal knowledge base; chunks already there are skipped."""
     folder = Path(chroma_dir) if chroma_dir else default_chroma_dir()
     collection = collection or default_collection()
+    urls = [source for source in sources or [] if is_url(source)]
+    paths = [Path(source) for source in sources or [] if not is_url(source)]
     try:
         check_chunking(chunk_size, chunk_overlap)  # fail on bad input before opening (maybe creating) the store
+        if urls_file:
+            urls += read_url_list(urls_file)
         files, _ = find_files(paths)
-        if not files:
+        if not files and not urls:
+            if not paths:
+                fail("nothing to ingest: give files, folders or URLs, or --urls FILE")
             fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
         check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
@@ -66,14 +89,25 @@ def ingest_cmd(
                 chroma_url=chroma_url,
                 embedder=embeddings or default_embeddings(),
             )
-            report = ingest(paths, store, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
+            report = ingest(
+                paths,
+                store,
+                urls=urls,
+                allow_private_fetch=allow_private_fetch,
+                fetch_timeout=fetch_timeout,
+                chunk_size=chunk_size,
+                chunk_overlap=chunk_overlap,
+                progress=progress,
+            )
     except (FileNotFoundError, ValueError, StoreError, EmbeddingError, OSError) as exc:
         fail(str(exc))
     target = chroma_url or str(folder)
+    pages = f", {report.urls} web pages" if urls else ""
+    failed = f" ({len(report.failed_urls)} failed)" if report.failed_urls else ""
     duplicates = f", {report.duplicates} duplicates within the input" if report.duplicates else ""
     empty = f", {report.empty_records} empty records skipped" if report.empty_records else ""
     typer.echo(
-        f"{report.files} files, {report.chunks} chunks: {report.added} added, "
+        f"{report.files} files{pages}{failed}, {report.chunks} chunks: {report.added} added, "
         f"{report.skipped_existing} already present{duplicates}{empty} -> {collection} at {target}"
     )
     if report.unsupported_files:
@@ -82,4 +116,11 @@ def ingest_cmd(
             f"(supported: {', '.join(SUFFIXES)})"
         )
     for file in report.binary_files:
-        typer.secho(f"warning: skipped {file}: it is binary, not text", fg=typer.colors.YELLOW, err=True)
+        _warn(f"skipped {file}: it is binary, not text")
+    for skipped in (*report.unreadable_files, *report.failed_urls):  # "path or URL: why"
+        _warn(f"skipped {skipped}")
+    if report.empty_pages:
+        _warn(
+            f"skipped {len(report.empty_pages)} PDF pages without text (blank, or scanned: OCR them first): "
+            f"{_named(report.empty_pages)}"
+        )

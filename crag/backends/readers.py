@@ -1,0 +1,117 @@
+"""How `crag ingest` reads HTML (trafilatura) and PDF (pypdf).
+
+Files on disk and pages downloaded from a URL list go through these same readers, so a page saved
+to disk and the same page downloaded give the same text (only the fallback title differs: the
+file's name, or the URL).
+
+A PDF becomes one passage per page, its source the file or URL with `#page=N` (the PDF open
+parameter of RFC 8118, so a browser opens the source at that page) and metadata `page` (1-based).
+Chunking then cuts each page on its own, so every chunk names the one page it was taken from; the
+price is that a sentence running over a page break is cut in two, which tracking page offsets
+inside a joined text would avoid at the cost of chunks whose page is a range.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from langchain_core.documents import Document
+
+from crag.core.passages import passage
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def html_text(raw: str) -> tuple[str, str]:
+    """(main text, <title> or "") of an HTML page: trafilatura's main text (boilerplate removed), or
+    all visible text when it finds no article."""
+    import trafilatura
+    from trafilatura.baseline import html2txt
+
+    text = trafilatura.extract(raw, include_comments=False, favor_recall=True) or html2txt(raw) or ""
+    match = _HTML_TITLE.search(raw)
+    return text, " ".join(html.unescape(match.group(1)).split()) if match else ""
+
+
+class UnreadablePdf(ValueError):
+    """A PDF no text can be taken from: encrypted with a password, damaged, or only images of text
+    (scanned). The message says why."""
+
+
+def page_source(source: str, page: int) -> str:
+    """The source of one page of a PDF (1-based), e.g. `report.pdf#page=3`."""
+    return f"{source}#page={page}"
+
+
+@dataclass(frozen=True)
+class PdfPages:
+    """The pages of one PDF that have text, as passages, and the sources of those that have none
+    (blank, or scanned: a scanned page is an image of text, which only OCR reads, and crag does not)."""
+
+    documents: list[Document]
+    empty: list[str]
+
+
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs what it recovers from ("EOF marker not found") without naming the file; the ingest
+    report names a PDF that could not be read and says why, so those lines are held back meanwhile."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _title(reader) -> str:
+    """The PDF's own title, "" when it has none or its metadata cannot be read (the pages may still be fine)."""
+    try:
+        info = reader.metadata
+        return " ".join(str(info.title or "").split()) if info else ""
+    except Exception:  # a damaged information dictionary
+        return ""
+
+
+def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
+    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`.
+
+    An encrypted PDF is opened with the empty password when that is its user password (PDFs that
+    only restrict printing or copying), else it is unreadable; so is a damaged one, and one with no
+    text on any page (a scanned PDF).
+    """
+    from pypdf import PasswordType, PdfReader
+    from pypdf.errors import DependencyError
+
+    try:
+        with _quiet_pypdf():
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+                raise UnreadablePdf("encrypted with a password; decrypt it first (e.g. qpdf --decrypt)")
+            title, texts = _title(reader), [page.extract_text() for page in reader.pages]
+    except UnreadablePdf:
+        raise
+    except DependencyError as exc:  # AES encryption without the package pypdf decrypts it with
+        raise UnreadablePdf(f"encrypted: {exc}") from exc
+    except Exception as exc:  # pypdf raises many kinds on a damaged file; one bad file must not stop the rest
+        raise UnreadablePdf(f"damaged or not a PDF ({type(exc).__name__}: {exc})") from exc
+    if not any(text.strip() for text in texts):
+        raise UnreadablePdf(
+            f"no text in any of its {len(texts)} pages (scanned? it needs OCR first)" if texts else "it has no pages"
+        )
+    title = title or default_title
+    documents, empty = [], []
+    for number, text in enumerate(texts, start=1):
+        where = page_source(source, number)
+        if text.strip():
+            documents.append(passage(text, title=title, source=where, page=number))
+        else:
+            empty.append(where)
+    return PdfPages(documents, empty)

@@ -1,0 +1,129 @@
+"""PDF reading (pages, titles, no-text pages, encryption, damage), PDFs among files, and URL lists.
+
+The PDFs are written by `tests/pdfs.py`; no model or store is loaded here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from crag.backends.ingest import load_documents, split_documents
+from crag.backends.readers import UnreadablePdf, read_pdf
+from crag.backends.urls import is_url, read_url_list
+from tests.pdfs import encrypted, pdf_bytes
+
+PAGES = [
+    "The Analytical Engine was a design for a general-purpose mechanical computer.",
+    "Ada Lovelace published the first algorithm intended for the engine (in 1843).",
+    "Charles Babbage never finished building it; parts are in the Science Museum.",
+]
+
+
+def test_each_page_is_a_passage_whose_source_names_it():
+    pages = read_pdf(pdf_bytes(PAGES, title="The  Engine"), "/docs/engine.pdf", "engine")
+    assert [d.page_content.strip() for d in pages.documents] == PAGES
+    assert [d.metadata["source"] for d in pages.documents] == [f"/docs/engine.pdf#page={n}" for n in (1, 2, 3)]
+    assert [d.metadata["page"] for d in pages.documents] == [1, 2, 3]
+    assert {d.metadata["title"] for d in pages.documents} == {"The Engine"}  # the PDF's own, spaces tidied
+    assert pages.empty == []
+
+
+def test_lines_are_kept_and_the_title_falls_back_to_the_given_one():
+    pages = read_pdf(pdf_bytes(["first line\nsecond line (with parentheses)"]), "a.pdf", "a")
+    assert pages.documents[0].page_content.split("\n") == ["first line", "second line (with parentheses)"]
+    assert pages.documents[0].metadata["title"] == "a"
+
+
+def test_pages_without_text_are_named_and_a_pdf_with_none_is_unreadable():
+    pages = read_pdf(pdf_bytes([PAGES[0], "", PAGES[2], ""]), "scan.pdf", "scan")
+    assert [d.metadata["page"] for d in pages.documents] == [1, 3]
+    assert pages.empty == ["scan.pdf#page=2", "scan.pdf#page=4"]
+    with pytest.raises(UnreadablePdf, match=r"no text in any of its 2 pages \(scanned\? it needs OCR first\)"):
+        read_pdf(pdf_bytes(["", ""]), "scanned.pdf", "scanned")
+    with pytest.raises(UnreadablePdf, match="it has no pages"):
+        read_pdf(pdf_bytes([]), "hollow.pdf", "hollow")
+
+
+@pytest.mark.parametrize("algorithm", ["RC4-128", "AES-128", "AES-256"])
+def test_encrypted_pdfs_open_with_the_empty_password_or_are_unreadable(algorithm):
+    plain = pdf_bytes(PAGES[:2], title="Locked")
+    restricted = read_pdf(encrypted(plain, "", algorithm), "r.pdf", "r")  # only an owner password
+    assert [d.page_content.strip() for d in restricted.documents] == PAGES[:2]
+    assert restricted.documents[0].metadata["title"] == "Locked"
+    with pytest.raises(UnreadablePdf, match=r"^encrypted with a password; decrypt it first"):
+        read_pdf(encrypted(plain, "secret", algorithm), "s.pdf", "s")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"this is not a PDF at all, only some words",
+        bytes(range(256)) * 20,
+        pdf_bytes(PAGES)[:200],  # cut off: no page tree, no cross-reference table
+    ],
+    ids=["empty", "words", "noise", "truncated"],
+)
+def test_damaged_pdfs_are_unreadable_with_a_one_line_reason(data):
+    with pytest.raises(UnreadablePdf, match=r"^damaged or not a PDF \(\w+: ") as info:
+        read_pdf(data, "bad.pdf", "bad")
+    assert "\n" not in str(info.value)
+
+
+def test_pdfs_in_folders_are_read_and_the_bad_ones_reported(tmp_path):
+    (tmp_path / "papers" / "old").mkdir(parents=True)
+    (tmp_path / "papers" / "engine.pdf").write_bytes(pdf_bytes(PAGES, title="Engine"))
+    (tmp_path / "papers" / "old" / "partly-scanned.PDF").write_bytes(pdf_bytes(["", PAGES[1]]))
+    (tmp_path / "papers" / "scanned.pdf").write_bytes(pdf_bytes(["", ""]))
+    (tmp_path / "papers" / "locked.pdf").write_bytes(encrypted(pdf_bytes(PAGES), "secret"))
+    (tmp_path / "papers" / "broken.pdf").write_bytes(pdf_bytes(PAGES)[:300])
+    (tmp_path / "papers" / "notes.txt").write_text("Babbage designed the Difference Engine first.")
+
+    loaded = load_documents([tmp_path / "papers"])
+    root = (tmp_path / "papers").resolve()
+    assert [f.name for f in loaded.files] == ["engine.pdf", "notes.txt", "partly-scanned.PDF"]
+    assert loaded.binary == []  # a PDF's bytes are binary by nature: not sniffed as a text file's are
+    sources = [d.metadata["source"] for d in loaded.documents]
+    assert sources == [
+        *(f"{root / 'engine.pdf'}#page={n}" for n in (1, 2, 3)),
+        str(root / "notes.txt"),
+        f"{root / 'old' / 'partly-scanned.PDF'}#page=2",
+    ]
+    assert loaded.empty_pages == [f"{root / 'old' / 'partly-scanned.PDF'}#page=1"]
+    reasons = dict(line.split(": ", 1) for line in loaded.unreadable)
+    assert list(reasons) == [str(root / name) for name in ("broken.pdf", "locked.pdf", "scanned.pdf")]
+    assert reasons[str(root / "broken.pdf")].startswith("damaged or not a PDF")
+    assert reasons[str(root / "locked.pdf")].startswith("encrypted with a password")
+    assert reasons[str(root / "scanned.pdf")].startswith("no text in any of its 2 pages")
+
+
+def test_chunks_of_a_pdf_keep_their_page():
+    long_page = "\n".join(f"Sentence {i} about the Analytical Engine and its punched cards." for i in range(40))
+    pages = read_pdf(pdf_bytes([long_page, PAGES[1]]), "book.pdf", "book").documents
+    chunks = split_documents(pages, chunk_size=300, chunk_overlap=30)
+    assert len(chunks) > 5
+    for chunk in chunks:
+        page = chunk.metadata["page"]
+        assert chunk.metadata["source"] == f"book.pdf#page={page}"
+        assert chunk.page_content in pages[page - 1].page_content  # a chunk never runs over a page break
+    assert chunks[-1].metadata["page"] == 2 and chunks[-1].page_content.strip() == PAGES[1]
+
+
+def test_url_lists_and_url_arguments(tmp_path):
+    listing = tmp_path / "urls.txt"
+    listing.write_text(
+        "# pages to ingest\n\nhttps://example.org/a\n  http://example.org/b.pdf  \n\n# the end\nHTTPS://EXAMPLE.ORG/C\n"
+    )
+    assert read_url_list(listing) == ["https://example.org/a", "http://example.org/b.pdf", "HTTPS://EXAMPLE.ORG/C"]
+    listing.write_text("https://example.org/a\nexample.org/no-scheme\n")
+    with pytest.raises(ValueError, match=r"urls\.txt, line 2: not an http\(s\) URL: 'example\.org/no-scheme'"):
+        read_url_list(listing)
+    with pytest.raises(ValueError, match="cannot read the URL list .*missing.txt"):
+        read_url_list(tmp_path / "missing.txt")
+    assert [is_url(s) for s in ("https://x.org", "HTTP://x.org/p", "docs/a.pdf", "ftp://x.org/f", "C:\\a")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
