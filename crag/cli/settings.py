@@ -1,0 +1,68 @@
+"""The settings of one question, as `crag ask` and `crag chat` take them: each option declared once here
+(both commands list them), the `Context` field each one sets, and the errors a run reports as one line.
+The knowledge-base and model options shared with `serve` and `ingest` are in `common.py`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from crag.backends.retrieval import StoreError
+from crag.context import Context
+from crag.evaluator_model.checkpoint import EvaluatorError
+from crag.methods.question import InvalidQuestion
+from crag.threads import InvalidThreadId, ThreadsError
+
+K = Annotated[int | None, typer.Option(min=1, help=f"Documents to retrieve (default {Context.default('k')}).")]
+Preset = Annotated[str | None, typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")]
+Upper = Annotated[float | None, typer.Option(help="Upper threshold (default: calibrated).")]
+Lower = Annotated[float | None, typer.Option(help="Lower threshold (default: calibrated).")]
+RefineMode = Annotated[
+    str | None, typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")
+]
+AnswerWithoutKnowledge = Annotated[
+    bool | None,
+    typer.Option(
+        help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so (default: off)."
+    ),
+]
+Prompt = Annotated[str | None, typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")]
+Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
+ThreadsDb = Annotated[
+    str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object per answer.")]
+
+# option (as the commands' parameters are named) -> the Context field it sets
+FIELDS = {
+    "k": "k",
+    "preset": "preset",
+    "upper": "upper_threshold",
+    "lower": "lower_threshold",
+    "refine_mode": "refine_mode",
+    "chat_model": "chat_model",
+    "web_backend": "web_backend",
+    "web_index": "web_index",
+    "answer_without_knowledge": "answer_without_knowledge",
+    "prompt": "generate_prompt",
+    "chroma_dir": "chroma_dir",
+    "chroma_url": "chroma_url",
+    "collection": "collection",
+    "evaluator": "evaluator",
+}
+OPTION_OF = {field: option for option, field in FIELDS.items()}
+
+# what a run raises for bad input or an unusable store, model or thread: one error line, not a traceback
+RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError)
+
+
+def context_options(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The Context fields set by a command's parameters (its `locals()`): the given options only, so that
+    Context fills in its defaults (and environment variables) for the rest."""
+    return {FIELDS[name]: value for name, value in parameters.items() if name in FIELDS and value is not None}
+
+
+def flag(option: str) -> str:
+    """The option as typed on the command line: refine_mode -> --refine-mode."""
+    return "--" + option.replace("_", "-")
