@@ -1,4 +1,4 @@
-"""The `crag` command line: `ask`, `ingest`, `serve`, `eval …` and `evaluator …`."""
+"""The `crag` command line: `ask`, `chat`, `ingest`, `serve`, `eval …` and `evaluator …`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from crag.cli.chat import chat_cmd
 from crag.cli.common import (
     ChatModel,
     ChromaDir,
@@ -48,6 +49,7 @@ app.add_typer(evaluator_app, name="evaluator")
 app.add_typer(eval_app, name="eval")
 app.command("ingest")(ingest_cmd)
 app.command("serve")(serve_cmd)
+app.command("chat")(chat_cmd)
 
 
 @app.command("ask")

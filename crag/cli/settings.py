@@ -1,9 +1,12 @@
 """The settings of one question, as `crag ask` and `crag chat` take them: each option declared once here
-(both commands list them), the `Context` field each one sets, and the errors a run reports as one line.
-The knowledge-base and model options shared with `serve` and `ingest` are in `common.py`."""
+(both commands list them), the `Context` field each one sets, the errors a run reports as one line, and
+how chat's `/set NAME VALUE` reads a value typed as text. The knowledge-base and model options shared
+with `serve` and `ingest` are in `common.py`."""
 
 from __future__ import annotations
 
+import math
+import typing
 from typing import Annotated, Any
 
 import typer
@@ -66,3 +69,41 @@ def context_options(parameters: dict[str, Any]) -> dict[str, Any]:
 def flag(option: str) -> str:
     """The option as typed on the command line: refine_mode -> --refine-mode."""
     return "--" + option.replace("_", "-")
+
+
+def field_of(name: str) -> str:
+    """The Context field that a name in `/set` means: an option (upper, refine-mode) or the field itself."""
+    key = name.strip().lstrip("-").replace("-", "_")
+    if key in FIELDS:
+        return FIELDS[key]
+    if key in OPTION_OF:
+        return key
+    raise ValueError(f"unknown setting {name!r}; settings: {', '.join(FIELDS)}")
+
+
+def parse_value(field: str, text: str) -> Any:
+    """A value typed as text, converted to what the Context field holds; 'default' (None) unsets it."""
+    text = text.strip()
+    if text == "default":
+        return None
+    kinds = typing.get_args(typing.get_type_hints(Context)[field]) or (typing.get_type_hints(Context)[field],)
+    if bool in kinds:
+        if text.lower() not in ("on", "true", "yes", "1", "off", "false", "no", "0"):
+            raise ValueError(f"{OPTION_OF[field]} is on or off, not {text!r}")
+        return text.lower() in ("on", "true", "yes", "1")
+    if int in kinds:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{OPTION_OF[field]} is a whole number, not {text!r}") from None
+    if float in kinds:
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise ValueError(f"{OPTION_OF[field]} is a number, not {text!r}")
+        return number
+    if not text:
+        raise ValueError(f"{OPTION_OF[field]} needs a value (or 'default')")
+    return text
