@@ -23,9 +23,10 @@ from crag.cli.common import (
 from crag.cli.evaluator import app as evaluator_app
 from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
-from crag.cli.render import View, show, stream_run
+from crag.cli.render import StreamPrinter, View, show, stream_run
 from crag.cli.serve import serve_cmd
 from crag.cli.settings import (
+    OPTION_OF,
     RUN_ERRORS,
     AnswerWithoutKnowledge,
     AsJson,
@@ -38,10 +39,13 @@ from crag.cli.settings import (
     ThreadsDb,
     Upper,
     context_options,
+    flag,
 )
 from crag.context import Context
 from crag.core.extras import MissingExtra
 from crag.graph import graph as crag_graph
+from crag.serve.client import DEFAULT_TIMEOUT, CragClient, ServerError
+from crag.serve.service import SAFE_SETTINGS
 from crag.threads import thread_config, thread_turn, threaded_graph
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)
@@ -75,11 +79,24 @@ def ask_cmd(
     chroma_url: ChromaUrl = None,
     collection: Collection = None,
     evaluator: Evaluator = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            help="Answer through a running `crag serve` at this URL (e.g. http://127.0.0.1:8000): no model loads "
+            "here. Sends $CRAG_API_KEY if set."
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=0.1, help="With --server: seconds to wait for the server to connect and to answer.")
+    ] = DEFAULT_TIMEOUT,
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
     options = context_options(locals())  # the Context fields given; Context's defaults for the rest
     view: View = "json" if as_json else "stream" if stream else "plain"
-    result = _ask_here(question, options, thread, threads_db, view)
+    if server is not None:
+        result = _ask_server(server, timeout, question, options, thread, threads_db, view)
+    else:
+        result = _ask_here(question, options, thread, threads_db, view)
     show(result, view)
 
 
@@ -112,6 +129,43 @@ def _ask_here(
             return graph.invoke({"question": question}, config=config, context=context)
     except RUN_ERRORS as exc:
         fail(str(exc))
+
+
+def _ask_server(
+    url: str,
+    timeout: float,
+    question: str,
+    options: dict[str, Any],
+    thread: str | None,
+    threads_db: str | None,
+    view: View,
+) -> dict[str, Any]:
+    """One run on a `crag serve`: only the settings it takes per request (SAFE_SETTINGS) are sent."""
+    fixed = [flag(OPTION_OF[field]) for field in options if field not in SAFE_SETTINGS]
+    if threads_db is not None:
+        fixed.append("--threads-db")
+    if fixed:
+        fail(
+            f"{', '.join(fixed)} cannot be used with --server: the server's models, knowledge base, web index "
+            "and threads database are set when it starts (give them to crag serve)"
+        )
+    configurable = {**options, **({"thread_id": thread} if thread is not None else {})}
+    try:
+        client = CragClient(url, timeout=timeout)
+        if view != "stream":
+            return client.invoke(question, configurable)
+        printer, result = StreamPrinter(), {}
+        for kind, value in client.stream(question, configurable):
+            if kind == "event":
+                printer.event(value)
+            elif kind == "token":
+                printer.token(value)
+            else:  # the last: the run's output
+                result = value
+    except ServerError as exc:
+        fail(str(exc))
+    printer.finish(result)
+    return result
 
 
 def main() -> None:  # entry point of the `crag` script
