@@ -10,7 +10,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults clean \
+.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults bench-chat clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
@@ -185,6 +185,11 @@ bench-load: setup
 # requests, /health probed throughout, then SIGTERM with runs in flight
 bench-faults: setup
 	$(BIN)/python benchmarks/load_benchmark.py --faults --json artifacts/bench/faults.json
+
+# the three ways to ask on the demo knowledge base with the real models: a cold `crag ask` per question,
+# `crag chat` (time to first answer, then per follow-up) and `crag ask --server` against a warm `crag serve`
+bench-chat: setup
+	$(BIN)/python benchmarks/chat_latency.py --json artifacts/bench/chat-latency.json
 
 clean:
 	rm -rf artifacts .pytest_cache .crag .langgraph_api

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
 
 from crag.backends.fetch import fetch_all
-from crag.backends.llm import chat_model
+from crag.backends.llm import LocalChatModel, chat_model
 from crag.backends.retrieval import open_existing
 from crag.backends.retrieval import retrieve as search
 from crag.backends.user_web import is_user_backend, search_custom
@@ -97,3 +97,16 @@ def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], 
 def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
     spec = ctx.rewrite_model if purpose == "rewrite" and ctx.rewrite_model is not None else ctx.chat_model
     return chat_model(spec, max_tokens=ctx.max_answer_tokens if purpose == "answer" else 24)
+
+
+def warm_up(ctx: Context) -> None:
+    """Load every model and store the graph uses now (the server before its first request, `crag chat`
+    before its first prompt), so the first question does not pay for it; raises what a run would."""
+    scorer = evaluator(ctx)
+    scorer.invoke({"question": "warm-up", "documents": ["a warm-up passage"]})
+    retrieve(ctx, "warm-up")
+    model = chat(ctx, "answer")
+    if isinstance(model, LocalChatModel):
+        model.invoke("Hi", max_tokens=1)
+    if ctx.web_backend == "local":
+        web_search(ctx, "warm-up")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -113,6 +114,12 @@ def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
             yield build_graph().compile(checkpointer=saver, name="crag")
     except sqlite3.Error as exc:  # also what a corrupt file raises in the middle of a turn
         raise _unusable(db, exc) from exc
+
+
+def memory_graph() -> Any:
+    """The CRAG graph checkpointed in this process's memory: threads that end with it (`crag chat` without
+    --thread), the same turns and follow-ups as the SQLite ones but nothing written to disk."""
+    return build_graph().compile(checkpointer=InMemorySaver(), name="crag")
 
 
 @asynccontextmanager

@@ -174,21 +174,37 @@ ANSWER = "Anna Berg was a painter."
 
 
 class ScriptedChat(BaseChatModel):
-    """Answers any number of requests: keywords for the rewrite prompt, ANSWER otherwise, streamed word by word."""
+    """Answers any number of requests: keywords for the rewrite prompt, ANSWER otherwise, streamed word by word.
+
+    With `interrupt_at` n, the n-th answer raises KeyboardInterrupt after its first word, as a user
+    pressing Ctrl-C while it is written would; the answers before and after it are whole.
+    """
+
+    interrupt_at: int | None = None
+    answers: int = 0  # answers begun so far
 
     @property
     def _llm_type(self) -> str:
         return "scripted"
 
     def _reply(self, messages) -> str:
-        return "Anna Berg, occupation" if str(messages[-1].content).rstrip().endswith("query:") else ANSWER
+        if str(messages[-1].content).rstrip().endswith("query:"):
+            return "Anna Berg, occupation"
+        self.answers += 1
+        return ANSWER
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
+        text = self._reply(messages)
+        if self.answers == self.interrupt_at:
+            raise KeyboardInterrupt
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
         words = self._reply(messages).split(" ")
+        interrupted = self.answers == self.interrupt_at
         for i, word in enumerate(words):
+            if interrupted and i == 1:
+                raise KeyboardInterrupt
             text = word if i == 0 else " " + word
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
             if run_manager:
@@ -196,13 +212,15 @@ class ScriptedChat(BaseChatModel):
             yield chunk
 
 
-def fake_context(rules=None) -> Context:
-    return Context(
-        evaluator=FakeEvaluator(rules or {"painter": 0.9}),
-        chat_model=ScriptedChat(),
-        retriever=RunnableLambda(lambda q: list(DOCS)),
-        web_backend=FakeWeb(WEB),
-    )
+def fake_context(rules=None, **settings) -> Context:
+    """Fake models, retriever and web, with any other settings (k, thresholds, …) on top."""
+    fakes = {
+        "evaluator": FakeEvaluator(rules or {"painter": 0.9}),
+        "chat_model": ScriptedChat(),
+        "retriever": RunnableLambda(lambda q: list(DOCS)),
+        "web_backend": FakeWeb(WEB),
+    }
+    return Context(**{**fakes, **settings})
 
 
 class ListRetriever(BaseRetriever):

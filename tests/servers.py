@@ -28,6 +28,15 @@ def free_port() -> int:
 
 
 @contextmanager
+def silent_server() -> Iterator[str]:
+    """A port that takes connections (the kernel's backlog) and never answers: what a hung server looks like."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        yield f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+@contextmanager
 def running(app) -> Iterator[str]:
     """Serve `app` with uvicorn on a free port in a thread; yield its base URL."""
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))

@@ -28,11 +28,11 @@ from langserve.lzstring import LZString
 from pydantic import ValidationError
 
 from crag import __version__, resources
-from crag.backends.llm import LocalChatModel
 from crag.backends.retrieval import StoreError, chunk_count
 from crag.context import Context
 from crag.core.cache import loads
 from crag.methods.question import InvalidQuestion
+from crag.resources import warm_up
 from crag.serve.guard import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BATCH,
@@ -135,18 +135,6 @@ def check_knowledge_base(context: Context) -> int:
             f"{exc}; or point the server at another one (--collection, --chroma-dir, --chroma-url)"
         ) from exc
     return chunk_count(store)
-
-
-def warm_up(context: Context) -> None:
-    """Load every model the graph uses now, so the first request does not pay for it."""
-    scorer = resources.evaluator(context)
-    scorer.invoke({"question": "warm-up", "documents": ["a warm-up passage"]})
-    resources.retrieve(context, "warm-up")
-    chat = resources.chat(context, "answer")
-    if isinstance(chat, LocalChatModel):
-        chat.invoke("Hi", max_tokens=1)
-    if context.web_backend == "local":
-        resources.web_search(context, "warm-up")
 
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:

@@ -1,0 +1,203 @@
+"""How a run is shown on the terminal, alike for `crag ask` (local or through `--server`) and `crag chat`:
+the plain view (action, scores, knowledge, answer, sources), the JSON view, and the streamed view
+(each step as it happens, then the answer token by token). One module so that every way of asking
+prints a run the same way."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import typer
+
+from crag.core.passages import source_of, title_of, titled_once
+from crag.methods.attribution import abstains
+from crag.methods.routing import final_knowledge
+
+View = Literal["plain", "json", "stream"]
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    """The JSON view of a run: what happened and why, without LangChain objects."""
+    documents = result.get("documents", [])
+    scores, labels = result.get("scores", []), result.get("labels", [])
+    return {
+        "question": result.get("question"),
+        "history": result.get("history", []),
+        "action": result.get("action"),
+        "reason": result.get("reason", ""),
+        "thresholds": result.get("thresholds", {}),
+        "documents": [
+            {
+                "id": d.id or d.metadata.get("id"),
+                "rank": i + 1,
+                "title": title_of(d),
+                "source": source_of(d),
+                "score": scores[i] if i < len(scores) else None,
+                "label": labels[i] if i < len(labels) else None,
+                "text": d.page_content,
+            }
+            for i, d in enumerate(documents)
+        ],
+        "rewritten_query": result.get("rewritten_query") or None,
+        "web_status": result.get("web_status") or None,
+        "web_error": result.get("web_error"),
+        "web_results": [{"title": title_of(r), "url": source_of(r)} for r in result.get("web_results", [])],
+        "internal_knowledge": result.get("internal_knowledge", []),
+        "external_knowledge": result.get("external_knowledge", []),
+        "knowledge": result.get("knowledge", ""),
+        "answer": result.get("answer", ""),
+        "grounded": bool(result.get("grounded")),
+        "draft": result.get("draft", ""),
+        "citations": result.get("citations", []),
+        "sources": result.get("sources", []),
+        "timings": result.get("timings", {}),
+    }
+
+
+def print_run(result: dict[str, Any]) -> None:
+    """The plain view: action and why, each document's score, the web, the knowledge, the answer, the sources."""
+    print_details(result)
+    typer.secho("answer:", bold=True)
+    typer.echo(f"  {result.get('answer', '')}")
+    print_grounding(result)
+
+
+def print_details(result: dict[str, Any]) -> None:
+    """What the answer was made from: the action and why, each document's score, the web, the knowledge."""
+    titles = [title_of(d) for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
+    typer.secho(f"action: {result['action'].upper()}", bold=True)
+    if result.get("reason"):
+        typer.echo(f"  ({result['reason']})")
+    for title, score, label in zip(titles, result.get("scores", []), result.get("labels", [])):
+        typer.echo(f"  {score:+.3f}  {label:<9}  {title}")
+    _print_web(result)
+    typer.secho("knowledge:", bold=True)
+    strips = final_knowledge(result)  # numbered as the generator was given them
+    if not strips:
+        typer.echo("  (none)")
+    for n, strip in enumerate(strips, 1):
+        typer.echo(f"  [{n}] {strip['score']:+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
+
+
+def show(result: dict[str, Any], view: View) -> None:
+    """A finished run in `view`; the streamed view has shown all but the grounding already."""
+    if view == "json":
+        typer.echo(json.dumps(summary(result), ensure_ascii=False))
+    elif view == "stream":
+        print_grounding(result)
+    else:
+        print_run(result)
+
+
+def short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _print_web(result: dict[str, Any]) -> None:
+    if result.get("web_status") == "not configured":
+        typer.secho(
+            "web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus)",
+            fg=typer.colors.YELLOW,
+        )
+    if result.get("rewritten_query"):
+        typer.echo(f"web query: {result['rewritten_query']}")
+    if result.get("web_error"):
+        typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
+
+
+def print_grounding(result: dict[str, Any]) -> None:
+    """Which sentence rests on which strip, or that the answer rests on none."""
+    answer, draft = result.get("answer", ""), result.get("draft", "")
+    if draft and draft != answer:
+        typer.secho(
+            f'  (the model wrote "{short(draft, 160)}", which no source supports: withheld)', fg=typer.colors.YELLOW
+        )
+    elif not result.get("grounded") and not abstains(answer):
+        typer.secho("  UNGROUNDED: no source supports this answer", fg=typer.colors.YELLOW)
+    if not result.get("sources"):
+        return
+    typer.secho("sources:", bold=True)
+    for citation in result.get("citations", []):
+        cited = "".join(f"[{n}]" for n in citation["sources"]) or "(no supporting source)"
+        typer.echo(f'  "{short(citation["sentence"], 80)}" {cited}')
+    for source in result["sources"]:
+        where = f"{source['origin']} document {source['doc'] + 1}, characters {source['start']}-{source['end']}"
+        typer.echo(
+            f"  [{source['id']}] {source['title']} ({source['source']}; {where})"
+            if source["source"]
+            else f"  [{source['id']}] {source['title']} ({where})"
+        )
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """One readable line per custom stream event."""
+    node = event.get("node")
+    if node == "contextualize":
+        return f"follow-up read as: {event['question']}"
+    if node == "retrieve":
+        return f"retrieved {len(event['documents'])} documents"
+    if node == "grade":
+        return f"graded: {event['action'].upper()} (" + ", ".join(f"{s:+.2f}" for s in event["scores"]) + ")"
+    if event.get("web_status") == "not configured":
+        return "web search: not configured"
+    if "rewritten_query" in event:
+        return f"web query: {event['rewritten_query']}"
+    if "web_error" in event:
+        return f"web search failed: {event['web_error']}"
+    if "results" in event:
+        return f"web: {len(event['results'])} results, {len(event['strips'])} strips kept"
+    if node == "refine":
+        return f"refined: {len(event['strips'])} strips kept"
+    return json.dumps(event, ensure_ascii=False)[:200]
+
+
+class StreamPrinter:
+    """The streamed view, fed by whatever runs the graph: the local graph's stream or a server's events.
+
+    `event` prints a progress line, `token` a piece of the answer; `finish` ends the answer line, or,
+    when the model wrote nothing (no knowledge: the answer is CRAG's own), prints the final answer.
+    """
+
+    def __init__(self) -> None:
+        self.answering = False
+
+    def event(self, event: dict[str, Any]) -> None:
+        typer.secho(f"· {event_line(event)}", dim=True)
+
+    def token(self, text: str) -> None:
+        if not text:
+            return
+        if not self.answering:
+            typer.secho("answer: ", bold=True, nl=False)
+            self.answering = True
+        typer.echo(text, nl=False)
+
+    def finish(self, state: dict[str, Any]) -> None:
+        if self.answering:
+            typer.echo()
+        else:
+            typer.secho("answer: ", bold=True, nl=False)
+            typer.echo(state.get("answer", ""))
+
+
+def stream_run(graph, question: str, context, config: dict | None) -> dict[str, Any]:
+    """Run the graph printing its progress events, then the answer token by token; return the final state."""
+    printer = StreamPrinter()
+    state: dict[str, Any] = {}
+    modes = ["custom", "messages", "updates"]
+    for mode, chunk in graph.stream({"question": question}, config=config, context=context, stream_mode=modes):
+        if mode == "custom":
+            printer.event(chunk)
+        elif mode == "messages":
+            message, metadata = chunk
+            if "crag:answer" in (metadata.get("tags") or []):
+                printer.token(message.content)
+        else:
+            for update in chunk.values():
+                state.update(update or {})
+    if config:
+        state = dict(graph.get_state(config).values)
+    printer.finish(state)
+    return state

@@ -1,0 +1,171 @@
+"""A client of `crag serve` (`crag ask --server URL`): one question through the LangServe endpoint.
+
+Plain httpx (a base dependency) rather than `langserve.RemoteRunnable`, which needs the [serve]
+extra on the client and turns server errors into tracebacks: a client without the models or the
+server stack should be able to ask. It speaks the endpoint's own formats: `/crag/invoke` for the
+answer, `/crag/stream_events` for the progress events and answer tokens, and the error bodies the
+server sends (`detail`: a string, or for a 422 a list of `msg`s). Everything that can go wrong (no
+server, a refused setting, a failure inside a run, no answer in time) is a `ServerError` whose
+message is one line saying what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from langchain_core.documents import Document
+
+DEFAULT_TIMEOUT = 120.0  # seconds; a warm answer takes 1–2 s, a remote chat model may take up to its own 60 s
+DOCUMENT_KEYS = ("documents", "web_results")  # the output's lists of LangChain Documents
+
+
+class ServerError(RuntimeError):
+    """A question the server did not answer; the message says why in one line."""
+
+
+def endpoint(url: str) -> str:
+    """The CRAG endpoint of a server URL: http://host:port becomes http://host:port/crag (given whole, kept)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ServerError(f"the server URL must be http(s)://host:port, not {url!r}")
+    path = parts.path.rstrip("/")
+    return f"{parts.scheme}://{parts.netloc}{path if path.endswith('/crag') else path + '/crag'}"
+
+
+def _documents(output: dict[str, Any]) -> dict[str, Any]:
+    """The output with its serialised Documents made Documents again, as a local run returns them."""
+    for key in DOCUMENT_KEYS:
+        output[key] = [
+            Document(page_content=d.get("page_content", ""), metadata=d.get("metadata") or {}, id=d.get("id"))
+            for d in output.get(key) or []
+        ]
+    return output
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail", "")
+    except (ValueError, AttributeError):
+        detail = response.text
+    if isinstance(detail, list):  # a 422: FastAPI's shape, the reason in each "msg", what it is about in "loc"
+        detail = "; ".join(_reason(d) for d in detail)
+    detail = " ".join(str(detail).split())
+    return detail[:500] or response.reason_phrase
+
+
+def _reason(error: Any) -> str:
+    """One validation error: "k: Input should be less than or equal to 50" (the setting or field it names)."""
+    if not isinstance(error, dict):
+        return str(error)
+    where = [str(part) for part in error.get("loc") or [] if part not in ("body", "configurable")]
+    return f"{where[-1]}: {error.get('msg', '')}" if where else str(error.get("msg", error))
+
+
+class CragClient:
+    """Questions to one `crag serve`; `timeout` bounds connecting and each wait for the server's next bytes."""
+
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, api_key: str | None = None):
+        self.url = endpoint(url)
+        self.timeout = timeout
+        key = api_key if api_key is not None else os.environ.get("CRAG_API_KEY")
+        self.headers = {"X-API-Key": key} if key else {}
+
+    def _body(self, question: str, configurable: dict[str, Any]) -> dict[str, Any]:
+        return {"input": {"question": question}, "config": {"configurable": configurable}}
+
+    def _check(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        if status == 401:
+            raise ServerError(f"the server wants an API key (set CRAG_API_KEY): {_detail(response)}")
+        if status == 404:
+            raise ServerError(f"no CRAG endpoint at {self.url} (404): is it a `crag serve`?")
+        kind = "refused the request" if status < 500 else "failed"
+        raise ServerError(f"the server {kind} ({status}): {_detail(response)}")
+
+    def _failure(self, exc: httpx.HTTPError) -> ServerError:
+        if isinstance(exc, httpx.TimeoutException):
+            return ServerError(f"no answer from {self.url} within {self.timeout:g} s (--timeout)")
+        if isinstance(exc, httpx.ConnectError):
+            return ServerError(f"cannot connect to {self.url}: {exc} (is `crag serve` running there?)")
+        return ServerError(f"the connection to {self.url} failed: {exc}")
+
+    def invoke(self, question: str, configurable: dict[str, Any]) -> dict[str, Any]:
+        """The run's output, shaped like a local run's."""
+        try:
+            response = httpx.post(
+                f"{self.url}/invoke",
+                json=self._body(question, configurable),
+                headers=self.headers,
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as exc:
+            raise self._failure(exc) from None
+        self._check(response)
+        try:
+            return _documents(response.json()["output"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ServerError(f"{self.url}/invoke did not answer with a CRAG output") from None
+
+    def stream(self, question: str, configurable: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+        """The run as it happens: ("event", progress event), ("token", answer text) and, last, ("output", the
+        run's output shaped like a local run's), from the server's `astream_events`."""
+        body = {**self._body(question, configurable), "kwargs": {}}
+        output = None
+        try:
+            with httpx.stream(
+                "POST", f"{self.url}/stream_events", json=body, headers=self.headers, timeout=self.timeout
+            ) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    self._check(response)
+                for kind, data in _sse(response.iter_lines()):
+                    if kind == "error":
+                        raise ServerError(f"the server failed during the run: {_stream_error(data)}")
+                    if kind != "data":
+                        continue
+                    event = json.loads(data)
+                    name, tags = event.get("event"), event.get("tags") or []
+                    if name == "on_custom_event":
+                        yield "event", event.get("data") or {}
+                    elif name == "on_chat_model_stream" and "crag:answer" in tags:
+                        yield "token", (event.get("data", {}).get("chunk") or {}).get("content") or ""
+                    elif name == "on_chain_stream" and not event.get("parent_ids"):
+                        output = event.get("data", {}).get("chunk")  # the run's whole state so far
+        except httpx.HTTPError as exc:
+            raise self._failure(exc) from None
+        except (ValueError, AttributeError) as exc:
+            raise ServerError(f"{self.url}/stream_events sent something that is not an event: {exc}") from None
+        if not isinstance(output, dict):
+            raise ServerError(f"{self.url}/stream_events ended without the run's output")
+        yield "output", _documents(output)
+
+
+def _stream_error(data: str) -> str:
+    try:
+        error = json.loads(data)
+    except ValueError:
+        return data[:500]
+    return f"{error.get('message', error)} ({error.get('status_code', '?')})" if isinstance(error, dict) else data
+
+
+def _sse(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
+    """(event, data) pairs of a server-sent event stream."""
+    kind, data = "message", []
+    for line in lines:
+        if not line:
+            if data:
+                yield kind, "\n".join(data)
+            kind, data = "message", []
+        elif line.startswith("event:"):
+            kind = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        yield kind, "\n".join(data)
