@@ -119,14 +119,14 @@ class LocalChatModel(BaseChatModel):
     def _messages(self, messages: list[BaseMessage]) -> list[dict[str, str]]:
         return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
 
-    def _call(self, messages: list[BaseMessage], stop: list[str] | None, stream: bool, **kwargs: Any):
+    def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
         pool = _pool(self.model_path, self.n_ctx)
         params = {
             "messages": self._messages(messages),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "temperature": kwargs.get("temperature", self.temperature),
             "stop": stop,
-            "stream": stream,
+            "stream": streaming,  # a caller's own stream=True (LangChain's invoke option) stays in kwargs, unused
         }
         return pool, params
 
@@ -153,15 +153,19 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         pool, params = self._call(messages, stop, True, **kwargs)
+        written = False
         with pool.use() as llama:
             for part in llama.create_chat_completion(**params):
                 text = part["choices"][0]["delta"].get("content") or ""
                 if not text:
                     continue
+                written = True
                 chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=chunk)
                 yield chunk
+        if not written:  # stopped before its first token: an empty answer, not LangChain's "No generations found"
+            yield ChatGenerationChunk(message=AIMessageChunk(content=""))
 
 
 CHAT_MODEL_HELP = "'local' (SmolLM2-135M-Instruct on llama.cpp) or '<provider>:<model>' (openai, anthropic, ollama, …)"
