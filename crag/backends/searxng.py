@@ -22,12 +22,13 @@ from langchain_core.documents import Document
 
 from crag.backends.downloads import get_json
 from crag.backends.fetch import MAX_BYTES
-from crag.backends.web_base import WebSearchError, check_api_url, retry_transient
+from crag.backends.web_base import RetriedSearch, WebSearchError, check_api_url
 from crag.core.passages import passage
 
 
-class SearxngSearch:
-    """Search through the SearxNG instance at `url` (its base URL, e.g. http://127.0.0.1:8888).
+class SearxngSearch(RetriedSearch):
+    """Search through the SearxNG instance at `url` (its base URL, e.g. http://127.0.0.1:8888): the
+    first `k` results in the instance's order, each its snippet with title and URL as source.
 
     `timeout` bounds the request and `max_bytes` the answer; a transient failure (timeout, dropped
     connection, HTTP 408/429/5xx) is retried once after `retry_wait` seconds.
@@ -39,14 +40,6 @@ class SearxngSearch:
         base = check_api_url(url, "searxng_url").rstrip("/")
         self.endpoint = base if base.endswith("/search") else f"{base}/search"
         self.timeout, self.retry_wait, self.max_bytes = timeout, retry_wait, max_bytes
-
-    def search(self, query: str, k: int = 5) -> list[Document]:
-        """The first `k` results for `query`, in the instance's order: snippet, title, URL as source."""
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
-        if not query.strip():
-            raise ValueError("the search query is empty")
-        return retry_transient(self._search_once, query, k, wait=self.retry_wait)
 
     def _search_once(self, query: str, k: int) -> list[Document]:
         url = str(httpx.URL(self.endpoint).copy_merge_params({"q": query, "format": "json", "categories": "general"}))

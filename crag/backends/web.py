@@ -31,9 +31,9 @@ from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
 from crag.backends.searxng import SearxngSearch
+from crag.backends.web_base import RetriedSearch, call_with_timeout
 from crag.backends.web_base import TransientWebSearchError as TransientWebSearchError
 from crag.backends.web_base import WebSearchError as WebSearchError
-from crag.backends.web_base import call_with_timeout, retry_transient
 from crag.backends.wikipedia import DEFAULT_API_URL as WIKIPEDIA_API_URL
 from crag.backends.wikipedia import WikipediaSearch
 from crag.core.cache import ResourceCache
@@ -206,7 +206,7 @@ def parse_tavily_output(output: Any) -> list[Document]:
     return results
 
 
-class TavilyWebSearch:
+class TavilyWebSearch(RetriedSearch):
     """Tavily web search through `langchain_tavily.TavilySearch`, with a timeout and one retry.
 
     `timeout` bounds each attempt; only transient failures (timeouts, dropped connections,
@@ -252,14 +252,6 @@ class TavilyWebSearch:
         except Exception as exc:  # validation errors, unhandled tool exceptions
             _raise_error(exc)
         return parse_tavily_output(output)[:k]
-
-    def search(self, query: str, k: int = 5) -> list[Document]:
-        """Search the web; raises `WebSearchError` (or its subclass `TransientWebSearchError`)."""
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
-        if not query.strip():
-            raise ValueError("the search query is empty")
-        return retry_transient(self._search_once, query, k, wait=self.retry_wait)
 
 
 # ---------------------------------------------------------------------------------------------

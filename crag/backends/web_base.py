@@ -1,5 +1,6 @@
 """What every web backend shares: its two error types, a deadline for calls that have none of their
-own, the one retry on a transient failure, and the check of a configured search API's URL.
+own, the one retry on a transient failure (and the `search` every engine builds on it), and the
+check of a configured search API's URL.
 
 A module of its own, below the engines (`web`, `wikipedia`, `searxng`), the page fetcher (`fetch`)
 and a user's backend (`user_web`): the engines download through the fetcher, `web.search_web`
@@ -13,10 +14,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import tenacity
+
+if TYPE_CHECKING:
+    from langchain_core.documents import Document
 
 T = TypeVar("T")
 
@@ -65,6 +69,25 @@ def retry_transient(fn: Callable[..., T], *args: Any, wait: float) -> T:
         reraise=True,
     )
     return retrying(fn, *args)
+
+
+class RetriedSearch:
+    """What every web engine's `search` does around its one request (`_search_once`): check the
+    arguments, then retry a transient failure once after `retry_wait` seconds."""
+
+    retry_wait: float = 1.0
+
+    def search(self, query: str, k: int = 5) -> list[Document]:
+        """The engine's `k` best results for `query`; raises `WebSearchError` (or its subclass
+        `TransientWebSearchError`, after the retry)."""
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        if not query.strip():
+            raise ValueError("the search query is empty")
+        return retry_transient(self._search_once, query, k, wait=self.retry_wait)
+
+    def _search_once(self, query: str, k: int) -> list[Document]:
+        raise NotImplementedError
 
 
 def check_api_url(url: str, setting: str) -> str:

@@ -35,7 +35,7 @@ from langchain_core.documents import Document
 
 from crag.backends.downloads import fetch_json, get_json
 from crag.backends.fetch import MAX_BYTES, text_passages
-from crag.backends.web_base import TransientWebSearchError, WebSearchError, check_api_url, retry_transient
+from crag.backends.web_base import RetriedSearch, TransientWebSearchError, WebSearchError, check_api_url
 from crag.core.passages import passage, source_of, title_of
 
 DEFAULT_API_URL = "https://en.wikipedia.org/w/api.php"
@@ -52,8 +52,9 @@ _QUERY = {
 _TRANSIENT_CODES = ("maxlag", "ratelimited")  # the API's own "try again later"
 
 
-class WikipediaSearch:
+class WikipediaSearch(RetriedSearch):
     """Search a MediaWiki (Wikipedia by default) and read its pages' text: see the module docstring.
+    A hit is a page, best first: its lead section as text, its title, its URL as source.
 
     `timeout` bounds each request and `max_bytes` each answer; a search failing transiently
     (timeout, dropped connection, HTTP 408/429/5xx, the API's maxlag) is retried once after
@@ -80,14 +81,6 @@ class WikipediaSearch:
         """Where a page is read, when the API does not say (it does, with `inprop=url`): /wiki/Title
         on the API's host, as Wikipedia writes it."""
         return urljoin(self.api_url, "/wiki/" + quote(title.replace(" ", "_")))
-
-    def search(self, query: str, k: int = 5) -> list[Document]:
-        """The `k` best pages for `query`, best first: lead section as text, title, page URL as source."""
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
-        if not query.strip():
-            raise ValueError("the search query is empty")
-        return retry_transient(self._search_once, query, k, wait=self.retry_wait)
 
     def _search_once(self, query: str, k: int) -> list[Document]:
         url = self._url(
