@@ -53,6 +53,16 @@ def running(app) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+def point_providers_at(monkeypatch, url: str) -> None:
+    """Send every hosted provider's LangChain class (OpenAI, Anthropic, Ollama) to a fake server at
+    `url`, with the test keys their key checks ask for."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("OLLAMA_HOST", url)
+
+
 def wait_http(url: str, process: subprocess.Popen, log: Path, timeout: float = 180) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from crag.backends.llm import chat_model
 from crag.graph import graph
 from tests.fakes import fake_context
-from tests.servers import running
+from tests.servers import point_providers_at, running
 
 REPLY = "Anna Berg was a painter."
 
@@ -84,11 +84,7 @@ def server():
 def providers_at(server, monkeypatch):
     url, seen = server
     seen.clear()
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-    monkeypatch.setenv("OLLAMA_HOST", url)
+    point_providers_at(monkeypatch, url)
     return seen
 
 

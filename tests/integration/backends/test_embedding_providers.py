@@ -15,7 +15,7 @@ from crag.backends.retrieval import StoreError, clear_store_cache, open_existing
 from crag.context import Context
 from crag.graph import graph
 from tests.fakes import DOCS, WordEmbeddings, fake_context, word_vector
-from tests.servers import running
+from tests.servers import point_providers_at, running
 
 DOCUMENTS = {
     "anna.txt": "Anna Berg was a Swedish painter. She painted the sea near Stockholm.",
@@ -61,9 +61,7 @@ def server():
 def providers_at(server, monkeypatch):
     url, seen = server
     seen.clear()
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
-    monkeypatch.setenv("OLLAMA_HOST", url)
+    point_providers_at(monkeypatch, url)
     clear_store_cache()
     yield seen
     clear_store_cache()
