@@ -11,7 +11,7 @@ import os
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal, get_args
 
-from crag.backends.embeddings import EMBEDDINGS_HELP, default_embeddings
+from crag.backends.embeddings import EMBEDDINGS_HELP, default_embeddings, embeddings_name
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.backends.retrieval import default_chroma_dir, default_collection
 from crag.backends.user_web import is_user_backend
@@ -166,10 +166,8 @@ class Context:
             raise ValueError(
                 f"retriever must be a LangChain retriever or vector store, got {type(self.retriever).__name__}"
             )
-        if not hasattr(self.embeddings, "embed_query") and not (
-            isinstance(self.embeddings, str) and self.embeddings.strip()
-        ):
-            raise ValueError(f"embeddings must be {EMBEDDINGS_HELP}, got {self.embeddings!r}")
+        if not hasattr(self.embeddings, "embed_query"):
+            embeddings_name(self.embeddings)  # ValueError for what is not a name
         if self.web_backend == "local" and not self.web_index:
             raise ValueError(
                 "the local web backend needs web_index (a JSONL file of {title, text} records); "
