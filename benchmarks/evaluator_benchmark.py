@@ -80,7 +80,11 @@ def checkpoint(path: Path | None):
     scorer = get_scorer(path)
 
     def score(pairs: list[Pair], titles: bool) -> list[float]:
-        return scorer.score([(p.question, t) for p, t in zip(pairs, texts(pairs, titles))], batch_size=64)
+        return scorer.score(
+            [(p.question, t) for p, t in zip(pairs, texts(pairs, titles))],
+            batch_size=64,
+            groups=[p.group for p in pairs],
+        )
 
     return score, scorer.thresholds, weights_key(path)
 
@@ -125,14 +129,14 @@ def weights_key(path: Path | None) -> str:
     return f"{folder.resolve()}:{digest.hexdigest()[:16]}"
 
 
-def per_question(pairs: list[Pair], scores: list[float], pair: Thresholds) -> dict:
+def per_question(pairs: list[Pair], scores: list[float], thresholds: Thresholds) -> dict:
     groups: dict[str, list[tuple[float, int]]] = {}
     for pair, score in zip(pairs, scores):
         groups.setdefault(pair.group, []).append((score, pair.label))
     answerable = [g for g in groups.values() if any(label for _, label in g)]
     top1 = [max(g, key=lambda item: item[0])[1] for g in answerable]
     retriever_top1 = [g[0][1] for g in answerable]  # pairs are stored in the retriever's rank order
-    routes = Counter(decide_action([s for s, _ in g], pair) for g in groups.values())
+    routes = Counter(decide_action([s for s, _ in g], thresholds) for g in groups.values())
     return {
         "top1": float(np.mean(top1)) if top1 else float("nan"),
         "retriever_top1": float(np.mean(retriever_top1)) if retriever_top1 else float("nan"),
