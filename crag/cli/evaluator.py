@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -25,8 +26,9 @@ from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
 from crag.evaluator_model.data import Recipe, build_data
 from crag.evaluator_model.evaluation import classification_metrics
-from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
-from crag.evaluator_model.pairs import read_pairs
+from crag.evaluator_model.faq import FAQ_FILES, build_faq_pairs
+from crag.evaluator_model.lexical import IDF_FILE, IdfTable, contrasts, fit_blend, overlap
+from crag.evaluator_model.pairs import read_pairs, write_pairs
 from crag.evaluator_model.runnable import get_scorer
 from crag.evaluator_model.selfsup import collection_chunks
 from crag.evaluator_model.trainer import TrainConfig, train
@@ -57,6 +59,30 @@ def build_data_cmd(
             f"{split:<10} {info['pairs']:>6} pairs  {info['positives']:>5} relevant "
             f"({info['positive_rate']:.1%})  {info['questions']} questions  -> {out / info['files'][0]}"
         )
+
+
+@app.command("build-faq")
+def build_faq_cmd(
+    out: Annotated[Path, typer.Option(help="Folder for faq.jsonl / faq.tsv and faq-manifest.json.")] = DEFAULT_DATA_OUT,
+    faq: Annotated[
+        list[Path] | None,
+        typer.Option(help="A plain-text FAQ (.gz or not); repeat it (default: those on this machine)."),
+    ] = None,
+) -> None:
+    """Documentation-domain dev pairs from FAQs: each question against the retriever's top 10 chunks
+    of the FAQs' answers, labelled by answer span (crag/evaluator_model/faq.py). `blend` and
+    `calibrate` use them beside the dev pairs."""
+    try:
+        pairs, manifest = build_faq_pairs(faq or FAQ_FILES, cache=out / "cache")
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    _, jsonl = write_pairs(pairs, out, "faq")
+    (out / "faq-manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    typer.echo(
+        f"{manifest['questions']} questions from {len(manifest['files'])} FAQs, {manifest['chunks']} chunks: "
+        f"{manifest['pairs']} pairs, {manifest['positives']} relevant "
+        f"({manifest['questions_with_a_relevant_chunk']} questions with one) -> {jsonl}"
+    )
 
 
 @app.command("train")
@@ -134,21 +160,25 @@ def train_cmd(
     )
 
 
-def _load(model: Path | None, pairs_file: Path, dynamic_int8: bool | None = None):
-    """The checkpoint, the labelled pairs, and each pair's (question, passage) as the checkpoint reads it."""
+def _load(model: Path | None, pairs_files: Path | list[Path], dynamic_int8: bool | None = None):
+    """The checkpoint, the labelled pairs of one or more files, each pair's (question, passage) as the
+    checkpoint reads it, and each pair's set (file and group: what it was retrieved with)."""
     quiet_transformers()
+    files = pairs_files if isinstance(pairs_files, list) else [pairs_files]
     try:
-        pairs = read_pairs(pairs_file)
+        loaded = [read_pairs(f) for f in files]
         scorer = get_scorer(model, dynamic_int8)
     except (EvaluatorError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    return scorer, pairs, [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
+    pairs = [p for ps in loaded for p in ps]
+    groups = [(n, p.group) for n, ps in enumerate(loaded) for p in ps]
+    return scorer, pairs, [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs], groups
 
 
-def _score_file(model: Path | None, pairs_file: Path, batch_size: int, dynamic_int8: bool | None):
-    scorer, pairs, texts = _load(model, pairs_file, dynamic_int8)
+def _score_file(model: Path | None, pairs_files: Path | list[Path], batch_size: int, dynamic_int8: bool | None):
+    scorer, pairs, texts, groups = _load(model, pairs_files, dynamic_int8)
     started = time.perf_counter()
-    scores = scorer.score(texts, batch_size=batch_size)
+    scores = scorer.score(texts, batch_size=batch_size, groups=groups)
     elapsed = time.perf_counter() - started
     return scorer, [p.label for p in pairs], scores, elapsed
 
@@ -177,20 +207,28 @@ def export_cmd(
 @app.command("blend")
 def blend_cmd(
     pairs: Annotated[
-        Path, typer.Option(help="Labelled pairs the blend is fitted on (the dev pairs; never a validation slice).")
+        list[Path],
+        typer.Option(
+            help="Labelled pairs the blend is fitted on; repeat it for several sets, each weighing the same "
+            "(the dev pairs and the documentation FAQ pairs; never a validation slice)."
+        ),
     ],
     corpus: Annotated[
         Path, typer.Option(help="Pairs whose passages give the document frequencies (the training pairs).")
     ],
     model: ModelOption = None,
+    contrast: Annotated[
+        bool, typer.Option("--contrast/--no-contrast", help="Also weigh the contrast feature (lexical.py).")
+    ] = False,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
 ) -> None:
-    """Blend lexical overlap into the checkpoint's score (see crag/evaluator_model/lexical.py).
+    """Blend lexical evidence into the checkpoint's score (see crag/evaluator_model/lexical.py).
 
-    Fits a logistic head over (the model's logit, the IDF-weighted share of the question's terms found
-    in the passage) on `--pairs` and stores it with the document frequencies of `--corpus`'s
-    passages. Run `calibrate` afterwards: the thresholds belong to the blended score."""
-    scorer, fit_pairs, texts = _load(model, pairs)
+    Fits a logistic head over the model's logit, the IDF-weighted share of the question's terms found
+    in the passage and (with `--contrast`) that share among the passages retrieved with it, on
+    `--pairs`, and stores it with the document frequencies of `--corpus`'s passages. Run `calibrate`
+    afterwards: the thresholds belong to the blended score."""
+    scorer, fit_pairs, texts, groups = _load(model, pairs)
     try:
         corpus_pairs = read_pairs(corpus)
     except (FileNotFoundError, ValueError) as exc:
@@ -199,9 +237,12 @@ def blend_cmd(
     logits = scorer.model_logits([texts[i] for i in keep], batch_size=batch_size)
     table = IdfTable.from_corpus(sorted({scorer.passage_text(p.passage, p.title) for p in corpus_pairs}))
     overlaps = [overlap(table, *texts[i]) for i in keep]
+    sets = contrasts(table, [texts[i] for i in keep], [groups[i] for i in keep]) if contrast else None
     labels = [fit_pairs[i].label for i in keep]
+    sizes = Counter(groups[i][0] for i in keep)  # each file weighs the same in the fit
+    weights = [len(keep) / (len(sizes) * sizes[groups[i][0]]) for i in keep]
     try:
-        blend = fit_blend(logits, overlaps, labels)
+        blend = fit_blend(logits, overlaps, labels, sets, weights)
     except ValueError as exc:
         fail(str(exc))
     table.save(scorer.path / IDF_FILE)
@@ -211,18 +252,20 @@ def blend_cmd(
     meta.validation_metrics = {
         **meta.validation_metrics,
         "blend": {
-            "pairs": str(pairs),
+            "pairs": [str(f) for f in pairs],
             "corpus": str(corpus),
             "idf_terms": len(table.df),
             "idf_documents": table.n_docs,
             "roc_auc_model": classification_metrics(labels, logits, 0.0)["roc_auc"],
-            "roc_auc_blend": classification_metrics(labels, blend.logits(logits, overlaps), 0.0)["roc_auc"],
+            "roc_auc_blend": classification_metrics(labels, blend.logits(logits, overlaps, sets), 0.0)["roc_auc"],
         },
     }
     meta.write(scorer.path)
     info = meta.validation_metrics["blend"]
     typer.echo(
-        f"blend {blend.model:+.3f}·logit {blend.lexical:+.3f}·overlap {blend.bias:+.3f} "
+        f"blend {blend.model:+.3f}·logit {blend.lexical:+.3f}·overlap "
+        + (f"{blend.contrast:+.3f}·contrast " if contrast else "")
+        + f"{blend.bias:+.3f} "
         f"(ROC-AUC on {len(labels)} pairs {info['roc_auc_model']:.4f} -> {info['roc_auc_blend']:.4f}; "
         f"IDF of {len(table.df):,} terms over {table.n_docs:,} passages) -> {scorer.path}; now run `calibrate`"
     )
@@ -230,7 +273,9 @@ def blend_cmd(
 
 @app.command("calibrate")
 def calibrate_cmd(
-    pairs: Annotated[Path, typer.Option(help="Labelled validation pairs (CRAG .tsv or .jsonl).")],
+    pairs: Annotated[
+        list[Path], typer.Option(help="Labelled validation pairs (CRAG .tsv or .jsonl); repeat it for several sets.")
+    ],
     model: ModelOption = None,
     false_relevant_cost: Annotated[float, typer.Option(min=0)] = 2.0,
     false_irrelevant_cost: Annotated[float, typer.Option(min=0)] = 1.0,
@@ -247,7 +292,10 @@ def calibrate_cmd(
     meta = Metadata.read(scorer.path) or scorer.meta
     meta.thresholds = result.thresholds
     meta.calibrated = True
-    meta.validation_metrics = {**meta.validation_metrics, "calibration": {**result.as_dict(), "pairs": str(pairs)}}
+    meta.validation_metrics = {
+        **meta.validation_metrics,
+        "calibration": {**result.as_dict(), "pairs": [str(f) for f in pairs]},
+    }
     meta.write(scorer.path)
     typer.echo(
         f"upper={result.upper} lower={result.lower} (utility {result.utility:.4f} on {result.n} pairs) -> {scorer.path}"

@@ -27,7 +27,7 @@ from crag.core.passages import titled
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError, Metadata, create_hint
 from crag.evaluator_model.compact import load_compact
-from crag.evaluator_model.lexical import Blend, IdfTable, overlap
+from crag.evaluator_model.lexical import Blend, IdfTable, contrasts, overlap
 from crag.evaluator_model.pairs import SEP, clean
 
 T5_TYPES = {"t5", "mt5", "umt5"}
@@ -112,15 +112,30 @@ class Scorer:
                 out[i] = float(value)
         return out
 
-    def score(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, *, blend: bool = True) -> list[float]:
+    def score(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        batch_size: int = 32,
+        *,
+        blend: bool = True,
+        groups: Sequence[object] | None = None,
+    ) -> list[float]:
         """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores
-        with the model alone where the checkpoint carries a lexical blend (the benchmark's ablation)."""
+        with the model alone where the checkpoint carries a lexical blend (the benchmark's ablation).
+
+        With a blend that weighs the contrast feature, a pair's score also depends on the passages
+        scored with it for the same question: `groups[i]` says which call's or request's set pair i
+        belongs to (by default all pairs with one question form one set)."""
         raw = self.model_logits(pairs, batch_size)
         kept = [i for i, z in enumerate(raw) if z is not None]
         values = [raw[i] for i in kept]
         if blend and self.lexical is not None:
             head, table = self.lexical
-            values = [_sigmoid_score(z) for z in head.logits(values, [overlap(table, *pairs[i]) for i in kept])]
+            overlaps = [overlap(table, *pairs[i]) for i in kept]
+            sets = None
+            if head.contrast:
+                sets = contrasts(table, [pairs[i] for i in kept], None if groups is None else [groups[i] for i in kept])
+            values = [_sigmoid_score(z) for z in head.logits(values, overlaps, sets)]
         else:
             values = [self._transform(z) for z in values]
         scores = [EMPTY_SCORE] * len(pairs)

@@ -96,7 +96,9 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
             except (TypeError, ValueError) as exc:
                 prepared.append(exc)
         flat = [pair for item in prepared if not isinstance(item, Exception) for pair in item]
-        scores = self.scorer.score(flat, batch_size=self.batch_size) if flat else []
+        # each input is its own set of passages for the blend's contrast feature (model.Scorer.score)
+        groups = [n for n, item in enumerate(prepared) if not isinstance(item, Exception) for _ in item]
+        scores = self.scorer.score(flat, batch_size=self.batch_size, groups=groups) if flat else []
         out: list[list[float] | Exception] = []
         offset = 0
         for item in prepared:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from crag.core.text import terms
 from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError
-from crag.evaluator_model.lexical import IDF_FILE, Blend, IdfTable, fit_blend, overlap
+from crag.evaluator_model.lexical import IDF_FILE, Blend, IdfTable, contrasts, fit_blend, overlap
 from crag.evaluator_model.model import load_scorer
 
 CORPUS = [
@@ -106,3 +106,84 @@ def test_a_missing_idf_file_is_a_clear_error(tiny_bert, tmp_path):
     (path / IDF_FILE).unlink()
     with pytest.raises(EvaluatorError, match="lexical blend"):
         load_scorer(path)
+
+
+GREP_CHUNKS = [  # three chunks of one man page: all say "grep", one answers
+    "grep searches for patterns in each file and prints each line that matches.",
+    "grep -i ignores case distinctions in patterns and input data.",
+    "grep -C NUM prints NUM lines of output context around each matching line.",
+]
+
+
+def test_contrast_weighs_the_terms_that_set_a_passage_apart_from_those_retrieved_with_it():
+    question = "How do I make grep print context lines around a match?"
+    pairs = [(question, chunk) for chunk in GREP_CHUNKS]
+    values = contrasts(TABLE, pairs)
+    assert values[2] == max(values) and values[2] > values[0] > 0  # "context" sets the answer apart
+    assert all(0.0 <= v <= 1.0 for v in values)
+    # "grep" is in every chunk, so it counts for less than in the pointwise overlap
+    assert values[0] < overlap(TABLE, question, GREP_CHUNKS[0])
+
+
+def test_contrast_sets_are_the_groups_and_questions_they_are_scored_with():
+    question = "How do I make grep print context lines around a match?"
+    pairs = [(question, chunk) for chunk in GREP_CHUNKS]
+    together = contrasts(TABLE, pairs + pairs, groups=[0, 0, 0, 1, 1, 1])
+    alone = contrasts(TABLE, pairs)
+    assert together[:3] == pytest.approx(alone) and together[3:] == pytest.approx(alone)
+    other = ("Which city is Iron River in?", CORPUS[1])  # another question never shares a set
+    assert contrasts(TABLE, [*pairs, other])[:3] == pytest.approx(contrasts(TABLE, pairs))
+    assert contrasts(TABLE, [other]) == pytest.approx([1.0])  # alone: the plain share of its terms
+    assert contrasts(TABLE, [("Who is it?", CORPUS[0])]) == [0.0]
+    with pytest.raises(ValueError, match="groups"):
+        contrasts(TABLE, pairs, groups=[0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(question=st.text(max_size=120), passages=st.lists(st.text(max_size=200), min_size=1, max_size=6))
+def test_contrast_stays_in_unit_interval_for_any_text(question, passages):
+    values = contrasts(TABLE, [(question, p) for p in passages])
+    assert len(values) == len(passages) and all(0.0 <= v <= 1.0 and not math.isnan(v) for v in values)
+
+
+def test_fit_blend_with_contrast_and_weights():
+    labels = [1, 0] * 50
+    informative = [0.9 if y else 0.1 for y in labels]
+    noise = [0.5 + 0.01 * (i % 7) for i in range(100)]
+    blend = fit_blend(noise, noise, labels, contrasts=informative, weights=[1.0] * 100)
+    assert blend.contrast > 1.0 and blend.contrast > abs(blend.lexical)
+    with pytest.raises(ValueError, match="contrasts"):
+        blend.logits([0.0], [0.5])  # a head that weighs contrast cannot score without it
+    old = Blend(model=1.0, lexical=2.0, bias=-1.0)  # heads from before contrast score as they did
+    assert old.contrast == 0.0 and old.logits([1.0], [0.5]) == [1.0]
+
+
+def test_a_checkpoint_with_a_contrast_blend_scores_each_set_by_it(tiny_bert, tmp_path):
+    question = "How do I make grep print context lines around a match?"
+    pairs = [(question, chunk) for chunk in GREP_CHUNKS]
+    plain = load_scorer(tiny_bert)
+    logits = plain.model_logits(pairs)
+    blend = Blend(model=0.5, lexical=1.0, bias=-1.0, contrast=3.0)
+    scorer = load_scorer(_blended_checkpoint(tiny_bert, tmp_path, blend))
+    sets = contrasts(TABLE, pairs)
+    expected = [
+        math.tanh((0.5 * z + overlap(TABLE, q, p) + 3.0 * c - 1.0) / 2) for z, (q, p), c in zip(logits, pairs, sets)
+    ]
+    assert scorer.score(pairs) == pytest.approx(expected, abs=1e-5)
+    # two sets for the same question in one call are told apart by their groups
+    assert scorer.score(pairs + pairs[:1], groups=[0, 0, 0, 1])[:3] == pytest.approx(expected, abs=1e-5)
+    assert scorer.score([(question, "  "), *pairs])[1:] == pytest.approx(expected, abs=1e-5)  # empty ones left out
+
+
+def test_the_runnable_weighs_contrast_within_each_input_of_a_batch(tiny_bert, tmp_path):
+    from crag.evaluator_model.runnable import RetrievalEvaluator
+
+    path = _blended_checkpoint(tiny_bert, tmp_path, Blend(model=0.5, lexical=1.0, bias=-1.0, contrast=3.0))
+    evaluator = RetrievalEvaluator(checkpoint=str(path))
+    question = "How do I make grep print context lines around a match?"
+    first = {"question": question, "documents": GREP_CHUNKS[:2]}
+    second = {"question": question, "documents": GREP_CHUNKS[2:]}
+    together = evaluator.batch([first, second])
+    assert together[0] == pytest.approx(evaluator.invoke(first), abs=1e-5)  # one input's set is not another's
+    assert together[1] == pytest.approx(evaluator.invoke(second), abs=1e-5)
+    assert together[0] != pytest.approx(evaluator.invoke({"question": question, "documents": GREP_CHUNKS})[:2])
