@@ -126,6 +126,8 @@ class Scorer:
         With a blend that weighs the contrast feature, a pair's score also depends on the passages
         scored with it for the same question: `groups[i]` says which call's or request's set pair i
         belongs to (by default all pairs with one question form one set)."""
+        if groups is not None and len(groups) != len(pairs):
+            raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
         raw = self.model_logits(pairs, batch_size)
         kept = [i for i, z in enumerate(raw) if z is not None]
         values = [raw[i] for i in kept]

@@ -173,6 +173,8 @@ def test_a_checkpoint_with_a_contrast_blend_scores_each_set_by_it(tiny_bert, tmp
     # two sets for the same question in one call are told apart by their groups
     assert scorer.score(pairs + pairs[:1], groups=[0, 0, 0, 1])[:3] == pytest.approx(expected, abs=1e-5)
     assert scorer.score([(question, "  "), *pairs])[1:] == pytest.approx(expected, abs=1e-5)  # empty ones left out
+    with pytest.raises(ValueError, match="groups"):
+        scorer.score(pairs, groups=[0])
 
 
 def test_the_runnable_weighs_contrast_within_each_input_of_a_batch(tiny_bert, tmp_path):
