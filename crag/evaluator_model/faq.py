@@ -54,8 +54,8 @@ def faq_name(path: str | Path) -> str:
     return f"{re.match(r'[a-z]*', package).group() or package} FAQ"
 
 
-def read_text(path: Path) -> str:
-    raw = path.read_bytes()
+def decode(path: Path, raw: bytes) -> str:
+    """A FAQ file's bytes as text (Debian gzips most of /usr/share/doc)."""
     return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
 
 
@@ -116,10 +116,11 @@ def build_faq_pairs(files: Sequence[str | Path] = FAQ_FILES, *, cache: Path | No
     for file in map(Path, files):
         if not file.is_file():
             continue
-        found = parse_faq(read_text(file), str(file))
+        raw = file.read_bytes()
+        found = parse_faq(decode(file, raw), str(file))
         if not found:
             continue
-        used[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()[:16]
+        used[str(file)] = hashlib.sha256(raw).hexdigest()[:16]
         text = ""
         for entry in found:  # the answers alone: the questions are what is asked, not what is stored
             entries.append(entry)
