@@ -11,17 +11,10 @@ from typing import Annotated
 
 import typer
 
-from crag.backends.embeddings import EmbeddingError, default_embeddings
-from crag.backends.retrieval import (
-    StoreError,
-    default_chroma_dir,
-    default_collection,
-    open_existing,
-)
-from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
+from crag.cli.common import fail, quiet_transformers
+from crag.cli.evaluator_adapt import adapt_cmd
 from crag.core.base_model import PACKAGED_BASE
-from crag.evaluator_model.adapt import AdaptConfig, adapt
-from crag.evaluator_model.calibration import calibrate
+from crag.evaluator_model.calibration import calibrate, cap_discards, question_maxima
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
 from crag.evaluator_model.data import Recipe, build_data
@@ -30,7 +23,6 @@ from crag.evaluator_model.faq import FAQ_FILES, build_faq_pairs
 from crag.evaluator_model.lexical import IDF_FILE, IdfTable, contrasts, fit_blend, overlap
 from crag.evaluator_model.pairs import read_pairs, write_pairs
 from crag.evaluator_model.runnable import get_scorer
-from crag.evaluator_model.selfsup import collection_chunks
 from crag.evaluator_model.trainer import TrainConfig, train
 
 app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.", no_args_is_help=True)
@@ -279,14 +271,38 @@ def calibrate_cmd(
     model: ModelOption = None,
     false_relevant_cost: Annotated[float, typer.Option(min=0)] = 2.0,
     false_irrelevant_cost: Annotated[float, typer.Option(min=0)] = 1.0,
+    max_discard: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=0.99,
+            help="Lower the lower threshold until at most this share of the questions that have a relevant "
+            "document go to Incorrect, in each --discard-pairs set (pairs grouped by question, as retrieved).",
+        ),
+    ] = None,
+    discard_pairs: Annotated[
+        list[Path] | None,
+        typer.Option(help="Question-level sets for --max-discard (JSONL with groups); repeatable; default: --pairs."),
+    ] = None,
     batch_size: Annotated[int, typer.Option(min=1)] = 64,
 ) -> None:
     """Choose (upper, lower) on labelled pairs and store them with the checkpoint."""
-    scorer, labels, scores, _ = _score_file(model, pairs, batch_size, None)
+    if discard_pairs and max_discard is None:
+        fail("--discard-pairs needs --max-discard")
+    checks = (discard_pairs or pairs) if max_discard is not None else []
+    scorer, scored = None, {}
+    for file in dict.fromkeys([*pairs, *checks]):  # each file scored once
+        scorer, loaded, texts, groups = _load(model, file)
+        scored[file] = (loaded, scorer.score(texts, batch_size=batch_size, groups=groups))
     try:
         result = calibrate(
-            labels, scores, false_relevant_cost=false_relevant_cost, false_irrelevant_cost=false_irrelevant_cost
+            [p.label for f in pairs for p in scored[f][0]],
+            [s for f in pairs for s in scored[f][1]],
+            false_relevant_cost=false_relevant_cost,
+            false_irrelevant_cost=false_irrelevant_cost,
         )
+        if max_discard is not None:
+            result = cap_discards(result, [_questions(f, *scored[f]) for f in checks], max_discard)
     except ValueError as exc:
         fail(str(exc))
     meta = Metadata.read(scorer.path) or scorer.meta
@@ -294,12 +310,27 @@ def calibrate_cmd(
     meta.calibrated = True
     meta.validation_metrics = {
         **meta.validation_metrics,
-        "calibration": {**result.as_dict(), "pairs": [str(f) for f in pairs]},
+        "calibration": {
+            **result.as_dict(),
+            "pairs": [str(f) for f in pairs],
+            **({"discard_pairs": [str(f) for f in discard_pairs or pairs]} if max_discard is not None else {}),
+        },
     }
     meta.write(scorer.path)
+    capped = "" if result.utility_lower is None else f" (the utility's lower {result.utility_lower}, capped)"
     typer.echo(
-        f"upper={result.upper} lower={result.lower} (utility {result.utility:.4f} on {result.n} pairs) -> {scorer.path}"
+        f"upper={result.upper} lower={result.lower}{capped} (utility {result.utility:.4f} on {result.n} pairs) "
+        f"-> {scorer.path}"
     )
+
+
+def _questions(file: Path, pairs: list, scores: list[float]):
+    """(relevant, best score) per question of one file: a question is the pairs that share a group, a
+    question text and whether they carry titles (dev holds each retrieval with and without)."""
+    if not any(p.group for p in pairs):
+        fail(f"{file} has no groups: --max-discard needs each question's pairs marked ('group' in JSONL)")
+    keys = [(p.group, p.question, bool(p.title)) for p in pairs]
+    return question_maxima(keys, [p.label for p in pairs], scores)
 
 
 @app.command("eval")
@@ -335,95 +366,4 @@ def eval_cmd(
         typer.echo(f"{key:<18} {value:.4f}" if isinstance(value, float) else f"{key:<18} {value}")
 
 
-@app.command("adapt")
-def adapt_cmd(
-    out: Annotated[
-        Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")
-    ],
-    collection: Collection = None,
-    chroma_dir: ChromaDir = None,
-    chroma_url: ChromaUrl = None,
-    embeddings: Embeddings = None,
-    start: Annotated[
-        Path | None, typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")
-    ] = None,
-    labelled: Annotated[
-        Path | None,
-        typer.Option(
-            help="A few labelled pairs from your domain (CRAG's .tsv or .jsonl): the blend and thresholds are fitted on them."
-        ),
-    ] = None,
-    time_limit: Annotated[
-        float | None, typer.Option(min=1, help="Minutes for the whole run; training stops early to keep it.")
-    ] = None,
-    epochs: Annotated[int, typer.Option(min=1)] = 1,
-    max_queries: Annotated[
-        int, typer.Option(min=10, help="Chunks asked about (a seeded sample of a larger collection).")
-    ] = 4000,
-    held_apart: Annotated[
-        float,
-        typer.Option(
-            min=0.1, max=0.6, help="Share of documents never trained on: half fit the blend and thresholds, half check."
-        ),
-    ] = 0.3,
-    seed: Annotated[int, typer.Option()] = 0,
-    force: Annotated[bool, typer.Option(help="Write the adapted evaluator even when a check finds it worse.")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing checkpoint at --out.")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
-) -> None:
-    """Fit the evaluator to an ingested collection with self-made pairs (no labels, no network), and check it.
-
-    Writes a normal evaluator checkpoint unless the adapted model is worse than the one it started
-    from on held-apart documents of the collection, or forgets on a general set shipped with crag."""
-    quiet_transformers()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        fail(f"{out} exists and is not empty; pass --overwrite to replace it or choose another --out")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        labelled_pairs = read_pairs(labelled) if labelled else None
-        collection = collection or default_collection()
-        store = open_existing(
-            persist_dir=chroma_dir or default_chroma_dir(),
-            collection=collection,
-            chroma_url=chroma_url,
-            embedder=embeddings or default_embeddings(),
-        )
-        chunks = collection_chunks(store)
-        config = AdaptConfig(
-            out=out,
-            start=start,
-            labelled=labelled_pairs,
-            time_limit=time_limit * 60 if time_limit else None,
-            epochs=epochs,
-            max_queries=max_queries,
-            held_apart=held_apart,
-            seed=seed,
-            force=force,
-            progress=progress,
-        )
-        result = adapt(
-            chunks,
-            store.embeddings.embed_documents,
-            config,
-            collection=collection,
-            log=lambda line: typer.echo(line, err=True),
-        )
-    except (EvaluatorError, StoreError, EmbeddingError, FileNotFoundError, ValueError, OSError) as exc:
-        fail(str(exc))
-    for check in result.checks:
-        typer.echo(
-            f"{check.name:<18} {check.pairs:>5} pairs  ROC-AUC {check.before:.3f} -> {check.after:.3f} "
-            f"({check.change:+.3f})"
-        )
-    thresholds = result.meta.thresholds
-    for problem in result.problems:
-        typer.secho(f"warning: the adapted evaluator is {problem}", fg=typer.colors.RED, err=True)
-    for warning in result.warnings:
-        typer.secho(f"WARNING: the adapted evaluator {warning}", fg=typer.colors.YELLOW, err=True)
-    if not result.written:
-        fail(f"nothing written to {out}; pass --force to write it anyway")
-    adapt_info = result.meta.hyperparameters["adapt"]
-    typer.echo(
-        f"wrote {out} in {adapt_info['seconds'] / 60:.1f} min (thresholds upper={thresholds.upper:.3f} "
-        f"lower={thresholds.lower:.3f}); use it with `crag ask --evaluator {out}` or CRAG_EVALUATOR={out}"
-    )
+app.command("adapt")(adapt_cmd)  # in its own module: the adapt command alone is ~90 lines

@@ -192,6 +192,18 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     meta = json.loads((model / METADATA_FILE).read_text())
     assert meta["validation_metrics"]["calibration"]["false_relevant_cost"] == 3 and meta["calibrated"]
     assert meta["blend"]  # calibrating keeps the blend
+    uncapped = meta["thresholds"]
+    common = ["evaluator", "calibrate", "--model", str(model), "--pairs", str(data / "dev.jsonl")]
+    result = runner.invoke(app, [*common, "--max-discard", "0.0", "--discard-pairs", str(data / "dev.jsonl")])
+    assert result.exit_code == 0, result.output
+    calibration = json.loads((model / METADATA_FILE).read_text())["validation_metrics"]["calibration"]
+    assert calibration["max_discard"] == 0.0 and calibration["discard_pairs"] == [str(data / "dev.jsonl")]
+    assert calibration["lower"] <= (calibration["utility_lower"] or calibration["lower"])
+    result = runner.invoke(app, [*common, "--max-discard", "0.05", "--discard-pairs", str(data / "validation.tsv")])
+    assert result.exit_code == 2 and "has no groups" in result.output
+    result = runner.invoke(app, [*common, "--discard-pairs", str(data / "dev.jsonl")])
+    assert result.exit_code == 2 and "needs --max-discard" in result.output
+    assert uncapped
     result = runner.invoke(
         app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv"), "--json"]
     )

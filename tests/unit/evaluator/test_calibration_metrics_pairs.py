@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crag.core.thresholds import Thresholds as T
 from crag.evaluator_model.calibration import calibrate
@@ -145,3 +147,49 @@ def test_aligning_the_scale_moves_the_thresholds_and_keeps_the_order():
     assert moved(-0.9) < moved(-0.52) < moved(0.0) < moved(0.9)
     assert align_scale(T(1.0, -0.2), T(0.625, -0.385)) is None  # a closed Correct route stays closed
     assert align_scale(T(0.1, 0.1), T(0.625, -0.385)) is None
+
+
+def test_question_maxima_reads_each_question_as_the_action_trigger_does():
+    from crag.evaluator_model.calibration import question_maxima
+
+    keys = ["a", "a", "b", "b", ("c", True), ("c", True)]
+    relevant, best = question_maxima(keys, [0, 1, 0, 0, 0, 0], [0.2, -0.5, -0.9, -0.3, 0.1, 0.4])
+    assert relevant.tolist() == [1, 0, 0] and best.tolist() == [0.2, -0.3, 0.4]
+    with pytest.raises(ValueError):
+        question_maxima(["a"], [1, 0], [0.1, 0.2])
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.floats(-1, 1, allow_nan=False)), min_size=1, max_size=60),
+    st.sampled_from([0.0, 0.02, 0.05, 0.1, 0.5]),
+)
+def test_the_discard_bound_sends_at_most_the_share_of_relevant_questions_to_incorrect(questions, share):
+    from crag.evaluator_model.calibration import discard_bound
+
+    relevant, maxima = [r for r, _ in questions], [m for _, m in questions]
+    bound = discard_bound(relevant, maxima, share)
+    with_relevant = [m for r, m in questions if r]
+    assert sum(m < bound for m in with_relevant) <= share * len(with_relevant) + 1e-9
+    if with_relevant:  # and it is the highest such value on its grid
+        assert sum(m < bound + 0.005 for m in with_relevant) > share * len(with_relevant)
+    assert discard_bound([0, 0], [0.1, 0.2], share) == 1.0  # no question has a relevant document
+
+
+def test_capping_discards_lowers_only_the_lower_threshold_and_says_so():
+    from crag.evaluator_model.calibration import calibrate, cap_discards
+
+    labels = [1] * 20 + [0] * 80
+    scores = [0.9] * 20 + [-0.9] * 80
+    base = calibrate(labels, scores)
+    # 20 questions with a relevant document, 4 of them scoring low: at most 1 in 20 may be discarded
+    relevant, maxima = [1] * 20 + [0] * 5, [0.8] * 16 + [-0.95, -0.9, -0.7, -0.6] + [-0.99] * 5
+    capped = cap_discards(base, [(relevant, maxima)], 0.05)
+    assert capped.upper == base.upper and capped.lower == -0.9 and capped.utility_lower == base.lower
+    assert capped.max_discard == 0.05 and capped.as_dict()["utility_lower"] == base.lower
+    assert sum(m < capped.lower for r, m in zip(relevant, maxima) if r) == 1
+    loose = cap_discards(base, [([1, 1], [0.9, 0.95])], 0.05)  # nothing to cap: the lower stays
+    assert loose.lower == base.lower and loose.utility_lower is None and loose.max_discard == 0.05
+    both = cap_discards(base, [(relevant, maxima), ([1] * 10, [-0.97] + [0.9] * 9)], 0.05)
+    assert both.lower == -0.97  # the strictest set decides
+    with pytest.raises(ValueError):
+        cap_discards(base, [(relevant, maxima)], 1.0)
