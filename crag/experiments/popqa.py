@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from crag.core.jsonl import read_objects
 from crag.experiments.phrasings import VALIDATION_TEMPLATES, sample_phrasings
-from crag.methods.rewrite import zipf
+from crag.methods.rewrite import STOPWORDS, zipf
 
 SPLITS = {"validation": (100, 399), "train": (400, 1398), "all": (0, 10**9)}
 LICENCES = {
@@ -97,18 +97,27 @@ def unanswerable_questions(
     the sources cannot answer them, whatever the generator remembers, so the honest output is an
     abstention. Marked `"answerable": false`, answers dropped (they stay out of every prompt).
 
-    "Nowhere" is strict: neither the subject as written nor any of its rare words (a name's own
-    words) may occur. The subject as written alone let "Dragomirna River" through while the
-    knowledge base said "The Dragomirna is a left tributary of the river Suceava in Romania", and a
-    quarter of the questions marked unanswerable were answered from the sources.
+    "Nowhere" is strict: neither the subject as written, nor any of its rare words (a name's own
+    words), nor all of its words in one passage may occur. The subject as written alone let
+    "Dragomirna River" through while the knowledge base said "The Dragomirna is a left tributary of
+    the river Suceava in Romania", and a quarter of the questions marked unanswerable were answered
+    from the sources. Rare words alone let "Kenneth Bevan" through ("Bevan" is common enough) while
+    a passage began "Kenneth Graham Bevan (1898–1993) was an Anglican missionary bishop": 11 of the
+    64 unanswerable questions of the honesty run had all their subject's words in one passage.
     """
     texts = [f"{r.get('title', '')} {r['text']}".casefold() for r in [*kb, *web]]
     haystack = "\n".join(texts)
-    words = {w for text in texts for w in re.findall(r"\w+", text)}
+    postings: dict[str, set[int]] = {}  # word -> the passages that contain it
+    for n, text in enumerate(texts):
+        for w in set(re.findall(r"\w+", text)):
+            postings.setdefault(w, set()).add(n)
 
     def absent(subject: str) -> bool:
-        rare = [w for w in re.findall(r"\w+", subject.casefold()) if not w.isdigit() and zipf(w) < RARE_NAME_ZIPF]
-        return subject.casefold() not in haystack and not any(w in words for w in rare)
+        words = re.findall(r"\w+", subject.casefold())
+        rare = [w for w in words if not w.isdigit() and zipf(w) < RARE_NAME_ZIPF]
+        content = [w for w in words if w not in STOPWORDS]
+        together = bool(content) and bool(set.intersection(*(postings.get(w, set()) for w in content)))
+        return subject.casefold() not in haystack and not any(w in postings for w in rare) and not together
 
     low, high = split
     return [

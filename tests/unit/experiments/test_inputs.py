@@ -225,13 +225,23 @@ def test_unanswerable_questions_need_the_explicit_mark(tmp_path):
 def test_a_subject_is_unanswerable_only_when_none_of_its_rare_words_occur():
     from crag.experiments.popqa import unanswerable_questions
 
-    kb = [{"title": "", "text": "The Dragomirna is a left tributary of the river Suceava in Romania."}]
-    questions = [
-        {"q_index": 1, "id": i, "question": f"In what country is {s}?", "subject": s, "prop": "country"}
-        for i, s in enumerate(["Dragomirna River", "Călmuș River", "Taxi at Midnight"])
+    kb = [
+        {"title": "", "text": "The Dragomirna is a left tributary of the river Suceava in Romania."},
+        {"title": "", "text": "Kenneth Graham Bevan (1898-1993) was an Anglican missionary bishop in China."},
+        {"title": "Kenneth Clark", "text": "A historian who presented Civilisation."},
     ]
-    # "Dragomirna River" does not occur as written, but its name does: the sources can answer it
-    assert [q["subject"] for q in unanswerable_questions(questions, kb, [], (100, 200))] == [
+    web = [{"title": "Bevan", "text": "Aneurin Bevan was a Welsh politician."}]
+    questions = [
+        {"q_index": 1, "id": i, "question": f"Who is {s}?", "subject": s, "prop": "occupation"}
+        for i, s in enumerate(
+            ["Dragomirna River", "Călmuș River", "Taxi at Midnight", "Kenneth Bevan", "Kenneth Jones"]
+        )
+    ]
+    # "Dragomirna River" does not occur as written, but its name does; "Kenneth Bevan" neither, but
+    # both its words are in one passage: the sources can answer them. "Kenneth" and "Bevan" apart, or
+    # "Kenneth" without "Jones", answer nothing
+    assert [q["subject"] for q in unanswerable_questions(questions, kb, web, (100, 200))] == [
         "Călmuș River",
         "Taxi at Midnight",
+        "Kenneth Jones",
     ]
