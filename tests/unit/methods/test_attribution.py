@@ -89,3 +89,28 @@ def test_tidy_and_knowledge_format():
         "Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
         "Carl Dahl: Carl Dahl is a footballer from Oslo."
     )
+
+
+def test_a_strip_about_another_subject_supports_nothing():
+    """ "Borysławice is a village in … Gmina Fredropol." states every word it adds, copied from a strip
+    about Borysławka: without the subject rule that answer to an unanswerable question was grounded."""
+    question = "In what country is Borysławice?"
+    namesake = strip("Borysławka is a village in the administrative district of Gmina Fredropol, Poland.", "", 0)
+    draft = "Borysławice is a village in the administrative district of Gmina Fredropol, Poland."
+    assert not grounded(attribute(draft, question, [namesake]))
+    own = strip("Borysławice is a village in Gmina Fredropol, Poland.", "", 1)
+    citations = attribute(draft, question, [namesake, own])
+    assert [c["sources"] for c in citations] == [[2]]  # numbering keeps the skipped strip's place
+    # the title names the subject too, and a question whose rarest word is common names none
+    titled = strip("A village in the administrative district of Gmina Fredropol, Poland.", "Borysławice", 0)
+    assert grounded(attribute(draft, question, [titled]))
+    assert grounded(attribute("It is in Poland, in Gmina Fredropol.", "Which country is it in?", [namesake]))
+
+
+def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
+    from crag.methods.attribution import about, subject
+
+    assert subject("What is Anna Berg's occupation?") == [{"berg"}]
+    assert subject("Who is the father of the bride?") == []  # nothing rare enough to name a subject
+    named = subject("How do I get json.dumps to sort keys?")
+    assert about(named, terms("json: Encoding basic Python objects")) and not about(named, terms("pickle module"))
