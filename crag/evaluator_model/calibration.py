@@ -129,9 +129,9 @@ def cap_discards(
     the FAQ questions with a relevant chunk among their ten, to Incorrect. Capping it on
     question-level sets of both kinds keeps Incorrect for questions whose every document is
     clearly off topic. The upper threshold, and with it the Correct route, is left as calibrated.
-    Not used for the shipped thresholds: at the cap (-0.94) PopQA's unanswerable questions were
-    answered from strips about another subject (README, "The lower threshold as an abstention
-    threshold").
+    Shipped (-0.94) together with attribution's subject rule: at the cap alone, PopQA's
+    unanswerable questions moved to Ambiguous were answered from strips about another subject
+    (README, "The lower threshold as an abstention threshold").
     """
     bound = min((discard_bound(r, m, max_discard) for r, m in question_sets), default=1.0)
     if bound >= calibration.lower:

@@ -63,7 +63,7 @@ def subject(question: str) -> list[set[str]]:
     if not rarity or min(rarity.values()) >= SUBJECT_ZIPF:
         return []
     rarest = min(rarity.values())
-    return [terms(w) for w, z in rarity.items() if z == rarest]
+    return [named for w, z in rarity.items() if z == rarest and (named := terms(w))]
 
 
 def about(named: list[set[str]], stated: set[str]) -> bool:
