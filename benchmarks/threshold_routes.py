@@ -3,7 +3,7 @@ knowledge recall, support and the route mix, from the three forced-route runs of
 
 A threshold only chooses which route a question takes, and each route's answer is deterministic
 (greedy generation, a deterministic local web), so a question's record at some thresholds is the
-one its route gave when forced (`crag.experiments.report.from_routes` does the same for Table 2).
+one its route gave when forced (`crag.experiments.report.from_routes`, which Table 2 is made with).
 The forced runs cost three answers per question once; every threshold pair after that is free:
 
     crag eval run --questions artifacts/eval/docs-inputs/questions-with-unanswerable.jsonl \\
@@ -21,36 +21,18 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from crag.core.thresholds import Thresholds
 from crag.experiments.answer_metrics import summarize
-from crag.methods.routing import decide_action
-
-ROUTES = ("correct", "incorrect", "ambiguous")
+from crag.experiments.report import DERIVED, from_routes
 
 
-def forced(run: Path) -> tuple[dict[str, dict[str, dict]], list[str]]:
-    """{route: {qid: record}} of a run's forced-route systems, and the questions all three answered."""
-    records: dict[str, dict[str, dict]] = defaultdict(dict)
+def by_system(run: Path, keep: set[str] | None = None) -> dict[str, list[dict]]:
+    """A run's prediction records by system (only the questions in `keep`, when given)."""
+    found: dict[str, list[dict]] = defaultdict(list)
     with (run / "predictions.jsonl").open() as lines:
-        for line in lines:
-            record = json.loads(line)
-            route = record["system"].removeprefix("route_")
-            if route in ROUTES and not record.get("error"):
-                records[route][record["qid"]] = record
-    missing = [route for route in ROUTES if not records[route]]
-    if missing:
-        raise SystemExit(f"{run} has no records of route_{', route_'.join(missing)}: run the three forced routes")
-    qids = [q for q in records["correct"] if all(q in records[route] for route in ROUTES)]
-    return records, qids
-
-
-def at(records: dict[str, dict[str, dict]], qids: list[str], thresholds: Thresholds) -> dict:
-    """The figures CRAG would have had at `thresholds` (its `summarize` row)."""
-    derived = []
-    for q in qids:
-        action = decide_action(records["correct"][q]["scores"], thresholds)
-        derived.append({**records[action][q], "action": action})
-    return summarize(derived, resamples=200)
+        for record in map(json.loads, lines):
+            if keep is None or str(record["qid"]) in keep:
+                found[record["system"]].append(record)
+    return found
 
 
 def main() -> None:
@@ -62,11 +44,14 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="Also write the figures here.")
     args = parser.parse_args()
-    records, qids = forced(args.run)
+    keep = None
     if args.questions:
         keep = {str(q["id"]) for q in map(json.loads, args.questions.read_text().splitlines()) if q}
-        qids = [q for q in qids if str(q) in keep]
-    print(f"{args.run}: {len(qids)} questions")
+    records = by_system(args.run, keep)
+    answered = from_routes(records, 0.0, 0.0)  # {} unless all three forced routes have run
+    if not answered:
+        raise SystemExit(f"{args.run} lacks route_correct, route_incorrect or route_ambiguous: run the three")
+    print(f"{args.run}: {len(answered['crag' + DERIVED])} questions")
     print(
         "upper   lower  | accuracy | abstained: answerable, unanswerable, answer in knowledge | knowledge recall"
         " | supported | citation precision | C / A / I (answerable) | knowledge tokens"
@@ -74,7 +59,8 @@ def main() -> None:
     rows = []
     for text in args.pair:
         upper, lower = (float(v) for v in text.split(","))
-        s = at(records, qids, Thresholds(upper=upper, lower=lower))
+        derived = from_routes(records, upper, lower)["crag" + DERIVED]  # Thresholds checks the pair
+        s = summarize(derived, resamples=200)
         actions = s["actions"]
         print(
             f"{upper:+.3f} {lower:+.3f} | {100 * s['accuracy']:5.1f} | {100 * s['abstention_answerable']:5.1f} "

@@ -313,7 +313,7 @@ def calibrate_cmd(
         "calibration": {
             **result.as_dict(),
             "pairs": [str(f) for f in pairs],
-            **({"discard_pairs": [str(f) for f in discard_pairs or pairs]} if max_discard is not None else {}),
+            **({"discard_pairs": [str(f) for f in checks]} if max_discard is not None else {}),
         },
     }
     meta.write(scorer.path)
