@@ -7,6 +7,7 @@ the backends for process-wide cached instances by these names.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal, get_args
@@ -117,6 +118,14 @@ class Context:
             "ungrounded) instead of saying that the sources hold nothing relevant."
         },
     )
+    quote_threshold: float | None = field(
+        default=None,
+        metadata={
+            "description": "When the model's answer is unsupported, or it says it does not know, quote the "
+            "best kept strip that names the question's subject and scores at least this, instead of "
+            "declining. Empty: the evaluator's calibrated upper threshold (its own 'relevant'); above 1: never."
+        },
+    )
     rewrite: bool = field(
         default=True,
         metadata={
@@ -150,6 +159,8 @@ class Context:
             raise ValueError("k, top_k_strips and web_k must be at least 1")
         if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
+        if self.quote_threshold is not None and math.isnan(self.quote_threshold):
+            raise ValueError("quote_threshold must be a number, not NaN")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
         if self.refine_mode not in get_args(RefineMode):
@@ -195,6 +206,12 @@ class Context:
     def has_web(self) -> bool:
         """Whether the Incorrect route has a web to search."""
         return self.web_backend != "none"
+
+    def quote_from(self, calibrated: Thresholds) -> float:
+        """The score a strip needs to be quoted: the explicit value, else the evaluator's calibrated
+        upper threshold. Not the run's routing pair: an ablation that forces a route (upper below −1)
+        must not make every strip quotable."""
+        return calibrated.upper if self.quote_threshold is None else self.quote_threshold
 
     def thresholds(self, calibrated: Thresholds) -> Thresholds:
         """Explicit values, else the preset, else the evaluator's calibrated pair; ValueError when

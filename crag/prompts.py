@@ -57,6 +57,11 @@ NO_KNOWLEDGE_ANSWER = "I don't know: the sources hold nothing relevant to this q
 UNSUPPORTED_ANSWER = "I don't know: nothing in the sources found supports an answer to this question."
 ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER)
 
+# What CRAG says instead, when the model's words are unsupported (or it declined) but a kept strip
+# about the question's subject is one the evaluator calls relevant: that strip, word for word
+# (`Context.quote_threshold`, crag/methods/attribution.py `quotable`).
+QUOTE_ANSWER = 'The sources say: "{quote}"'
+
 # A follow-up on a thread ("When was she born?") is rewritten into a self-contained question
 # before retrieval, from the thread's last turns.
 CONDENSE_PROMPT = (

@@ -51,6 +51,11 @@ def thresholds(ctx: Context, scorer: Any) -> Thresholds:
     return ctx.thresholds(calibrated(scorer))
 
 
+def quote_threshold(ctx: Context) -> float:
+    """The score a strip needs to be quoted instead of declining (`Context.quote_from`)."""
+    return ctx.quote_from(calibrated(evaluator(ctx)))
+
+
 def retrieve(ctx: Context, question: str) -> list[Document]:
     """The context's `k` documents for `question`: from its own retriever or vector store if it has
     one, else from the Chroma collection it names (which must exist and hold chunks)."""

@@ -49,6 +49,7 @@ from crag.cli.settings import (
     Lower,
     Preset,
     Prompt,
+    QuoteThreshold,
     RefineMode,
     Thread,
     ThreadsDb,
@@ -213,7 +214,7 @@ class ChatSession:
         else:
             if self.verbose:
                 print_details(result)
-            print_grounding(result)
+            print_grounding(result, replacement_shown=True)
         typer.secho(f"({time.perf_counter() - started:.1f} s)", dim=True, err=True)
         return result
 
@@ -270,6 +271,7 @@ def chat_cmd(
     wikipedia_url: WikipediaUrl = None,
     searxng_url: SearxngUrl = None,
     answer_without_knowledge: AnswerWithoutKnowledge = None,
+    quote_threshold: QuoteThreshold = None,
     prompt: Prompt = None,
     chroma_dir: ChromaDir = None,
     chroma_url: ChromaUrl = None,

@@ -48,6 +48,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "knowledge": result.get("knowledge", ""),
         "answer": result.get("answer", ""),
         "grounded": bool(result.get("grounded")),
+        "quoted": bool(result.get("quoted")),
         "draft": result.get("draft", ""),
         "citations": result.get("citations", []),
         "sources": result.get("sources", []),
@@ -85,7 +86,7 @@ def show(result: dict[str, Any], view: View) -> None:
     if view == "json":
         typer.echo(json.dumps(summary(result), ensure_ascii=False))
     elif view == "stream":
-        print_grounding(result)
+        print_grounding(result, replacement_shown=True)
     else:
         print_run(result)
 
@@ -107,13 +108,30 @@ def _print_web(result: dict[str, Any]) -> None:
         typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
 
 
-def print_grounding(result: dict[str, Any]) -> None:
-    """Which sentence rests on which strip, or that the answer rests on none."""
+def replacement(result: dict[str, Any]) -> str | None:
+    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None."""
     answer, draft = result.get("answer", ""), result.get("draft", "")
-    if draft and draft != answer:
-        typer.secho(
-            f'  (the model wrote "{short(draft, 160)}", which no source supports: withheld)', fg=typer.colors.YELLOW
+    if result.get("quoted"):
+        said = (
+            "the model wrote nothing"
+            if not draft
+            else "the model said it does not know"
+            if abstains(draft)
+            else f'the model wrote "{short(draft, 160)}", which no source supports'
         )
+        return f"({said}: quoting the kept passage the evaluator scored most relevant)"
+    if draft and draft != answer:
+        return f'(the model wrote "{short(draft, 160)}", which no source supports: withheld)'
+    return None
+
+
+def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) -> None:
+    """Which sentence rests on which strip, or that the answer rests on none (and why the answer is not
+    the model's, unless the streamed view has said so already)."""
+    answer, note = result.get("answer", ""), replacement(result)
+    if note:
+        if not replacement_shown:
+            typer.secho(f"  {note}", fg=typer.colors.YELLOW)
     elif not result.get("grounded") and not abstains(answer):
         typer.secho("  UNGROUNDED: no source supports this answer", fg=typer.colors.YELLOW)
     if not result.get("sources"):
@@ -158,6 +176,8 @@ class StreamPrinter:
 
     `event` prints a progress line, `token` a piece of the answer; `finish` ends the answer line, or,
     when the model wrote nothing (no knowledge: the answer is CRAG's own), prints the final answer.
+    When the streamed words were withheld or replaced by a quote, `finish` says so and prints the
+    answer that stands, so that the last answer on the screen is the final one.
     """
 
     def __init__(self) -> None:
@@ -175,11 +195,14 @@ class StreamPrinter:
         typer.echo(text, nl=False)
 
     def finish(self, state: dict[str, Any]) -> None:
+        note = replacement(state)
         if self.answering:
             typer.echo()
-        else:
-            typer.secho("answer: ", bold=True, nl=False)
-            typer.echo(state.get("answer", ""))
+            if not note:
+                return
+            typer.secho(f"  {note}", fg=typer.colors.YELLOW)
+        typer.secho("answer: ", bold=True, nl=False)
+        typer.echo(state.get("answer", ""))
 
 
 def stream_run(graph, question: str, context, config: dict | None) -> dict[str, Any]:

@@ -30,6 +30,13 @@ AnswerWithoutKnowledge = Annotated[
         help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so (default: off)."
     ),
 ]
+QuoteThreshold = Annotated[
+    float | None,
+    typer.Option(
+        help="When the model's answer is unsupported or it declines, quote a kept passage about the question's "
+        "subject scoring at least this instead (default: the evaluator's upper threshold; 2 = never)."
+    ),
+]
 Prompt = Annotated[str | None, typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
 ThreadsDb = Annotated[
@@ -50,6 +57,7 @@ FIELDS = {
     "wikipedia_url": "wikipedia_url",
     "searxng_url": "searxng_url",
     "answer_without_knowledge": "answer_without_knowledge",
+    "quote_threshold": "quote_threshold",
     "prompt": "generate_prompt",
     "chroma_dir": "chroma_dir",
     "chroma_url": "chroma_url",

@@ -108,6 +108,9 @@ def honesty(records: Sequence[dict]) -> dict:
     - strip recall: of the answerable questions whose retrieved documents contain an answer, the
       share whose knowledge (what the generator was given) still does;
     - supported: the share of answerable questions answered with at least one supported citation;
+    - quoted: the share of answerable questions answered by quoting a strip (the model's own answer
+      was unsupported or declined, `Context.quote_threshold`), and the share of those quotes that hold
+      an answer;
     - citation precision: the share of citations that point at a strip containing an answer;
     - degenerate: of the drafts the model wrote, the share that loop or echo the question.
     """
@@ -127,6 +130,8 @@ def honesty(records: Sequence[dict]) -> dict:
         ),
         "strip_recall": _mean(float(r["knowledge_recall"]) for r in had_answer),
         "supported": _mean(float(r.get("cited", False)) for r in answerable),
+        "quoted": _mean(float(r.get("quoted", False)) for r in answerable),
+        "quotes_correct": _mean(float(r["correct"]) for r in answerable if r.get("quoted")),
         "citation_precision": _mean(float(c) for c in citations),
         "grounded": _mean(float(r.get("grounded", False)) for r in records),
         "degenerate": _mean(

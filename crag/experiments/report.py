@@ -231,18 +231,22 @@ def markdown(
         "strip recall (answerable questions whose retrieved documents contain an answer and "
         "whose knowledge still does); supported (answerable questions answered with at least one citation, every "
         "citation being a strip that supports its sentence); citation precision (citations pointing at a strip "
-        "that contains an answer); looping (drafts that repeat a 4-word run or echo the question):",
+        "that contains an answer); quoted (answerable questions answered by quoting a strip because the model's "
+        "own answer was unsupported or declined) and how many of those quotes hold an answer; looping (drafts "
+        "that repeat a 4-word run or echo the question):",
         "",
         "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | abstained, answer in "
-        "knowledge % | withheld correct % | strip recall % | supported % | citation precision % | looping % |",
-        "|---|" + "---|" * 9,
+        "knowledge % | withheld correct % | strip recall % | supported % | citation precision % | quoted % | "
+        "quotes with an answer % | looping % |",
+        "|---|" + "---|" * 11,
     ]
     for name, r in results.items():
         lines.append(
             f"| {name} | {r['n_unanswerable']} | {_pct(r['abstention_unanswerable'])} | "
             f"{_pct(r['abstention_answerable'])} | {_pct(r.get('abstention_with_knowledge', 0.0))} | "
             f"{_pct(r.get('withheld_correct', 0.0))} | {_pct(r['strip_recall'])} | {_pct(r['supported'])} | "
-            f"{_pct(r['citation_precision'])} | {_pct(r.get('degenerate', 0.0))} |"
+            f"{_pct(r['citation_precision'])} | {_pct(r.get('quoted', 0.0))} | {_pct(r.get('quotes_correct', 0.0))} | "
+            f"{_pct(r.get('degenerate', 0.0))} |"
         )
     lines += [
         "",

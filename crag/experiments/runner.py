@@ -40,7 +40,7 @@ from crag.experiments.pipelines import run_question
 from crag.experiments.report import write_outputs, write_robustness
 from crag.experiments.systems import System, system_context
 from crag.methods.attribution import abstains
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP
+from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -158,12 +158,21 @@ def _check_settings(out: Path, settings: dict) -> None:
 
 
 def prompt_digest(ctx: Context) -> str:
-    """What a system's answers depend on beyond run.json: the generation prompts it uses and where they stop.
+    """What a system's answers depend on beyond run.json: the generation prompts it uses, where they stop,
+    and when a quote replaces the model's answer.
 
     Per record rather than in run.json's fingerprint, so editing one prompt redoes only the systems
     that use it (a run of rag and crag on the paper prompt stays valid when "compact" changes).
     """
-    text = "\0".join([GENERATE_PROMPTS[ctx.generate_prompt], GENERATE_NO_KNOWLEDGE_PROMPT, *GENERATE_STOP])
+    text = "\0".join(
+        [
+            GENERATE_PROMPTS[ctx.generate_prompt],
+            GENERATE_NO_KNOWLEDGE_PROMPT,
+            *GENERATE_STOP,
+            QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)
+            repr(ctx.quote_threshold),
+        ]
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -188,6 +197,7 @@ def prediction_record(
         "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
         "grounded": bool(output.get("grounded")),
         "abstained": abstains(answer),
+        "quoted": bool(output.get("quoted")),
         "cited": bool(sources),
         "citations_with_answer": [
             metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources
@@ -297,6 +307,7 @@ def run(settings: RunSettings) -> dict:
             for t in [contexts[s.name].thresholds(calibrated)]
         },
         "calibrated_thresholds": [calibrated.upper, calibrated.lower],
+        "quote_thresholds": {s.name: contexts[s.name].quote_from(calibrated) for s in settings.systems},
     }
     _check_settings(out, run_info)
 

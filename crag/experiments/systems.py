@@ -78,6 +78,12 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"generate_prompt": "compact"},
         ),
         System(
+            "crag_no_quote",
+            "crag",
+            "CRAG that declines instead of quoting a relevant strip when the model's answer is unsupported",
+            lambda ctx, upper, lower: {"quote_threshold": NEVER},
+        ),
+        System(
             "crag_no_correct",
             "crag",
             "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",

@@ -93,6 +93,25 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     return citations
 
 
+def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | None:
+    """The 1-based number of the strip to quote when the model's answer cannot be used: the
+    best-scored strip that names the question's subject and scores at least `threshold`; None when
+    no strip does.
+
+    A 135M-parameter model often declines or drifts even when a kept strip answers ("--abort" for
+    "get my branch back as it was before the rebase"); that strip, word for word, is then a better
+    reply than "I don't know", and it cannot be ungrounded. The evaluator's own "relevant" score and
+    the subject rule keep it from quoting whatever was retrieved for a question the sources cannot
+    answer (README, "Quoting instead of declining")."""
+    named = subject(question)
+    candidates = [
+        (strip["score"], -n, n)
+        for n, strip in enumerate(strips, 1)
+        if strip["score"] >= threshold and about(named, terms(f"{strip['title']} {strip['text']}"))
+    ]
+    return max(candidates)[2] if candidates else None
+
+
 def grounded(citations: Sequence[Citation]) -> bool:
     return any(c["sources"] for c in citations)
 

@@ -59,6 +59,7 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         "draft": "",
         "answer": "",
         "grounded": False,
+        "quoted": False,
         "citations": [],
         "sources": [],
     }

@@ -6,7 +6,9 @@ knowledge combination). The knowledge is numbered per strip: a citation points a
 reader can check, not at a whole file. The model only writes the answer; `crag.methods.attribution` does
 the citing, and an answer none of whose sentences any strip supports is not grounded. Ungrounded
 answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
-`answer_without_knowledge` is set; with no knowledge at all the model is not even asked.
+`answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the
+model's answer is withheld or it declines, but a kept strip about the question's subject scores as
+relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quoted`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from crag import resources
 from crag.context import Context
 from crag.core.passages import titled_once
 from crag.events import ANSWER_TAGS
-from crag.methods.attribution import abstains, attribute, grounded
+from crag.methods.attribution import abstains, attribute, grounded, quotable
 from crag.methods.routing import final_knowledge
 from crag.nodes.timing import timed
 from crag.prompts import (
@@ -27,9 +29,10 @@ from crag.prompts import (
     GENERATE_PROMPTS,
     GENERATE_STOP,
     NO_KNOWLEDGE_ANSWER,
+    QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
 )
-from crag.state import Source, State, Strip, Turn
+from crag.state import Citation, Source, State, Strip, Turn
 
 MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
 
@@ -58,6 +61,13 @@ def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
     ]
 
 
+def quoting(text: str, n: int) -> tuple[str, list[Citation]]:
+    """The answer that quotes strip `n` word for word, and its one citation: the quote's span."""
+    answer = QUOTE_ANSWER.format(quote=text)
+    start = QUOTE_ANSWER.index("{quote}")
+    return answer, [Citation(sentence=text, start=start, end=start + len(text), sources=[n])]
+
+
 @timed("generate")
 def generate(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
@@ -78,11 +88,15 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         citations = attribute(draft, question, strips) if strips and not declined else []
         if not (declined or grounded(citations) or ctx.answer_without_knowledge):
             answer, citations = UNSUPPORTED_ANSWER, []
+    quote = quotable(question, strips, resources.quote_threshold(ctx)) if strips and abstains(answer) else None
+    if quote is not None:
+        answer, citations = quoting(strips[quote - 1]["text"], quote)
     turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
     return {
         "knowledge": knowledge,
         "draft": draft,
         "answer": answer,
+        "quoted": quote is not None,
         "grounded": grounded(citations),
         "citations": citations,
         "sources": sources_of(citations, strips),

@@ -52,6 +52,11 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
         bool,
         "With nothing relevant found, answer from the model's memory (marked ungrounded).",
     ),
+    "quote_threshold": (
+        Threshold,
+        "Quote a kept passage about the question's subject scoring at least this when the model's answer is "
+        "unsupported or it declines (-1.5..1.5; unset: the evaluator's upper threshold; above 1: never).",
+    ),
     "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact' or 'paper'."),
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__

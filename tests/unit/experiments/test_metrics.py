@@ -125,7 +125,7 @@ def test_honesty_figures_count_each_kind_of_question_apart():
     records = [
         _honest_record(answerable=False, abstained=True, knowledge=False, documents=False),
         _honest_record(answerable=False, abstained=False, knowledge=False, documents=False),
-        _honest_record(cited=[True, False]),  # answered, one of two citations holds the answer
+        _honest_record(cited=[True, False], quoted=True, correct=True),  # a quote, one of two citations holds it
         _honest_record(abstained=True, draft_correct=True),  # the draft was right but withheld
         _honest_record(abstained=True, knowledge=False, documents=True),  # refinement lost the answer
         _honest_record(abstained=True, knowledge=False, documents=False),  # retrieval never had it
@@ -139,6 +139,12 @@ def test_honesty_figures_count_each_kind_of_question_apart():
     assert figures["strip_recall"] == pytest.approx(2 / 3)  # of the three whose documents had an answer
     assert figures["supported"] == 0.25
     assert figures["citation_precision"] == 0.5
+    assert figures["quoted"] == 0.25 and figures["quotes_correct"] == 1.0
+
+
+def test_without_quotes_their_precision_is_undefined_not_zero():
+    figures = metrics.honesty([_honest_record(cited=[True]), _honest_record(abstained=True)])
+    assert figures["quoted"] == 0.0 and math.isnan(figures["quotes_correct"])
 
 
 @pytest.mark.parametrize(

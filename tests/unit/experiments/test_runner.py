@@ -237,3 +237,16 @@ def test_a_run_kept_from_before_the_checkpoint_digest_resumes(tmp_path):
     (out / PREDICTIONS).write_text("{}\n")
     _check_settings(out, {"evaluator": "shipped", "evaluator_sha256": "abc", "thresholds": {}})
     assert json.loads((out / RUN_FILE).read_text())["evaluator_sha256"] == "abc"
+
+
+def test_quoting_or_not_is_part_of_a_records_digest(inputs, tmp_path, make_context):
+    """crag and crag_no_quote share prompts but not answers: a record of one is never reused for the other."""
+    out = tmp_path / "run"
+    run(settings(inputs, out, make_context, "crag,crag_no_quote"))
+    rows = predictions(out)
+    assert len({r["prompt_sha256"] for r in rows if r["system"] == "crag"}) == 1
+    assert {r["prompt_sha256"] for r in rows if r["system"] == "crag"} != {
+        r["prompt_sha256"] for r in rows if r["system"] == "crag_no_quote"
+    }
+    info = json.loads((out / "run.json").read_text())
+    assert info["quote_thresholds"]["crag_no_quote"] > 1 >= info["quote_thresholds"]["crag"]

@@ -12,9 +12,10 @@ from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.context import Context
+from crag.experiments.systems import NEVER
 from crag.graph import build_graph, graph
 from crag.methods.question import InvalidQuestion
-from crag.prompts import NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER
+from crag.prompts import NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
 from tests.fakes import DOCS, FakeWeb
 
 QUESTION = "What is Anna Berg's occupation?"
@@ -165,9 +166,11 @@ def test_local_web_needs_an_index(monkeypatch):
 
 
 def test_unsupported_answers_are_withheld_and_model_citations_dropped(make_context):
-    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was an astronaut [1]."))
+    ctx = make_context({"painter": 0.9}, "She was an astronaut [1].", quote_threshold=NEVER)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["answer"] == UNSUPPORTED_ANSWER and result["draft"] == "She was an astronaut."
     assert result["grounded"] is False and result["sources"] == [] and result["citations"] == []
+    assert result["quoted"] is False
     kept = graph.invoke(
         {"question": QUESTION},
         context=make_context({"painter": 0.9}, "She painted [7].", answer_without_knowledge=True),
@@ -187,9 +190,49 @@ def test_the_answer_stops_where_the_model_writes_the_next_question(make_context)
     assert chat.stops == [GENERATE_STOP] and result["draft"] == "A Swedish painter."
 
 
-def test_the_models_own_i_dont_know_is_kept(make_context):
-    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
+def test_the_models_own_i_dont_know_is_kept_unless_a_strip_can_be_quoted(make_context):
+    ctx = make_context({"painter": 0.9}, "I don't know.", quote_threshold=NEVER)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["answer"] == "I don't know." and result["grounded"] is False and result["sources"] == []
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
+    assert result["quoted"] is True and result["answer"] == QUOTE_ANSWER.format(quote=DOCS[0].page_content)
+
+
+def test_an_unsupported_answer_quotes_the_strip_the_evaluator_calls_relevant(make_context):
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was an astronaut."))
+    strip = DOCS[0].page_content  # one strip: the refined document, scored 0.9 >= the calibrated upper 0.5
+    assert result["answer"] == QUOTE_ANSWER.format(quote=strip) and result["draft"] == "She was an astronaut."
+    assert result["quoted"] is True and result["grounded"] is True
+    [citation] = result["citations"]
+    assert citation["sources"] == [1] and result["answer"][citation["start"] : citation["end"]] == strip
+    [source] = result["sources"]
+    assert source["id"] == 1 and DOCS[0].page_content[source["start"] : source["end"]] == strip
+    assert result["history"][-1]["answer"] == result["answer"]
+
+
+@pytest.mark.parametrize(
+    "rules, question, settings",
+    [
+        ({"painter": 0.3}, QUESTION, {}),  # kept (above the strip threshold) but below upper: not "relevant"
+        ({"painter": 0.9}, "What is Lena Holm's occupation?", {}),  # relevant, but about someone else
+        ({"painter": 0.9}, QUESTION, {"quote_threshold": 0.95}),  # an explicit threshold it does not reach
+    ],
+)
+def test_no_quote_without_a_relevant_strip_about_the_subject(make_context, rules, question, settings):
+    ctx = make_context(rules, "Anna Berg, occupation", "She was an astronaut.", **settings)
+    result = graph.invoke({"question": question}, context=ctx)
+    assert result["answer"] == UNSUPPORTED_ANSWER and result["quoted"] is False and not result["grounded"]
+
+
+def test_an_explicit_quote_threshold_below_upper_quotes_more(make_context):
+    ctx = make_context({"painter": 0.3}, "Anna Berg, occupation", "She was an astronaut.", quote_threshold=0.2)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["quoted"] is True and "Swedish painter" in result["answer"]
+
+
+def test_a_quote_threshold_must_be_a_number():
+    with pytest.raises(ValueError, match="quote_threshold"):
+        Context(quote_threshold=float("nan"))
 
 
 def test_unusable_rewrite_falls_back_to_question_keywords(make_context):

@@ -37,12 +37,13 @@ DOCS = [
 ]
 
 
-def context(*replies, rules=None, retriever=None, web=None):
+def context(*replies, rules=None, retriever=None, web=None, **settings):
     return Context(
         evaluator=FakeEvaluator(rules or {"painter": 0.9}),
         chat_model=fake_chat(*replies),
         retriever=retriever or RecordingRetriever(DOCS),
         web_backend=web or FakeWeb([]),
+        **settings,
     )
 
 
@@ -110,7 +111,8 @@ def test_model_rewrite_then_fallback_when_rules_cannot_resolve():
     g.invoke(
         {"question": "Who bought that?"},
         config=config,
-        context=context("Who bought Anna Berg's paintings?", "A museum [1].", retriever=retriever),
+        # the unsupported "A museum" is withheld, not replaced by a quote whose words the next turn would resolve to
+        context=context("Who bought Anna Berg's paintings?", "A museum [1].", retriever=retriever, quote_threshold=2.0),
     )
     g.invoke(
         {"question": "Who sold that?"},

@@ -114,3 +114,49 @@ def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
     assert subject("Who is the father of the bride?") == []  # nothing rare enough to name a subject
     named = subject("How do I get json.dumps to sort keys?")
     assert about(named, terms("json: Encoding basic Python objects")) and not about(named, terms("pickle module"))
+
+
+def scored(text, score, title="", n=0):
+    return {**strip(text, title, n), "score": score}
+
+
+def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
+    from crag.methods.attribution import quotable
+
+    strips = [
+        scored("Anna Berg was a Swedish painter.", 0.7, "", 0),
+        scored("Carl Dahl is a footballer.", 0.95, "Carl Dahl", 1),  # best scored, but not about Berg
+        scored("She painted the sea.", 0.8, "Anna Berg", 2),  # the title names the subject
+        scored("Berg's works hang in Stockholm.", 0.4, "", 3),  # about Berg, below the threshold
+    ]
+    assert quotable(QUESTION, strips, 0.5) == 3
+    assert quotable(QUESTION, strips, 0.75) == 3 and quotable(QUESTION, strips, 0.85) is None
+    assert quotable(QUESTION, [], 0.0) is None
+    tie = [scored("Anna Berg painted.", 0.6, "", 0), scored("Anna Berg sailed.", 0.6, "", 1)]
+    assert quotable(QUESTION, tie, 0.5) == 1  # ties go to the strip shown first
+    # a question whose rarest word is common names no subject: any strip that scores may be quoted
+    assert quotable("Who is the father of the bride?", strips, 0.9) == 2
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["Anna Berg painted.", "Carl Dahl played.", "Berg sailed.", "A ship."]),
+            st.floats(-1, 1),
+            st.sampled_from(["", "Anna Berg", "Carl Dahl"]),
+        ),
+        max_size=8,
+    ),
+    st.floats(-1.5, 1.5),
+)
+def test_a_quote_always_clears_the_threshold_and_names_the_subject(rows, threshold):
+    from crag.methods.attribution import about, quotable, subject
+
+    strips = [scored(text, score, title, n) for n, (text, score, title) in enumerate(rows)]
+    n = quotable(QUESTION, strips, threshold)
+    eligible = [
+        s for s in strips if s["score"] >= threshold and about(subject(QUESTION), terms(f"{s['title']} {s['text']}"))
+    ]
+    assert (n is None) == (not eligible)
+    if n is not None:
+        assert strips[n - 1]["score"] == max(s["score"] for s in eligible)

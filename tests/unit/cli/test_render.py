@@ -1,0 +1,60 @@
+"""What the terminal shows when the answer is not the model's own words: withheld, or a strip quoted
+instead. The streamed view has already printed the model's words, so it must end on the answer that stands."""
+
+from __future__ import annotations
+
+import json
+
+from crag.cli.render import StreamPrinter, print_run, show, stream_run
+from crag.graph import graph
+from crag.prompts import QUOTE_ANSWER, UNSUPPORTED_ANSWER
+from tests.fakes import DOCS, fake_chat, fake_context
+
+QUESTION = "What is Anna Berg's occupation?"
+
+
+def answer_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("answer: ")]
+
+
+def test_a_streamed_answer_that_was_replaced_ends_on_the_quote(capsys):
+    state = stream_run(graph, QUESTION, fake_context(chat_model=fake_chat("She was an astronaut.")), None)
+    show(state, "stream")
+    out = capsys.readouterr().out
+    quote = QUOTE_ANSWER.format(quote=DOCS[0].page_content)
+    assert state["quoted"] and answer_lines(out) == ["answer: She was an astronaut.", f"answer: {quote}"]
+    assert out.count("which no source supports: quoting the kept passage") == 1  # said once, not again by show
+    assert "[1] Anna Berg" in out  # the quoted strip is listed as the source
+
+
+def test_a_streamed_answer_that_was_withheld_ends_on_the_abstention(capsys):
+    ctx = fake_context(chat_model=fake_chat("She was an astronaut."), quote_threshold=2.0)
+    state = stream_run(graph, QUESTION, ctx, None)
+    show(state, "stream")
+    out = capsys.readouterr().out
+    assert answer_lines(out)[-1] == f"answer: {UNSUPPORTED_ANSWER}" and out.count("withheld") == 1
+
+
+def test_a_streamed_answer_that_stands_is_printed_once(capsys):
+    state = stream_run(graph, QUESTION, fake_context(chat_model=fake_chat("She was a Swedish painter.")), None)
+    show(state, "stream")
+    out = capsys.readouterr().out
+    assert answer_lines(out) == ["answer: She was a Swedish painter."] and "quoting" not in out
+
+
+def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
+    state = graph.invoke({"question": QUESTION}, context=fake_context(chat_model=fake_chat("I don't know.")))
+    print_run(state)
+    out = capsys.readouterr().out
+    assert "(the model said it does not know: quoting the kept passage the evaluator scored most relevant)" in out
+    show(state, "json")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["quoted"] is True and summary["grounded"] is True and summary["draft"] == "I don't know."
+
+
+def test_the_finish_of_a_run_without_tokens_prints_the_answer(capsys):
+    printer = StreamPrinter()
+    printer.finish({"answer": "I don't know: the sources hold nothing relevant to this question.", "draft": ""})
+    assert answer_lines(capsys.readouterr().out) == [
+        "answer: I don't know: the sources hold nothing relevant to this question."
+    ]
