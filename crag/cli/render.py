@@ -108,20 +108,26 @@ def _print_web(result: dict[str, Any]) -> None:
         typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
 
 
-def replacement(result: dict[str, Any]) -> str | None:
-    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None."""
+def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | None:
+    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None;
+    the draft is not repeated when the streamed view has just shown it."""
     answer, draft = result.get("answer", ""), result.get("draft", "")
+    unsupported = (
+        "no source supports these words"
+        if draft_shown
+        else f'the model wrote "{short(draft, 160)}", which no source supports'
+    )
     if result.get("quoted"):
         said = (
             "the model wrote nothing"
             if not draft
             else "the model said it does not know"
             if abstains(draft)
-            else f'the model wrote "{short(draft, 160)}", which no source supports'
+            else unsupported
         )
         return f"({said}: quoting the kept passage the evaluator scored most relevant)"
     if draft and draft != answer:
-        return f'(the model wrote "{short(draft, 160)}", which no source supports: withheld)'
+        return f"({unsupported}: withheld)"
     return None
 
 
@@ -195,7 +201,7 @@ class StreamPrinter:
         typer.echo(text, nl=False)
 
     def finish(self, state: dict[str, Any]) -> None:
-        note = replacement(state)
+        note = replacement(state, draft_shown=self.answering)
         if self.answering:
             typer.echo()
             if not note:

@@ -23,7 +23,8 @@ def test_a_streamed_answer_that_was_replaced_ends_on_the_quote(capsys):
     out = capsys.readouterr().out
     quote = QUOTE_ANSWER.format(quote=DOCS[0].page_content)
     assert state["quoted"] and answer_lines(out) == ["answer: She was an astronaut.", f"answer: {quote}"]
-    assert out.count("which no source supports: quoting the kept passage") == 1  # said once, not again by show
+    assert out.count("(no source supports these words: quoting the kept passage") == 1  # once, not again by show
+    assert out.count("She was an astronaut.") == 1  # the streamed draft is not repeated in the note
     assert "[1] Anna Berg" in out  # the quoted strip is listed as the source
 
 
@@ -33,6 +34,8 @@ def test_a_streamed_answer_that_was_withheld_ends_on_the_abstention(capsys):
     show(state, "stream")
     out = capsys.readouterr().out
     assert answer_lines(out)[-1] == f"answer: {UNSUPPORTED_ANSWER}" and out.count("withheld") == 1
+    print_run(state)  # the plain view names the words it withheld
+    assert 'the model wrote "She was an astronaut.", which no source supports: withheld' in capsys.readouterr().out
 
 
 def test_a_streamed_answer_that_stands_is_printed_once(capsys):
