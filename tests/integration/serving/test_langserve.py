@@ -195,6 +195,7 @@ def test_schemas_are_published(serve):
         "web_k",
         "rewrite",
         "answer_without_knowledge",
+        "quote_threshold",
         "generate_prompt",
         "thread_id",
     }

@@ -83,6 +83,7 @@ def test_bad_commands_say_why(line, message):
         ("refine-mode", "refine_mode"),
         ("--prompt", "generate_prompt"),
         ("answer_without_knowledge", "answer_without_knowledge"),
+        ("quote-threshold", "quote_threshold"),
     ],
 )
 def test_settings_are_named_as_options_or_context_fields(name, field):
@@ -104,6 +105,7 @@ def test_only_the_settings_ask_takes_can_be_set():
         ("answer_without_knowledge", "No", False),
         ("web_backend", "none", "none"),
         ("refine_mode", "selection", "selection"),
+        ("quote_threshold", "2", 2.0),
     ],
 )
 def test_values_are_read_as_the_field_holds_them(field, text, value):
