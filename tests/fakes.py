@@ -91,27 +91,6 @@ class StoppingChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
-class LayoutChat(BaseChatModel):
-    """Replies by the prompt's layout (`replies`: the prompt's first label -> reply), cut at the first stop
-    sequence as real models do; records the prompts. SmolLM2 echoes the compact prompt's "Question: …"
-    and stops there, but answers the paper prompt."""
-
-    replies: dict
-    prompts: list = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "layout"
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        prompt = str(messages[-1].content)
-        self.prompts.append(prompt)
-        text = next(reply for label, reply in self.replies.items() if prompt.startswith(label))
-        for marker in stop or []:
-            text = text.split(marker)[0]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
-
-
 def fake_chat(*replies: str) -> GenericFakeChatModel:
     return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
 

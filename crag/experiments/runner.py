@@ -40,7 +40,7 @@ from crag.experiments.pipelines import run_question
 from crag.experiments.report import write_outputs, write_robustness
 from crag.experiments.systems import System, system_context
 from crag.methods.attribution import abstains
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_RETRY, GENERATE_STOP, QUOTE_ANSWER
+from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -167,7 +167,6 @@ def prompt_digest(ctx: Context) -> str:
     text = "\0".join(
         [
             GENERATE_PROMPTS[ctx.generate_prompt],
-            GENERATE_PROMPTS[GENERATE_RETRY[ctx.generate_prompt]],  # asked when the first reply is empty
             GENERATE_NO_KNOWLEDGE_PROMPT,
             *GENERATE_STOP,
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)

@@ -27,7 +27,6 @@ from crag.nodes.timing import timed
 from crag.prompts import (
     GENERATE_NO_KNOWLEDGE_PROMPT,
     GENERATE_PROMPTS,
-    GENERATE_RETRY,
     GENERATE_STOP,
     NO_KNOWLEDGE_ANSWER,
     QUOTE_ANSWER,
@@ -83,12 +82,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
             if strips
             else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
         )
-        chat = resources.chat(ctx, "answer")
-        draft = tidy(str(chat.invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS}).content))
-        if not draft and strips:  # it echoed "Question: …" and stopped there: once more, the other prompt
-            retry = GENERATE_PROMPTS[GENERATE_RETRY[ctx.generate_prompt]].format(knowledge=knowledge, question=question)
-            draft = tidy(str(chat.invoke(retry, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS}).content))
-        answer = draft
+        reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
+        draft = answer = tidy(str(reply.content))
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []
         if not (declined or grounded(citations) or ctx.answer_without_knowledge):

@@ -96,7 +96,6 @@ def test_an_interrupted_run_continues_without_redoing_questions(inputs, tmp_path
 def test_editing_a_prompt_redoes_only_the_systems_that_use_it(inputs, tmp_path, make_context, monkeypatch):
     from crag import prompts
 
-    monkeypatch.setitem(prompts.GENERATE_RETRY, "paper", "paper")  # the paper systems never ask "compact"
     out = tmp_path / "run"
     run(settings(inputs, out, make_context, "rag_paper_prompt,rag_compact_prompt"))
     first = {(r["system"], r["qid"]): r for r in predictions(out)}
@@ -111,19 +110,6 @@ def test_editing_a_prompt_redoes_only_the_systems_that_use_it(inputs, tmp_path, 
     assert len(rows) == 6 and results["rag_compact_prompt"]["n"] == 2
     assert latest[("rag_paper_prompt", "q1")] == first[("rag_paper_prompt", "q1")]
     assert latest[("rag_compact_prompt", "q1")]["prompt_sha256"] != first[("rag_compact_prompt", "q1")]["prompt_sha256"]
-
-
-def test_the_retry_prompt_is_part_of_a_records_digest(inputs, tmp_path, make_context, monkeypatch):
-    """An empty first reply is asked again with the other prompt, so editing either redoes both."""
-    from crag import prompts
-
-    out = tmp_path / "run"
-    run(settings(inputs, out, make_context, "rag_paper_prompt"))
-    first = {r["qid"]: r["prompt_sha256"] for r in predictions(out)}
-    monkeypatch.setitem(prompts.GENERATE_PROMPTS, "compact", "Edited. {knowledge}\nQ: {question}\nA:")
-    run(settings(inputs, out, make_context, "rag_paper_prompt"))
-    latest = {r["qid"]: r["prompt_sha256"] for r in predictions(out)}
-    assert len(predictions(out)) == 4 and all(latest[q] != first[q] for q in first)
 
 
 def test_records_without_a_prompt_digest_are_redone(inputs, tmp_path, make_context):

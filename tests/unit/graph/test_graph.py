@@ -190,34 +190,6 @@ def test_the_answer_stops_where_the_model_writes_the_next_question(make_context)
     assert chat.stops == [GENERATE_STOP] and result["draft"] == "A Swedish painter."
 
 
-@pytest.mark.parametrize("prompt, other", [("compact", "Refer to"), ("paper", "Passages:")])
-def test_an_empty_reply_is_asked_again_with_the_other_prompt(make_context, prompt, other):
-    from tests.fakes import LayoutChat
-
-    echo = f"Question: {QUESTION}\nAnswer: She was a Swedish painter."  # cut to nothing at "Question:"
-    chat = LayoutChat(replies={"Passages:": echo, "Refer to": echo})
-    ctx = dataclasses.replace(make_context({"painter": 0.9}), chat_model=chat, generate_prompt=prompt)
-    result = graph.invoke({"question": QUESTION}, context=ctx)
-    assert len(chat.prompts) == 2 and chat.prompts[1].startswith(other)
-    assert result["draft"] == "" and result["quoted"]  # both empty: the relevant strip is quoted
-    chat = LayoutChat(replies={"Passages:": echo, "Refer to": "She was a Swedish painter."})
-    ctx = dataclasses.replace(make_context({"painter": 0.9}), chat_model=chat)
-    result = graph.invoke({"question": QUESTION}, context=ctx)
-    assert result["answer"] == "She was a Swedish painter." and result["grounded"] and not result["quoted"]
-
-
-def test_no_retry_without_knowledge_or_after_a_reply(make_context):
-    from tests.fakes import LayoutChat
-
-    chat = LayoutChat(replies={"Passages:": "She was a Swedish painter.", "Answer the": "", "Refer to": "x"})
-    graph.invoke({"question": QUESTION}, context=dataclasses.replace(make_context({"painter": 0.9}), chat_model=chat))
-    ctx = dataclasses.replace(
-        make_context({}), chat_model=chat, web_backend="none", answer_without_knowledge=True
-    )  # no knowledge: the model answers from memory, and an empty reply stays empty
-    graph.invoke({"question": QUESTION}, context=ctx)
-    assert [p.split(" ")[0] for p in chat.prompts] == ["Passages:\nAnna", "Answer"]
-
-
 def test_the_models_own_i_dont_know_is_kept_unless_a_strip_can_be_quoted(make_context):
     ctx = make_context({"painter": 0.9}, "I don't know.", quote_threshold=NEVER)
     result = graph.invoke({"question": QUESTION}, context=ctx)
