@@ -138,9 +138,9 @@ eval-docs: setup $(DOCS_IN)/questions.jsonl
 
 # honest answers (issue 11): PopQA validation and the documentation set, each interleaved with questions
 # the sources cannot answer; reports abstention, strip recall, supported answers and citation precision
-# the README's figures: the first 200 PopQA questions with unanswerable ones interleaved (136 answerable,
-# 64 not; HONESTY_LIMIT= for all) and the whole documentation set (114 + 30); rag and crag use the
-# default prompt, the *_paper_prompt systems CRAG's
+# the README's figures: the first 200 PopQA questions with unanswerable ones interleaved (147 answerable,
+# 53 not; HONESTY_LIMIT= for all) and the whole documentation set (114 + 30); rag and crag use the
+# default prompt, the *_paper_prompt systems the paper's (HONESTY_SYSTEMS=rag,crag for the README's tables)
 HONESTY_SYSTEMS := rag,crag,rag_paper_prompt,crag_paper_prompt
 HONESTY_LIMIT ?= 200
 eval-honesty: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl

@@ -153,7 +153,8 @@ def _check_settings(out: Path, settings: dict) -> None:
             raise ValueError(
                 f"{out} holds predictions made with other settings ({details}); use another --out or delete that folder"
             )
-        settings["thresholds"] = {**previous.get("thresholds", {}), **settings["thresholds"]}
+        for key in ("thresholds", "quote_thresholds"):  # per system: a run of other systems keeps the earlier ones
+            settings[key] = {**previous.get(key, {}), **settings.get(key, {})}
     path.write_text(json.dumps(settings, indent=2, default=str) + "\n")
 
 
