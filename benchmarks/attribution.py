@@ -39,7 +39,7 @@ Rule = Callable[[str, str, list, list[list[float]]], list[list[int]]]  # cited s
 
 def lexical(minimum: float) -> Rule:
     def rule(draft, question, strips, _scores):
-        stated = [attribution.terms(f"{s['title']} {s['text']}") for s in strips]
+        stated = [attribution.states(s) for s in strips]
         cited = []
         for sentence, _, _ in sentence_spans(draft):
             support = [attribution.support(attribution.claim(sentence, question), words) for words in stated]

@@ -71,6 +71,11 @@ def about(named: list[set[str]], stated: set[str]) -> bool:
     return not named or any(words & stated for words in named)
 
 
+def states(strip: Strip) -> set[str]:
+    """What a strip states: the terms of its text and its title (a title names the subject too)."""
+    return terms(f"{strip['title']} {strip['text']}")
+
+
 def support(claimed: set[str], stated: set[str]) -> float:
     """Share of the claim that a strip stating `stated` (its terms, title included) states."""
     if not claimed:
@@ -81,7 +86,7 @@ def support(claimed: set[str], stated: set[str]) -> float:
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
     """One citation record per sentence of `answer`; `sources` holds 1-based strip numbers. Only
     strips about the question's subject can be cited."""
-    stated = [terms(f"{strip['title']} {strip['text']}") for strip in strips]
+    stated = [states(strip) for strip in strips]
     named = subject(question)
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
@@ -107,7 +112,7 @@ def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | 
     candidates = [
         (strip["score"], -n, n)
         for n, strip in enumerate(strips, 1)
-        if strip["score"] >= threshold and about(named, terms(f"{strip['title']} {strip['text']}"))
+        if strip["score"] >= threshold and about(named, states(strip))
     ]
     return max(candidates)[2] if candidates else None
 
