@@ -15,7 +15,9 @@ cross-encoder does not. Per (question, passage) pair it computes
 
 then fits logistic heads on the evaluator's dev pairs and the FAQ pairs (`make evaluator-faq`; both
 held apart from every validation slice) and reports ROC-AUC on every slice, with the shipped
-evaluator, cosine and each single feature beside them, and the cost of the embedding pass:
+evaluator, cosine and each single feature beside them; then the best head's route mix at thresholds
+calibrated as `make evaluator` calibrates, beside the shipped evaluator's, and the cost of the
+embedding pass:
 
     python benchmarks/experiments/similarity_features.py --out /tmp/simfeat            # titles
     python benchmarks/experiments/similarity_features.py --out /tmp/simfeat --no-titles
@@ -40,6 +42,7 @@ from sklearn.metrics import roc_auc_score
 from crag.backends.embeddings import LocalEmbeddings
 from crag.core.passages import titled
 from crag.evaluator_model import lexical
+from crag.evaluator_model.calibration import calibrate, cap_discards, question_maxima
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import get_scorer
 from crag.methods.refinement import MIN_STRIP_WORDS, decompose
@@ -115,6 +118,41 @@ def matrix(rows: list[dict], names: list[str]) -> np.ndarray:
     return np.array([[r[n] for n in names] for r in rows])
 
 
+def squash(z: np.ndarray) -> np.ndarray:
+    """A head's logit as the evaluator's score in [-1, 1]."""
+    return 2.0 / (1.0 + np.exp(-z)) - 1.0
+
+
+def routes(rows: list[dict], scores: np.ndarray, thresholds) -> dict[str, str]:
+    """Route mix (Correct / Ambiguous / Incorrect, %) of the questions with a relevant passage among
+    theirs, and of those without one: the graph's decision, read off the best score per question."""
+    relevant, best = question_maxima([r["group"] for r in rows], [r["label"] for r in rows], scores.tolist())
+    out = {}
+    for name, chosen in (("with", relevant == 1), ("without", relevant == 0)):
+        picked = best[chosen]
+        if len(picked) == 0:
+            continue
+        mix = [np.mean(picked >= thresholds.upper), 0.0, np.mean(picked < thresholds.lower)]
+        mix[1] = 1.0 - mix[0] - mix[2]
+        out[name] = f"{len(picked)}: " + " / ".join(f"{100 * m:.0f}" for m in mix)
+    return out
+
+
+def calibrated(fit: list[dict], scores: np.ndarray):
+    """Thresholds as `make evaluator` sets them: the utility on dev, the lower capped so that at most
+    5% of the dev and of the FAQ questions with a relevant passage go to Incorrect."""
+    dev = [i for i, r in enumerate(fit) if not str(r["group"]).startswith("faq")]
+    calibration = calibrate([fit[i]["label"] for i in dev], scores[dev].tolist())
+    sets = []
+    for chosen in (dev, [i for i in range(len(fit)) if i not in set(dev)]):
+        sets.append(
+            question_maxima(
+                [fit[i]["group"] for i in chosen], [fit[i]["label"] for i in chosen], scores[chosen].tolist()
+            )
+        )
+    return cap_discards(calibration, sets, 0.05).thresholds
+
+
 def embedding_cost_ms(slices: Path, repeats: int = 10) -> dict[str, float]:
     """p50 of the extra pass for 10 documents of ~100 words: the passages, and their sentences."""
     pairs = read_pairs(slices / "popqa-retrieved.jsonl")[:10]
@@ -165,6 +203,17 @@ def main() -> None:
     for system, figures in report.items():
         if "weights" in figures:
             print(system, figures["weights"])
+    best = "+ contrast, cos_z, maxsim_z"
+    names = HEADS[best]
+    model = LogisticRegression(max_iter=3000).fit(matrix(fit, names), [r["label"] for r in fit])
+    new = calibrated(fit, squash(model.decision_function(matrix(fit, names))))
+    shipped = get_scorer(None)
+    print("routes, % Correct / Ambiguous / Incorrect of the questions with / without a relevant passage")
+    print(f"shipped evaluator at {shipped.thresholds}; head '{best}' at {new}")
+    for s, rows in slices.items():
+        old_scores = squash(np.array([shipped.lexical[0].logits([r["logit"]], [r["overlap"]])[0] for r in rows]))
+        new_scores = squash(model.decision_function(matrix(rows, names)))
+        print(f"| {s} | {routes(rows, old_scores, shipped.thresholds)} | {routes(rows, new_scores, new)} |")
     print("embedding pass, ms p50 for 10 documents of ~100 words:", embedding_cost_ms(args.slices))
     (args.out / f"report-{'titles' if titles else 'no-titles'}.json").write_text(json.dumps(report, indent=1))
 
