@@ -21,6 +21,8 @@ embedding pass:
 
     python benchmarks/experiments/similarity_features.py --out /tmp/simfeat            # titles
     python benchmarks/experiments/similarity_features.py --out /tmp/simfeat --no-titles
+    # heads fitted on `crag evaluator adapt`'s self-made pairs of the docs collection (make bench-adapt)
+    python benchmarks/experiments/similarity_features.py --out /tmp/simfeat --self-made docs-domain
 
 Features are cached per file in `--out` (about 45 minutes for all files on 2 cores, mostly
 sentence embeddings).
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import time
 from collections import defaultdict
@@ -118,6 +121,38 @@ def matrix(rows: list[dict], names: list[str]) -> np.ndarray:
     return np.array([[r[n] for n in names] for r in rows])
 
 
+def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list[Pair]]:
+    """`crag evaluator adapt`'s inverse-cloze queries on a collection, two ways: with the negatives
+    adapt picks (`self_supervised_pairs`), and graded in the ten chunks the retriever returns for
+    the query (its own chunk, the query's sentence cut out, in place of the original). Each query's
+    pairs are one group."""
+    from dataclasses import replace
+
+    from crag.backends.embeddings import default_embeddings
+    from crag.backends.retrieval import open_existing
+    from crag.evaluator_model.pairs import clean
+    from crag.evaluator_model.selfsup import _segmenter, cloze_query, collection_chunks, self_supervised_pairs
+
+    store = open_existing(persist_dir=chroma_dir, collection=collection, embedder=default_embeddings())
+    chunks = collection_chunks(store)
+    picked = self_supervised_pairs(chunks, store.embeddings.embed_documents, seed=0, max_queries=queries)
+    rng, segment = random.Random(0), _segmenter()
+    cloze = [(i, *q) for i, chunk in enumerate(chunks) if (q := cloze_query(chunk, segment, rng))]
+    cloze = sorted(rng.sample(cloze, min(queries, len(cloze))))
+    matrix_ = np.asarray([c.vector for c in chunks], dtype="float32")
+    matrix_ /= np.linalg.norm(matrix_, axis=1, keepdims=True)
+    vectors = np.asarray(store.embeddings.embed_documents([q for _, q, _ in cloze]), dtype="float32")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    retrieved = []
+    for (i, query, positive), vector in zip(cloze, vectors):
+        key = clean(query).lower()
+        ranked = [int(j) for j in np.argsort(-(matrix_ @ vector), kind="stable")]
+        others = [j for j in ranked if j != i and key not in clean(chunks[j].text).lower()][:9]
+        retrieved.append(Pair(query, positive, 1, chunks[i].title, query, "self"))
+        retrieved += [Pair(query, clean(chunks[j].text), 0, chunks[j].title, query, "self") for j in others]
+    return {"adapt's negatives": [replace(p, group=p.question) for p in picked], "retrieved sets": retrieved}
+
+
 def squash(z: np.ndarray) -> np.ndarray:
     """A head's logit as the evaluator's score in [-1, 1]."""
     return 2.0 / (1.0 + np.exp(-z)) - 1.0
@@ -176,12 +211,17 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("artifacts/evaluator-data"))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--no-titles", action="store_true")
+    parser.add_argument(
+        "--self-made", metavar="COLLECTION", help="also fit heads on adapt's pairs from this collection"
+    )
+    parser.add_argument("--chroma-dir", type=Path, default=Path(".crag/eval/relevance-chroma"))
+    parser.add_argument("--queries", type=int, default=400, help="self-made queries (--self-made)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     titles = not args.no_titles
     fit = [r for name in FIT_ON for r in cached_features(args.data / f"{name}.jsonl", args.out, titles)]
     slices = {name: cached_features(args.slices / f"{name}.jsonl", args.out, titles) for name in SLICES}
-    slices["faq (fitted on)"] = [r for r in fit if str(r["group"]).startswith("faq")]
+    slices["faq"] = [r for r in fit if str(r["group"]).startswith("faq")]
     report: dict[str, dict[str, float]] = {}
     for name in ("logit", "overlap", "contrast", "cos", "maxsim", "cos_z", "maxsim_z"):
         report[f"{name} alone"] = {
@@ -215,6 +255,19 @@ def main() -> None:
         new_scores = squash(model.decision_function(matrix(rows, names)))
         print(f"| {s} | {routes(rows, old_scores, shipped.thresholds)} | {routes(rows, new_scores, new)} |")
     print("embedding pass, ms p50 for 10 documents of ~100 words:", embedding_cost_ms(args.slices))
+    if args.self_made:
+        print(f"heads fitted on {args.queries} self-made queries of {args.self_made} (ROC-AUC, titles):")
+        for kind, pairs in self_made(args.self_made, args.chroma_dir, args.queries).items():
+            rows = features(pairs, titles=True)
+            for head in ("+ contrast", "+ contrast, cos_z, maxsim_z"):
+                names = HEADS[head]
+                model = LogisticRegression(max_iter=3000).fit(matrix(rows, names), [r["label"] for r in rows])
+                figures = {
+                    s: round(roc_auc_score([r["label"] for r in rs], model.decision_function(matrix(rs, names))), 3)
+                    for s, rs in slices.items()
+                }
+                print(f"{kind} ({len(pairs)} pairs), {head}: {figures}")
+                print("   weights", dict(zip(names, np.round(model.coef_[0], 2).tolist())))
     (args.out / f"report-{'titles' if titles else 'no-titles'}.json").write_text(json.dumps(report, indent=1))
 
 
