@@ -234,6 +234,13 @@ def main() -> None:
             for s, rows in slices.items()
         }
         report[head]["weights"] = dict(zip(names, np.round(model.coef_[0], 3).tolist()))
+    faq = slices["faq"]
+    names = HEADS["+ contrast, cos_z, maxsim_z"]
+    model = LogisticRegression(max_iter=3000).fit(matrix(faq, names), [r["label"] for r in faq])
+    report["+ contrast, cos_z, maxsim_z, fitted on faq only"] = {
+        s: roc_auc_score([r["label"] for r in rows], model.decision_function(matrix(rows, names)))
+        for s, rows in slices.items()
+    }
     columns = list(slices)
     print(f"ROC-AUC ({'titles' if titles else 'no titles'}); heads fitted on {' + '.join(FIT_ON)} ({len(fit)} pairs)")
     print("| system | " + " | ".join(columns) + " |")
