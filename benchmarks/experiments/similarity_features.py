@@ -176,10 +176,11 @@ def routes(rows: list[dict], scores: np.ndarray, thresholds) -> dict[str, str]:
 def calibrated(fit: list[dict], scores: np.ndarray):
     """Thresholds as `make evaluator` sets them: the utility on dev, the lower capped so that at most
     5% of the dev and of the FAQ questions with a relevant passage go to Incorrect."""
-    dev = [i for i, r in enumerate(fit) if not str(r["group"]).startswith("faq")]
+    faq = [str(r["group"]).startswith("faq") for r in fit]
+    dev = [i for i, is_faq in enumerate(faq) if not is_faq]
     calibration = calibrate([fit[i]["label"] for i in dev], scores[dev].tolist())
     sets = []
-    for chosen in (dev, [i for i in range(len(fit)) if i not in set(dev)]):
+    for chosen in (dev, [i for i, is_faq in enumerate(faq) if is_faq]):
         sets.append(
             question_maxima(
                 [fit[i]["group"] for i in chosen], [fit[i]["label"] for i in chosen], scores[chosen].tolist()
@@ -258,7 +259,9 @@ def main() -> None:
     print("routes, % Correct / Ambiguous / Incorrect of the questions with / without a relevant passage")
     print(f"shipped evaluator at {shipped.thresholds}; head '{best}' at {new}")
     for s, rows in slices.items():
-        old_scores = squash(np.array([shipped.lexical[0].logits([r["logit"]], [r["overlap"]])[0] for r in rows]))
+        old_scores = squash(
+            np.array(shipped.lexical[0].logits([r["logit"] for r in rows], [r["overlap"] for r in rows]))
+        )
         new_scores = squash(model.decision_function(matrix(rows, names)))
         print(f"| {s} | {routes(rows, old_scores, shipped.thresholds)} | {routes(rows, new_scores, new)} |")
     print("embedding pass, ms p50 for 10 documents of ~100 words:", embedding_cost_ms(args.slices))
