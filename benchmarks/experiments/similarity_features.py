@@ -131,7 +131,13 @@ def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list
     from crag.backends.embeddings import default_embeddings
     from crag.backends.retrieval import open_existing
     from crag.evaluator_model.pairs import clean
-    from crag.evaluator_model.selfsup import _segmenter, cloze_query, collection_chunks, self_supervised_pairs
+    from crag.evaluator_model.selfsup import (
+        _segmenter,
+        cloze_query,
+        collection_chunks,
+        nearest_chunks,
+        self_supervised_pairs,
+    )
 
     store = open_existing(persist_dir=chroma_dir, collection=collection, embedder=default_embeddings())
     chunks = collection_chunks(store)
@@ -139,15 +145,11 @@ def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list
     rng, segment = random.Random(0), _segmenter()
     cloze = [(i, *q) for i, chunk in enumerate(chunks) if (q := cloze_query(chunk, segment, rng))]
     cloze = sorted(rng.sample(cloze, min(queries, len(cloze))))
-    matrix_ = np.asarray([c.vector for c in chunks], dtype="float32")
-    matrix_ /= np.linalg.norm(matrix_, axis=1, keepdims=True)
-    vectors = np.asarray(store.embeddings.embed_documents([q for _, q, _ in cloze]), dtype="float32")
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    order = nearest_chunks(chunks, store.embeddings.embed_documents([q for _, q, _ in cloze]))
     retrieved = []
-    for (i, query, positive), vector in zip(cloze, vectors):
+    for (i, query, positive), ranked in zip(cloze, order):
         key = clean(query).lower()
-        ranked = [int(j) for j in np.argsort(-(matrix_ @ vector), kind="stable")]
-        others = [j for j in ranked if j != i and key not in clean(chunks[j].text).lower()][:9]
+        others = [int(j) for j in ranked if j != i and key not in clean(chunks[j].text).lower()][:9]
         retrieved.append(Pair(query, positive, 1, chunks[i].title, query, "self"))
         retrieved += [Pair(query, clean(chunks[j].text), 0, chunks[j].title, query, "self") for j in others]
     return {"adapt's negatives": [replace(p, group=p.question) for p in picked], "retrieved sets": retrieved}

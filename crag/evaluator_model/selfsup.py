@@ -14,7 +14,9 @@ only when it does not contain the query's text (chunks overlap, so a neighbour m
 sentence), and the teachers soften the label where a sibling section answers anyway.
 
 Pairs are grouped by document, so a held-apart set of documents can check the adapted model on
-text it never trained on.
+text it never trained on. The same queries also come as retrieved sets: each graded among the
+chunks the retriever returns for it, as the graph grades documents (`self_supervised_sets`; what a
+head fitted on them does is in benchmarks/experiments/adapt_heads.py).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ MIN_QUERY_WORDS, MAX_QUERY_WORDS = (
 )  # a shorter sentence says too little to ask for a passage; longer is a paragraph
 MIN_HEADING_WORDS = 2  # "Retrying exceptions" is a real query; "Usage" is not
 MIN_REST_WORDS = 20  # what is left of a chunk must still be a passage
+RETRIEVED_DEPTH = 10  # a retrieved set: the query's own chunk and the retriever's nine nearest others
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,38 @@ def self_supervised_pairs(
     segment: Callable[[str], list[str]] | None = None,
     max_queries: int | None = None,
 ) -> list[Pair]:
-    """Positive and negative pairs for every chunk that yields a query; `group` is the source document.
+    """The training pairs of `self_supervised_sets` alone."""
+    return self_supervised_sets(
+        chunks,
+        embed_queries,
+        hard_negatives=hard_negatives,
+        same_document_negatives=same_document_negatives,
+        seed=seed,
+        segment=segment,
+        max_queries=max_queries,
+    )[0]
+
+
+def self_supervised_sets(
+    chunks: list[CollectionChunk],
+    embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
+    *,
+    hard_negatives: int = 2,
+    same_document_negatives: int = 2,
+    depth: int = RETRIEVED_DEPTH,
+    seed: int = 0,
+    segment: Callable[[str], list[str]] | None = None,
+    max_queries: int | None = None,
+) -> tuple[list[Pair], list[Pair]]:
+    """(training pairs, retrieved sets) for every chunk that yields a query; `group` is the source
+    document, and all pairs of one query share its question and group (one set, for the contrast
+    feature).
+
+    Training pairs: the query's positive and the negatives picked as the module says. Retrieved sets:
+    the query graded among what the retriever returns for it, its positive and the `depth - 1`
+    nearest other chunks that do not hold the query's text, labelled irrelevant. The evaluator grades
+    exactly such sets in the graph (README, "What was tried": a head fitted on them ranks documentation
+    better than adapt's, and forgets more).
 
     `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the
     hard negatives are the ones the user's retriever would really return. `max_queries` keeps a
@@ -134,30 +168,40 @@ def self_supervised_pairs(
         if cloze:
             queries.append((index, *cloze, "cloze"))
     if not queries:
-        return []
+        return [], []
     if max_queries is not None and len(queries) > max_queries:
         queries = sorted(rng.sample(queries, max_queries))
-    matrix = np.asarray([c.vector for c in chunks], dtype="float32")
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    vectors = np.asarray(embed_queries([q for _, q, _, _ in queries]), dtype="float32")
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    order = np.argsort(-(vectors @ matrix.T), axis=1, kind="stable")
+    order = nearest_chunks(chunks, embed_queries([q for _, q, _, _ in queries]))
     texts = [clean(c.text) for c in chunks]  # once: each chunk is a negative, or checked as one, many times
     lowered = [t.lower() for t in texts]
-    pairs = []
+    pairs, sets = [], []
     for (index, query, positive, kind), ranked in zip(queries, order):
         own = chunks[index]
         pairs.append(Pair(query, positive, 1, own.title, own.source, f"self:{kind}"))
+        sets.append(Pair(query, positive, 1, own.title, own.source, f"self:{kind}:retrieved"))
+        key = clean(query).lower()
         others = [int(j) for j in ranked if chunks[j].source != own.source]
         picked = others[:hard_negatives]
         rest = others[hard_negatives:]
         if rest:
             picked.append(rng.choice(rest))
-        key = clean(query).lower()
-        siblings = [
-            int(j) for j in ranked if int(j) != index and chunks[j].source == own.source and key not in lowered[j]
-        ]
+        without = [int(j) for j in ranked if int(j) != index and key not in lowered[j]]  # not the query's text
+        siblings = [j for j in without if chunks[j].source == own.source]
         picked += siblings[:same_document_negatives]
         for j in picked:
             pairs.append(Pair(query, texts[j], 0, chunks[j].title, own.source, f"self:{kind}:negative"))
-    return pairs
+        for j in without[: depth - 1]:
+            sets.append(Pair(query, texts[j], 0, chunks[j].title, own.source, f"self:{kind}:retrieved"))
+    return pairs, sets
+
+
+def nearest_chunks(chunks: list[CollectionChunk], query_vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    """Per query, every chunk's index from the nearest to the farthest by cosine, as the retriever
+    ranks them (ties keep the collection's order). Hand-written rather than a store search: one
+    matrix product ranks all queries against the stored embeddings, and a search would embed
+    each query again and return only its top k."""
+    matrix = np.asarray([c.vector for c in chunks], dtype="float32")
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    vectors = np.asarray(query_vectors, dtype="float32")
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return np.argsort(-(vectors @ matrix.T), axis=1, kind="stable")

@@ -15,7 +15,9 @@ from crag.evaluator_model.selfsup import (
     collection_chunks,
     heading_queries,
     held_apart_split,
+    nearest_chunks,
     self_supervised_pairs,
+    self_supervised_sets,
 )
 
 FILLER = " ".join(f"word{i}" for i in range(25))
@@ -104,6 +106,29 @@ def test_sibling_sections_are_negatives_unless_they_hold_the_query():
     assert not [
         p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0 and p.title == "tenacity.md"
     ]
+
+
+def test_retrieved_sets_grade_each_query_among_its_nearest_chunks():
+    pairs, sets = self_supervised_sets(CHUNKS, embed_like(CHUNKS), depth=3, seed=3, segment=sentences)
+    assert pairs == self_supervised_pairs(CHUNKS, embed_like(CHUNKS), seed=3, segment=sentences)  # same queries
+    by_query = {}
+    for p in sets:
+        by_query.setdefault((p.question, p.group), []).append(p)
+    assert set(by_query) == {(p.question, p.group) for p in pairs if p.label}
+    for (question, _), members in by_query.items():
+        assert [p.label for p in members] == [1] + [0] * (len(members) - 1) and len(members) == 3
+        assert all(question not in p.passage for p in members)  # the query's own text is never graded
+    # the tenacity heading's set: its section without the heading, then the nearest chunks, its
+    # sibling first (same document, nearer than any other)
+    retry = by_query[("Retrying on exceptions", "tenacity.md")]
+    assert [p.title for p in retry] == ["tenacity.md", "tenacity.md", "cache.md"]
+    assert retry[1].passage == WAIT
+
+
+def test_chunks_are_ranked_by_cosine_whatever_the_vectors_length():
+    chunks = [chunk("a", "a.md", [2.0, 0.0]), chunk("b", "b.md", [0.0, 0.5]), chunk("c", "c.md", [3.0, 3.0])]
+    order = nearest_chunks(chunks, [[0.0, 9.0], [1.0, 0.1]])
+    assert order.tolist() == [[1, 2, 0], [0, 2, 1]]
 
 
 def test_one_document_cannot_be_adapted_to():
