@@ -50,7 +50,7 @@ COLUMNS = ["held-apart", "docs", "faq", "popqa-retrieved", "bio-phrased", "gener
 def faq_store(chroma_dir: Path, faq: Path):
     """The FAQ answers as a collection: the passages of the FAQ pairs, titled by their FAQ."""
     store = open_store(persist_dir=chroma_dir, collection="faq-domain")
-    if store._collection.count() == 0:
+    if not store.get(limit=1)["ids"]:  # filled once
         titles: dict[str, str] = {}
         for p in read_pairs(faq):
             titles.setdefault(p.passage, p.title)
