@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import time
 from collections import defaultdict
@@ -122,37 +121,24 @@ def matrix(rows: list[dict], names: list[str]) -> np.ndarray:
 
 
 def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list[Pair]]:
-    """`crag evaluator adapt`'s inverse-cloze queries on a collection, two ways: with the negatives
-    adapt picks (`self_supervised_pairs`), and graded in the ten chunks the retriever returns for
-    the query (its own chunk, the query's sentence cut out, in place of the original). Each query's
-    pairs are one group."""
+    """`crag evaluator adapt`'s queries on a collection, two ways (`selfsup.self_supervised_sets`):
+    with the negatives adapt picks, and graded in the ten chunks the retriever returns for the query
+    (its own chunk, the query's text cut out, in place of the original). Each query's pairs are one
+    group."""
     from dataclasses import replace
 
     from crag.backends.embeddings import default_embeddings
     from crag.backends.retrieval import open_existing
-    from crag.evaluator_model.pairs import clean
-    from crag.evaluator_model.selfsup import (
-        _segmenter,
-        cloze_query,
-        collection_chunks,
-        nearest_chunks,
-        self_supervised_pairs,
-    )
+    from crag.evaluator_model.selfsup import collection_chunks, self_supervised_sets
 
     store = open_existing(persist_dir=chroma_dir, collection=collection, embedder=default_embeddings())
-    chunks = collection_chunks(store)
-    picked = self_supervised_pairs(chunks, store.embeddings.embed_documents, seed=0, max_queries=queries)
-    rng, segment = random.Random(0), _segmenter()
-    cloze = [(i, *q) for i, chunk in enumerate(chunks) if (q := cloze_query(chunk, segment, rng))]
-    cloze = sorted(rng.sample(cloze, min(queries, len(cloze))))
-    order = nearest_chunks(chunks, store.embeddings.embed_documents([q for _, q, _ in cloze]))
-    retrieved = []
-    for (i, query, positive), ranked in zip(cloze, order):
-        key = clean(query).lower()
-        others = [int(j) for j in ranked if j != i and key not in clean(chunks[j].text).lower()][:9]
-        retrieved.append(Pair(query, positive, 1, chunks[i].title, query, "self"))
-        retrieved += [Pair(query, clean(chunks[j].text), 0, chunks[j].title, query, "self") for j in others]
-    return {"adapt's negatives": [replace(p, group=p.question) for p in picked], "retrieved sets": retrieved}
+    picked, retrieved = self_supervised_sets(
+        collection_chunks(store), store.embeddings.embed_documents, seed=0, max_queries=queries
+    )
+    return {
+        "adapt's negatives": [replace(p, group=p.question) for p in picked],
+        "retrieved sets": [replace(p, group=p.question) for p in retrieved],
+    }
 
 
 def squash(z: np.ndarray) -> np.ndarray:
