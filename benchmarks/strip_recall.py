@@ -12,6 +12,10 @@ mode, every strip is scored once, and each selection rule is applied to the same
 
 Rules: "top K ≥ T" keeps the K best strips scoring at least T; "+margin M" also keeps, up to 2K
 strips, every strip scoring within M of the K-th best; "+best" keeps the best strip whatever it scores.
+Each rule runs on two rankings: the evaluator's scores alone (`strip_set_weight` 0, the paper's) and
+the shipped one, those scores shifted by each strip's standing among the question's strips
+(`refinement.set_adjusted`, with the knowledge base's embeddings). The graph's default is
+"top 5 ≥ -0.5 +best" on the shipped ranking.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from tqdm.auto import tqdm
 
 from crag import resources
 from crag.context import Context
-from crag.core.passages import passage, title_of
+from crag.core.passages import passage, title_of, titled_once
 from crag.evaluator_model.runnable import RetrievalEvaluator
 from crag.experiments.answer_metrics import contains_answer
 from crag.experiments.inputs import read_questions
@@ -68,9 +72,11 @@ def main() -> None:
     collection = eval_kb.collection(args)
     ctx = Context(chroma_dir=args.chroma_dir, collection=collection, web_backend="none", k=args.k)
     evaluator = RetrievalEvaluator()
+    embed = resources.strip_embedder(ctx)
     modes = args.modes.split(",")
-    found = {(m, rule): 0 for m in modes for rule in RULES}
-    words = {(m, rule): 0 for m in modes for rule in RULES}
+    rankings = {"evaluator": 0.0, "set-adjusted": refinement.SET_WEIGHT}
+    keys = [(m, ranking, rule) for m in modes for ranking in rankings for rule in RULES]
+    found, words = dict.fromkeys(keys, 0), dict.fromkeys(keys, 0)
     had = 0
     for question in tqdm(questions, desc="questions", unit="q"):
         documents = resources.retrieve(ctx, question.question)
@@ -87,21 +93,29 @@ def main() -> None:
             scores = evaluator.invoke(
                 {"question": question.question, "documents": [passage(s, title=t) for t, s in strips]}
             )
-            for rule in RULES:
-                kept = [strips[i] for i in select(list(scores), *rule)]
-                found[mode, rule] += contains_answer(" ".join(f"{t} {s}" for t, s in kept), question.answers)
-                words[mode, rule] += sum(len(s.split()) for _, s in kept)
+            vectors = embed([question.question, *(titled_once(s, t) for t, s in strips)])
+            standings = refinement.standing(vectors[0], vectors[1:])
+            for ranking, weight in rankings.items():
+                # as `refinement.refine`: sets smaller than MIN_SET keep the evaluator's scores
+                ranked = (
+                    refinement.set_adjusted(scores, standings, weight) if len(strips) >= refinement.MIN_SET else scores
+                )
+                for rule in RULES:
+                    kept = [strips[i] for i in select(list(ranked), *rule)]
+                    key = (mode, ranking, rule)
+                    found[key] += contains_answer(" ".join(f"{t} {s}" for t, s in kept), question.answers)
+                    words[key] += sum(len(s.split()) for _, s in kept)
     print(
         f"\n{args.questions}: {had} of {len(questions)} answerable questions have an answer in the top {ctx.k} documents"
     )
-    print("| mode | rule | strip recall % | words kept / question |\n|---|---|---|---|")
-    for mode in modes:
-        for key in RULES:
-            top_k, margin, threshold, best = key
-            rule = f"top {top_k} ≥ {threshold}" + (f" +margin {margin}" if margin else "") + (" +best" if best else "")
-            print(
-                f"| {mode} | {rule} | {100 * found[mode, key] / max(had, 1):.1f} | {words[mode, key] / max(had, 1):.0f} |"
-            )
+    print("| mode | ranking | rule | strip recall % | words kept / question |\n|---|---|---|---|---|")
+    for mode, ranking, key in keys:
+        top_k, margin, threshold, best = key
+        rule = f"top {top_k} ≥ {threshold}" + (f" +margin {margin}" if margin else "") + (" +best" if best else "")
+        cell = (mode, ranking, key)
+        print(
+            f"| {mode} | {ranking} | {rule} | {100 * found[cell] / max(had, 1):.1f} | {words[cell] / max(had, 1):.0f} |"
+        )
 
 
 if __name__ == "__main__":

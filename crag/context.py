@@ -19,6 +19,7 @@ from crag.backends.user_web import is_user_backend
 from crag.backends.web_base import check_api_url
 from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
 from crag.core.thresholds import PRESETS, Preset, Thresholds
+from crag.methods.refinement import SET_WEIGHT
 from crag.methods.refinement import Mode as RefineMode
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
 
@@ -65,7 +66,17 @@ class Context:
     )
     k: int = field(default=10, metadata={"description": "Documents retrieved from the knowledge base."})
     top_k_strips: int = field(default=5, metadata={"description": "Knowledge strips kept by refinement."})
-    strip_threshold: float = field(default=-0.5, metadata={"description": "Strips scoring below this are dropped."})
+    strip_threshold: float = field(
+        default=-0.5, metadata={"description": "Strips whose selection score is below this are dropped."}
+    )
+    strip_set_weight: float = field(
+        default=SET_WEIGHT,
+        metadata={
+            "description": "How much a strip's closeness to the question, against the other strips' (by the "
+            "knowledge base's embeddings), adds to its evaluator score when refinement ranks strips; 0: the "
+            "evaluator's score alone, as in the paper."
+        },
+    )
     refine_mode: RefineMode = field(
         default="excerption",
         metadata={"description": "Strip decomposition: 50-word windows, sentences by three, or whole passages."},
@@ -161,6 +172,8 @@ class Context:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
         if self.quote_threshold is not None and math.isnan(self.quote_threshold):
             raise ValueError("quote_threshold must be a number, not NaN")
+        if not math.isfinite(self.strip_set_weight) or self.strip_set_weight < 0:
+            raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
         if self.refine_mode not in get_args(RefineMode):

@@ -8,12 +8,14 @@ That includes the web's error type: `WebSearchError` is re-exported here for the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
 
+from crag.backends.embeddings import embeddings
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import LocalChatModel, chat_model
 from crag.backends.retrieval import open_existing
@@ -71,6 +73,13 @@ def knowledge_store(ctx: Context) -> VectorStore:
     return open_existing(
         persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url, embedder=ctx.embeddings
     )
+
+
+def strip_embedder(ctx: Context) -> Callable[[list[str]], list[list[float]]] | None:
+    """What refinement embeds strips with to rank them within their set: the knowledge base's own
+    embeddings (loaded once per process; the retriever has them loaded already), or None when
+    `strip_set_weight` is 0."""
+    return embeddings(ctx.embeddings).embed_documents if ctx.strip_set_weight else None
 
 
 def web_search(ctx: Context, query: str) -> list[Document]:

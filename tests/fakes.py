@@ -219,6 +219,7 @@ def fake_context(rules=None, **settings) -> Context:
         "chat_model": ScriptedChat(),
         "retriever": RunnableLambda(lambda q: list(DOCS)),
         "web_backend": FakeWeb(WEB),
+        "embeddings": WordEmbeddings(),  # refinement ranks strips with them
     }
     return Context(**{**fakes, **settings})
 

@@ -126,6 +126,7 @@ def _whole(documents: list, origin: str) -> list[Strip]:
         Strip(
             text=d.page_content,
             score=0.0,
+            selection_score=0.0,
             title=title_of(d),
             source=source_of(d),
             origin=origin,

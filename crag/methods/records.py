@@ -21,7 +21,8 @@ class Strip(TypedDict):
     """A knowledge strip kept by refinement, with where it came from."""
 
     text: str
-    score: float
+    score: float  # the evaluator's
+    selection_score: float  # what refinement ranked it by: `score` shifted by its standing among the strips
     title: str
     source: str  # file path or URL of the document it was cut from
     origin: Literal["internal", "external"]

@@ -23,6 +23,8 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         mode=ctx.refine_mode,
         top_k=ctx.top_k_strips,
         threshold=ctx.strip_threshold,
+        embed=resources.strip_embedder(ctx),
+        set_weight=ctx.strip_set_weight,
         origin="internal",
         keep_best=True,  # the grade judged these documents relevant
     )

@@ -72,6 +72,8 @@ def rewrite_and_search(state: State, runtime: Runtime[Context]) -> dict:
         mode="selection",
         top_k=ctx.top_k_strips,
         threshold=ctx.strip_threshold,
+        embed=resources.strip_embedder(ctx),
+        set_weight=ctx.strip_set_weight,
         origin="external",
     )
     timings["refine_web"] = round(time.perf_counter() - clock, 4)

@@ -39,7 +39,12 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "preset": (Literal[tuple(PRESETS)], "The paper's thresholds for a dataset."),
     "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
-    "strip_threshold": (Threshold, "Strips scoring below this are dropped."),
+    "strip_threshold": (Threshold, "Strips whose selection score is below this are dropped."),
+    "strip_set_weight": (
+        Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)],
+        "How much a strip's closeness to the question against the other strips' counts in refinement (0..10; 0: "
+        "the evaluator's score alone).",
+    ),
     "refine_mode": (RefineMode, "How documents are cut into strips."),
     "web_backend": (
         WebBackend,

@@ -95,6 +95,10 @@ def test_remote_runnable_invoke_batch_stream_and_events(serve):
         ({"input": {"question": QUESTION}, "config": {"configurable": {"k": 0}}}, "greater than or equal to 1"),
         ({"input": {"question": QUESTION}, "config": {"configurable": {"refine_mode": "magic"}}}, "excerption"),
         (
+            {"input": {"question": QUESTION}, "config": {"configurable": {"strip_set_weight": -1}}},
+            "greater than or equal to 0",
+        ),
+        (
             {
                 "input": {"question": QUESTION},
                 "config": {"configurable": {"upper_threshold": 0.1, "lower_threshold": 0.5}},
@@ -190,6 +194,7 @@ def test_schemas_are_published(serve):
         "k",
         "top_k_strips",
         "strip_threshold",
+        "strip_set_weight",
         "refine_mode",
         "web_backend",
         "web_k",

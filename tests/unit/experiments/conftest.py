@@ -15,6 +15,7 @@ from tests.fakes import (
     EchoChat,
     FakeEvaluator,
     FakeWeb,
+    WordEmbeddings,
     kb_documents,
     write_jsonl,
 )
@@ -28,6 +29,7 @@ def make_context():
             "chat_model": chat or EchoChat(),
             "retriever": RunnableLambda(kb_documents),
             "web_backend": FakeWeb(list(HARNESS_WEB)),
+            "embeddings": WordEmbeddings(),
             "k": 5,
         }
         return Context(**{**settings, **changes})

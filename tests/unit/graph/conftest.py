@@ -7,7 +7,7 @@ from langchain_core.runnables import RunnableLambda
 
 from crag.backends.web import WebSearchError
 from crag.context import Context
-from tests.fakes import DOCS, WEB, FakeEvaluator, FakeWeb, fake_chat
+from tests.fakes import DOCS, WEB, FakeEvaluator, FakeWeb, WordEmbeddings, fake_chat
 
 
 @pytest.fixture()
@@ -18,7 +18,7 @@ def make_context():
             chat_model=fake_chat(*replies),
             retriever=RunnableLambda(lambda q: list(docs)),
             web_backend=web if web is not None else FakeWeb(WEB),
-            **kw,
+            **{"embeddings": WordEmbeddings(), **kw},
         )
 
     return make

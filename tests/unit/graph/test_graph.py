@@ -268,3 +268,31 @@ def test_threads_do_not_accumulate_documents_or_knowledge(make_context):
     assert len(state["documents"]) == 2 and state["external_knowledge"] == [] and state["web_results"] == []
     assert [s["origin"] for s in state["sources"]] == ["internal"]
     assert "rewrite" not in state["timings"]  # the first turn's stages are not carried over
+
+
+def test_refine_ranks_strips_with_the_knowledge_base_s_embeddings(make_context):
+    """Three strips the evaluator scores alike: the one closer to the question than the others is kept,
+    with the knowledge base's embeddings (one call); with `strip_set_weight` 0 they are not used."""
+    docs = [
+        Document(page_content=text, metadata={"title": "Anna Berg", "source": "kb/anna.txt"})
+        for text in (
+            "Anna Berg was born in a small town by the sea.",
+            "Anna Berg painted seascapes and harbours in oil.",
+            "Anna Berg moved to Stockholm when she was twenty.",
+        )
+    ]
+    question = "What did Anna Berg paint in oil?"
+    ctx = make_context({"Anna": 0.9}, "She painted seascapes.", docs=docs, top_k_strips=1)
+    result = graph.invoke({"question": question}, context=ctx)
+    [strip] = result["internal_knowledge"]
+    assert "seascapes" in strip["text"] and ctx.embeddings.calls == 1
+    assert strip["score"] == 0.9 and strip["selection_score"] > 0.9
+    plain = make_context({"Anna": 0.9}, "She painted seascapes.", docs=docs, top_k_strips=1, strip_set_weight=0.0)
+    result = graph.invoke({"question": question}, context=plain)
+    assert "born" in result["internal_knowledge"][0]["text"] and plain.embeddings.calls == 0  # the evaluator's order
+
+
+def test_strip_set_weight_must_be_a_finite_non_negative_number():
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="strip_set_weight"):
+            Context(strip_set_weight=bad)

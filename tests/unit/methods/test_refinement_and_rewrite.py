@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crag.core.passages import passage
-from crag.methods.refinement import decompose, refine
+from crag.methods.refinement import decompose, refine, set_adjusted, standing
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
-from tests.fakes import FakeEvaluator
+from tests.fakes import FakeEvaluator, WordEmbeddings
 
 LONG = " ".join(f"w{i}" for i in range(125))
 
@@ -213,3 +217,87 @@ def test_keep_best_keeps_the_best_strip_of_relevant_documents_below_the_threshol
     assert refine("What was Anna Berg's job?", passages, evaluator, **kwargs) == []
     kept = refine("What was Anna Berg's job?", passages, evaluator, keep_best=True, **kwargs)
     assert [s["score"] for s in kept] == [-0.7]
+
+
+def _three_strips():
+    """Three one-strip documents the evaluator scores alike; only the second says what was asked."""
+    return [
+        passage("grep searches files for lines that match a pattern.", "grep", "grep.1"),
+        passage("grep --context prints lines of context around each match.", "grep", "grep.1"),
+        passage("grep exits with status two when an error occurred.", "grep", "grep.1"),
+    ]
+
+
+def test_standing_is_the_cosine_above_the_set_mean_in_standard_deviations():
+    assert (
+        standing([1.0, 0.0], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])[0]
+        > 0
+        > standing([1.0, 0.0], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])[1]
+    )
+    scaled = standing([3.0, 0.0], [[5.0, 0.0], [0.0, 2.0], [1.0, 1.0]])  # lengths do not matter
+    assert scaled == pytest.approx(standing([1.0, 0.0], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    assert standing([1.0, 0.0], [[1.0, 1.0]] * 3) == [0.0, 0.0, 0.0]  # equal cosines: nobody stands out
+    assert standing([0.0, 0.0], [[1.0, 0.0], [0.0, 0.0]]) == [0.0, 0.0]  # zero vectors do not divide by zero
+
+
+@given(
+    st.lists(st.floats(-1.0, 1.0), min_size=1, max_size=20),
+    st.floats(-5.0, 5.0),
+    st.floats(0.0, 10.0),
+)
+def test_set_adjusted_stays_on_the_score_scale_and_keeps_the_order_at_equal_standing(scores, z, weight):
+    adjusted = set_adjusted(scores, [z] * len(scores), weight)
+    assert all(-1.0 <= a <= 1.0 for a in adjusted)
+    order = sorted(range(len(scores)), key=lambda i: (scores[i], i))
+    assert all(adjusted[a] <= adjusted[b] for a, b in pairwise(order))
+    assert set_adjusted(scores, [z] * len(scores), 0.0) == pytest.approx(scores, abs=1e-5)
+
+
+def test_refine_ranks_strips_by_their_standing_among_the_question_s_strips():
+    question = "how do I print lines of context around each match with grep"
+    embedder = WordEmbeddings()
+    common = {"mode": "selection", "top_k": 1, "threshold": -0.5, "embed": embedder.embed_documents}
+    # alike, and below the threshold on their own; the grade judged the documents relevant
+    kept = refine(
+        question, _three_strips(), FakeEvaluator({}, default=-0.6), origin="internal", keep_best=True, **common
+    )
+    assert [s["text"] for s in kept] == [_three_strips()[1].page_content]
+    assert kept[0]["score"] == -0.6 and kept[0]["selection_score"] > -0.5
+    assert embedder.calls == 1  # the question and every strip in one call
+    # web results nobody graded: the standing still ranks them, but the evaluator's own score must clear the threshold
+    rules = {"context": -0.4, "searches": -0.3}
+    web = refine(question, _three_strips(), FakeEvaluator(rules, default=-0.6), origin="external", **common)
+    assert [s["text"] for s in web] == [_three_strips()[1].page_content]  # ranked first by its standing
+    web = refine(
+        question, _three_strips(), FakeEvaluator(rules, default=-0.6), origin="external", **{**common, "top_k": 3}
+    )
+    assert [s["text"] for s in web] == [p.page_content for p in _three_strips()[:2]]  # the third fails on its own score
+    web = refine(question, _three_strips(), FakeEvaluator({}, default=-0.6), origin="external", **common)
+    assert web == []
+    plain = refine(
+        question,
+        _three_strips(),
+        FakeEvaluator({}, default=-0.6),
+        origin="internal",
+        keep_best=True,
+        set_weight=0.0,
+        **{**common, "threshold": 0.0},
+    )
+    assert [s["text"] for s in plain] == [_three_strips()[0].page_content]  # weight 0: the evaluator's order
+    assert embedder.calls == 4  # and no embedding
+
+
+def test_refine_does_not_rank_by_standing_in_sets_of_two():
+    embedder = WordEmbeddings()
+    kept = refine(
+        "grep context",
+        _three_strips()[:2],
+        FakeEvaluator({"searches": 0.2}, default=0.1),
+        mode="selection",
+        top_k=1,
+        threshold=-0.5,
+        origin="internal",
+        embed=embedder.embed_documents,
+    )
+    assert [s["text"] for s in kept] == [_three_strips()[0].page_content] and embedder.calls == 0
+    assert kept[0]["selection_score"] == kept[0]["score"]
