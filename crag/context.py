@@ -133,8 +133,9 @@ class Context:
         default=None,
         metadata={
             "description": "When the model's answer is unsupported, or it says it does not know, quote the "
-            "best kept strip that names the question's subject and scores at least this, instead of "
-            "declining. Empty: the evaluator's calibrated upper threshold (its own 'relevant'); above 1: never."
+            "best kept strip that names the question's subject and scores at least this (a retrieved strip by "
+            "its selection score, a web strip by the evaluator's), instead of declining. Empty: the "
+            "evaluator's calibrated upper threshold (its own 'relevant'); above 1: never."
         },
     )
     rewrite: bool = field(

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from crag.core.text import stem_words
 from crag.methods.records import Citation, Strip
-from crag.methods.refinement import sentence_spans
+from crag.methods.refinement import judged, sentence_spans
 from crag.methods.rewrite import STOPWORDS, zipf
 
 SUPPORT_MIN = 0.5  # share of a sentence's claim words a strip must contain to support it
@@ -100,19 +100,20 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
 
 def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | None:
     """The 1-based number of the strip to quote when the model's answer cannot be used: the
-    best-scored strip that names the question's subject and scores at least `threshold`; None when
-    no strip does.
+    best-judged strip (`refinement.judged`) that names the question's subject and is judged at least
+    `threshold`; None when no strip is.
 
     A 135M-parameter model often declines or drifts even when a kept strip answers ("--abort" for
     "get my branch back as it was before the rebase"); that strip, word for word, is then a better
-    reply than "I don't know", and it cannot be ungrounded. The evaluator's own "relevant" score and
-    the subject rule keep it from quoting whatever was retrieved for a question the sources cannot
-    answer (README, "Quoting instead of declining")."""
+    reply than "I don't know", and it cannot be ungrounded. The evaluator's "relevant" (for a strip
+    of the retrieved documents, as refinement ranks it: lifted by its standing among the question's
+    strips) and the subject rule keep it from quoting whatever was retrieved for a question the
+    sources cannot answer (README, "Quoting instead of declining")."""
     named = subject(question)
     candidates = [
-        (strip["score"], -n, n)
+        (judged(strip), -n, n)
         for n, strip in enumerate(strips, 1)
-        if strip["score"] >= threshold and about(named, states(strip))
+        if judged(strip) >= threshold and about(named, states(strip))
     ]
     return max(candidates)[2] if candidates else None
 

@@ -130,6 +130,12 @@ def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: fl
     return [math.tanh((logit(s) + weight * z) / 2.0) for s, z in zip(scores, standings)]
 
 
+def judged(strip: Strip) -> float:
+    """The score a kept strip was judged by (`refine`'s gate): its selection score when it was cut from
+    the retrieved documents, which the grade did not reject; the evaluator's own for a web strip."""
+    return strip["selection_score"] if strip["origin"] == "internal" else strip["score"]
+
+
 def refine(
     question: str,
     passages: Sequence[Document],

@@ -20,6 +20,7 @@ def strip(text, title="", n=0):
         "text": text,
         "title": title,
         "score": 0.5,
+        "selection_score": 0.5,
         "source": f"kb/{n}.txt",
         "origin": "internal",
         "doc": n,
@@ -116,8 +117,8 @@ def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
     assert about(named, terms("json: Encoding basic Python objects")) and not about(named, terms("pickle module"))
 
 
-def scored(text, score, title="", n=0):
-    return {**strip(text, title, n), "score": score}
+def scored(text, score, title="", n=0, origin="internal"):
+    return {**strip(text, title, n), "score": score, "selection_score": score, "origin": origin}
 
 
 def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
@@ -160,3 +161,14 @@ def test_a_quote_always_clears_the_threshold_and_names_the_subject(rows, thresho
     assert (n is None) == (not eligible)
     if n is not None:
         assert strips[n - 1]["score"] == max(s["score"] for s in eligible)
+
+
+def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_evaluator_s():
+    from crag.methods.attribution import quotable
+
+    lifted = {**scored("Anna Berg painted seascapes.", 0.2), "selection_score": 0.8}  # stood out among its strips
+    assert quotable(QUESTION, [lifted], 0.625) == 1
+    web = {**scored("Anna Berg painted seascapes.", 0.2, origin="external"), "selection_score": 0.8}
+    assert quotable(QUESTION, [web], 0.625) is None  # web strips were not graded: the evaluator's own score
+    sunk = {**scored("Anna Berg painted seascapes.", 0.8), "selection_score": 0.2}
+    assert quotable(QUESTION, [sunk, lifted], 0.625) == 2
