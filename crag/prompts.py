@@ -59,7 +59,10 @@ GENERATE_NO_KNOWLEDGE_PROMPT = "Answer the question in one short sentence: {ques
 # What CRAG says instead of an answer that no kept knowledge supports.
 NO_KNOWLEDGE_ANSWER = "I don't know: the sources hold nothing relevant to this question."
 UNSUPPORTED_ANSWER = "I don't know: nothing in the sources found supports an answer to this question."
-ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER)
+LOOPING_ANSWER = (
+    "I don't know: the model's answer went round in circles, and no passage of the sources can be quoted instead."
+)
+ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER, LOOPING_ANSWER)
 
 # What CRAG says instead, when the model's words are unsupported (or it declined) but a kept strip
 # about the question's subject is one the evaluator calls relevant: that strip, word for word

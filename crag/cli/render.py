@@ -11,7 +11,7 @@ from typing import Any, Literal
 import typer
 
 from crag.core.passages import source_of, title_of, titled_once
-from crag.methods.attribution import abstains
+from crag.methods.attribution import abstains, loops
 from crag.methods.routing import final_knowledge
 
 View = Literal["plain", "json", "stream"]
@@ -112,11 +112,12 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
     """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None;
     the draft is not repeated when the streamed view has just shown it."""
     answer, draft = result.get("answer", ""), result.get("draft", "")
-    unsupported = (
-        "no source supports these words"
-        if draft_shown
-        else f'the model wrote "{short(draft, 160)}", which no source supports'
-    )
+    looped = loops(draft) and not abstains(draft)  # withheld however well its turns are supported
+    if draft_shown:
+        unsupported = "these words go round in circles" if looped else "no source supports these words"
+    else:
+        fault = "goes round in circles" if looped else "no source supports"
+        unsupported = f'the model wrote "{short(draft, 160)}", which {fault}'
     if result.get("quoted"):
         said = (
             "the model wrote nothing"
@@ -125,7 +126,7 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
             if abstains(draft)
             else unsupported
         )
-        return f"({said}: quoting the kept passage the evaluator scored most relevant)"
+        return f"({said}: quoting the kept passage judged most relevant)"
     if draft and draft != answer:
         return f"({unsupported}: withheld)"
     return None

@@ -21,13 +21,14 @@ from crag import resources
 from crag.context import Context
 from crag.core.passages import titled_once
 from crag.events import ANSWER_TAGS
-from crag.methods.attribution import abstains, attribute, grounded, quotable
+from crag.methods.attribution import abstains, attribute, grounded, loops, quotable
 from crag.methods.routing import final_knowledge
 from crag.nodes.timing import timed
 from crag.prompts import (
     GENERATE_NO_KNOWLEDGE_PROMPT,
     GENERATE_PROMPTS,
     GENERATE_STOP,
+    LOOPING_ANSWER,
     NO_KNOWLEDGE_ANSWER,
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
@@ -86,7 +87,9 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         draft = answer = tidy(str(reply.content))
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []
-        if not (declined or grounded(citations) or ctx.answer_without_knowledge):
+        if loops(draft) and not declined:  # no answer, however well its turns are supported
+            answer, citations = LOOPING_ANSWER, []
+        elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
             answer, citations = UNSUPPORTED_ANSWER, []
     quote = quotable(question, strips, resources.quote_threshold(ctx)) if strips and abstains(answer) else None
     if quote is not None:

@@ -49,7 +49,7 @@ def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
     state = graph.invoke({"question": QUESTION}, context=fake_context(chat_model=fake_chat("I don't know.")))
     print_run(state)
     out = capsys.readouterr().out
-    assert "(the model said it does not know: quoting the kept passage the evaluator scored most relevant)" in out
+    assert "(the model said it does not know: quoting the kept passage judged most relevant)" in out
     show(state, "json")
     summary = json.loads(capsys.readouterr().out)
     assert summary["quoted"] is True and summary["grounded"] is True and summary["draft"] == "I don't know."
@@ -61,3 +61,12 @@ def test_the_finish_of_a_run_without_tokens_prints_the_answer(capsys):
     assert answer_lines(capsys.readouterr().out) == [
         "answer: I don't know: the sources hold nothing relevant to this question."
     ]
+
+
+def test_a_loop_is_named_as_such_where_it_was_withheld(capsys):
+    looping = "She was a painter of seascapes. She was a painter of seascapes. She was a painter of seascapes."
+    state = graph.invoke(
+        {"question": QUESTION}, context=fake_context(chat_model=fake_chat(looping), quote_threshold=2.0)
+    )
+    print_run(state)
+    assert "which goes round in circles: withheld" in capsys.readouterr().out

@@ -15,7 +15,7 @@ from crag.context import Context
 from crag.experiments.systems import NEVER
 from crag.graph import build_graph, graph
 from crag.methods.question import InvalidQuestion
-from crag.prompts import NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
+from crag.prompts import LOOPING_ANSWER, NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
 from tests.fakes import DOCS, FakeWeb
 
 QUESTION = "What is Anna Berg's occupation?"
@@ -296,3 +296,17 @@ def test_strip_set_weight_must_be_a_finite_non_negative_number():
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="strip_set_weight"):
             Context(strip_set_weight=bad)
+
+
+def test_an_answer_that_goes_round_in_circles_is_withheld_or_replaced_by_a_quote(make_context):
+    looping = "Anna Berg was a Swedish painter. Anna Berg was a Swedish painter. Anna Berg was a Swedish painter."
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, looping))
+    assert result["draft"] == looping and result["quoted"] is True  # every turn is supported, but it is no answer
+    assert result["answer"] == QUOTE_ANSWER.format(quote=DOCS[0].page_content)
+    result = graph.invoke(
+        {"question": QUESTION}, context=make_context({"painter": 0.9}, looping, quote_threshold=NEVER)
+    )
+    assert result["answer"] == LOOPING_ANSWER and result["grounded"] is False and result["sources"] == []
+    twice = "Anna Berg was a Swedish painter. Anna Berg was a Swedish painter."
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, twice))
+    assert result["answer"] == twice and result["grounded"] is True  # a repeat is not yet a loop

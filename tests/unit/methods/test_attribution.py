@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -172,3 +173,24 @@ def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_e
     assert quotable(QUESTION, [web], 0.625) is None  # web strips were not graded: the evaluator's own score
     sunk = {**scored("Anna Berg painted seascapes.", 0.8), "selection_score": 0.2}
     assert quotable(QUESTION, [sunk, lifted], 0.625) == 2
+
+
+@pytest.mark.parametrize(
+    "draft, looping",
+    [
+        ("date: --iso-8601 date --iso-8601 date --iso-8601 date --iso-8601 date", True),
+        (
+            "Building Node.js: Building Node.js from a tarball URL: Building Node.js: Building Node.js from a tarball URL: Building Node.js: Building Node.js",
+            True,
+        ),
+        ("Use git commit --amend --no-edit to add it; git commit --amend --no-edit keeps the message.", False),
+        ("Use -k.", False),
+        ("", False),
+    ],
+)
+def test_a_loop_is_a_four_word_run_three_times(draft, looping):
+    from crag.methods.attribution import abstains, loops
+    from crag.prompts import LOOPING_ANSWER
+
+    assert loops(draft) is looping
+    assert abstains(LOOPING_ANSWER)
