@@ -137,10 +137,11 @@ LOOP_WORDS, LOOP_TIMES = 4, 3
 def loops(draft: str) -> bool:
     """Whether a draft goes round in circles: a run of four words that comes three times or more.
 
-    The 135M-parameter model does this on about a sixth of the documentation questions ("Building
-    Node.js: Building Node.js from a tarball URL: Building Node.js: …"). Each turn of the loop may be
+    The 135M-parameter model does this ("Building Node.js: Building Node.js from a tarball URL:
+    Building Node.js: …"; 4 of the 144 documentation-set drafts). Each turn of the loop may be
     "supported" by a strip, but the draft is no answer. (The eval harness's `degenerate` counts a
-    repeat at two and an echoed question too: a stricter measure than a rule that withholds answers.)"""
+    repeat at two and an echoed question too, a sixth of those drafts: a stricter measure than a rule
+    that withholds answers.)"""
     words = re.findall(r"\w+", draft.lower())
     runs = Counter(tuple(words[i : i + LOOP_WORDS]) for i in range(len(words) - LOOP_WORDS + 1))
     return any(n >= LOOP_TIMES for n in runs.values())
