@@ -93,15 +93,11 @@ def main() -> None:
             scores = evaluator.invoke(
                 {"question": question.question, "documents": [passage(s, title=t) for t, s in strips]}
             )
-            vectors = embed([question.question, *(titled_once(s, t) for t, s in strips)])
-            standings = refinement.standing(vectors[0], vectors[1:])
+            texts = [titled_once(s, t) for t, s in strips]
             for ranking, weight in rankings.items():
-                # as `refinement.refine`: sets smaller than MIN_SET keep the evaluator's scores
-                ranked = (
-                    refinement.set_adjusted(scores, standings, weight) if len(strips) >= refinement.MIN_SET else scores
-                )
+                ranked = refinement.selection_scores(question.question, texts, scores, embed, weight)
                 for rule in RULES:
-                    kept = [strips[i] for i in select(list(ranked), *rule)]
+                    kept = [strips[i] for i in select(ranked, *rule)]
                     key = (mode, ranking, rule)
                     found[key] += contains_answer(" ".join(f"{t} {s}" for t, s in kept), question.answers)
                     words[key] += sum(len(s.split()) for _, s in kept)

@@ -15,6 +15,16 @@ from typing import Literal
 Action = Literal["correct", "incorrect", "ambiguous"]
 
 
+def score_of(logit: float) -> float:
+    """A logit on the evaluator's [-1, 1] scale: 2·sigmoid(z) − 1 = tanh(z / 2), without overflow."""
+    return math.tanh(logit / 2.0)
+
+
+def logit_of(score: float) -> float:
+    """The inverse of `score_of`, for a score strictly inside (-1, 1)."""
+    return 2.0 * math.atanh(score)
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """(upper, lower) on the evaluator's [-1, 1] scale: a document scoring ≥ upper is relevant

@@ -26,7 +26,6 @@ instead of the self-made pairs, and see the labelled pairs scored before and aft
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import random
 import shutil
@@ -40,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from crag.core.base_model import PACKAGED_BASE
+from crag.core.thresholds import score_of
 from crag.evaluator_model.calibration import align_scale, calibrate, match_rates
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
@@ -181,7 +181,7 @@ def _fit_blend(scorer: Scorer, table: IdfTable, pairs: list[Pair]):
     blend = fit_blend(logits, overlaps, [pairs[i].label for i in keep])
     scores: list[float | None] = [None] * len(pairs)
     for i, z in zip(keep, blend.logits(logits, overlaps)):
-        scores[i] = math.tanh(z / 2.0)
+        scores[i] = score_of(z)
     return blend, scores
 
 

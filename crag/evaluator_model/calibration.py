@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from crag.core.thresholds import Thresholds
+from crag.core.thresholds import Thresholds, logit_of
 
 
 @dataclass(frozen=True)
@@ -178,6 +178,5 @@ def align_scale(thresholds: Thresholds, reference: Thresholds) -> tuple[float, f
     upper, lower, ref_upper, ref_lower = thresholds.upper, thresholds.lower, reference.upper, reference.lower
     if not (-1.0 < lower < upper < 1.0 and -1.0 < ref_lower < ref_upper < 1.0):
         return None
-    logit = lambda s: 2.0 * math.atanh(s)  # noqa: E731 - the inverse of tanh(z / 2), used four times
-    a = (logit(ref_upper) - logit(ref_lower)) / (logit(upper) - logit(lower))
-    return a, logit(ref_upper) - a * logit(upper)
+    a = (logit_of(ref_upper) - logit_of(ref_lower)) / (logit_of(upper) - logit_of(lower))
+    return a, logit_of(ref_upper) - a * logit_of(upper)

@@ -15,7 +15,6 @@ thresholds; foreign checkpoints get the choices above and the paper's PopQA thre
 
 from __future__ import annotations
 
-import math
 import threading
 import warnings
 from collections.abc import Sequence
@@ -24,7 +23,7 @@ from pathlib import Path
 from crag.core.base_model import resolve_base
 from crag.core.extras import require
 from crag.core.passages import titled
-from crag.core.thresholds import Thresholds
+from crag.core.thresholds import Thresholds, score_of
 from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError, Metadata, create_hint
 from crag.evaluator_model.compact import load_compact
 from crag.evaluator_model.lexical import Blend, IdfTable, contrasts, overlap
@@ -90,7 +89,7 @@ class Scorer:
     def _transform(self, z: float) -> float:
         if self.meta.score_transform == "clip":
             return min(1.0, max(-1.0, z))
-        return _sigmoid_score(z)
+        return score_of(z)
 
     def model_logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float | None]:
         """The model's raw output per pair (None for an empty passage), one padded forward pass per
@@ -137,17 +136,13 @@ class Scorer:
             sets = None
             if head.contrast:
                 sets = contrasts(table, [pairs[i] for i in kept], None if groups is None else [groups[i] for i in kept])
-            values = [_sigmoid_score(z) for z in head.logits(values, overlaps, sets)]
+            values = [score_of(z) for z in head.logits(values, overlaps, sets)]
         else:
             values = [self._transform(z) for z in values]
         scores = [EMPTY_SCORE] * len(pairs)
         for i, value in zip(kept, values):
             scores[i] = float(value)
         return scores
-
-
-def _sigmoid_score(z: float) -> float:
-    return math.tanh(z / 2.0)  # = 2·sigmoid(z) − 1, without overflow
 
 
 def encode_pairs(tokenizer, meta: Metadata, pairs: Sequence[tuple[str, str]]):

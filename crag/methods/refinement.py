@@ -6,7 +6,6 @@ so the internal and the external route refine with the same code."""
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ import pysbd
 from langchain_core.documents import Document
 
 from crag.core.passages import passage, source_of, title_of, titled_once
+from crag.core.thresholds import logit_of, score_of
 from crag.methods.records import Strip
 
 Mode = Literal["fixed_num", "excerption", "selection"]
@@ -126,14 +126,33 @@ def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: fl
     documentation set's questions whose five documents hold an answer, the kept strips held it for
     74.7% with the evaluator's ranking and 90.1% with this one (PopQA validation: 86.6% and 92.4%),
     at the same `top_k` and threshold (README, "Refinement ranks strips within their set")."""
-    logit = lambda s: 2.0 * math.atanh(min(max(s, -1.0 + 1e-6), 1.0 - 1e-6))  # noqa: E731 - the inverse of tanh(z / 2)
-    return [math.tanh((logit(s) + weight * z) / 2.0) for s, z in zip(scores, standings)]
+    inside = lambda s: min(max(s, -1.0 + 1e-6), 1.0 - 1e-6)  # noqa: E731 - ±1 has no logit
+    return [score_of(logit_of(inside(s)) + weight * z) for s, z in zip(scores, standings)]
+
+
+def selection_scores(
+    question: str, texts: Sequence[str], scores: Sequence[float], embed: Embed | None, weight: float = SET_WEIGHT
+) -> list[float]:
+    """What refinement ranks the strips `texts` (titled) by: `set_adjusted` scores with `embed` (one call
+    for the question and every strip) and at least `MIN_SET` strips, else the evaluator's `scores`."""
+    if embed is None or not weight or len(texts) < MIN_SET:
+        return list(scores)
+    vectors = embed([question, *texts])
+    return set_adjusted(scores, standing(vectors[0], vectors[1:]), weight)
+
+
+def gate_score(origin: Literal["internal", "external"], score: float, selection: float) -> float:
+    """The score a strip must clear the strip threshold (and a quote the quote threshold) with. The
+    standing tells which strip of a set answers, not whether any does: only strips cut from the
+    retrieved documents, which the grade did not reject, may be lifted over by it; a web result's
+    strip is judged by the evaluator's own score (one set of irrelevant web paragraphs put a paragraph
+    on Python the snake into the answer to a question on Python's HTTP server)."""
+    return selection if origin == "internal" else score
 
 
 def judged(strip: Strip) -> float:
-    """The score a kept strip was judged by (`refine`'s gate): its selection score when it was cut from
-    the retrieved documents, which the grade did not reject; the evaluator's own for a web strip."""
-    return strip["selection_score"] if strip["origin"] == "internal" else strip["score"]
+    """The `gate_score` a kept strip was judged by."""
+    return gate_score(strip["origin"], strip["score"], strip["selection_score"])
 
 
 def refine(
@@ -154,8 +173,8 @@ def refine(
 
     With `embed` (texts -> vectors, the knowledge base's embeddings) and at least `MIN_SET` strips,
     strips are ranked by `set_adjusted` scores (`set_weight` 0: by the evaluator's alone, as the paper
-    does), and with `keep_best` also thresholded by them; each kept strip keeps the evaluator's own
-    `score` beside the `selection_score` it was ranked by.
+    does), and thresholded by their `gate_score`; each kept strip keeps the evaluator's own `score`
+    beside the `selection_score` it was ranked by.
 
     `passages` are Documents with metadata title and source (`crag.core.passages`); each kept strip
     carries its document's. `evaluator` is any Runnable taking {"question", "documents"} and
@@ -177,15 +196,9 @@ def refine(
     titles, sources = [title_of(p) for p in passages], [source_of(p) for p in passages]
     strips = [passage(strip, title=titles[d], source=sources[d]) for d, _, strip, _, _ in candidates]
     scores = [float(s) for s in evaluator.invoke({"question": question, "documents": strips})]
-    selection = scores
-    if embed is not None and set_weight and len(strips) >= MIN_SET:
-        vectors = embed([question, *(titled_once(strip, titles[d]) for d, _, strip, _, _ in candidates)])
-        selection = set_adjusted(scores, standing(vectors[0], vectors[1:]), set_weight)
-    # the standing tells which strip of a set answers, not whether any does: only where the grade
-    # judged the documents relevant (`keep_best`) may it lift a strip over the threshold; a web
-    # result's strip must clear it on the evaluator's own score (one set of irrelevant web paragraphs
-    # put a paragraph on Python the snake into the answer to a question on Python's HTTP server)
-    gate = selection if keep_best else scores
+    texts = [titled_once(strip, titles[d]) for d, _, strip, _, _ in candidates]
+    selection = selection_scores(question, texts, scores, embed, set_weight)
+    gate = [gate_score(origin, s, g) for s, g in zip(scores, selection)]
     ranked = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
     kept = sorted(
         (i for n, i in enumerate(ranked[:top_k]) if gate[i] >= threshold or (keep_best and n == 0)),
