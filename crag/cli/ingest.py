@@ -124,3 +124,5 @@ def ingest_cmd(
             f"skipped {len(report.empty_pages)} PDF pages without text (blank, or scanned: OCR them first): "
             f"{_named(report.empty_pages)}"
         )
+    if not report.chunks:  # a script must not take "every source failed" for success
+        fail("nothing was ingested: every file and page given was skipped (see above)")

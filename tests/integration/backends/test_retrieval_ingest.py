@@ -315,6 +315,21 @@ def test_ingest_command(tmp_path, corpus, monkeypatch):
         assert result.exit_code == 2 and output.startswith("error: ") and message in output, result.output
 
 
+def test_ingest_fails_when_nothing_could_be_read(tmp_path):
+    """Every URL unreachable, every file binary: the command says so and exits non-zero, so that a
+    script does not take an empty knowledge base for a filled one."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.out.txt").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    closed = f"http://127.0.0.1:{free_port()}/page"  # nothing listens there
+    args = ["ingest", str(tmp_path / "docs"), closed, "--allow-private-fetch", "--fetch-timeout", "2"]
+    result = CliRunner().invoke(cli(), [*args, "--chroma-dir", str(tmp_path / "db"), "--no-progress"])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert "0 files, 0 web pages (1 failed), 0 chunks" in output and f"warning: skipped {closed}" in output
+    assert "a.out.txt: it is binary" in output
+    assert "error: nothing was ingested" in output
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
