@@ -112,7 +112,7 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
     """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None;
     the draft is not repeated when the streamed view has just shown it."""
     answer, draft = result.get("answer", ""), result.get("draft", "")
-    looped = loops(draft) and not abstains(draft)  # withheld however well its turns are supported
+    looped = loops(draft)  # withheld however well its turns are supported
     if draft_shown:
         unsupported = "these words go round in circles" if looped else "no source supports these words"
     else:

@@ -141,7 +141,10 @@ def loops(draft: str) -> bool:
     Building Node.js: …"; 4 of the 144 documentation-set drafts). Each turn of the loop may be
     "supported" by a strip, but the draft is no answer. (The eval harness's `degenerate` counts a
     repeat at two and an echoed question too, a sixth of those drafts: a stricter measure than a rule
-    that withholds answers.)"""
+    that withholds answers.) A decline is not a loop, however often it says so: it stays the model's
+    own "I don't know"."""
+    if abstains(draft):
+        return False
     words = re.findall(r"\w+", draft.lower())
     runs = Counter(tuple(words[i : i + LOOP_WORDS]) for i in range(len(words) - LOOP_WORDS + 1))
     return any(n >= LOOP_TIMES for n in runs.values())

@@ -87,7 +87,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         draft = answer = tidy(str(reply.content))
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []
-        if loops(draft) and not declined:  # no answer, however well its turns are supported
+        if loops(draft):  # no answer, however well its turns are supported
             answer, citations = LOOPING_ANSWER, []
         elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
             answer, citations = UNSUPPORTED_ANSWER, []

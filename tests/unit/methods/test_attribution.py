@@ -186,6 +186,7 @@ def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_e
         ("Use git commit --amend --no-edit to add it; git commit --amend --no-edit keeps the message.", False),
         ("Use -k.", False),
         ("", False),
+        ("I don't know. I don't know. I don't know. I don't know.", False),  # a decline, kept as one
     ],
 )
 def test_a_loop_is_a_four_word_run_three_times(draft, looping):
