@@ -13,7 +13,10 @@ A strip must also be about what the question asks about: it must name the questi
 (its subject, by `subject`). "Borysławice is a village in … Gmina Fredropol" states every word it
 adds, but the strip it copies is about Borysławka; without this rule such answers to questions the
 sources cannot answer were grounded on a strip about a namesake (README, "The lower threshold as
-an abstention threshold").
+an abstention threshold"). A strip whose document the question names in full (`named_document`: the
+grep manual for "which grep option skips a folder such as node_modules?") is about it too: in a
+question about a tool the rarest word is often a detail the manual does not spell ("node_modules",
+"unstaged"), and the rule alone withheld right answers copied from the manual.
 """
 
 from __future__ import annotations
@@ -72,6 +75,16 @@ def about(named: list[set[str]], stated: set[str]) -> bool:
     return not named or any(words & stated for words in named)
 
 
+def named_document(question: str, title: str) -> bool:
+    """Whether the question names every content word of a strip's document title ("grep", "git-stash"
+    for "git stash only staged changes"), so that the strip is about what the question asks about
+    whatever its rarest word. A namesake's title has a word the question lacks ("Annika Sörenstam"
+    for "Annika Billstam"); an untitled strip names nothing."""
+    words = {w for token in _WORD.findall(title.lower()) for w in re.split(r"[._+-]+", token)}
+    titled = set(stem_words([w for w in words if w and w not in STOPWORDS and w not in FILLER]))
+    return bool(titled) and titled <= terms(question)
+
+
 def states(strip: Strip) -> set[str]:
     """What a strip states: the terms of its text and its title (a title names the subject too)."""
     return terms(f"{strip['title']} {strip['text']}")
@@ -89,10 +102,11 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     strips about the question's subject can be cited."""
     stated = [states(strip) for strip in strips]
     named = subject(question)
+    relevant = [about(named, words) or named_document(question, s["title"]) for s, words in zip(strips, stated)]
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
         claimed = claim(sentence, question)
-        scored = [(support(claimed, words), n) for n, words in enumerate(stated, 1) if about(named, words)]
+        scored = [(support(claimed, words), n) for n, words in enumerate(stated, 1) if relevant[n - 1]]
         best = max((s for s, _ in scored), default=0.0)
         cited = [] if best < SUPPORT_MIN else sorted(n for s, n in scored if s == best)[:MAX_CITATIONS]
         citations.append(Citation(sentence=sentence, start=start, end=end, sources=cited))
@@ -101,8 +115,8 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
 
 def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | None:
     """The 1-based number of the strip to quote when the model's answer cannot be used: the
-    best-judged strip (`refinement.judged`) that names the question's subject and is judged at least
-    `threshold`; None when no strip is.
+    best-judged strip (`refinement.judged`) that names the question's subject (or comes from a
+    document the question names) and is judged at least `threshold`; None when no strip is.
 
     A 135M-parameter model often declines or drifts even when a kept strip answers ("--abort" for
     "get my branch back as it was before the rebase"); that strip, word for word, is then a better
@@ -114,7 +128,7 @@ def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | 
     candidates = [
         (judged(strip), -n, n)
         for n, strip in enumerate(strips, 1)
-        if judged(strip) >= threshold and about(named, states(strip))
+        if judged(strip) >= threshold and (about(named, states(strip)) or named_document(question, strip["title"]))
     ]
     return max(candidates)[2] if candidates else None
 

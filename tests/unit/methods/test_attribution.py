@@ -118,6 +118,26 @@ def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
     assert about(named, terms("json: Encoding basic Python objects")) and not about(named, terms("pickle module"))
 
 
+def test_a_strip_of_a_document_the_question_names_is_about_what_it_asks():
+    """The rarest word of a question about a tool is often a detail the manual does not spell
+    ("node_modules"); a strip of the manual the question names (its title) may still support the answer."""
+    from crag.methods.attribution import named_document, quotable
+
+    question = "When searching a project recursively, which grep option skips a folder such as node_modules?"
+    draft = "Use --exclude-dir=GLOB to skip the directory."
+    text = "--exclude-dir=GLOB Skip any command-line directory whose base name matches GLOB."
+    assert grounded(attribute(draft, question, [strip(text, "grep", 0)]))
+    for title in ("", "ripgrep", "grep (Plan 9)"):  # untitled, or a title with a word the question lacks
+        assert not grounded(attribute(draft, question, [strip(text, title, 0)]))
+    assert quotable(question, [scored(text, 0.7, "grep")], 0.625) == 1
+    assert quotable(question, [scored(text, 0.7, "ripgrep")], 0.625) is None
+    assert named_document("git stash only staged changes, keep the unstaged ones", "git-stash")
+    assert named_document("json.dumps sort keys", "json") and not named_document("json.dumps sort keys", "")
+    # a namesake's title has a word the question lacks
+    assert not named_document("In what city was Annika Billstam born?", "Annika Sörenstam")
+    assert named_document("In what city was Annika Billstam born?", "Annika Billstam")
+
+
 def scored(text, score, title="", n=0, origin="internal"):
     return {**strip(text, title, n), "score": score, "selection_score": score, "origin": origin}
 
@@ -152,12 +172,15 @@ def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
     st.floats(-1.5, 1.5),
 )
 def test_a_quote_always_clears_the_threshold_and_names_the_subject(rows, threshold):
-    from crag.methods.attribution import about, quotable, subject
+    from crag.methods.attribution import about, named_document, quotable, subject
 
     strips = [scored(text, score, title, n) for n, (text, score, title) in enumerate(rows)]
     n = quotable(QUESTION, strips, threshold)
     eligible = [
-        s for s in strips if s["score"] >= threshold and about(subject(QUESTION), terms(f"{s['title']} {s['text']}"))
+        s
+        for s in strips
+        if s["score"] >= threshold
+        and (about(subject(QUESTION), terms(f"{s['title']} {s['text']}")) or named_document(QUESTION, s["title"]))
     ]
     assert (n is None) == (not eligible)
     if n is not None:
