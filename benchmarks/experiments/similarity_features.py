@@ -43,6 +43,7 @@ from sklearn.metrics import roc_auc_score
 
 from crag.backends.embeddings import LocalEmbeddings
 from crag.core.passages import titled
+from crag.core.thresholds import score_of
 from crag.evaluator_model import lexical
 from crag.evaluator_model.calibration import calibrate, cap_discards, question_maxima
 from crag.evaluator_model.pairs import Pair, read_pairs
@@ -142,8 +143,8 @@ def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list
 
 
 def squash(z: np.ndarray) -> np.ndarray:
-    """A head's logit as the evaluator's score in [-1, 1]."""
-    return 2.0 / (1.0 + np.exp(-z)) - 1.0
+    """A head's logits on the evaluator's [-1, 1] scale (`core.thresholds.score_of`, elementwise)."""
+    return np.vectorize(score_of, otypes=[float])(z)
 
 
 def routes(rows: list[dict], scores: np.ndarray, thresholds) -> dict[str, str]:
