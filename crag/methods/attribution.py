@@ -13,7 +13,10 @@ A strip must also be about what the question asks about: it must name the questi
 (its subject, by `subject`). "Borysławice is a village in … Gmina Fredropol" states every word it
 adds, but the strip it copies is about Borysławka; without this rule such answers to questions the
 sources cannot answer were grounded on a strip about a namesake (README, "The lower threshold as
-an abstention threshold"). A strip whose document the question names in full (`named_document`: the
+an abstention threshold"). A question whose words are all common ("Who is the author of Facing the
+Future?") has no rarest word to name it; its capitalised name (`named_phrase`) must then be in the
+strip whole, or a strip on "Looking Forward" that says "future" and "author" supports any author.
+A strip whose document the question names in full (`named_document`: the
 grep manual for "which grep option skips a folder such as node_modules?") is about it too: in a
 question about a tool the rarest word is often a detail the manual does not spell ("node_modules",
 "unstaged"), and the rule alone withheld right answers copied from the manual.
@@ -85,6 +88,53 @@ def named_document(question: str, title: str) -> bool:
     return bool(titled) and titled <= terms(question)
 
 
+# words that may stand inside a name in title case: "Facing the Future", "You and I", "Lord of the Rings"
+NAME_JOINERS = frozenset("of the and a an in on at to for de la le von van der y".split())
+_NAME_TOKEN = re.compile(r"[\w'’.-]+")
+
+
+def named_phrase(question: str) -> str | None:
+    """The longest run of two or more capitalised words in the question, joined by small words, after
+    its first word ("Facing the Future" in "Who is the author of Facing the Future?"): the subject of
+    a question whose words are all common, which the rarest word cannot name. None without one."""
+    tokens = _NAME_TOKEN.findall(question)[1:]  # the first word is capitalised as a sentence's
+    best: list[str] = []
+    run: list[str] = []
+    for token in [*tokens, ""]:
+        if token[:1].isupper() or (run and token.lower() in NAME_JOINERS):
+            run.append(token)
+            continue
+        while run and not run[-1][:1].isupper():  # a name does not end with "of the"
+            run.pop()
+        if sum(t[:1].isupper() for t in run) >= 2 and len(run) > len(best):
+            best = run
+        run = []
+    # the question's own possessive is not part of the name: "George Lewis's occupation"
+    return re.sub(r"(['’]s|['’])$", "", " ".join(best)) or None
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _says(text: str, phrase: str) -> bool:
+    """Whether `text` holds `phrase` word for word (case, punctuation and spacing aside)."""
+    return f" {_words(phrase)} " in f" {_words(text)} "
+
+
+def concerns(question: str, strips: Sequence[Strip]) -> list[bool]:
+    """Whether each strip is about what the question asks about: it names the question's subject (its
+    rarest word; or, when all its words are common, its `named_phrase` whole), or the question names
+    the strip's document (`named_document`)."""
+    named = subject(question)
+    phrase = None if named else named_phrase(question)
+    return [
+        (about(named, states(strip)) and (phrase is None or _says(f"{strip['title']} {strip['text']}", phrase)))
+        or named_document(question, strip["title"])
+        for strip in strips
+    ]
+
+
 def states(strip: Strip) -> set[str]:
     """What a strip states: the terms of its text and its title (a title names the subject too)."""
     return terms(f"{strip['title']} {strip['text']}")
@@ -101,8 +151,7 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     """One citation record per sentence of `answer`; `sources` holds 1-based strip numbers. Only
     strips about the question's subject can be cited."""
     stated = [states(strip) for strip in strips]
-    named = subject(question)
-    relevant = [about(named, words) or named_document(question, s["title"]) for s, words in zip(strips, stated)]
+    relevant = concerns(question, strips)
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
         claimed = claim(sentence, question)
@@ -124,11 +173,10 @@ def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | 
     of the retrieved documents, as refinement ranks it: lifted by its standing among the question's
     strips) and the subject rule keep it from quoting whatever was retrieved for a question the
     sources cannot answer (README, "Quoting instead of declining")."""
-    named = subject(question)
     candidates = [
         (judged(strip), -n, n)
-        for n, strip in enumerate(strips, 1)
-        if judged(strip) >= threshold and (about(named, states(strip)) or named_document(question, strip["title"]))
+        for (n, strip), relevant in zip(enumerate(strips, 1), concerns(question, strips))
+        if relevant and judged(strip) >= threshold
     ]
     return max(candidates)[2] if candidates else None
 

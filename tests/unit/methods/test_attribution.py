@@ -138,6 +138,43 @@ def test_a_strip_of_a_document_the_question_names_is_about_what_it_asks():
     assert named_document("In what city was Annika Billstam born?", "Annika Billstam")
 
 
+@pytest.mark.parametrize(
+    "question, phrase",
+    [
+        ("Who is the author of Facing the Future?", "Facing the Future"),
+        ("Who was the director of You and I?", "You and I"),
+        ("Who was the producer of The Lord of the Rings?", "The Lord of the Rings"),
+        ("What is the capital of New South Wales?", "New South Wales"),
+        ("What is George Lewis's occupation?", "George Lewis"),  # the question's possessive is not the name's
+        ("Who is the author of Skinner's Rules?", "Skinner's Rules"),
+        ("Who is the father of the bride?", None),  # no capitalised name
+        ("Which Python module reads CSV?", None),  # one capitalised word at a time is no phrase
+        ("Facing the Future: who wrote it?", None),  # the first word is a sentence's capital
+    ],
+)
+def test_a_named_phrase_is_a_run_of_capitalised_words_joined_by_small_words(question, phrase):
+    from crag.methods.attribution import named_phrase
+
+    assert named_phrase(question) == phrase
+
+
+def test_a_question_of_common_words_is_about_its_named_phrase_whole():
+    """"Facing the Future" has no rare word to name it; a strip on "Looking Forward" that says "future"
+    and "author" supported "The author of Facing the Future is Ken Keyes Jr."."""
+    from crag.methods.attribution import concerns, quotable
+
+    question = "Who is the author of Facing the Future?"
+    other = strip("Looking Forward is a speculative look at the future. Author Ken Keyes Jr. wrote it.", "", 0)
+    own = strip("Facing the Future is a 1990 novel by Ann Lee.", "", 1)
+    titled = strip("A 1990 novel by Ann Lee.", "Facing the Future", 2)
+    assert concerns(question, [other, own, titled]) == [False, True, True]
+    assert not grounded(attribute("The author of Facing the Future is Ken Keyes Jr.", question, [other]))
+    assert grounded(attribute("The author is Ann Lee.", question, [other, own]))
+    assert quotable(question, [{**other, "score": 0.9, "selection_score": 0.9, "origin": "internal"}], 0.5) is None
+    # with a rare word the rarest word names the subject, as before: the phrase is not required
+    assert concerns("What is Anna Berg's occupation?", [strip("Berg was a painter.", "", 0)]) == [True]
+
+
 def scored(text, score, title="", n=0, origin="internal"):
     return {**strip(text, title, n), "score": score, "selection_score": score, "origin": origin}
 
