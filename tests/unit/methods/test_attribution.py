@@ -159,8 +159,8 @@ def test_a_named_phrase_is_a_run_of_capitalised_words_joined_by_small_words(ques
 
 
 def test_a_question_of_common_words_is_about_its_named_phrase_whole():
-    """ "Facing the Future" has no rare word to name it; a strip on "Looking Forward" that says "future"
-    and "author" supported "The author of Facing the Future is Ken Keyes Jr."."""
+    """No rare word names "Facing the Future"; a strip on "Looking Forward" that says "future" and
+    "author" supported "The author of Facing the Future is Ken Keyes Jr."."""
     from crag.methods.attribution import concerns, quotable
 
     question = "Who is the author of Facing the Future?"
