@@ -149,7 +149,7 @@ def support(claimed: set[str], stated: set[str]) -> float:
 
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
     """One citation record per sentence of `answer`; `sources` holds 1-based strip numbers. Only
-    strips about the question's subject can be cited."""
+    strips about the question (`concerns`) can be cited."""
     stated = [states(strip) for strip in strips]
     relevant = concerns(question, strips)
     citations: list[Citation] = []
@@ -164,8 +164,8 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
 
 def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | None:
     """The 1-based number of the strip to quote when the model's answer cannot be used: the
-    best-judged strip (`refinement.judged`) that names the question's subject (or comes from a
-    document the question names) and is judged at least `threshold`; None when no strip is.
+    best-judged strip (`refinement.judged`) that is about the question (`concerns`) and is judged at
+    least `threshold`; None when no strip is.
 
     A 135M-parameter model often declines or drifts even when a kept strip answers ("--abort" for
     "get my branch back as it was before the rebase"); that strip, word for word, is then a better
