@@ -8,7 +8,6 @@ That includes the web's error type: `WebSearchError` is re-exported here for the
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
 
-from crag.backends.embeddings import embeddings
+from crag.backends.embeddings import shared_embeddings
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import LocalChatModel, chat_model
 from crag.backends.retrieval import open_existing
@@ -80,17 +79,7 @@ def strip_embedder(ctx: Context) -> Callable[[list[str]], list[list[float]]] | N
     """What refinement embeds strips with to rank them within their set: the knowledge base's own
     embeddings (loaded once per process; the retriever has them loaded already), or None when
     `strip_set_weight` is 0."""
-    if not ctx.strip_set_weight:
-        return None
-    spec = ctx.embeddings
-    return (_named_embeddings(spec) if isinstance(spec, str) else embeddings(spec)).embed_documents
-
-
-@functools.lru_cache(maxsize=8)
-def _named_embeddings(spec: str):
-    """One embeddings object per name and process: a hosted model's HTTP client is built once, not
-    per refinement (the local model is cached below this anyway)."""
-    return embeddings(spec)
+    return shared_embeddings(ctx.embeddings).embed_documents if ctx.strip_set_weight else None
 
 
 def web_search(ctx: Context, query: str) -> list[Document]:

@@ -39,6 +39,10 @@ def default_embeddings() -> str:
 _MODELS: ResourceCache[str, tuple[Any, threading.Lock]] = ResourceCache("embeddings")
 
 
+# one embeddings object per name: a hosted provider's client (its HTTP connection pool) is built once
+_SHARED: ResourceCache[str, Embeddings] = ResourceCache("embeddings_client", counted=False)
+
+
 class EmbeddingError(ModelUnavailable):
     """The embedding model is missing or cannot be loaded; the message says what to install."""
 
@@ -146,3 +150,12 @@ def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
         raise ValueError(f"embeddings {spec!r}: {exc}") from exc
     except Exception as exc:  # an unknown provider: LangChain's own words
         raise ValueError(f"cannot create embeddings {spec!r}: {type(exc).__name__}: {exc}") from exc
+
+
+def shared_embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
+    """`embeddings(spec)`, built once per name and process and then shared (an object passes through):
+    for callers that embed on every request, such as refinement ranking strips, where a hosted
+    model's client would otherwise be built per call."""
+    if isinstance(spec, Embeddings):
+        return spec
+    return _SHARED.get(embeddings_name(spec), lambda: embeddings(spec))

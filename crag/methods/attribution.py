@@ -53,9 +53,14 @@ def terms(text: str) -> set[str]:
     and also count by their parts."""
     words = []
     for token in _WORD.findall(text.lower()):
-        parts = [token] + (re.split(r"[.+-]+", token) if re.search(r"[.+-]", token) else [])
-        words += [p for p in parts if p and p not in STOPWORDS and p not in FILLER]
-    return set(stem_words(words))  # the evaluator's lexical blend stems the same way
+        words += [token] + (re.split(r"[.+-]+", token) if re.search(r"[.+-]", token) else [])
+    return _content(words)
+
+
+def _content(words: list[str]) -> set[str]:
+    """The stemmed words that say something: stopwords, filler and empty parts dropped (stemmed as
+    the evaluator's lexical blend stems)."""
+    return set(stem_words([w for w in words if w and w not in STOPWORDS and w not in FILLER]))
 
 
 def claim(sentence: str, question: str) -> set[str]:
@@ -83,8 +88,7 @@ def named_document(question: str, title: str) -> bool:
     for "git stash only staged changes"), so that the strip is about what the question asks about
     whatever its rarest word. A namesake's title has a word the question lacks ("Annika Sörenstam"
     for "Annika Billstam"); an untitled strip names nothing."""
-    words = {w for token in _WORD.findall(title.lower()) for w in re.split(r"[._+-]+", token)}
-    titled = set(stem_words([w for w in words if w and w not in STOPWORDS and w not in FILLER]))
+    titled = _content([w for token in _WORD.findall(title.lower()) for w in re.split(r"[._+-]+", token)])
     return bool(titled) and titled <= terms(question)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crag import resources
+from crag.backends import embeddings as embeddings_module
 from crag.context import Context
 from tests.fakes import WordEmbeddings
 
@@ -12,10 +13,10 @@ def test_strip_embedder_builds_a_named_model_once_and_passes_objects_through(mon
 
     def fake_embeddings(spec):
         built.append(spec)
-        return spec if isinstance(spec, WordEmbeddings) else WordEmbeddings()
+        return WordEmbeddings()
 
-    monkeypatch.setattr(resources, "embeddings", fake_embeddings)
-    resources._named_embeddings.cache_clear()
+    monkeypatch.setattr(embeddings_module, "embeddings", fake_embeddings)
+    embeddings_module._SHARED.clear()
     named = Context(embeddings="openai:text-embedding-3-small")
     first, second = resources.strip_embedder(named), resources.strip_embedder(named)
     assert built == ["openai:text-embedding-3-small"] and first.__self__ is second.__self__
@@ -23,5 +24,5 @@ def test_strip_embedder_builds_a_named_model_once_and_passes_objects_through(mon
     own = WordEmbeddings()
     assert resources.strip_embedder(Context(embeddings=own)).__self__ is own
     assert resources.strip_embedder(Context(embeddings="openai:x", strip_set_weight=0)) is None
-    assert built == ["openai:text-embedding-3-small", own]  # weight 0 builds nothing
-    resources._named_embeddings.cache_clear()
+    assert built == ["openai:text-embedding-3-small"]  # an object is not built, and weight 0 builds nothing
+    embeddings_module._SHARED.clear()
