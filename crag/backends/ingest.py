@@ -24,7 +24,7 @@ from filelock import FileLock
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
-from crag.backends.readers import UnreadablePdf, html_text, read_pdf
+from crag.backends.readers import UnreadablePdf, html_text, read_pdf, terminal_text
 from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
 from crag.core.passages import source_of
@@ -144,7 +144,7 @@ def _read_jsonl(path: Path) -> list[Document]:
             value = _metadata_value(value)
             if key not in ("title", "text") and value is not None:
                 metadata[f"doc_{key}" if key in RESERVED_KEYS else key] = value
-        documents.append(_document(text, metadata))
+        documents.append(_document(terminal_text(text), metadata))
     return documents
 
 
@@ -163,7 +163,7 @@ def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
         text, title = html_text(path.read_text(encoding="utf-8", errors="replace"))
         title = title or path.stem
     elif suffix in (".txt", ".md"):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = terminal_text(path.read_text(encoding="utf-8", errors="replace"))
         heading = _MD_TITLE.search(text) if suffix == ".md" else None
         title = heading.group(1) if heading else path.stem
     else:

@@ -1,4 +1,4 @@
-"""How `crag ingest` reads HTML (trafilatura) and PDF (pypdf).
+"""How `crag ingest` reads HTML (trafilatura), PDF (pypdf) and terminal output saved as text.
 
 Files on disk and pages downloaded from a URL list go through these same readers, so a page saved
 to disk and the same page downloaded give the same text (only the fallback title differs: the
@@ -26,6 +26,26 @@ from langchain_core.documents import Document
 from crag.core.passages import passage
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+# ECMA-48 escape sequences: CSI (colours, bold: ESC [ … final byte), OSC (ESC ] … BEL or ESC \\,
+# e.g. hyperlinks) and the two-byte ones. Written here because no dependency removes both these and
+# overstrikes (click.unstyle knows only CSI).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
+_OVERSTRIKE = re.compile(r"[^\n\x08]\x08")  # "c BS c" (bold), "_ BS c" (underline): the last one written stays
+
+
+def terminal_text(text: str) -> str:
+    """`text` without the terminal's formatting: what `man grep > grep.txt` or a coloured log saves
+    holds escape sequences and backspace overstrikes ("g\\bgr\\brep"), which would reach the
+    embeddings, the evaluator and the quoted answer as noise. Keeps the characters a terminal shows,
+    as `col -b` does (the last character written to a column stays); text without them is unchanged."""
+    if "\x1b" not in text and "\x08" not in text:
+        return text
+    text = _ESCAPES.sub("", text)
+    while True:  # "_ BS _ BS c": each pass removes one layer
+        stripped = _OVERSTRIKE.sub("", text)
+        if stripped == text:
+            return stripped.replace("\x08", "")
+        text = stripped
 
 
 def html_text(raw: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from crag.backends.downloads import Download, download_all
 from crag.backends.fetch import HTML_TYPES, PDF_TYPES, without_credentials
-from crag.backends.readers import html_text, read_pdf
+from crag.backends.readers import html_text, read_pdf, terminal_text
 from crag.backends.web_base import WebSearchError
 from crag.core.passages import passage
 
@@ -73,7 +73,7 @@ def _page(download: Download, url: str) -> tuple[list[Document], list[str]]:
     if download.media_type in HTML_TYPES:
         text, title = html_text(download.text)
     else:
-        text, title = download.text, ""
+        text, title = terminal_text(download.text), ""
     if not text.strip():
         raise ValueError("no text found on the page")
     return [passage(text, title=title or url, source=url)], []

@@ -1,4 +1,5 @@
-"""PDF reading (pages, titles, no-text pages, encryption, damage), PDFs among files, and URL lists.
+"""PDF reading (pages, titles, no-text pages, encryption, damage), PDFs among files, URL lists, and
+terminal output saved as text.
 
 The PDFs are written by `tests/pdfs.py`; no model or store is loaded here.
 """
@@ -6,9 +7,11 @@ The PDFs are written by `tests/pdfs.py`; no model or store is loaded here.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crag.backends.ingest import load_documents, split_documents
-from crag.backends.readers import UnreadablePdf, read_pdf
+from crag.backends.readers import UnreadablePdf, read_pdf, terminal_text
 from crag.backends.urls import is_url, read_url_list
 from tests.pdfs import encrypted, pdf_bytes
 
@@ -127,3 +130,42 @@ def test_url_lists_and_url_arguments(tmp_path):
         False,
         False,
     ]
+
+
+# what `man grep > grep.txt` saves with groff's SGR escapes, and the older overstrike form of `man | cat`
+MAN_SGR = (
+    "\x1b[1mNAME\x1b[0m\n       grep - print lines that match\n         \x1b[1m+\x08o mandb     \x1b[22m- caches\n"
+)
+MAN_OVERSTRIKE = "N\bNA\bAM\bME\bE\n       g\bgr\bre\bep\bp -r _\bf_\bi_\bl_\be\n"
+
+
+def test_terminal_formatting_is_removed_as_col_b_would():
+    assert terminal_text(MAN_SGR) == "NAME\n       grep - print lines that match\n         o mandb     - caches\n"
+    assert terminal_text(MAN_OVERSTRIKE) == "NAME\n       grep -r file\n"
+    assert (
+        terminal_text("\x1b]8;;https://example.org\x1b\\a link\x1b]8;;\x1b\\ and \x1b[38;5;196mred\x1b[m")
+        == "a link and red"
+    )
+    # a backspace steps back over the blank before it, which the next blank overwrites
+    assert terminal_text("_\b_\bx, a stray \x08 and a lone \x1b") == "x, a stray and a lone "
+
+
+def test_text_files_and_jsonl_records_are_read_without_terminal_formatting(tmp_path):
+    (tmp_path / "grep.txt").write_text(MAN_OVERSTRIKE)
+    (tmp_path / "man.md").write_text("# man-db\n" + MAN_SGR)
+    (tmp_path / "pages.jsonl").write_text('{"title": "log", "text": "\\u001b[31mERROR\\u001b[0m disk full"}\n')
+    texts = {d.metadata["title"]: d.page_content for d in load_documents([tmp_path]).documents}
+    assert texts == {
+        "grep": "NAME\n       grep -r file\n",
+        "man-db": "# man-db\n" + terminal_text(MAN_SGR),
+        "log": "ERROR disk full",
+    }
+
+
+@given(st.text())
+def test_terminal_text_leaves_no_escape_or_backspace_and_keeps_plain_text(text):
+    cleaned = terminal_text(text)
+    assert "\x1b" not in cleaned and "\x08" not in cleaned
+    assert terminal_text(cleaned) == cleaned
+    if "\x1b" not in text and "\x08" not in text:
+        assert cleaned == text

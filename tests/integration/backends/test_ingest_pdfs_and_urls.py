@@ -41,6 +41,7 @@ def site() -> FastAPI:
     app.get("/moon")(lambda: HTMLResponse(MOON))
     app.get("/old-moon")(lambda: RedirectResponse("/moon", status_code=301))
     app.get("/comets.txt")(lambda: PlainTextResponse(COMETS))
+    app.get("/grep.txt")(lambda: PlainTextResponse("g\bgr\bre\bep\bp -r \x1b[4mfile\x1b[24m: search a folder"))
     app.get("/engine.pdf")(lambda: Response(pdf_bytes(ENGINE, title="The Engine"), media_type="application/pdf"))
     app.get("/scanned.pdf")(lambda: Response(pdf_bytes(["", ""]), media_type="application/pdf"))
     app.get("/empty")(lambda: HTMLResponse("<html><head><title>Empty</title></head><body></body></html>"))
@@ -97,6 +98,11 @@ def test_pages_are_read_as_files_are_and_failures_are_reported_by_url(server):
     assert len(got.failed) == len(bad)
     for line, (path, reason) in zip(got.failed, bad.items()):
         assert line.startswith(f"{server}/{path}: ") and reason in line, line
+
+
+def test_a_plain_text_page_is_read_without_terminal_formatting(server):
+    got = load_urls([f"{server}/grep.txt"], allow_private=True)
+    assert [d.page_content for d in got.documents] == ["grep -r file: search a folder"]
 
 
 def test_a_slow_page_times_out_and_the_others_are_read(server):
