@@ -2,10 +2,11 @@
 
 CRAG retrieves and grades with the question alone, so "When was she born?" must become "When was
 Ada Lovelace born?" before retrieval. Only questions that refer back (a pronoun, "there", "and …?")
-are rewritten: a self-contained question goes through untouched. Rules come first, because they are
-instant and SmolLM2-135M's rewrites are mostly unusable: "and X?" repeats the previous question
-about X, and each pronoun becomes the previous turn's referent of its kind: "he"/"she" a person,
-"it" a thing, "there" a place, "they" a group, taken from the previous question or, when that
+are rewritten: a self-contained question goes through untouched, and so are the words that refer
+inside the question ("What is FastAPI and who wrote it?", "is there a way …", "the option that …").
+Rules come first, because they are instant and SmolLM2-135M's rewrites are mostly unusable: "and
+X?" repeats the previous question about X, and each pronoun becomes the previous turn's referent of
+its kind: "he"/"she" a person, "it" a thing, "there" a place, "they" a group, taken from the previous question or, when that
 question asked for it ("Who is the author of FastAPI?"), from its answer. Replacing every pronoun
 with the question's main name made "What other library did he write?" about FastAPI. When the
 rules find nothing to substitute, the chat model is asked, and its rewrite is kept only if it no
@@ -35,7 +36,9 @@ ANSWER_CHARS = 200
 
 
 def refers_back(question: str) -> bool:
-    return bool(REFERS_BACK.search(question))
+    """Whether `question` needs the thread to be understood: it has a referring word (`REFERS_BACK`)
+    that does not refer inside the question itself (`_shielded`)."""
+    return bool(REFERS_BACK.search(_shielded(question)[0]))
 
 
 def format_history(history: Sequence[Turn]) -> str:
@@ -171,7 +174,7 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
     ellipsis = ELLIPSIS.match(question)
     if ellipsis and entity and entity in previous:
         return previous.replace(entity, ellipsis.group("entity").strip())
-    text = EXISTENTIAL_THERE.sub(lambda m: m.group(0).replace("there", "\0THERE\0"), question)
+    text, kept = _shielded(question)
 
     def substitute(match: re.Match, form: str) -> str:
         found = referent(PRONOUN_KIND[match.group(0).lower()], history)
@@ -194,17 +197,89 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
         noun = (match.group("noun") or "").lower()
         return referent("person" if noun in PERSON_NOUNS else "thing", history) or match.group(0)
 
-    text = DEMONSTRATIVE.sub(demonstrative, text).replace("\0THERE\0", "there")
-    if text != question and not _still_refers(text):
-        return text
-    return None
+    text = DEMONSTRATIVE.sub(demonstrative, text)
+    if _still_refers(text):
+        return None
+    text = _unshield(text, kept)
+    return text if text != question else None
 
 
 def _still_refers(text: str) -> bool:
-    return bool(
-        re.search(rf"\b({SUBJECT}|{POSSESSIVE})\b", EXISTENTIAL_THERE.sub("", text), re.IGNORECASE)
-        or DEMONSTRATIVE.search(text)
-    )
+    return bool(re.search(rf"\b({SUBJECT}|{POSSESSIVE})\b", text, re.IGNORECASE) or DEMONSTRATIVE.search(text))
+
+
+# Words that refer inside the question, not to the thread. Every `crag chat` line is a turn of one
+# thread, so a documentation question such as "which user should a daemon run as if it doesn't own
+# files" or "what kinds of dpkg triggers are there" after an unrelated one was rewritten about the
+# previous question's subject ("… if MANPATH doesn't …", "… triggers are in MANPATH").
+# A boundary between an antecedent and its pronoun: "What is FastAPI and who wrote it?", "… a daemon
+# … if it …", "how do I delete a branch after I merged it" (not "What is a good alternative to it?").
+CLAUSE = re.compile(
+    r"\b(?:and|but|or|if|when|whenever|after|before|once|until|unless|because|since|while|so|which|where|whether)\b",
+    re.IGNORECASE,
+)
+INDEFINITE = re.compile(r"\b(?:a|an)\s+[A-Za-z][\w-]*", re.IGNORECASE)
+# "what kinds of dpkg triggers are there": existential at the end when the question names its subject
+TRAILING_THERE = re.compile(r"\b(?:is|are|was|were)\s+(?P<there>there)\W*$", re.IGNORECASE)
+# "that" is a demonstrative after these words or at the start ("Is that true?", "What about that?");
+# after any other word it is a relative pronoun or a conjunction ("the option that skips …", "a commit
+# that I pushed", "make sure that …")
+BEFORE_DEMONSTRATIVE = AUXILIARIES | frozenset(
+    "do about of for with to from in on at by like into after before than and or but what how why when where who "
+    "whom which does".split()
+)
+
+
+def _inside(question: str) -> list[tuple[int, int]]:
+    """Spans of the referring words of `question` that refer inside it: a pronoun after an antecedent
+    of its kind that the question gives itself (a name, code or a rare word, `subjects`; for "it" and
+    "they" also "a/an …") with a clause boundary between them; an existential "there"; a relative "that"."""
+    spans = [_word_span(m, "there") for m in EXISTENTIAL_THERE.finditer(question)]
+    own = [(question.find(s), s) for s in subjects(question) if question.find(s) >= 0]
+    trailing = TRAILING_THERE.search(question)
+    if trailing and own and own[0][0] < trailing.start():
+        spans.append(trailing.span("there"))
+    for match in re.finditer(r"\bthat\b", question, re.IGNORECASE):
+        before = re.findall(r"[\w']+", question[: match.start()].lower())
+        at_end = not re.search(r"\w", question[match.end() :])
+        if before and before[-1] not in BEFORE_DEMONSTRATIVE and not at_end:
+            spans.append(match.span())
+    for match in re.finditer(rf"\b(?:{SUBJECT.replace('|there', '')}|{POSSESSIVE})\b", question, re.IGNORECASE):
+        kind = PRONOUN_KIND[match.group(0).lower()]
+        starts = [
+            at + len(s) for at, s in own if at < match.start() and (kind != "person") == (not looks_like_person(s))
+        ]
+        if kind != "person":
+            starts += [m.end() for m in INDEFINITE.finditer(question, 0, match.start())]
+        if any(CLAUSE.search(question, end, match.start()) for end in starts):
+            spans.append(match.span())
+    return sorted(set(spans))
+
+
+def _word_span(match: re.Match, word: str) -> tuple[int, int]:
+    at = match.group(0).lower().index(word)
+    return match.start() + at, match.start() + at + len(word)
+
+
+def _shielded(question: str) -> tuple[str, list[str]]:
+    """`question` with the words that refer inside it (`_inside`) replaced by placeholders that no
+    rule matches, and those words, for `_unshield` (none in a question that holds the placeholders'
+    NUL itself: it is left as it is)."""
+    if "\0" in question:
+        return question, []
+    kept: list[str] = []
+    parts, at = [], 0
+    for start, end in _inside(question):
+        parts.append(question[at:start] + f"\0{len(kept)}\0")
+        kept.append(question[start:end])
+        at = end
+    return "".join(parts) + question[at:], kept
+
+
+def _unshield(text: str, kept: list[str]) -> str:
+    if not kept:
+        return text
+    return re.sub(r"\0(\d+)\0", lambda m: kept[int(m.group(1))], text)
 
 
 def append_previous(question: str, history: Sequence[Turn]) -> str:

@@ -90,6 +90,14 @@ GIT = turn("What does git rebase do?", "It reapplies commits on top of another b
             "How old was he when he wrote it?",
             "How old was William Shakespeare when William Shakespeare wrote Hamlet?",
         ),
+        # a relative "that" is not a referent; the pronoun beside it still is
+        ([HTTPX], "Is there an option that makes it retry?", "Is there an option that makes httpx retry?"),
+        ([ADA], "What is the machine that she wrote about?", "What is the machine that Ada Lovelace wrote about?"),
+        ([GIT], "What happens to commits that it rewrites?", "What happens to commits that rebase rewrites?"),
+        # "are there" at the end of a question that names no subject of its own: the place
+        ([KYOTO], "What restaurants are there?", "What restaurants are in Kyoto?"),
+        # an antecedent in the question without a clause boundary before the pronoun is not one
+        ([CERTIFI], "What is a good alternative to it?", "What is a good alternative to certifi?"),
         # ellipsis: "and X?" asks the previous question about X
         ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
         ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
@@ -130,7 +138,40 @@ def test_rules_leave_what_they_cannot_resolve_to_the_model(history, question):
     ],
 )
 def test_self_contained_questions_are_not_rewritten(question):
+    assert not refers_back(question)
     assert resolve(question, [HAMLET]) is None
+
+
+MANPATH = turn("how can i set MANPATH in the right order", "Run the manpath program.")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # found trying `crag chat` on Debian's documentation: each line is a turn of one thread, and these
+        # were rewritten about MANPATH ("… triggers are in MANPATH", "… as if MANPATH doesn't …")
+        "what kinds of dpkg triggers are there",
+        "which user should a daemon run as if it doesn't need to own any files",
+        # a pronoun whose antecedent the question gives before a clause boundary
+        "What is FastAPI and who wrote it?",
+        "what does systemd do when it starts",
+        "how do I delete a branch after I merged it",
+        "What did Ada Lovelace do before she met Babbage?",
+        "which env var sets the pager, and what is its default",
+        "How do dpkg triggers work and when are they run?",
+        # an existential "there"
+        "Is there a faster JSON library than json?",
+        "is there a way to make tar keep permissions",
+        "How many options does grep have, and are there any for colour?",
+        # a relative pronoun or a conjunction "that"
+        "what is the grep option that skips a folder",
+        "how do I undo a commit that I already pushed",
+        "How can I make sure that pip installs the wheel?",
+    ],
+)
+def test_words_that_refer_inside_the_question_leave_it_self_contained(question):
+    assert not refers_back(question)
+    assert resolve(question, [MANPATH]) is None
 
 
 @pytest.mark.parametrize(
@@ -166,6 +207,7 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_siz
         '"" ``',
         "There is. It is. They are.",
         "Who? Who? Who?",
+        "What is \x000\x00 and who wrote it?",
     ]
 )
 
