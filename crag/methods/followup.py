@@ -1,17 +1,17 @@
 """Follow-up questions on a thread: detect them and make them self-contained.
 
-CRAG retrieves and grades with the question alone, so "When was she born?" must become "When was
-Ada Lovelace born?" before retrieval. Only questions that refer back (a pronoun, "there", "and …?")
-are rewritten: a self-contained question goes through untouched, and so are the words that refer
-inside the question ("What is FastAPI and who wrote it?", "is there a way …", "the option that …").
-Rules come first, because they are instant and SmolLM2-135M's rewrites are mostly unusable: "and
-X?" repeats the previous question about X, and each pronoun becomes the previous turn's referent of
-its kind: "he"/"she" a person, "it" a thing, "there" a place, "they" a group, taken from the previous question or, when that
-question asked for it ("Who is the author of FastAPI?"), from its answer. Replacing every pronoun
-with the question's main name made "What other library did he write?" about FastAPI. When the
-rules find nothing to substitute, the chat model is asked, and its rewrite is kept only if it no
-longer refers back and keeps the follow-up's own words; failing that, the previous question is
-appended, which still tells retrieval and the evaluator what the follow-up is about.
+CRAG retrieves and grades with the question alone, so "When was she born?" must become "When was Ada
+Lovelace born?" before retrieval. Only questions that refer back (a pronoun, "there", "and …?") are
+rewritten: a self-contained question goes through untouched, and so are the words that refer inside
+the question ("What is FastAPI and who wrote it?", "is there a way …", "the option that …"). Rules
+come first, because they are instant and SmolLM2-135M's rewrites are mostly unusable: "and X?"
+repeats the previous question about X, and each pronoun becomes the previous turn's referent of its
+kind: "he"/"she" a person, "it" a thing, "there" a place, "they" a group, taken from the previous
+question or, when that question asked for it ("Who is the author of FastAPI?"), from its answer.
+Replacing every pronoun with the question's main name made "What other library did he write?" about
+FastAPI. When the rules find nothing to substitute, the chat model is asked, and its rewrite is kept
+only if it no longer refers back and keeps the follow-up's own words; failing that, the previous
+question is appended, which still tells retrieval and the evaluator what the follow-up is about.
 """
 
 from __future__ import annotations
