@@ -20,6 +20,11 @@ A strip whose document the question names in full (`named_document`: the
 grep manual for "which grep option skips a folder such as node_modules?") is about it too: in a
 question about a tool the rarest word is often a detail the manual does not spell ("node_modules",
 "unstaged"), and the rule alone withheld right answers copied from the manual.
+
+The generator sees each strip as "title: text" and often starts its answer by copying a title
+("The Basics (libffi: the portable foreign function interface library): ffi_cif returns …"). The
+copied title labels a passage; it claims nothing (`split_echo`). Counted as a claim, its words made
+any sentence after it supported by every strip of that document.
 """
 
 from __future__ import annotations
@@ -61,6 +66,14 @@ def _content(words: list[str]) -> set[str]:
     """The stemmed words that say something: stopwords, filler and empty parts dropped (stemmed as
     the evaluator's lexical blend stems)."""
     return set(stem_words([w for w in words if w and w not in STOPWORDS and w not in FILLER]))
+
+
+def split_echo(sentence: str, titles: Sequence[str]) -> tuple[str, str]:
+    """(the knowledge title `sentence` starts with, as "title:", or ""; the rest of the sentence)."""
+    for title in sorted({t for t in titles if t}, key=len, reverse=True):
+        if sentence[: len(title) + 1].lower() == f"{title}:".lower():
+            return title, sentence[len(title) + 1 :].lstrip()
+    return "", sentence
 
 
 def claim(sentence: str, question: str) -> set[str]:
@@ -156,9 +169,10 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     strips about the question (`concerns`) can be cited."""
     stated = [states(strip) for strip in strips]
     relevant = concerns(question, strips)
+    titles = [strip["title"] for strip in strips]
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
-        claimed = claim(sentence, question)
+        claimed = claim(split_echo(sentence, titles)[1], question)
         scored = [(support(claimed, words), n) for n, words in enumerate(stated, 1) if relevant[n - 1]]
         best = max((s for s, _ in scored), default=0.0)
         cited = [] if best < SUPPORT_MIN else sorted(n for s, n in scored if s == best)[:MAX_CITATIONS]

@@ -14,6 +14,7 @@ relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quo
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
 
@@ -21,7 +22,7 @@ from crag import resources
 from crag.context import Context
 from crag.core.passages import titled_once
 from crag.events import ANSWER_TAGS
-from crag.methods.attribution import abstains, attribute, grounded, loops, quotable
+from crag.methods.attribution import abstains, attribute, grounded, loops, quotable, split_echo
 from crag.methods.routing import final_knowledge
 from crag.nodes.timing import timed
 from crag.prompts import (
@@ -44,11 +45,17 @@ def format_knowledge(strips: list[Strip]) -> str:
     return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
 
 
-def tidy(reply: str) -> str:
-    """The model's reply as an answer: whitespace collapsed, its own "[n]" markers and a leading
-    "Answer:" dropped."""
+def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
+    """The model's reply as an answer: whitespace collapsed, its own "[n]" markers, a leading
+    "Answer:" and a leading copy of a knowledge title dropped ("Django Reinhardt: Django Reinhardt was
+    …"). A copied title is kept when neither the rest nor the question names it: it may be the answer
+    ("Ken Keyes Jr.: He wrote …" for "Who is the author of Facing the Future?")."""
     text = MARKERS.sub("", " ".join(reply.split()))
-    return re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    text = re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    title, rest = split_echo(text, titles)
+    if title and rest and (title.lower() in rest.lower() or title.lower() in question.lower()):
+        return rest
+    return text
 
 
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
@@ -84,7 +91,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
             else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
         )
         reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
-        draft = answer = tidy(str(reply.content))
+        draft = answer = tidy(str(reply.content), [s["title"] for s in strips], question)
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []
         if loops(draft):  # no answer, however well its turns are supported

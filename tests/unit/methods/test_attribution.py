@@ -87,10 +87,39 @@ def test_abstentions():
 
 def test_tidy_and_knowledge_format():
     assert tidy("  Answer: She was a painter [1] [2, 3].\n") == "She was a painter."
+    # a knowledge title the model copied in front of its answer goes when the rest or the question names it
+    titles = ["Django Reinhardt", "Ken Keyes Jr."]
+    assert tidy("Django Reinhardt: Django Reinhardt was a guitarist.", titles) == "Django Reinhardt was a guitarist."
+    assert tidy("django reinhardt: Born in Liberchies.", titles, "Where was Django Reinhardt born?") == (
+        "Born in Liberchies."
+    )
+    # … and stays when it may be the answer
+    assert tidy("Ken Keyes Jr.: He wrote it.", titles, "Who is the author of Facing the Future?") == (
+        "Ken Keyes Jr.: He wrote it."
+    )
+    assert tidy("Carl Dahl: a footballer.", titles) == "Carl Dahl: a footballer."  # not a knowledge title
     assert format_knowledge(STRIPS) == (
         "Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
         "Carl Dahl: Carl Dahl is a footballer from Oslo."
     )
+
+
+def test_a_copied_title_claims_nothing():
+    """Trying libffi's manual: "The Basics (libffi: …): The Closure API is not thread-safe." was cited
+    to the Thread Safety page because the copied title's words counted as the sentence's claim."""
+    title = "The Basics (libffi: the portable foreign function interface library)"
+    strips = [
+        strip("ffi_prep_cif returns FFI_BAD_ABI if the abi parameter is invalid.", title, 0),
+        strip(
+            "libffi is not completely thread-safe.",
+            "Thread Safety (libffi: the portable foreign function interface library)",
+            1,
+        ),
+    ]
+    question = "what does ffi_prep_cif return if the abi is invalid"
+    echo = f"{title}: ffi_cif returns a status code of type ffi_cif_status."
+    assert [c["sources"] for c in attribute(echo, question, strips)] == [[]]
+    assert [c["sources"] for c in attribute(f"{title}: It returns FFI_BAD_ABI.", question, strips)] == [[1]]
 
 
 def test_a_strip_about_another_subject_supports_nothing():
