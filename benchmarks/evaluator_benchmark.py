@@ -9,11 +9,16 @@ HotpotQA/MuSiQue. Every system is reported on the same pairs:
 - the shipped evaluator's model alone, without the lexical blend (the ablation of `lexical.py`);
 - the evaluator shipped before the slices existed (`--previous PATH`);
 - zero-shot cosine of the base model (all-MiniLM-L6-v2) and BM25; these and the model alone have
-  thresholds calibrated on a sample of the training pairs (never on a slice).
+  thresholds calibrated on a sample of the training pairs (never on a slice);
+- the shipped evaluator's scores in `CRAGCompressor`'s order: each shifted by the passage's standing
+  among the passages retrieved with it (`crag.methods.refinement.set_adjusted`, the retriever's own
+  cosine). It orders and does not route (the graph routes on the evaluator's score), so its route
+  mix is not one the graph takes.
 
-Per slice: ROC-AUC, accuracy and F1 at the upper threshold, top-1 (share of questions with a
-relevant passage whose best-scored passage is relevant; "retriever order" is the retriever's own
-first result) and the route mix (Correct / Ambiguous / Incorrect per question).
+Per slice: ROC-AUC, accuracy and F1 at the upper threshold, top-1 and top-3 (share of questions
+with a relevant passage whose best-scored passage is relevant, or one of the best three; "retriever
+order" is the retriever's own first results) and the route mix (Correct / Ambiguous / Incorrect per
+question).
 
     python benchmarks/evaluator_benchmark.py --slices artifacts/evaluator-slices --json artifacts/bench/evaluator.json
 """
@@ -36,6 +41,7 @@ from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
+from crag.methods.refinement import MIN_SET, set_adjusted, standings_of
 from crag.methods.routing import decide_action
 
 
@@ -90,6 +96,7 @@ def checkpoint(path: Path | None):
 
 
 MODEL_ALONE = "model alone, no blend"
+COSINE = "cosine (zero-shot)"
 
 
 def model_alone(path: Path | None):
@@ -134,16 +141,40 @@ def per_question(pairs: list[Pair], scores: list[float], thresholds: Thresholds)
     for pair, score in zip(pairs, scores):
         groups.setdefault(pair.group, []).append((score, pair.label))
     answerable = [g for g in groups.values() if any(label for _, label in g)]
-    top1 = [max(g, key=lambda item: item[0])[1] for g in answerable]
+    best = [sorted(g, key=lambda item: -item[0]) for g in answerable]  # stable: ties keep the retriever's order
+    top1 = [g[0][1] for g in best]
+    top3 = [any(label for _, label in g[:3]) for g in best]
     retriever_top1 = [g[0][1] for g in answerable]  # pairs are stored in the retriever's rank order
+    retriever_top3 = [any(label for _, label in g[:3]) for g in answerable]
     routes = Counter(decide_action([s for s, _ in g], thresholds) for g in groups.values())
+    mean = lambda values: float(np.mean(values)) if values else float("nan")  # noqa: E731
     return {
-        "top1": float(np.mean(top1)) if top1 else float("nan"),
-        "retriever_top1": float(np.mean(retriever_top1)) if retriever_top1 else float("nan"),
+        "top1": mean(top1),
+        "top3": mean(top3),
+        "retriever_top1": mean(retriever_top1),
+        "retriever_top3": mean(retriever_top3),
         "routes": {r: routes.get(r, 0) / len(groups) for r in ("correct", "ambiguous", "incorrect")},
         "questions": len(groups),
         "answerable": len(answerable),
     }
+
+
+ORDERED = "shipped, in CRAGCompressor's order"
+
+
+def in_set_order(pairs: list[Pair], scores: list[float], cosines: list[float]) -> list[float]:
+    """`CRAGCompressor`'s selection scores: each score shifted by its passage's standing (cosine with
+    the question against the other passages retrieved for it), sets of fewer than `MIN_SET` unchanged."""
+    members: dict[str, list[int]] = {}
+    for i, pair in enumerate(pairs):
+        members.setdefault(pair.group, []).append(i)
+    out = list(scores)
+    for idx in members.values():
+        if len(idx) >= MIN_SET:
+            adjusted = set_adjusted([scores[i] for i in idx], standings_of([cosines[i] for i in idx]))
+            for i, value in zip(idx, adjusted):
+                out[i] = value
+    return out
 
 
 def latency_ms(path: Path | None, pairs: list[Pair], repeats: int = 30) -> dict:
@@ -204,13 +235,21 @@ def main() -> None:
     for spec in args.checkpoint:
         name, _, path = spec.partition("=")
         systems[name] = checkpoint(Path(path))
+    if "shipped" in systems and "cosine" not in args.skip:
+        shipped_fn, shipped_thresholds, shipped_ident = systems["shipped"]
+
+        def ordered(pairs: list[Pair], titles: bool) -> list[float]:
+            scores = cached(args.cache, shipped_ident, pairs, titles, shipped_fn)
+            return in_set_order(pairs, scores, cached(args.cache, COSINE, pairs, titles, cosine))
+
+        systems[ORDERED] = (ordered, shipped_thresholds, f"{ORDERED}:{shipped_ident}")
     if args.previous:
         systems["previous (v1)"] = checkpoint(args.previous)
     baselines = {}
     if "model-alone" not in args.skip and get_scorer(None).lexical is not None:
         baselines[MODEL_ALONE] = model_alone(None)
     if "cosine" not in args.skip:
-        baselines["cosine (zero-shot)"] = cosine
+        baselines[COSINE] = cosine
     if "bm25" not in args.skip:
         baselines["BM25"] = lambda pairs, titles: squash(bm25(pairs, titles))
     if baselines:
@@ -246,7 +285,7 @@ def main() -> None:
                 results[key][name] = row
                 print(
                     f"{key:<32} {name:<28} ROC-AUC {row['roc_auc']:.3f}  acc {row['accuracy']:.3f}  "
-                    f"F1 {row['f1']:.3f}  top1 {row['top1']:.3f}  routes C/A/I "
+                    f"F1 {row['f1']:.3f}  top1 {row['top1']:.3f}  top3 {row['top3']:.3f}  routes C/A/I "
                     + "/".join(f"{row['routes'][r]:.2f}" for r in ("correct", "ambiguous", "incorrect")),
                     flush=True,
                 )
@@ -255,15 +294,17 @@ def main() -> None:
                 "",
                 f"**{key}**: {first['n']} pairs, {first['positive_rate']:.0%} relevant, "
                 f"{first['questions']} questions ({first['answerable']} with a relevant passage); "
-                f"retriever order top-1 {first['retriever_top1']:.3f}",
+                f"retriever order top-1 {first['retriever_top1']:.3f}, top-3 {first['retriever_top3']:.3f}",
                 "",
-                "| system | ROC-AUC | accuracy | F1 | top-1 | Correct / Ambiguous / Incorrect |",
-                "|---|---|---|---|---|---|",
+                "| system | ROC-AUC | accuracy | F1 | top-1 | top-3 | Correct / Ambiguous / Incorrect |",
+                "|---|---|---|---|---|---|---|",
             ]
             for name, r in results[key].items():
                 mix = " / ".join(f"{r['routes'][x]:.0%}" for x in ("correct", "ambiguous", "incorrect"))
+                mix = "(orders, does not route)" if name == ORDERED else mix
                 lines.append(
-                    f"| {name} | {r['roc_auc']:.3f} | {r['accuracy']:.3f} | {r['f1']:.3f} | {r['top1']:.3f} | {mix} |"
+                    f"| {name} | {r['roc_auc']:.3f} | {r['accuracy']:.3f} | {r['f1']:.3f} | {r['top1']:.3f} "
+                    f"| {r['top3']:.3f} | {mix} |"
                 )
     speed = {}
     if "shipped" in systems and "popqa-retrieved" in names:

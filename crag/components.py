@@ -2,8 +2,10 @@
 
 - `CRAGCompressor` is the retrieval evaluator as a `BaseDocumentCompressor`: a reranker for
   `ContextualCompressionRetriever` or any LCEL chain. Each document gets its `relevance_score`
-  (the evaluator's score in [-1, 1]) and `crag_label` (correct / ambiguous / incorrect by the
-  thresholds) in its metadata; documents below `keep` are dropped, the rest come best first.
+  (the evaluator's score in [-1, 1]), `crag_label` (correct / ambiguous / incorrect by the
+  thresholds) and `selection_score` in its metadata; documents below `keep` are dropped, the rest
+  come best first by selection score: the evaluator's score with the document's standing among the
+  documents it came with, as refinement ranks strips (`crag.methods.refinement.selection_scores`).
 - `CRAGRetriever` puts CRAG's correction around any retriever: retrieve → grade → refine, search
   the web, or both, exactly as the graph does, and returns the refined knowledge strips as
   Documents with their title, source and score (no answer is generated; the app's own chain does
@@ -31,9 +33,10 @@ from pydantic import ConfigDict, Field
 
 from crag import resources
 from crag.context import Context
-from crag.core.passages import passage
+from crag.core.passages import passage, title_of, titled
 from crag.core.thresholds import Action
 from crag.graph import graph, knowledge_graph
+from crag.methods.refinement import selection_scores
 from crag.methods.routing import final_knowledge
 from crag.prompts import TOOL_DESCRIPTION
 
@@ -50,7 +53,8 @@ class CRAGCompressor(BaseDocumentCompressor):
 
     `keep="ambiguous"` (the default) drops what CRAG would call Incorrect, `"correct"` keeps only
     what it would use without searching, `"all"` only scores and reorders. `top_n` keeps at most
-    that many after ordering.
+    that many after ordering. The order is by selection score; the context's `strip_set_weight` 0
+    orders by the evaluator's score alone (and embeds nothing).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -67,16 +71,30 @@ class CRAGCompressor(BaseDocumentCompressor):
         evaluator = resources.evaluator(self.context)
         scores = [float(s) for s in evaluator.invoke({"question": query, "documents": list(documents)})]
         thresholds = resources.thresholds(self.context, evaluator)
+        # the order, not the labels: a standing says which document of a set answers, not whether any
+        # does (README, "CRAG's parts as LangChain components")
+        selection = selection_scores(
+            query,
+            [titled(doc.page_content, title_of(doc)) for doc in documents],
+            scores,
+            resources.strip_embedder(self.context),
+            self.context.strip_set_weight,
+        )
         scored = [
             Document(
                 page_content=doc.page_content,
-                metadata={**doc.metadata, "relevance_score": score, "crag_label": thresholds.label(score)},
+                metadata={
+                    **doc.metadata,
+                    "relevance_score": score,
+                    "crag_label": thresholds.label(score),
+                    "selection_score": chosen,
+                },
                 id=doc.id,
             )
-            for doc, score in zip(documents, scores, strict=True)
+            for doc, score, chosen in zip(documents, scores, selection, strict=True)
         ]
         kept = [doc for doc in scored if doc.metadata["crag_label"] in KEEP[self.keep]]
-        kept.sort(key=lambda doc: doc.metadata["relevance_score"], reverse=True)
+        kept.sort(key=lambda doc: doc.metadata["selection_score"], reverse=True)
         return kept[: self.top_n] if self.top_n else kept
 
 

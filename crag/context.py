@@ -73,8 +73,9 @@ class Context:
         default=SET_WEIGHT,
         metadata={
             "description": "How much a strip's closeness to the question, against the other strips' (by the "
-            "knowledge base's embeddings), adds to its evaluator score when refinement ranks strips; 0: the "
-            "evaluator's score alone, as in the paper."
+            "knowledge base's embeddings), adds to its evaluator score when refinement ranks strips (and a "
+            "document's, against the other documents', when CRAGCompressor orders them); 0: the evaluator's "
+            "score alone, as in the paper."
         },
     )
     refine_mode: RefineMode = field(

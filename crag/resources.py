@@ -76,9 +76,9 @@ def knowledge_store(ctx: Context) -> VectorStore:
 
 
 def strip_embedder(ctx: Context) -> Callable[[list[str]], list[list[float]]] | None:
-    """What refinement embeds strips with to rank them within their set: the knowledge base's own
-    embeddings (loaded once per process; the retriever has them loaded already), or None when
-    `strip_set_weight` is 0."""
+    """What refinement embeds strips with (and `CRAGCompressor` documents) to rank them within their
+    set: the knowledge base's own embeddings (loaded once per process; the retriever has them loaded
+    already), or None when `strip_set_weight` is 0."""
     return shared_embeddings(ctx.embeddings).embed_documents if ctx.strip_set_weight else None
 
 

@@ -14,14 +14,26 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from crag.components import CRAGCompressor, CRAGRetriever, bound_graph, crag_tool
 from crag.context import Context
 from crag.methods.question import InvalidQuestion
-from tests.fakes import ANSWER, DOCS, WEB, EchoChat, FakeEvaluator, FakeWeb, ListRetriever, fake_context
+from tests.fakes import (
+    ANSWER,
+    DOCS,
+    WEB,
+    EchoChat,
+    FakeEvaluator,
+    FakeWeb,
+    ListRetriever,
+    WordEmbeddings,
+    fake_context,
+)
 
 RULES = {"painter": 0.9, "footballer": -0.2, "Oslo": -0.9}
 THIRD = Document(page_content="Oslo is the capital of Norway.", metadata={"title": "Oslo", "source": "kb/oslo.txt"})
 
 
-def compressor(**options) -> CRAGCompressor:
-    return CRAGCompressor(context=Context(evaluator=FakeEvaluator(RULES)), **options)
+def compressor(*, rules=RULES, set_weight: float = 0.0, **options) -> CRAGCompressor:
+    """The compressor over fakes; `set_weight` 0 (the default here) orders by the evaluator's score alone."""
+    context = Context(evaluator=FakeEvaluator(rules), embeddings=WordEmbeddings(), strip_set_weight=set_weight)
+    return CRAGCompressor(context=context, **options)
 
 
 def test_the_compressor_scores_labels_orders_and_drops_by_the_thresholds():
@@ -47,6 +59,34 @@ def test_the_compressor_keeps_as_asked_and_cuts_to_top_n():
     assert compressor().compress_documents([], question) == []
     with pytest.raises(ValueError):
         compressor(top_n=0)
+
+
+def test_the_compressor_orders_by_each_documents_standing_in_its_set():
+    """Every chunk of a manual is about its tool and scores alike; the one that answers is the one
+    closer to the question than the others. Labels and `keep` stay the evaluator's."""
+    rules = {"grep": -0.2, "GLOB": -0.3}
+    manual = [
+        Document(page_content=text, metadata={"title": "grep", "source": f"man/grep#{n}"})
+        for n, text in enumerate(
+            [
+                "grep searches input files for lines containing a match to a given pattern list.",
+                "grep exits with status 0 when a line is selected and 1 when no line is selected.",
+                "--exclude-dir=GLOB makes a recursive search skip any folder whose name matches GLOB.",
+                "grep reads standard input when no file is given on its command line.",
+            ]
+        )
+    ]
+    question = "which option makes a recursive search skip a folder"
+    by_score = compressor(rules=rules, keep="all").compress_documents(manual, question)
+    assert [d.metadata["source"] for d in by_score][-1] == "man/grep#2"  # the evaluator scores it lowest
+    ranked = compressor(rules=rules, set_weight=2.73).compress_documents(manual, question)
+    assert ranked[0].metadata["source"] == "man/grep#2"
+    assert ranked[0].metadata["relevance_score"] == -0.3 and ranked[0].metadata["crag_label"] == "ambiguous"
+    assert ranked[0].metadata["selection_score"] > max(d.metadata["selection_score"] for d in ranked[1:])
+    # the evaluator's order and scores when the weight is 0, and for fewer than three documents
+    assert [d.metadata["selection_score"] for d in by_score] == [d.metadata["relevance_score"] for d in by_score]
+    pair = compressor(rules=rules, set_weight=2.73).compress_documents(manual[:1] + manual[2:3], question)
+    assert [d.metadata["source"] for d in pair] == ["man/grep#0", "man/grep#2"]
 
 
 def test_the_compressor_uses_the_contexts_thresholds():
