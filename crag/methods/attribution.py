@@ -158,8 +158,11 @@ def states(strip: Strip) -> set[str]:
 
 
 def support(claimed: set[str], stated: set[str]) -> float:
-    """Share of the claim that a strip stating `stated` (its terms, title included) states."""
-    if not claimed:
+    """Share of the claim that a strip stating `stated` (its terms, title included) states; none when
+    the claim holds a number the strip does not state. A number is often the whole answer, and the
+    one a model invents is the one no passage holds: "The default port of Postgres is 5432." claims
+    {postgres, 5432}, and a strip on the postgres user stated half of it."""
+    if not claimed or any(term not in stated and any(c.isdigit() for c in term) for term in claimed):
         return 0.0
     return len(claimed & stated) / len(claimed)
 

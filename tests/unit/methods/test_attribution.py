@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.methods.attribution import abstains, attribute, claim, grounded, terms
+from crag.methods.attribution import abstains, attribute, claim, grounded, support, terms
 from crag.methods.refinement import decompose_spans
 from crag.nodes.generate import format_knowledge, tidy
 from crag.prompts import ABSTENTIONS
@@ -102,6 +102,18 @@ def test_tidy_and_knowledge_format():
         "Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
         "Carl Dahl: Carl Dahl is a footballer from Oslo."
     )
+
+
+def test_a_number_no_strip_states_is_not_supported():
+    """Trying Debian's documentation with an adapted evaluator: "what is the default port of postgresql"
+    was answered "The default port of Postgres is 5432." and cited to a strip on the postgres user."""
+    question = "what is the default port of postgresql"
+    users = strip("- postgres - Postgresql databases are owned by this user and group.", "Users and Groups", 0)
+    assert [c["sources"] for c in attribute("The default port of Postgres is 5432.", question, [users])] == [[]]
+    port = strip("The server listens on port 5432 by default; Postgres users change it in postgresql.conf.", "", 1)
+    assert [c["sources"] for c in attribute("The default port of Postgres is 5432.", question, [users, port])] == [[2]]
+    assert support({"born", "1828"}, {"born", "1828", "perry"}) == 1.0
+    assert support({"born", "1828"}, {"born", "1829"}) == 0.0
 
 
 def test_a_copied_title_claims_nothing():
