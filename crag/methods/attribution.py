@@ -152,9 +152,15 @@ def concerns(question: str, strips: Sequence[Strip]) -> list[bool]:
     ]
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def states(strip: Strip) -> set[str]:
-    """What a strip states: the terms of its text and its title (a title names the subject too)."""
-    return terms(f"{strip['title']} {strip['text']}")
+    """What a strip states: the terms of its text and its title (a title names the subject too), and
+    every run of digits in them, wherever it stands: Wikipedia's text has "(October 29, 1861November 23,
+    1927)", whose year is no word of its own."""
+    text = f"{strip['title']} {strip['text']}"
+    return terms(text) | set(_DIGITS.findall(text))
 
 
 def support(claimed: set[str], stated: set[str]) -> float:

@@ -112,6 +112,9 @@ def test_a_number_no_strip_states_is_not_supported():
     assert [c["sources"] for c in attribute("The default port of Postgres is 5432.", question, [users])] == [[]]
     port = strip("The server listens on port 5432 by default; Postgres users change it in postgresql.conf.", "", 1)
     assert [c["sources"] for c in attribute("The default port of Postgres is 5432.", question, [users, port])] == [[2]]
+    glued = strip("Robert Scarborough (October 29, 1861November 23, 1927) was born in Chesterfield.", "", 2)
+    born = "Robert Scarborough was born in Chesterfield in 1861."
+    assert [c["sources"] for c in attribute(born, "Where was Robert Scarborough born?", [glued])] == [[1]]
     assert support({"born", "1828"}, {"born", "1828", "perry"}) == 1.0
     assert support({"born", "1828"}, {"born", "1829"}) == 0.0
 
