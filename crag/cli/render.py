@@ -99,7 +99,9 @@ def short(text: str, limit: int) -> str:
 def _print_web(result: dict[str, Any]) -> None:
     if result.get("web_status") == "not configured":
         typer.secho(
-            "web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus)",
+            # where the graph runs: this process, or the server `crag ask --server` talks to
+            "web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus, where the "
+            "graph runs: here, or on the server)",
             fg=typer.colors.YELLOW,
         )
     if result.get("rewritten_query"):

@@ -70,3 +70,11 @@ def test_a_loop_is_named_as_such_where_it_was_withheld(capsys):
     )
     print_run(state)
     assert "which goes round in circles: withheld" in capsys.readouterr().out
+
+
+def test_a_web_that_is_not_configured_says_where_to_configure_it(capsys):
+    """`crag ask --server` prints what the server ran: the hint must not send the user to options of
+    the client that cannot set the server's web."""
+    print_run({"action": "incorrect", "web_status": "not configured", "answer": "I don't know."})
+    out = capsys.readouterr().out
+    assert "web search: not configured" in out and "where the graph runs: here, or on the server" in out
