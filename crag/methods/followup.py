@@ -240,9 +240,10 @@ def _inside(question: str) -> list[tuple[int, int]]:
     if trailing and own and own[0][0] < trailing.start():
         spans.append(trailing.span("there"))
     for match in re.finditer(r"\bthat\b", question, re.IGNORECASE):
+        if DEMONSTRATIVE.match(question, match.start()):  # "that library", "… avoid that?"
+            continue
         before = re.findall(r"[\w']+", question[: match.start()].lower())
-        at_end = not re.search(r"\w", question[match.end() :])
-        if before and before[-1] not in BEFORE_DEMONSTRATIVE and not at_end:
+        if before and before[-1] not in BEFORE_DEMONSTRATIVE:
             spans.append(match.span())
     for match in re.finditer(rf"\b(?:{SUBJECT.replace('|there', '')}|{POSSESSIVE})\b", question, re.IGNORECASE):
         kind = PRONOUN_KIND[match.group(0).lower()]

@@ -80,6 +80,7 @@ GIT = turn("What does git rebase do?", "It reapplies commits on top of another b
         ([REQUESTS], "Where is their website?", "Where is Python Software Foundation's website?"),
         # "this library", "that person", a bare "that"
         ([HTTPX], "Who maintains this library?", "Who maintains httpx?"),
+        ([HTTPX], "Who maintains that library?", "Who maintains httpx?"),
         ([CERTIFI], "Why do I need this package?", "Why do I need certifi?"),
         ([JAWS], "How old is that man?", "How old is Steven Spielberg?"),
         ([GIT], "When should I avoid that?", "When should I avoid rebase?"),
