@@ -221,6 +221,14 @@ CLAUSE = re.compile(
 INDEFINITE = re.compile(r"\b(?:a|an)\s+[A-Za-z][\w-]*", re.IGNORECASE)
 # "what kinds of dpkg triggers are there": existential at the end when the question names its subject
 TRAILING_THERE = re.compile(r"\b(?:is|are|was|were)\s+(?P<there>there)\W*$", re.IGNORECASE)
+# the expletive "it" of "is it possible to …", "it is safe to …", "how long does it take to …"
+EXPLETIVE_IT = re.compile(
+    r"\b(?:(?:is|was|isn't|wasn't|would|will)\s+(?P<it>it)(?:\s+be)?|(?P<it2>it)(?:\s+is|\s+was|'s))\s+"
+    r"(?:possible|impossible|safe|ok|okay|necessary|better|best|worth|wise|advisable|recommended|required|"
+    r"allowed|normal|bad|good|important|hard|easy|faster|slower|common|true|needed)\s+(?:to|that|if|whether)\b"
+    r"|\bdoes\s+(?P<it3>it)\s+take\s+(?:\w+\s+){0,3}?to\b",
+    re.IGNORECASE,
+)
 # "that" is a demonstrative after these words or at the start ("Is that true?", "What about that?");
 # after any other word it is a relative pronoun or a conjunction ("the option that skips …", "a commit
 # that I pushed", "make sure that …")
@@ -233,8 +241,11 @@ BEFORE_DEMONSTRATIVE = AUXILIARIES | frozenset(
 def _inside(question: str) -> list[tuple[int, int]]:
     """Spans of the referring words of `question` that refer inside it: a pronoun after an antecedent
     of its kind that the question gives itself (a name, code or a rare word, `subjects`; for "it" and
-    "they" also "a/an …") with a clause boundary between them; an existential "there"; a relative "that"."""
+    "they" also "a/an …") with a clause boundary between them; an existential "there"; an expletive
+    "it" ("is it possible to …"); a relative "that"."""
     spans = [_word_span(m, "there") for m in EXISTENTIAL_THERE.finditer(question)]
+    for match in EXPLETIVE_IT.finditer(question):
+        spans.append(next(match.span(g) for g in ("it", "it2", "it3") if match.group(g)))
     own = [(question.find(s), s) for s in subjects(question) if question.find(s) >= 0]
     trailing = TRAILING_THERE.search(question)
     if trailing and own and own[0][0] < trailing.start():

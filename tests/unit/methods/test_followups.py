@@ -63,6 +63,8 @@ GIT = turn("What does git rebase do?", "It reapplies commits on top of another b
         ([CERTIFI], "How do I update it?", "How do I update certifi?"),
         ([DUMPS], "What are its arguments?", "What are json.dumps's arguments?"),
         ([GIT], "How is it different from merge?", "How is rebase different from merge?"),
+        ([HTTPX], "Is it safe?", "Is httpx safe?"),  # not an expletive: nothing follows
+        ([HTTPX], "Is it possible to make it retry?", "Is it possible to make httpx retry?"),
         ([TOKYO_UNI], "When was it founded?", "When was University of Tokyo founded?"),
         ([BAIKAL], "How deep is it?", "How deep is Lake Baikal?"),
         ([KYOTO], "What is its population?", "What is Kyoto's population?"),
@@ -164,6 +166,11 @@ MANPATH = turn("how can i set MANPATH in the right order", "Run the manpath prog
         "Is there a faster JSON library than json?",
         "is there a way to make tar keep permissions",
         "How many options does grep have, and are there any for colour?",
+        # an expletive "it"
+        "is it possible to make tar keep permissions",
+        "Is it safe to delete the pip cache?",
+        "How long does it take to build node from source?",
+        "it is better to pin versions, or not?",
         # a relative pronoun or a conjunction "that"
         "what is the grep option that skips a folder",
         "how do I undo a commit that I already pushed",
