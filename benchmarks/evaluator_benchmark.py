@@ -11,7 +11,7 @@ HotpotQA/MuSiQue. Every system is reported on the same pairs:
 - zero-shot cosine of the base model (all-MiniLM-L6-v2) and BM25; these and the model alone have
   thresholds calibrated on a sample of the training pairs (never on a slice);
 - the shipped evaluator's scores in `CRAGCompressor`'s order: each shifted by the passage's standing
-  among the passages retrieved with it (`crag.methods.refinement.set_adjusted`, the retriever's own
+  among the passages retrieved with it (`crag.methods.refinement.set_selection`, the retriever's own
   cosine). It orders and does not route (the graph routes on the evaluator's score), so its route
   mix is not one the graph takes.
 
@@ -41,7 +41,7 @@ from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
-from crag.methods.refinement import MIN_SET, set_adjusted, standings_of
+from crag.methods.refinement import set_selection
 from crag.methods.routing import decide_action
 
 
@@ -163,17 +163,14 @@ ORDERED = "shipped, in CRAGCompressor's order"
 
 
 def in_set_order(pairs: list[Pair], scores: list[float], cosines: list[float]) -> list[float]:
-    """`CRAGCompressor`'s selection scores: each score shifted by its passage's standing (cosine with
-    the question against the other passages retrieved for it), sets of fewer than `MIN_SET` unchanged."""
+    """`CRAGCompressor`'s selection scores (`refinement.set_selection`), each question's passages a set."""
     members: dict[str, list[int]] = {}
     for i, pair in enumerate(pairs):
         members.setdefault(pair.group, []).append(i)
     out = list(scores)
     for idx in members.values():
-        if len(idx) >= MIN_SET:
-            adjusted = set_adjusted([scores[i] for i in idx], standings_of([cosines[i] for i in idx]))
-            for i, value in zip(idx, adjusted):
-                out[i] = value
+        for i, value in zip(idx, set_selection([scores[i] for i in idx], [cosines[i] for i in idx])):
+            out[i] = value
     return out
 
 

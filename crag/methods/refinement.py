@@ -104,10 +104,15 @@ def _decompose(text: str, mode: Mode | Literal["sentences"]) -> list[str]:
 def standing(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
     """Each vector's cosine with the question, as standard deviations above the set's mean: how much
     closer to the question a strip is than the other strips cut for it."""
+    return standings_of(cosines(question_vector, vectors))
+
+
+def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
+    """Each vector's cosine with the question's."""
     rows = np.asarray(vectors, dtype=float)
     query = np.asarray(question_vector, dtype=float)
     norms = np.linalg.norm(rows, axis=1) * (np.linalg.norm(query) or 1.0)
-    return standings_of(rows @ query / np.where(norms > 0, norms, 1.0))
+    return (rows @ query / np.where(norms > 0, norms, 1.0)).tolist()
 
 
 def standings_of(cosines: Sequence[float]) -> list[float]:
@@ -130,15 +135,28 @@ def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: fl
     return [score_of(logit_of(inside(s)) + weight * z) for s, z in zip(scores, standings)]
 
 
+def ranks_in_set(count: int, weight: float) -> bool:
+    """Whether a set of `count` passages is ranked by standing: a weight, and at least `MIN_SET`."""
+    return bool(weight) and count >= MIN_SET
+
+
+def set_selection(scores: Sequence[float], similarities: Sequence[float], weight: float = SET_WEIGHT) -> list[float]:
+    """Selection scores from the passages' cosines with the question (`similarities`): `set_adjusted`
+    when the set is ranked by standing (`ranks_in_set`), else the evaluator's `scores`."""
+    if not ranks_in_set(len(scores), weight):
+        return list(scores)
+    return set_adjusted(scores, standings_of(similarities), weight)
+
+
 def selection_scores(
     question: str, texts: Sequence[str], scores: Sequence[float], embed: Embed | None, weight: float = SET_WEIGHT
 ) -> list[float]:
-    """What refinement ranks the strips `texts` (titled) by: `set_adjusted` scores with `embed` (one call
-    for the question and every strip) and at least `MIN_SET` strips, else the evaluator's `scores`."""
-    if embed is None or not weight or len(texts) < MIN_SET:
+    """What refinement ranks the strips `texts` (titled) by: `set_selection` with `embed` (one call for
+    the question and every strip; none when the set is not ranked by standing)."""
+    if embed is None or not ranks_in_set(len(texts), weight):
         return list(scores)
     vectors = embed([question, *texts])
-    return set_adjusted(scores, standing(vectors[0], vectors[1:]), weight)
+    return set_selection(scores, cosines(vectors[0], vectors[1:]), weight)
 
 
 def gate_score(origin: Literal["internal", "external"], score: float, selection: float) -> float:
