@@ -44,7 +44,8 @@ from crag.core.passages import passage, source_of, title_of, titled
 MAX_REDIRECTS = 5
 MIN_WORDS = 10  # shorter lines are menus, captions and buttons, not knowledge
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-TEXT_TYPES = ("text/plain",)
+MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
+TEXT_TYPES = ("text/plain", *MARKDOWN_TYPES)
 PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accepts: (media types, their name in errors)
 JSON_TYPES = (("application/json",), "JSON")
 PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits

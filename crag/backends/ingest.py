@@ -12,8 +12,6 @@ HTML and PDF are read by `crag.backends.readers`, URL lists by `crag.backends.ur
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -24,24 +22,19 @@ from filelock import FileLock
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
-from crag.backends.readers import UnreadablePdf, html_text, read_pdf, terminal_text
+from crag.backends.readers import MARKDOWN_SUFFIXES, UnreadablePdf, html_text, markdown_text, read_pdf, terminal_text
 from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
-from crag.core.passages import source_of
+from crag.core.passages import record_fields, source_of
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
     from langchain_core.documents import Document
 
-TEXT_SUFFIXES = (".txt", ".md", ".html", ".htm", ".jsonl")
+TEXT_SUFFIXES = (".txt", *MARKDOWN_SUFFIXES, ".html", ".htm", ".jsonl")
 SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100
-# keys the pipeline writes itself; a JSONL record's own `id`, `source`… are kept as `doc_id`, `doc_source`…
-RESERVED_KEYS = ("source", "chunk", "id", "rank")
-
-_MD_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-
 
 BINARY_SNIFF = 8000  # bytes looked at, as git does to call a file binary
 
@@ -120,13 +113,6 @@ def _document(text: str, metadata: dict[str, Any]) -> Document:
     return Document(page_content=text, metadata=metadata)
 
 
-def _metadata_value(value: Any) -> Any:
-    """Chroma stores only str, int, float and bool; anything else is kept as its JSON text."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _read_jsonl(path: Path) -> list[Document]:
     """One Document per record; records with empty text become Documents with no text (counted, then dropped)."""
     documents = []
@@ -139,11 +125,8 @@ def _read_jsonl(path: Path) -> list[Document]:
             # no title: none, rather than the file's name, which the evaluator would read as the page's title
             "title": str(record.get("title") or ""),
             "source": url if isinstance(url, str) and url else str(path),
+            **record_fields(record),
         }
-        for key, value in record.items():
-            value = _metadata_value(value)
-            if key not in ("title", "text") and value is not None:
-                metadata[f"doc_{key}" if key in RESERVED_KEYS else key] = value
         documents.append(_document(terminal_text(text), metadata))
     return documents
 
@@ -162,10 +145,12 @@ def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
     if suffix in (".html", ".htm"):
         text, title = html_text(path.read_text(encoding="utf-8", errors="replace"))
         title = title or path.stem
-    elif suffix in (".txt", ".md"):
-        text = terminal_text(path.read_text(encoding="utf-8", errors="replace"))
-        heading = _MD_TITLE.search(text) if suffix == ".md" else None
-        title = heading.group(1) if heading else path.stem
+    elif suffix in MARKDOWN_SUFFIXES:
+        page = markdown_text(path.read_text(encoding="utf-8", errors="replace"))
+        metadata = {"title": page.title or path.stem, "source": str(path), **record_fields(page.fields)}
+        return [_document(page.text, metadata)], []
+    elif suffix == ".txt":
+        text, title = terminal_text(path.read_text(encoding="utf-8", errors="replace")), path.stem
     else:
         raise ValueError(_unsupported(path))
     return [_document(text, {"title": title, "source": str(path)})], []

@@ -1,5 +1,6 @@
 """Web pages for `crag ingest`: a URL list read, downloaded through the fetcher's guards, and read
-as the files are (HTML by trafilatura, PDF by pypdf, text as it is).
+as the files are (HTML by trafilatura, PDF by pypdf, Markdown with its front matter read, text as
+it is).
 
 A URL list is the user's own, but its pages are still the web's: a page can redirect anywhere, so
 downloads go through `crag.backends.fetch` (http(s) only, private and loopback addresses refused
@@ -21,10 +22,10 @@ from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
 from crag.backends.downloads import Download, download_all
-from crag.backends.fetch import HTML_TYPES, PDF_TYPES, without_credentials
-from crag.backends.readers import html_text, read_pdf, terminal_text
+from crag.backends.fetch import HTML_TYPES, MARKDOWN_TYPES, PDF_TYPES, without_credentials
+from crag.backends.readers import MARKDOWN_SUFFIXES, html_text, markdown_text, read_pdf, terminal_text
 from crag.backends.web_base import WebSearchError
-from crag.core.passages import passage
+from crag.core.passages import passage, record_fields
 
 # a URL list is chosen by its user, so larger and slower pages than a search hit's are expected (PDFs)
 DEFAULT_TIMEOUT = 30.0
@@ -72,6 +73,12 @@ def _page(download: Download, url: str) -> tuple[list[Document], list[str]]:
         return pages.documents, pages.empty
     if download.media_type in HTML_TYPES:
         text, title = html_text(download.text)
+    elif download.media_type in MARKDOWN_TYPES or urlsplit(url).path.lower().endswith(MARKDOWN_SUFFIXES):
+        # raw Markdown files are often served as text/plain (raw.githubusercontent.com does)
+        page = markdown_text(download.text)
+        if not page.text.strip():
+            raise ValueError("no text found on the page")
+        return [passage(page.text, title=page.title or url, source=url, **record_fields(page.fields))], []
     else:
         text, title = terminal_text(download.text), ""
     if not text.strip():

@@ -14,9 +14,13 @@ score passages in a form it never saw in training.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.documents import Document
+
+# metadata keys the pipeline writes itself; a record's own `id`, `source`… are kept as `doc_id`, `doc_source`…
+RESERVED_KEYS = ("source", "chunk", "id", "rank")
 
 
 def passage(text: str, title: str = "", source: str = "", **metadata: Any) -> Document:
@@ -44,3 +48,22 @@ def titled_once(text: str, title: str | None) -> str:
     """`titled(text, title)`, unless the text already starts with its title: fetched web paragraphs
     are stored titled (`crag.backends.fetch`), and "Title: Title: text" is how they were shown."""
     return text if title and text.startswith(f"{title}:") else titled(text, title)
+
+
+def metadata_value(value: Any) -> Any:
+    """Chroma stores only str, int, float and bool; anything else is kept as its JSON text (a date
+    from YAML front matter as its ISO form)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
+
+
+def record_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's own fields as chunk metadata (a JSONL record's, a Markdown file's front matter): its
+    `title` and `text` are the passage's own; keys the pipeline writes are kept as `doc_<key>`."""
+    fields = {}
+    for key, value in record.items():
+        value = metadata_value(value)
+        if key not in ("title", "text") and value is not None:
+            fields[f"doc_{key}" if key in RESERVED_KEYS else key] = value
+    return fields

@@ -1,17 +1,19 @@
-"""PDF reading (pages, titles, no-text pages, encryption, damage), PDFs among files, URL lists, and
-terminal output saved as text.
+"""PDF reading (pages, titles, no-text pages, encryption, damage), PDFs among files, URL lists,
+terminal output saved as text, and Markdown's front matter and title.
 
 The PDFs are written by `tests/pdfs.py`; no model or store is loaded here.
 """
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.backends.ingest import load_documents, split_documents
-from crag.backends.readers import UnreadablePdf, read_pdf, terminal_text
+from crag.backends.readers import UnreadablePdf, markdown_text, read_pdf, terminal_text
 from crag.backends.urls import is_url, read_url_list
 from tests.pdfs import encrypted, pdf_bytes
 
@@ -169,3 +171,91 @@ def test_terminal_text_leaves_no_escape_or_backspace_and_keeps_plain_text(text):
     assert terminal_text(cleaned) == cleaned
     if "\x1b" not in text and "\x08" not in text:
         assert cleaned == text
+
+
+# as npm's documentation writes a page: front matter, no level-1 heading, "# …" comments in shell examples
+NPM_CONFIG = """---
+title: Config
+section: 7
+description: About npm configuration
+id: cfg
+date: 2024-05-01
+tags: [npm, config]
+authors: {main: someone}
+---
+
+### Shorthands
+
+```bash
+# same as:
+npm ls --global --parseable --long --loglevel info
+```
+"""
+
+
+def test_front_matter_names_the_page_and_its_summary_starts_the_text(tmp_path):
+    page = markdown_text(NPM_CONFIG)
+    assert page.title == "Config"
+    assert page.text.startswith("About npm configuration\n\n### Shorthands\n") and "section: 7" not in page.text
+    assert page.fields == {
+        "section": 7,
+        "description": "About npm configuration",
+        "id": "cfg",
+        "date": datetime.date(2024, 5, 1),
+        "tags": ["npm", "config"],
+    }  # a nested mapping is dropped
+    (tmp_path / "config.md").write_text(NPM_CONFIG)
+    [document] = load_documents([tmp_path]).documents
+    assert document.metadata == {
+        "title": "Config",
+        "source": str((tmp_path / "config.md").resolve()),
+        "section": 7,
+        "description": "About npm configuration",
+        "doc_id": "cfg",  # `id` is the chunk's store id
+        "date": '"2024-05-01"',
+        "tags": '["npm", "config"]',
+    }
+
+
+@pytest.mark.parametrize(
+    ("markdown", "title"),
+    [
+        ("```sh\n# same as:\nnpm ls\n```\n\n# The `npm ls` [command](ls.md)\n", "The npm ls command"),
+        ("    # indented code\n\nSetext title\n============\n\n# later\n", "Setext title"),
+        ("## only level 2\n\ntext\n", ""),
+        ("---\ndescription: no title here\n---\n# From the heading\n", "From the heading"),
+        ("---\ntitle: 2024\n---\nbody\n", "2024"),
+        ("---\ntitle: [unclosed\n---\n# Heading\n", "Heading"),  # not YAML: the block stays text
+    ],
+)
+def test_without_a_front_matter_title_the_first_level_1_heading_outside_code_names_the_page(markdown, title):
+    assert markdown_text(markdown).title == title
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "---\ntitle: [unclosed\n---\nbody\n",  # invalid YAML
+        "---\n- a list\n- not a mapping\n---\nbody\n",
+        "---\ntitle: never closed\nbody\n",
+        "text\n\n---\ntitle: not at the top\n---\n",  # a thematic break, not front matter
+    ],
+)
+def test_what_is_not_front_matter_stays_text(markdown):
+    page = markdown_text(markdown)
+    assert page.text == markdown and page.fields == {}
+
+
+def test_a_markdown_file_without_a_title_is_named_by_its_file(tmp_path):
+    (tmp_path / "notes.markdown").write_text("---\ndescription: Notes on tides\n---\nThe Moon pulls the sea.\n")
+    [document] = load_documents([tmp_path]).documents
+    assert document.metadata["title"] == "notes"
+    assert document.page_content == "Notes on tides\n\nThe Moon pulls the sea.\n"
+
+
+@given(st.text())
+def test_markdown_without_front_matter_keeps_its_text(text):
+    page = markdown_text(text)
+    assert "\n" not in page.title and page.title == page.title.strip()
+    if not text.startswith("---"):
+        assert page.text == terminal_text(text) and page.fields == {}

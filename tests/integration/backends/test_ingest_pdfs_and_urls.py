@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from typer.testing import CliRunner
 
-from crag.backends.ingest import ingest
+from crag.backends.ingest import ingest, load_documents
 from crag.backends.retrieval import open_store, retrieve
 from crag.backends.urls import load_urls
 from crag.cli.main import app
@@ -33,6 +33,9 @@ ENGINE = [
     "",  # a scanned page: no text layer
     "Ada Lovelace published the first algorithm intended to be carried out by the Analytical Engine.",
 ]
+GUIDE = (
+    "---\ntitle: Tides guide\ndescription: Why the sea rises\n---\n```sh\n# a comment\n```\nThe Moon pulls the sea.\n"
+)
 CAP = 20_000  # bytes: the downloads' cap in these tests
 
 
@@ -46,6 +49,9 @@ def site() -> FastAPI:
     app.get("/scanned.pdf")(lambda: Response(pdf_bytes(["", ""]), media_type="application/pdf"))
     app.get("/empty")(lambda: HTMLResponse("<html><head><title>Empty</title></head><body></body></html>"))
     app.get("/data.json")(lambda: {"a": 1})
+    # raw Markdown as code hosts serve it (text/plain) and with its own media type
+    app.get("/guide.md")(lambda: PlainTextResponse(GUIDE))
+    app.get("/guide")(lambda: Response(GUIDE, media_type="text/markdown"))
 
     @app.get("/slow")
     async def slow():
@@ -103,6 +109,16 @@ def test_pages_are_read_as_files_are_and_failures_are_reported_by_url(server):
 def test_a_plain_text_page_is_read_without_terminal_formatting(server):
     got = load_urls([f"{server}/grep.txt"], allow_private=True)
     assert [d.page_content for d in got.documents] == ["grep -r file: search a folder"]
+
+
+def test_a_markdown_page_is_read_as_a_markdown_file_is(server, tmp_path):
+    got = load_urls([f"{server}/guide.md", f"{server}/guide"], allow_private=True)
+    (tmp_path / "guide.md").write_text(GUIDE)
+    [on_disk] = load_documents([tmp_path]).documents
+    assert [d.metadata["title"] for d in got.documents] == ["Tides guide", "Tides guide"]
+    assert [d.page_content for d in got.documents] == [on_disk.page_content] * 2
+    assert on_disk.page_content.startswith("Why the sea rises\n\n```sh") and "title:" not in on_disk.page_content
+    assert got.documents[0].metadata["description"] == "Why the sea rises"
 
 
 def test_a_slow_page_times_out_and_the_others_are_read(server):
