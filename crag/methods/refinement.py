@@ -94,11 +94,34 @@ def _decompose(text: str, mode: Mode | Literal["sentences"]) -> list[str]:
             strips[-1] = f"{strips[-1]} {tail}"
         return strips
     if mode in ("excerption", "sentences"):
-        sentences = [" ".join(s.split()) for s in _segmenter().segment(text) if s.strip()]
+        sentences = _sentences(text)
         if mode == "sentences":
             return sentences
         return [" ".join(sentences[i : i + SENTENCES_PER_STRIP]) for i in range(0, len(sentences), SENTENCES_PER_STRIP)]
     raise ValueError(f"unknown refinement mode {mode!r}: use fixed_num, excerption or selection")
+
+
+def _sentences(text: str) -> list[str]:
+    """pysbd's sentences of the whitespace-collapsed `text`, glued back where it cut inside a word.
+
+    pysbd ends a sentence at the dot of "`.npmrc`", "~/.bashrc", "JSONEncoder().encode(" or an ISBN
+    (188 such cuts in the 30 pages of the documentation set, 128 in 3,000 PopQA passages), and a
+    strip joined from the pieces with a space read "A `. npmrc` file": a text the document does not
+    hold, quoted as if it did, with "npmrc" for the name the question asked about. A sentence ends
+    only where the text has a space."""
+    sentences: list[str] = []
+    end = -1  # where the previous piece ended in `text`; -1 when it could not be found
+    for piece in _segmenter().segment(text):
+        piece = " ".join(piece.split())
+        if not piece:
+            continue
+        found = text.find(piece, max(end, 0))
+        if sentences and found >= 0 and found == end:
+            sentences[-1] += piece
+        else:
+            sentences.append(piece)
+        end = found + len(piece) if found >= 0 else -1
+    return sentences
 
 
 def standing(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:

@@ -38,7 +38,23 @@ STRIPS = [
 
 @given(
     st.lists(
-        st.sampled_from(["Dr. Smith", "went", "home.", "He", "sang!", "1.5", "\n\n", "  ", "\t", "e.g.", "x"]),
+        st.sampled_from(
+            [
+                "Dr. Smith",
+                "went",
+                "home.",
+                "He",
+                "sang!",
+                "1.5",
+                "\n\n",
+                "  ",
+                "\t",
+                "e.g.",
+                "x",
+                "`.npmrc`",
+                "~/.bashrc",
+            ]
+        ),
         max_size=60,
     ),
     st.sampled_from(["excerption", "fixed_num", "selection"]),

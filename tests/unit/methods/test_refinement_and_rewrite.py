@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.core.passages import passage
-from crag.methods.refinement import decompose, refine, set_adjusted, standing
+from crag.methods.refinement import decompose, refine, sentence_spans, set_adjusted, standing
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
 from tests.fakes import FakeEvaluator, WordEmbeddings
@@ -28,6 +28,17 @@ def test_excerption_groups_sentences_by_three():
     assert decompose(text, "excerption") == [
         "Dr. Smith was born in St. Louis. He moved in 1990. He painted.",
         "He sang. He died.",
+    ]
+
+
+def test_a_sentence_ends_only_where_the_text_has_a_space():
+    # pysbd cuts at the dot of a dotfile or a method call; the pieces are one sentence, kept as written
+    text = "A `.npmrc` file in the root sets values. Edit ~/.bashrc first. Call JSONEncoder().encode(x) once."
+    assert decompose(text, "excerption") == [text]
+    assert [s for s, _, _ in sentence_spans(text)] == [
+        "A `.npmrc` file in the root sets values.",
+        "Edit ~/.bashrc first.",
+        "Call JSONEncoder().encode(x) once.",
     ]
 
 
