@@ -173,12 +173,36 @@ def _title(reader) -> str:
         return ""
 
 
+# a word broken over a line with a hyphen: letters, "-", the line break, letters (no digits: "1990-\n1995")
+_BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010][ \t]*\r?\n[ \t]*([^\W\d_]+)")  # -, soft hyphen, hyphen
+KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "wellknown" 1.6, "selfcontained" 0
+
+
+def joined_hyphens(text: str) -> str:
+    """`text` with the words that typesetting hyphenated at a line's end made whole again.
+
+    A PDF's text layer keeps TeX's hyphenation: libtasn1's manual reads "declara-\ntions", "se-\nlected",
+    "ELE-\nMENT", which whitespace collapsing turned into "declara- tions", a word no question, no
+    embedding and no lexical overlap matches, quoted as such. The pieces are joined as one word when
+    English knows it (wordfreq), else joined keeping the hyphen ("non-\ncommercially", "well-\nknown").
+    Written here: pypdf does not dehyphenate, and a PDF does not say which hyphens the typesetter added."""
+    if not any(h in text for h in "-\u00ad\u2010"):
+        return text
+    from wordfreq import zipf_frequency
+
+    def join(match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(2)
+        return head + tail if zipf_frequency(head + tail, "en") >= KNOWN_WORD_ZIPF else f"{head}-{tail}"
+
+    return _BROKEN_WORD.sub(join, text)
+
+
 def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
     """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`.
 
     An encrypted PDF is opened with the empty password when that is its user password (PDFs that
     only restrict printing or copying), else it is unreadable; so is a damaged one, and one with no
-    text on any page (a scanned PDF).
+    text on any page (a scanned PDF). Words hyphenated at a line's end are made whole (`joined_hyphens`).
     """
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError
@@ -204,7 +228,7 @@ def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
     for number, text in enumerate(texts, start=1):
         where = page_source(source, number)
         if text.strip():
-            documents.append(passage(text, title=title, source=where, page=number))
+            documents.append(passage(joined_hyphens(text), title=title, source=where, page=number))
         else:
             empty.append(where)
     return PdfPages(documents, empty)

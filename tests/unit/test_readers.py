@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.backends.ingest import load_documents, split_documents
-from crag.backends.readers import UnreadablePdf, markdown_text, read_pdf, terminal_text
+from crag.backends.readers import UnreadablePdf, joined_hyphens, markdown_text, read_pdf, terminal_text
 from crag.backends.urls import is_url, read_url_list
 from tests.pdfs import encrypted, pdf_bytes
 
@@ -37,6 +37,16 @@ def test_lines_are_kept_and_the_title_falls_back_to_the_given_one():
     pages = read_pdf(pdf_bytes(["first line\nsecond line (with parentheses)"]), "a.pdf", "a")
     assert pages.documents[0].page_content.split("\n") == ["first line", "second line (with parentheses)"]
     assert pages.documents[0].metadata["title"] == "a"
+
+
+def test_words_hyphenated_at_a_line_end_are_made_whole():
+    [page] = read_pdf(
+        pdf_bytes(["The declara-\ntions were se-\nlected by hand, a well-\nknown way."]), "m.pdf", "m"
+    ).documents
+    assert " ".join(page.page_content.split()) == "The declarations were selected by hand, a well-known way."
+    assert joined_hyphens("ELE-\n   MENT, well-\nknown, self\u00ad\ncontained") == "ELEMENT, well-known, self-contained"
+    # digits, a dash between spaces and a hyphen inside a line are left as they are
+    assert joined_hyphens("1990-\n1995, a -\nb, x-ray") == "1990-\n1995, a -\nb, x-ray"
 
 
 def test_pages_without_text_are_named_and_a_pdf_with_none_is_unreadable():
