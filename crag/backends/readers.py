@@ -27,6 +27,7 @@ import io
 import itertools
 import logging
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -173,6 +174,33 @@ def _title(reader) -> str:
         return ""
 
 
+def without_running_lines(pages: list[str]) -> list[str]:
+    """The pages' texts without their running headers and footers: a page's first or last line that
+    stands at the same end of at least two pages, numbers aside ("Chapter 4: Function reference 15",
+    "Shared MIME-info Database", a page number alone).
+
+    Every page of libtasn1's manual began "Chapter 4: Function reference 15", and the strip quoted to
+    answer a question began so too; the header also entered the page's first chunk's embedding.
+    Written here: pypdf extracts text as drawn and has no notion of a running header."""
+    ends = [(lines[0], lines[-1]) if (lines := [x for x in text.splitlines() if x.strip()]) else None for text in pages]
+
+    def masked(line: str) -> str:
+        return re.sub(r"\d+", "#", " ".join(line.split()))
+
+    firsts = Counter(masked(e[0]) for e in ends if e)
+    lasts = Counter(masked(e[1]) for e in ends if e)
+    cleaned = []
+    for text, end in zip(pages, ends):
+        lines = text.splitlines()
+        if end and firsts[masked(end[0])] >= 2:
+            lines.remove(end[0])
+        if end and lasts[masked(end[1])] >= 2 and end[1] in lines:
+            del lines[len(lines) - 1 - lines[::-1].index(end[1])]
+        # a page of one line ("Slide 1", "Slide 2" …) keeps it: it is the page, not its header
+        cleaned.append("\n".join(lines) if any(x.strip() for x in lines) else text)
+    return cleaned
+
+
 # a word broken over a line with a hyphen: letters, "-", the line break, letters (no digits: "1990-\n1995")
 _BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010][ \t]*\r?\n[ \t]*([^\W\d_]+)")  # -, soft hyphen, hyphen
 KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "wellknown" 1.6, "selfcontained" 0
@@ -212,7 +240,7 @@ def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
             reader = PdfReader(io.BytesIO(data))
             if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
                 raise UnreadablePdf("encrypted with a password; decrypt it first (e.g. qpdf --decrypt)")
-            title, texts = _title(reader), [page.extract_text() for page in reader.pages]
+            title, texts = _title(reader), without_running_lines([page.extract_text() for page in reader.pages])
     except UnreadablePdf:
         raise
     except DependencyError as exc:  # AES encryption without the package pypdf decrypts it with

@@ -13,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.backends.ingest import load_documents, split_documents
-from crag.backends.readers import UnreadablePdf, joined_hyphens, markdown_text, read_pdf, terminal_text
+from crag.backends.readers import (
+    UnreadablePdf,
+    joined_hyphens,
+    markdown_text,
+    read_pdf,
+    terminal_text,
+    without_running_lines,
+)
 from crag.backends.urls import is_url, read_url_list
 from tests.pdfs import encrypted, pdf_bytes
 
@@ -37,6 +44,24 @@ def test_lines_are_kept_and_the_title_falls_back_to_the_given_one():
     pages = read_pdf(pdf_bytes(["first line\nsecond line (with parentheses)"]), "a.pdf", "a")
     assert pages.documents[0].page_content.split("\n") == ["first line", "second line (with parentheses)"]
     assert pages.documents[0].metadata["title"] == "a"
+
+
+def test_running_headers_and_footers_are_dropped():
+    pages = [
+        "Chapter 1: Setup 1\nInstall the library first.\n1",
+        "Chapter 1: Setup 2\nThen configure it.\nChapter 1 ends here.\n2",
+        "Chapter 2: Use 3\nCall the parser.\n3",
+        "Index\n",
+    ]
+    texts = [d.page_content.strip() for d in read_pdf(pdf_bytes(pages), "m.pdf", "m").documents]
+    assert texts == [
+        "Install the library first.",
+        "Then configure it.\nChapter 1 ends here.",
+        "Chapter 2: Use 3\nCall the parser.",  # a first line seen once may be a heading, and stays
+        "Index",
+    ]
+    assert without_running_lines(["Only one page 1\ntext\n1"]) == ["Only one page 1\ntext\n1"]
+    assert without_running_lines(["Slide 1", "Slide 2", "Slide 3"]) == ["Slide 1", "Slide 2", "Slide 3"]
 
 
 def test_words_hyphenated_at_a_line_end_are_made_whole():
