@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from crag.methods.attribution import abstains
 from crag.methods.records import Turn
-from crag.methods.rewrite import content_words, names, subjects
+from crag.methods.rewrite import STOPWORDS, content_words, names, subjects
 
 SUBJECT = r"he|she|it|they|him|them|there"
 POSSESSIVE = r"his|her|hers|its|their|theirs"
@@ -31,6 +31,10 @@ REFERS_BACK = re.compile(
     re.IGNORECASE,
 )
 ELLIPSIS = re.compile(r"^\s*(and|what about|how about)\s+(?P<entity>.+?)\s*\??\s*$", re.IGNORECASE)
+# "What about npm install, does it update the lock file?": the new topic, then a question about it
+TOPIC_FIRST = re.compile(
+    r"^\s*(?:and|what about|how about)\s+(?P<entity>[^,;?]+?)\s*[,;]\s*(?P<rest>\S.*)$", re.IGNORECASE
+)
 HISTORY_TURNS = 3  # turns shown to the rewriter
 ANSWER_CHARS = 200
 
@@ -117,14 +121,51 @@ def _candidates(turn: Turn) -> tuple[list[str], list[str], str]:
     """(what the previous question is about, the names its answer gives, what it asked for: "who",
     "where", "entity" for "Which …"/"What band …", else its first word)."""
     question = turn["question"]
-    about = subjects(question)
     answer = re.sub(r"\s*\[\d+\]", "", turn.get("answer") or "")
+    about = _phrases(question, "" if abstains(answer) else answer)
     given = [] if abstains(answer) else [n for n in names(answer) if _names_a_referent(n, answer, about)]
     words = re.findall(r"\w+", question.lower())
     wh = words[0] if words else ""
     if wh == "which" or (wh == "what" and len(words) > 1 and words[1] not in AUXILIARIES):
         wh = "entity"
     return about, given, wh
+
+
+_TOKEN = re.compile(r"[\w][\w.+/-]*\w|\w")
+_SPOKEN_WORD = re.compile(r"[\w.+/-]+")
+
+
+def _phrases(question: str, answer: str) -> list[str]:
+    """What the question is about (`subjects`, in question order) as the phrases a pronoun stands for:
+    a subject takes in the words after it while the answer says the longer phrase ("npm" in "What does npm ci do?" is "npm ci" when the
+    answer speaks of `npm ci`). Found trying `crag chat` on npm's documentation: "Does it change
+    package.json?" after "What does npm ci do?" had become "Does npm change package.json?"."""
+    found = subjects(question)
+    said = _spoken(answer)
+    phrases: list[str] = []
+    end = -1  # where the last phrase ends in `question`
+    for term in found:
+        at = question.find(term)
+        if at < 0:
+            phrases.append(term)
+            continue
+        if at < end:  # taken in by the phrase before it
+            continue
+        stop = at + len(term)
+        for token in _TOKEN.finditer(question, stop):
+            if question[stop : token.start()].strip() or token.group(0).lower() in STOPWORDS | AUXILIARIES:
+                break
+            if _spoken(question[at : token.end()]) not in said:
+                break
+            stop = token.end()
+        phrases.append(question[at:stop])
+        end = stop
+    return phrases
+
+
+def _spoken(text: str) -> str:
+    """`text`'s words, lowercased, one space apart and around, to find a phrase in it word for word."""
+    return " " + " ".join(_SPOKEN_WORD.findall(text.lower())) + " "
 
 
 def _names_a_referent(name: str, answer: str, about: list[str]) -> bool:
@@ -144,7 +185,9 @@ def referent(kind: str, history: Sequence[Turn]) -> str | None:
         return None
     about, given, wh = _candidates(history[-1])
     people = [n for n in about if looks_like_person(n)]
-    things = sorted((n for n in about if not looks_like_person(n)), key=len, reverse=True)
+    # in question order: the first is the question's grammatical subject more often than the longest
+    # ("Does npm change package.json?" … "it" is npm)
+    things = [n for n in about if not looks_like_person(n)]
     given_people = [n for n in given if looks_like_person(n)]
     if kind == "person":
         if wh == "who" and given and not people:  # "Who wrote Hamlet?" asked for a person: the answer names them
@@ -169,6 +212,13 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
     """
     if not history:
         return None
+    topic = TOPIC_FIRST.match(question)
+    if topic:  # "What about npm install, does it …?": its pronouns are the topic it names
+        named, rest = topic.group("entity").strip(), topic.group("rest")
+        text = re.sub(rf"\b({POSSESSIVE})\b(?=\s+[A-Za-z])", lambda m: f"{named}'s", rest, flags=re.IGNORECASE)
+        text = re.sub(rf"\b({SUBJECT.replace('|there', '')})\b", lambda m: named, text, flags=re.IGNORECASE)
+        if text != rest:
+            return text[:1].upper() + text[1:]
     previous = history[-1]["question"]
     entity = main_entity(previous)
     ellipsis = ELLIPSIS.match(question)

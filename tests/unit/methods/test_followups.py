@@ -34,6 +34,10 @@ CURIE = turn("Who discovered polonium?", "Marie Curie and Pierre Curie discovere
 REQUESTS = turn("Who maintains the requests library?", "The Python Software Foundation maintains it.")
 ABSTAINED = turn("Who is the author of FastAPI?", "I don't know: the sources hold nothing relevant to this question.")
 GIT = turn("What does git rebase do?", "It reapplies commits on top of another base.")
+# found trying `crag chat` on npm's documentation
+NPM_CI = turn("What does npm ci do?", "The main differences between using `npm install` and `npm ci` are: …")
+NPM = turn("Does npm change package.json?", "npm-update does not change package.json.")
+GREP = turn("How does grep recursively search?", "Use grep -r.")
 
 
 @pytest.mark.parametrize(
@@ -101,6 +105,14 @@ GIT = turn("What does git rebase do?", "It reapplies commits on top of another b
         ([KYOTO], "What restaurants are there?", "What restaurants are in Kyoto?"),
         # an antecedent in the question without a clause boundary before the pronoun is not one
         ([CERTIFI], "What is a good alternative to it?", "What is a good alternative to certifi?"),
+        # a command with its subcommand, when the answer says them together; else the first subject
+        ([NPM_CI], "Does it change package.json?", "Does npm ci change package.json?"),
+        ([NPM], "Can I make it skip optional dependencies?", "Can I make npm skip optional dependencies?"),
+        ([GREP], "Does it follow symlinks?", "Does grep follow symlinks?"),
+        # "what about X, …?": the pronouns after the comma are X
+        ([NPM_CI], "What about npm install, does it update the lock file?", "Does npm install update the lock file?"),
+        ([ADA], "And Charles Babbage, where was he born?", "Where was Charles Babbage born?"),
+        ([NPM], "what about yarn, what is its lock file called?", "What is yarn's lock file called?"),
         # ellipsis: "and X?" asks the previous question about X
         ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
         ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
