@@ -122,13 +122,28 @@ def markdown_text(raw: str) -> MarkdownPage:
     return MarkdownPage(text=text, title=title or _first_heading(body), fields=fields)
 
 
+# Navigation that documentation generators put inside the page body, where trafilatura keeps it: the
+# "Next: … Previous: … Up: … [Index]" line of texinfo manuals (libffi's, every GNU manual's: "header",
+# texinfo 7's "nav-panel") and DocBook's Prev/Up/Next tables, plus ARIA's navigation role.
+NAVIGATION_XPATHS = [
+    '//div[@class="header"]',
+    '//div[contains(concat(" ", normalize-space(@class), " "), " nav-panel ")]',
+    '//div[@class="navheader" or @class="navfooter"]',
+    '//*[@role="navigation"]',
+]
+
+
 def html_text(raw: str) -> tuple[str, str]:
     """(main text, <title> or "") of an HTML page: trafilatura's main text (boilerplate removed), or
     all visible text when it finds no article."""
     import trafilatura
     from trafilatura.baseline import html2txt
 
-    text = trafilatura.extract(raw, include_comments=False, favor_recall=True) or html2txt(raw) or ""
+    text = (
+        trafilatura.extract(raw, include_comments=False, favor_recall=True, prune_xpath=NAVIGATION_XPATHS)
+        or html2txt(raw)
+        or ""
+    )
     match = _HTML_TITLE.search(raw)
     return text, " ".join(html.unescape(match.group(1)).split()) if match else ""
 

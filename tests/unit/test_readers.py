@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from crag.backends.ingest import load_documents, split_documents
 from crag.backends.readers import (
     UnreadablePdf,
+    html_text,
     joined_hyphens,
     markdown_text,
     read_pdf,
@@ -294,3 +295,22 @@ def test_markdown_without_front_matter_keeps_its_text(text):
     assert "\n" not in page.title and page.title == page.title.strip()
     if not text.startswith("---"):
         assert page.text == terminal_text(text) and page.fields == {}
+
+
+# a texinfo manual's page (libffi's, every GNU manual's), with its navigation line inside the body
+TEXINFO = """<html><head><title>Thread Safety (libffi)</title></head><body>
+<div class="section" id="Thread-Safety">
+<div class="header"><p>Previous: <a href="x.html">Closure Example</a>, Up: <a href="u.html">Using libffi</a>
+&nbsp; [<a href="i.html" title="Index">Index</a>]</p></div>
+<h3 class="section">2.7 Thread Safety</h3>
+<p>libffi is not completely thread-safe. However, many parts are, and if you follow some simple rules,
+you can use it safely in a multi-threaded program.</p>
+<div class="nav-panel"><p>Next: <a href="n.html">Memory Usage</a></p></div>
+</div></body></html>"""
+
+
+def test_documentation_navigation_inside_the_body_is_not_text():
+    text, title = html_text(TEXINFO)
+    assert title == "Thread Safety (libffi)"
+    assert "libffi is not completely thread-safe." in text
+    assert "Previous:" not in text and "Next:" not in text and "[Index]" not in text
