@@ -14,6 +14,7 @@ score passages in a form it never saw in training.
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -51,10 +52,12 @@ def titled_once(text: str, title: str | None) -> str:
 
 
 def metadata_value(value: Any) -> Any:
-    """Chroma stores only str, int, float and bool; anything else is kept as its JSON text (a date
-    from YAML front matter as its ISO form)."""
+    """Chroma stores only str, int, float and bool; a date (YAML front matter has them) is kept as its
+    ISO form, anything else as its JSON text."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if isinstance(value, datetime.date):
+        return value.isoformat()
     return json.dumps(value, ensure_ascii=False, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
 
 

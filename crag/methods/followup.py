@@ -137,9 +137,10 @@ _SPOKEN_WORD = re.compile(r"[\w.+/-]+")
 
 def _phrases(question: str, answer: str) -> list[str]:
     """What the question is about (`subjects`, in question order) as the phrases a pronoun stands for:
-    a subject takes in the words after it while the answer says the longer phrase ("npm" in "What does npm ci do?" is "npm ci" when the
-    answer speaks of `npm ci`). Found trying `crag chat` on npm's documentation: "Does it change
-    package.json?" after "What does npm ci do?" had become "Does npm change package.json?"."""
+    a subject takes in the words after it while the answer says the longer phrase ("npm" in "What does
+    npm ci do?" is "npm ci" when the answer speaks of `npm ci`). Found trying `crag chat` on npm's
+    documentation: "Does it change package.json?" after "What does npm ci do?" had become "Does npm
+    change package.json?"."""
     found = subjects(question)
     said = _spoken(answer)
     phrases: list[str] = []

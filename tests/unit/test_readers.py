@@ -248,7 +248,7 @@ def test_front_matter_names_the_page_and_its_summary_starts_the_text(tmp_path):
         "section": 7,
         "description": "About npm configuration",
         "doc_id": "cfg",  # `id` is the chunk's store id
-        "date": '"2024-05-01"',
+        "date": "2024-05-01",
         "tags": '["npm", "config"]',
     }
 
