@@ -127,6 +127,7 @@ def _whole(documents: list, origin: str) -> list[Strip]:
             text=d.page_content,
             score=0.0,
             selection_score=0.0,
+            lifted=False,
             title=title_of(d),
             source=source_of(d),
             origin=origin,

@@ -23,6 +23,9 @@ class Strip(TypedDict):
     text: str
     score: float  # the evaluator's
     selection_score: float  # what refinement ranked it by: `score` shifted by its standing among the strips
+    # whether its standing may lift it over the strip and quote thresholds: cut from a retrieved
+    # document the grade did not reject (else `score` alone is judged: web strips, rejected documents)
+    lifted: bool
     title: str
     source: str  # file path or URL of the document it was cut from
     origin: Literal["internal", "external"]

@@ -182,18 +182,20 @@ def selection_scores(
     return set_selection(scores, cosines(vectors[0], vectors[1:]), weight)
 
 
-def gate_score(origin: Literal["internal", "external"], score: float, selection: float) -> float:
+def gate_score(lifted: bool, score: float, selection: float) -> float:
     """The score a strip must clear the strip threshold (and a quote the quote threshold) with. The
-    standing tells which strip of a set answers, not whether any does: only strips cut from the
-    retrieved documents, which the grade did not reject, may be lifted over by it; a web result's
-    strip is judged by the evaluator's own score (one set of irrelevant web paragraphs put a paragraph
-    on Python the snake into the answer to a question on Python's HTTP server)."""
-    return selection if origin == "internal" else score
+    standing tells which strip of a set answers, not whether any does: only strips cut from retrieved
+    documents the grade did not reject may be lifted over by it (`lifted`). A web result's strip is
+    judged by the evaluator's own score (one set of irrelevant web paragraphs put a paragraph on Python
+    the snake into the answer to a question on Python's HTTP server), and so is a strip of a document
+    scored below the lower threshold ("Who was Henri Becquerel?" kept a strip on Gustave Eiffel that
+    the evaluator scored −0.996, second by its standing)."""
+    return selection if lifted else score
 
 
 def judged(strip: Strip) -> float:
     """The `gate_score` a kept strip was judged by."""
-    return gate_score(strip["origin"], strip["score"], strip["selection_score"])
+    return gate_score(strip.get("lifted", strip["origin"] == "internal"), strip["score"], strip["selection_score"])
 
 
 def refine(
@@ -208,6 +210,7 @@ def refine(
     keep_best: bool = False,
     embed: Embed | None = None,
     set_weight: float = SET_WEIGHT,
+    rejected: Sequence[bool] | None = None,
 ) -> list[Strip]:
     """The top `top_k` strips scoring at least `threshold`, in document order; with `keep_best`,
     the best strip even when it scores lower.
@@ -215,7 +218,8 @@ def refine(
     With `embed` (texts -> vectors, the knowledge base's embeddings) and at least `MIN_SET` strips,
     strips are ranked by `set_adjusted` scores (`set_weight` 0: by the evaluator's alone, as the paper
     does), and thresholded by their `gate_score`; each kept strip keeps the evaluator's own `score`
-    beside the `selection_score` it was ranked by.
+    beside the `selection_score` it was ranked by. `rejected[d]` says that the grade scored passage d
+    below the lower threshold: its strips are ranked as the others, but judged by their own score.
 
     `passages` are Documents with metadata title and source (`crag.core.passages`); each kept strip
     carries its document's. `evaluator` is any Runnable taking {"question", "documents"} and
@@ -239,7 +243,8 @@ def refine(
     scores = [float(s) for s in evaluator.invoke({"question": question, "documents": strips})]
     texts = [titled_once(strip, titles[d]) for d, _, strip, _, _ in candidates]
     selection = selection_scores(question, texts, scores, embed, set_weight)
-    gate = [gate_score(origin, s, g) for s, g in zip(scores, selection)]
+    lifted = [origin == "internal" and not (rejected is not None and rejected[d]) for d, *_ in candidates]
+    gate = [gate_score(up, s, g) for up, s, g in zip(lifted, scores, selection)]
     ranked = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
     kept = sorted(
         (i for n, i in enumerate(ranked[:top_k]) if gate[i] >= threshold or (keep_best and n == 0)),
@@ -253,6 +258,7 @@ def refine(
             title=titles[candidates[i][0]],
             source=sources[candidates[i][0]],
             origin=origin,
+            lifted=lifted[i],
             doc=candidates[i][0],
             start=candidates[i][3],
             end=candidates[i][4],

@@ -16,9 +16,10 @@ from crag.state import State
 @timed("refine")
 def refine(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
+    documents, labels = state.get("documents", []), state.get("labels", [])
     strips = refine_passages(
         state["question"],
-        state.get("documents", []),
+        documents,
         resources.evaluator(ctx),
         mode=ctx.refine_mode,
         top_k=ctx.top_k_strips,
@@ -27,6 +28,8 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         set_weight=ctx.strip_set_weight,
         origin="internal",
         keep_best=True,  # the grade judged these documents relevant
+        # strips of documents the grade rejected are judged by their own score (refinement.gate_score)
+        rejected=[label == "incorrect" for label in labels] if len(labels) == len(documents) else None,
     )
     emit(runtime, "refine", strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {"internal_knowledge": strips}
