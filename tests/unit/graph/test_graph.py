@@ -292,6 +292,33 @@ def test_refine_ranks_strips_with_the_knowledge_base_s_embeddings(make_context):
     assert "born" in result["internal_knowledge"][0]["text"] and plain.embeddings.calls == 0  # the evaluator's order
 
 
+def test_strips_of_documents_the_grade_rejected_are_not_lifted_by_their_standing(make_context):
+    """As in `make demo`: "Who was Henri Becquerel?" kept a strip on Gustave Eiffel, whose document the
+    evaluator scored far below the lower threshold, because it reads like an answer to "Who was …?"."""
+    docs = [
+        Document(page_content=text, metadata={"title": title, "source": f"kb/{n}.txt"})
+        for n, (title, text) in enumerate(
+            [
+                ("Becquerel (unit)", "The becquerel is the SI unit of radioactivity, named after a physicist."),
+                ("Gustave Eiffel", "Who was Gustave Eiffel? He was a French engineer who was born in Dijon."),
+                ("Radioactivity", "Radioactivity was discovered in uranium salts in the year 1896."),
+            ]
+        )
+    ]
+    question = "Who was Henri Becquerel?"
+    rules = {"becquerel": 0.45, "Radioactivity": -0.45, "Eiffel": -0.95}  # Ambiguous; Eiffel below -0.5
+    result = graph.invoke(
+        {"question": question}, context=make_context(rules, "Henri Becquerel", "A physicist.", docs=docs)
+    )
+    assert result["labels"] == ["ambiguous", "incorrect", "ambiguous"]
+    kept = {s["title"]: s for s in result["internal_knowledge"]}
+    assert "Gustave Eiffel" not in kept and all(s["lifted"] for s in kept.values())
+    # the same scores with the grade's lower threshold under Eiffel's: its strip is lifted and kept
+    lenient = make_context(rules, "Henri Becquerel", "A physicist.", docs=docs, lower_threshold=-0.96)
+    result = graph.invoke({"question": question}, context=lenient)
+    assert result["labels"][1] == "ambiguous" and "Gustave Eiffel" in {s["title"] for s in result["internal_knowledge"]}
+
+
 def test_strip_set_weight_must_be_a_finite_non_negative_number():
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="strip_set_weight"):

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.core.passages import passage
-from crag.methods.refinement import decompose, refine, sentence_spans, set_adjusted, standing
+from crag.methods.refinement import decompose, judged, refine, sentence_spans, set_adjusted, standing
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
 from tests.fakes import FakeEvaluator, WordEmbeddings
@@ -296,6 +296,23 @@ def test_refine_ranks_strips_by_their_standing_among_the_question_s_strips():
     )
     assert [s["text"] for s in plain] == [_three_strips()[0].page_content]  # weight 0: the evaluator's order
     assert embedder.calls == 4  # and no embedding
+
+
+def test_a_strip_of_a_document_the_grade_rejected_is_judged_by_its_own_score():
+    question = "how do I print lines of context around each match with grep"
+    common = {"mode": "selection", "top_k": 3, "threshold": -0.5, "embed": WordEmbeddings().embed_documents}
+    evaluator = FakeEvaluator({}, default=-0.6)
+    lifted = refine(question, _three_strips(), evaluator, origin="internal", **common)
+    assert [s["text"] for s in lifted] == [_three_strips()[1].page_content] and lifted[0]["lifted"]
+    # the same passage, scored below the lower threshold by the grade: ranked as before, not lifted over
+    rejected = [False, True, False]
+    assert refine(question, _three_strips(), evaluator, origin="internal", rejected=rejected, **common) == []
+    [best] = refine(
+        question, _three_strips(), evaluator, origin="internal", rejected=rejected, keep_best=True, **common
+    )
+    assert best["text"] == _three_strips()[1].page_content and not best["lifted"]
+    assert judged(best) == best["score"] == -0.6 < best["selection_score"]  # a quote reads its own score too
+    assert judged(lifted[0]) == lifted[0]["selection_score"]
 
 
 def test_refine_does_not_rank_by_standing_in_sets_of_two():
