@@ -223,8 +223,10 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
     previous = history[-1]["question"]
     entity = main_entity(previous)
     ellipsis = ELLIPSIS.match(question)
-    if ellipsis and entity and entity in previous:
-        return previous.replace(entity, ellipsis.group("entity").strip())
+    if ellipsis:  # its name swapped; with no name, its first subject ("How do I install certifi?" … "and httpx?")
+        new = ellipsis.group("entity").strip()
+        asked = previous.replace(entity, new) if entity and entity in previous else _asked_about(new, history[-1])
+        return asked if asked != question else None
     text, kept = _shielded(question)
 
     def substitute(match: re.Match, form: str) -> str:
@@ -253,6 +255,22 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
         return None
     text = _unshield(text, kept)
     return text if text != question else None
+
+
+def _asked_about(new: str, turn: Turn) -> str | None:
+    """The previous question asked about `new` instead of its first subject; a subcommand for a
+    subcommand ("Does npm ci change package.json?" … "What about npm install?" asks it of npm install,
+    not of "npm install ci"). None when the question has no subject to swap."""
+    about, _, _ = _candidates(turn)
+    question = turn["question"]
+    old = about[0] if about else ""
+    at = question.find(old) if old else -1
+    if at < 0:
+        return None
+    words = new.split()
+    if len(words) > 1 and words[0].lower() == old.lower():  # as many words as the new one has
+        old = " ".join(question[at:].split()[: len(words)]).rstrip("?.!,")
+    return question[:at] + new + question[at + len(old) :]
 
 
 def _still_refers(text: str) -> bool:

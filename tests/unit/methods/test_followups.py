@@ -116,6 +116,14 @@ GREP = turn("How does grep recursively search?", "Use grep -r.")
         # ellipsis: "and X?" asks the previous question about X
         ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
         ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
+        # … and with no name, about the previous question's first subject; a subcommand for a subcommand
+        ([CERTIFI], "And httpx?", "How do I install httpx?"),
+        ([GIT], "What about merge?", "What does git merge do?"),
+        (
+            [turn("Does npm ci change package.json?", "No.")],
+            "What about npm install?",
+            "Does npm install change package.json?",
+        ),
     ],
 )
 def test_follow_ups_resolve_to_the_right_referent(history, question, expected):
@@ -228,6 +236,7 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_siz
         "There is. It is. They are.",
         "Who? Who? Who?",
         "What is \x000\x00 and who wrote it?",
+        "And X?",  # asked after itself: the rewrite would be the question as asked
     ]
 )
 
