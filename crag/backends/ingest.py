@@ -6,7 +6,7 @@ rebuilt). Only chunks missing from the store are embedded, which is where the ti
 
 Nothing is passed over in silence: the report names the files and pages skipped and why (an
 unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
-HTML, PDF and Markdown are read by `crag.backends.readers`, URL lists by `crag.backends.urls`.
+HTML, PDF, Markdown and reStructuredText are read by `crag.backends.readers`, URL lists by `crag.backends.urls`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,16 @@ from filelock import FileLock
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
-from crag.backends.readers import MARKDOWN_SUFFIXES, UnreadablePdf, html_text, markdown_text, read_pdf, terminal_text
+from crag.backends.readers import (
+    MARKDOWN_SUFFIXES,
+    RST_SUFFIXES,
+    UnreadablePdf,
+    html_text,
+    markdown_text,
+    read_pdf,
+    rst_title,
+    terminal_text,
+)
 from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
 from crag.core.passages import record_fields, source_of
@@ -31,7 +40,7 @@ if TYPE_CHECKING:
     from langchain_chroma import Chroma
     from langchain_core.documents import Document
 
-TEXT_SUFFIXES = (".txt", *MARKDOWN_SUFFIXES, ".html", ".htm", ".jsonl")
+TEXT_SUFFIXES = (".txt", *MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".html", ".htm", ".jsonl")
 SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100
@@ -149,6 +158,9 @@ def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
         page = markdown_text(path.read_text(encoding="utf-8", errors="replace"))
         metadata = {"title": page.title or path.stem, "source": str(path), **record_fields(page.fields)}
         return [_document(page.text, metadata)], []
+    elif suffix in RST_SUFFIXES:  # Sphinx sources: read as text, named by their first section title
+        text = terminal_text(path.read_text(encoding="utf-8", errors="replace"))
+        title = rst_title(text) or path.stem
     elif suffix == ".txt":
         text, title = terminal_text(path.read_text(encoding="utf-8", errors="replace")), path.stem
     else:

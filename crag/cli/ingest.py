@@ -43,7 +43,7 @@ def ingest_cmd(
         list[str] | None,
         typer.Argument(
             metavar="PATHS_OR_URLS",
-            help="Files or folders (.txt, .md, .html/.htm, .pdf, .jsonl of {title, text} lines) and http(s):// pages.",
+            help="Files or folders (.txt, .md/.markdown, .rst, .html/.htm, .pdf, .jsonl of {title, text} lines) and http(s):// pages.",
             show_default=False,
         ),
     ] = None,

@@ -19,6 +19,7 @@ from crag.backends.readers import (
     joined_hyphens,
     markdown_text,
     read_pdf,
+    rst_title,
     terminal_text,
     without_running_lines,
 )
@@ -314,3 +315,33 @@ def test_documentation_navigation_inside_the_body_is_not_text():
     assert title == "Thread Safety (libffi)"
     assert "libffi is not completely thread-safe." in text
     assert "Previous:" not in text and "Next:" not in text and "[Index]" not in text
+
+
+@pytest.mark.parametrize(
+    ("rst", "title"),
+    [
+        (
+            ":mod:`email` Package Architecture\n=================================\n\nOverview\n--------\n",
+            "email Package Architecture",
+        ),
+        ("=========\n The Guide \n=========\n\nIntro\n-----\n", "The Guide"),
+        ("text\n\n=====  =====\na      b\n=====  =====\n\nReal\n~~~~\n", "Real"),  # a simple table is no title
+        ("Longer than its underline\n=====\n\nInstall\n=======\n", "Install"),
+        (":ref:`Setting up <setup>` *fast*\n" + "=" * 32 + "\n", "Setting up fast"),
+        ("no title at all\n", ""),
+    ],
+)
+def test_a_restructuredtext_page_is_named_by_its_first_section_title(rst, title):
+    assert rst_title(rst) == title
+
+
+def test_restructuredtext_files_are_read_as_text(tmp_path):
+    (tmp_path / "arch.rst").write_text(
+        ":mod:`email` Package Architecture\n=================================\n\nText.\n"
+    )
+    (tmp_path / "notes.rst").write_text("Just text.\n")
+    documents = {d.metadata["title"]: d.page_content for d in load_documents([tmp_path]).documents}
+    assert documents == {
+        "email Package Architecture": ":mod:`email` Package Architecture\n=================================\n\nText.\n",
+        "notes": "Just text.\n",
+    }
