@@ -1,8 +1,8 @@
 """`crag ingest`: load files and web pages, cut them into chunks and add the new chunks to the Chroma store.
 
 Chunk ids are the sha256 of (source, chunk text), so ingesting the same files again adds nothing
-and an edited file adds only its changed chunks (its old chunks stay until the collection is
-rebuilt). Only chunks missing from the store are embedded, which is where the time goes.
+and an edited file adds only its changed chunks, and its chunks that are gone from it are removed.
+Only chunks missing from the store are embedded, which is where the time goes.
 
 Nothing is passed over in silence: the report names the files and pages skipped and why (an
 unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
@@ -63,6 +63,7 @@ class IngestReport:
     empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
     urls: int = 0  # web pages read
     failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it
+    removed: int = 0  # chunks of the sources read that they no longer hold: an edited file's old text
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -244,7 +245,12 @@ def ingest(
     progress: bool = True,
 ) -> IngestReport:
     """Load `paths` and download `urls`, chunk, and add to `store` the chunks it does not hold yet,
-    `batch_size` at a time. Pages are downloaded under the fetcher's guards (`crag.backends.urls`)."""
+    `batch_size` at a time. Pages are downloaded under the fetcher's guards (`crag.backends.urls`).
+
+    Then every source read (a file, a JSONL file's records, a PDF page, a page) is made to hold only
+    its chunks of now: an edited file's old chunks are removed, after the new ones are in, so that
+    retrieval does not return what the file no longer says. A source that could not be read this time
+    (a failed download, an unreadable PDF) keeps what it had."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     loaded = load_documents(paths, progress=progress)
@@ -271,6 +277,10 @@ def ingest(
                 store.add_documents(new, ids=[chunk.id for chunk in new])
                 added += len(new)
             bar.update(len(batch))
+    # a file read counts as read even when none of its chunks names it: a JSONL file whose records
+    # left all have their own URL must still lose the chunk of a record taken out of it
+    read = {source_of(chunk) for chunk in unique} | {str(Path(f).expanduser().resolve()) for f in loaded.files}
+    removed = _remove_stale(store, sorted(read), seen)
     return IngestReport(
         files=len(loaded.files),
         chunks=len(chunks),
@@ -285,7 +295,23 @@ def ingest(
         empty_pages=tuple(loaded.empty_pages + downloaded.empty_pages),
         urls=len(downloaded.urls),
         failed_urls=tuple(downloaded.failed),
+        removed=removed,
     )
+
+
+SOURCES_PER_QUERY = 100
+
+
+def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
+    """Delete the chunks of `sources` whose ids are not in `current`; how many were deleted."""
+    stale: list[str] = []
+    for start in range(0, len(sources), SOURCES_PER_QUERY):
+        batch = sources[start : start + SOURCES_PER_QUERY]
+        where = {"source": batch[0]} if len(batch) == 1 else {"source": {"$in": batch}}
+        stale += [i for i in store.get(where=where, include=[])["ids"] if i not in current]
+    if stale:
+        store.delete(ids=stale)
+    return len(stale)
 
 
 @contextmanager

@@ -106,9 +106,10 @@ def ingest_cmd(
     failed = f" ({len(report.failed_urls)} failed)" if report.failed_urls else ""
     duplicates = f", {report.duplicates} duplicates within the input" if report.duplicates else ""
     empty = f", {report.empty_records} empty records skipped" if report.empty_records else ""
+    removed = f", {report.removed} no longer in their files removed" if report.removed else ""
     typer.echo(
         f"{report.files} files{pages}{failed}, {report.chunks} chunks: {report.added} added, "
-        f"{report.skipped_existing} already present{duplicates}{empty} -> {collection} at {target}"
+        f"{report.skipped_existing} already present{duplicates}{empty}{removed} -> {collection} at {target}"
     )
     if report.unsupported_files:
         typer.echo(

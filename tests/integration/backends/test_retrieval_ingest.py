@@ -170,6 +170,21 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
     assert count(open_store(persist_dir=tmp_path / "db")) == 5
 
 
+def test_an_edited_file_loses_its_old_chunks_and_a_file_not_read_keeps_its(tmp_path, corpus):
+    store = open_store(persist_dir=tmp_path / "db", collection="edits")
+    assert ingest([corpus], store, progress=False).added == 5
+    write(corpus / "paris.txt", "Paris is the capital of France. Its metro opened in 1900.")
+    (corpus / "notes" / "moon.html").unlink()  # not read this time: nothing of it is removed
+    records = corpus / "records.jsonl"
+    write(records, records.read_text(encoding="utf-8").splitlines()[0] + "\n")  # one of its two records left
+    again = ingest([corpus], store, progress=False)
+    assert (again.added, again.removed, count(store)) == (1, 2, 4)
+    texts = [d.page_content for d in retrieve(store, "When did the Paris metro open?", k=4)]
+    assert "Paris is the capital of France. Its metro opened in 1900." in texts and PARIS not in texts
+    assert any("natural satellite" in t for t in texts)  # the moon page's chunk stays
+    assert ingest([corpus], store, progress=False).removed == 0
+
+
 def test_chunks_another_collection_embedded_are_copied_not_embedded_again(tmp_path, corpus):
     full = open_store(persist_dir=tmp_path / "db", collection="kb-full")
     ingest([corpus], full, progress=False)
