@@ -152,13 +152,13 @@ def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
     if suffix == ".pdf":
         pages = read_pdf(path.read_bytes(), str(path), path.stem)
         return pages.documents, pages.empty
+    fields: dict[str, Any] = {}
     if suffix in (".html", ".htm"):
         text, title = html_text(path.read_text(encoding="utf-8", errors="replace"))
         title = title or path.stem
     elif suffix in MARKDOWN_SUFFIXES:
         page = markdown_text(path.read_text(encoding="utf-8", errors="replace"))
-        metadata = {"title": page.title or path.stem, "source": str(path), **record_fields(page.fields)}
-        return [_document(page.text, metadata)], []
+        text, title, fields = page.text, page.title or path.stem, page.fields
     elif suffix in RST_SUFFIXES:  # Sphinx sources: read as text, named by their first section title
         text = terminal_text(path.read_text(encoding="utf-8", errors="replace"))
         title = rst_title(text) or path.stem
@@ -166,7 +166,7 @@ def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
         text, title = terminal_text(path.read_text(encoding="utf-8", errors="replace")), path.stem
     else:
         raise ValueError(_unsupported(path))
-    return [_document(text, {"title": title, "source": str(path)})], []
+    return [_document(text, {"title": title, "source": str(path), **record_fields(fields)})], []
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,7 @@ def ingest(
             bar.update(len(batch))
     # a file read counts as read even when none of its chunks names it: a JSONL file whose records
     # left all have their own URL must still lose the chunk of a record taken out of it
-    read = {source_of(chunk) for chunk in unique} | {str(Path(f).expanduser().resolve()) for f in loaded.files}
+    read = {source_of(chunk) for chunk in unique} | {str(f) for f in loaded.files}  # resolved by find_files
     removed = _remove_stale(store, sorted(read), seen)
     return IngestReport(
         files=len(loaded.files),
@@ -306,8 +306,7 @@ def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
     """Delete the chunks of `sources` whose ids are not in `current`; how many were deleted."""
     stale: list[str] = []
     for start in range(0, len(sources), SOURCES_PER_QUERY):
-        batch = sources[start : start + SOURCES_PER_QUERY]
-        where = {"source": batch[0]} if len(batch) == 1 else {"source": {"$in": batch}}
+        where = {"source": {"$in": sources[start : start + SOURCES_PER_QUERY]}}
         stale += [i for i in store.get(where=where, include=[])["ids"] if i not in current]
     if stale:
         store.delete(ids=stale)

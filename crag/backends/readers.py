@@ -127,7 +127,7 @@ def markdown_text(raw: str) -> MarkdownPage:
 # document for one line, and is not a dependency.
 _RST_TITLE = re.compile(
     r"^(?:(?P<over>[=\-~`:'\"^_*+#<>])(?P=over)+[ \t]*\n)?(?P<title>[ \t]*\S[^\n]*?)[ \t]*\n"
-    r"(?P<under>[=\-~`:'\"^_*+#<>])(?P=under)+[ \t]*$",
+    r"(?P<underline>(?P<under>[=\-~`:'\"^_*+#<>])(?P=under)+)[ \t]*$",
     re.MULTILINE,
 )
 RST_SUFFIXES = (".rst", ".rest")
@@ -138,8 +138,8 @@ def rst_title(text: str) -> str:
     roles reduced to their text (":mod:`email` Package Architecture" is "email Package Architecture");
     "" when it has none."""
     for match in _RST_TITLE.finditer(text):
-        title, under = match.group("title").strip(), match.group(0).rsplit("\n", 1)[1].strip()
-        if len(under) >= len(title) and re.search(r"\w", title):
+        title = match.group("title").strip()
+        if len(match.group("underline")) >= len(title) and re.search(r"\w", title):
             title = re.sub(r":[\w:+-]+:`([^`<]*?)\s*(?:<[^`]*>)?`", r"\1", title)  # :role:`text <target>`
             return " ".join(title.replace("`", "").replace("*", "").split())
     return ""

@@ -71,19 +71,18 @@ def _page(download: Download, url: str) -> tuple[list[Document], list[str]]:
     if download.media_type in PDF_TYPES:
         pages = read_pdf(download.body, urldefrag(url).url, url)
         return pages.documents, pages.empty
+    fields: dict = {}
     if download.media_type in HTML_TYPES:
         text, title = html_text(download.text)
     elif download.media_type in MARKDOWN_TYPES or urlsplit(url).path.lower().endswith(MARKDOWN_SUFFIXES):
         # raw Markdown files are often served as text/plain (raw.githubusercontent.com does)
         page = markdown_text(download.text)
-        if not page.text.strip():
-            raise ValueError("no text found on the page")
-        return [passage(page.text, title=page.title or url, source=url, **record_fields(page.fields))], []
+        text, title, fields = page.text, page.title, page.fields
     else:
         text, title = terminal_text(download.text), ""
     if not text.strip():
         raise ValueError("no text found on the page")
-    return [passage(text, title=title or url, source=url)], []
+    return [passage(text, title=title or url, source=url, **record_fields(fields))], []
 
 
 def load_urls(

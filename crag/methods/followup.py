@@ -133,6 +133,7 @@ def _candidates(turn: Turn) -> tuple[list[str], list[str], str]:
 
 _TOKEN = re.compile(r"[\w][\w.+/-]*\w|\w")
 _SPOKEN_WORD = re.compile(r"[\w.+/-]+")
+PHRASE_STOPS = STOPWORDS | AUXILIARIES  # words a subject's phrase does not run on into ("npm ci do")
 
 
 def _phrases(question: str, answer: str) -> list[str]:
@@ -154,7 +155,7 @@ def _phrases(question: str, answer: str) -> list[str]:
             continue
         stop = at + len(term)
         for token in _TOKEN.finditer(question, stop):
-            if question[stop : token.start()].strip() or token.group(0).lower() in STOPWORDS | AUXILIARIES:
+            if question[stop : token.start()].strip() or token.group(0).lower() in PHRASE_STOPS:
                 break
             if _spoken(question[at : token.end()]) not in said:
                 break

@@ -124,12 +124,6 @@ def _sentences(text: str) -> list[str]:
     return sentences
 
 
-def standing(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
-    """Each vector's cosine with the question, as standard deviations above the set's mean: how much
-    closer to the question a strip is than the other strips cut for it."""
-    return standings_of(cosines(question_vector, vectors))
-
-
 def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
     """Each vector's cosine with the question's."""
     rows = np.asarray(vectors, dtype=float)
@@ -139,7 +133,8 @@ def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]
 
 
 def standings_of(cosines: Sequence[float]) -> list[float]:
-    """`standing` from the cosines themselves: (cosine − the set's mean) / the set's spread."""
+    """Each passage's standing from its cosine with the question: (cosine − the set's mean) / the set's
+    spread, how much closer to the question it is than the others of its set, in standard deviations."""
     values = np.asarray(cosines, dtype=float)
     return ((values - values.mean()) / max(float(values.std()), STANDING_FLOOR)).tolist()
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.core.passages import passage
-from crag.methods.refinement import decompose, judged, refine, sentence_spans, set_adjusted, standing
+from crag.methods.refinement import cosines, decompose, judged, refine, sentence_spans, set_adjusted, standings_of
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
 from tests.fakes import FakeEvaluator, WordEmbeddings
@@ -237,6 +237,11 @@ def _three_strips():
         passage("grep --context prints lines of context around each match.", "grep", "grep.1"),
         passage("grep exits with status two when an error occurred.", "grep", "grep.1"),
     ]
+
+
+def standing(question_vector, vectors):
+    """A strip's standing as refinement computes it: its cosine with the question within its set."""
+    return standings_of(cosines(question_vector, vectors))
 
 
 def test_standing_is_the_cosine_above_the_set_mean_in_standard_deviations():
