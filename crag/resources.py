@@ -18,13 +18,14 @@ from langchain_core.vectorstores import VectorStore
 from crag.backends.embeddings import shared_embeddings
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import LocalChatModel, chat_model
-from crag.backends.retrieval import open_existing
+from crag.backends.retrieval import OVERFETCH, open_existing
 from crag.backends.retrieval import retrieve as search
 from crag.backends.user_web import is_user_backend, search_custom
 from crag.backends.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
 from crag.backends.web import prefer_wikipedia, search_web
 from crag.backends.wikipedia import WikipediaSearch
 from crag.context import Context
+from crag.core.passages import distinct
 from crag.core.thresholds import PRESETS, Thresholds
 from crag.evaluator_model.runnable import RetrievalEvaluator
 
@@ -59,12 +60,13 @@ def quote_threshold(ctx: Context) -> float:
 
 
 def retrieve(ctx: Context, question: str) -> list[Document]:
-    """The context's `k` documents for `question`: from its own retriever or vector store if it has
-    one, else from the Chroma collection it names (which must exist and hold chunks)."""
+    """The context's `k` documents for `question`, each text once (`distinct`): from its own retriever
+    or vector store if it has one, else from the Chroma collection it names (which must exist and
+    hold chunks)."""
     if isinstance(ctx.retriever, VectorStore):
-        return ctx.retriever.similarity_search(question, k=ctx.k)
+        return distinct(ctx.retriever.similarity_search(question, k=OVERFETCH * ctx.k))[: ctx.k]
     if ctx.retriever is not None:
-        return list(ctx.retriever.invoke(question))[: ctx.k]
+        return distinct(list(ctx.retriever.invoke(question)))[: ctx.k]
     return search(knowledge_store(ctx), question, k=ctx.k)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from crag.backends.readers import (
     read_pdf,
     rst_title,
     terminal_text,
+    unindexed_reason,
 )
 from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
@@ -64,6 +65,7 @@ class IngestReport:
     urls: int = 0  # web pages read
     failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it
     removed: int = 0  # chunks of the sources read that they no longer hold: an edited file's old text
+    unindexed_files: tuple[str, ...] = ()  # HTML pages in folders that ask not to be indexed or only redirect
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -141,10 +143,16 @@ def _read_jsonl(path: Path) -> list[Document]:
     return documents
 
 
-def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
+class UnindexedPage(ValueError):
+    """An HTML page that by its own markup stays out of an index (`readers.unindexed_reason`); the
+    message says why."""
+
+
+def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[Document], list[str]]:
     """(documents, sources of PDF pages without text): one Document per text, markdown or HTML file,
     one per JSONL record and one per PDF page with text, each with `title` and `source` (a PDF page's
-    is `path#page=N`). A PDF that cannot be read raises `UnreadablePdf`."""
+    is `path#page=N`). A PDF that cannot be read raises `UnreadablePdf`; with `skip_unindexed`, an
+    HTML page that asks not to be indexed or only redirects raises `UnindexedPage`."""
     path = Path(path).expanduser().resolve()
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
@@ -154,7 +162,11 @@ def load_file(path: str | Path) -> tuple[list[Document], list[str]]:
         return pages.documents, pages.empty
     fields: dict[str, Any] = {}
     if suffix in (".html", ".htm"):
-        text, title = html_text(path.read_text(encoding="utf-8", errors="replace"))
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        reason = unindexed_reason(raw) if skip_unindexed else None
+        if reason:
+            raise UnindexedPage(reason)
+        text, title = html_text(raw)
         title = title or path.stem
     elif suffix in MARKDOWN_SUFFIXES:
         page = markdown_text(path.read_text(encoding="utf-8", errors="replace"))
@@ -179,27 +191,36 @@ class Loaded:
     binary: list[Path]  # with a text suffix, but their bytes are not text
     unreadable: list[str]  # "path: why": PDFs that cannot be read
     empty_pages: list[str]  # sources of PDF pages without text
+    unindexed: dict[Path, str] = field(default_factory=dict)  # pages in folders kept out by their markup: why
 
 
 def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Loaded:
-    """Every document in `paths` (files and folders) but binary files and unreadable PDFs; see
-    `find_files` for what is read."""
+    """Every document in `paths` (files and folders) but binary files, unreadable PDFs and, inside
+    folders, HTML pages that ask not to be indexed or only redirect (a site's print-all page, its
+    moved-page stubs: `readers.unindexed_reason`); a page named on its own is read whatever it says.
+    See `find_files` for what is read."""
+    paths = list(paths)
+    named = {Path(p).expanduser().resolve() for p in paths if Path(p).expanduser().is_file()}
     files, unsupported = find_files(paths)
     candidates, binary = split_binary(files)
     documents: list[Document] = []
     read: list[Path] = []
     unreadable: list[str] = []
     empty_pages: list[str] = []
+    unindexed: dict[Path, str] = {}
     for file in tqdm(candidates, desc="read", unit="file", disable=not progress or not candidates):
         try:
-            found, empty = load_file(file)
+            found, empty = load_file(file, skip_unindexed=file not in named)
         except UnreadablePdf as exc:  # one bad PDF is reported, and the others are read
             unreadable.append(f"{file}: {exc}")
+            continue
+        except UnindexedPage as exc:
+            unindexed[file] = str(exc)
             continue
         documents += found
         empty_pages += empty
         read.append(file)
-    return Loaded(documents, read, unsupported, binary, unreadable, empty_pages)
+    return Loaded(documents, read, unsupported, binary, unreadable, empty_pages, unindexed)
 
 
 def chunk_id(source: str, text: str) -> str:
@@ -279,7 +300,8 @@ def ingest(
             bar.update(len(batch))
     # a file read counts as read even when none of its chunks names it: a JSONL file whose records
     # left all have their own URL must still lose the chunk of a record taken out of it
-    read = {source_of(chunk) for chunk in unique} | {str(f) for f in loaded.files}  # resolved by find_files
+    # and a page now kept out by its own markup holds nothing: what an earlier run took from it goes
+    read = {source_of(chunk) for chunk in unique} | {str(f) for f in (*loaded.files, *loaded.unindexed)}
     removed = _remove_stale(store, sorted(read), seen)
     return IngestReport(
         files=len(loaded.files),
@@ -296,6 +318,7 @@ def ingest(
         urls=len(downloaded.urls),
         failed_urls=tuple(downloaded.failed),
         removed=removed,
+        unindexed_files=tuple(map(str, loaded.unindexed)),
     )
 
 

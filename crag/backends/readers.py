@@ -33,8 +33,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import lxml.html
 import yaml
 from langchain_core.documents import Document
+from lxml.etree import ParserError
 from markdown_it import MarkdownIt
 
 from crag.core.passages import passage
@@ -169,6 +171,30 @@ def html_text(raw: str) -> tuple[str, str]:
     )
     match = _HTML_TITLE.search(raw)
     return text, " ".join(html.unescape(match.group(1)).split()) if match else ""
+
+
+def unindexed_reason(raw: str) -> str | None:
+    """Why a page should stay out of an index by its own markup, or None: it asks search engines not to
+    index it (`<meta name="robots" content="noindex">`: mdBook marks so its print.html, the whole book
+    again on one page, and its table of contents; rustdoc its moved-page stubs), or it only sends the
+    browser elsewhere (`<meta http-equiv="refresh" content="0; URL=…">`). Ingesting the Rust book's
+    folder stored 1,234 of its 3,038 chunks from print.html, so that retrieval returned each passage
+    twice, once titled only "The Rust Programming Language"."""
+    if "<meta" not in raw.lower():  # nothing to look for: skip the parse
+        return None
+    try:
+        root = lxml.html.fromstring(raw)
+    except (ParserError, ValueError):  # an empty or unparseable page says nothing about itself
+        return None
+    for meta in root.iter("meta"):
+        name = (meta.get("name") or "").strip().lower()
+        content = (meta.get("content") or "").lower()
+        if name in ("robots", "googlebot") and "noindex" in re.split(r"[\s,]+", content):
+            return "it asks not to be indexed (robots noindex)"
+        if (meta.get("http-equiv") or "").strip().lower() == "refresh" and re.search(r"url\s*=", content):
+            target = re.split(r"url\s*=\s*", meta.get("content") or "", maxsplit=1, flags=re.IGNORECASE)[-1]
+            return f"it only redirects to {target.strip(chr(39) + chr(34) + ' ')}"
+    return None
 
 
 class UnreadablePdf(ValueError):

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from crag.backends.embeddings import DEFAULT_EMBEDDINGS, embeddings, embeddings_name
 from crag.core.cache import ResourceCache
+from crag.core.passages import distinct
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 DEFAULT_CHROMA_DIR = ".crag/chroma"
 DEFAULT_COLLECTION = "crag"
 DEFAULT_CHROMA_PORT = 8000
+OVERFETCH = 2  # chunks fetched per chunk returned, so that duplicate texts dropped leave k (`distinct`)
 EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name (`embeddings_name`)
 
 _STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = ResourceCache("store")
@@ -240,7 +242,9 @@ def clear_store_cache() -> None:
 
 
 def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:
-    """The `k` chunks nearest to `question`, best first; [] for an empty collection.
+    """The `k` chunks nearest to `question` with distinct texts, best first; [] for an empty
+    collection. Twice `k` are fetched so that a text stored under several sources (`distinct`) does
+    not leave fewer than `k`.
 
     Each Document keeps the metadata written at ingestion (`title`, `source`, `chunk`, `id`) and
     gains `rank` (0 = best, as in the shared web strips); `Document.id` is the chunk's store id.
@@ -252,7 +256,7 @@ def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:
     if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
         return []
     try:
-        documents = store.similarity_search(question, k=k)
+        documents = distinct(store.similarity_search(question, k=OVERFETCH * k))[:k]
     except Exception as exc:
         # a collection filled by another tool, or before crag recorded its embeddings, with vectors of
         # another size: Chroma's message names the two dimensions; this names the fix

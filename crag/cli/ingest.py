@@ -116,6 +116,11 @@ def ingest_cmd(
             f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
             f"(supported: {', '.join(SUFFIXES)})"
         )
+    if report.unindexed_files:
+        typer.echo(
+            f"skipped {len(report.unindexed_files)} pages that ask not to be indexed (robots noindex) or only "
+            f"redirect (meta refresh); name one to ingest it anyway: {_named(report.unindexed_files)}"
+        )
     for file in report.binary_files:
         _warn(f"skipped {file}: it is binary, not text")
     for skipped in (*report.unreadable_files, *report.failed_urls):  # "path or URL: why"

@@ -51,6 +51,22 @@ def titled_once(text: str, title: str | None) -> str:
     return text if title and text.startswith(f"{title}:") else titled(text, title)
 
 
+def distinct(documents: list[Document]) -> list[Document]:
+    """The documents in their order, each text once: a later document whose text equals an earlier
+    one's (case and spacing aside) is dropped. The same file copied into several folders (a licence,
+    a README, an edition of a book) would otherwise fill several of the k places with one passage,
+    which the evaluator grades, refinement keeps and the generator reads twice. Only equal texts go:
+    two chunks that differ in a word may differ in the answer (a set's method and a map's)."""
+    seen: set[str] = set()
+    kept = []
+    for document in documents:
+        key = " ".join(document.page_content.casefold().split())
+        if key not in seen:
+            seen.add(key)
+            kept.append(document)
+    return kept
+
+
 def metadata_value(value: Any) -> Any:
     """Chroma stores only str, int, float and bool; a date (YAML front matter has them) is kept as its
     ISO form, anything else as its JSON text."""

@@ -21,6 +21,7 @@ from crag.backends.readers import (
     read_pdf,
     rst_title,
     terminal_text,
+    unindexed_reason,
     without_running_lines,
 )
 from crag.backends.urls import is_url, read_url_list
@@ -345,3 +346,55 @@ def test_restructuredtext_files_are_read_as_text(tmp_path):
         "email Package Architecture": ":mod:`email` Package Architecture\n=================================\n\nText.\n",
         "notes": "Just text.\n",
     }
+
+
+# mdBook's print.html (the whole book again), rustdoc's moved-page stubs, mdBook's redirect pages
+PRINT_PAGE = """<!DOCTYPE HTML><html><head><title>The Rust Programming Language</title>
+<meta name="robots" content="noindex"></head><body><main><h1>Foreword</h1><p>Every chapter of the book, again, on
+one page: the same passages the chapters hold.</p></main></body></html>"""
+REDIRECT = """<html><head><title>Redirecting...</title><meta http-equiv="refresh" content="0; URL=ch18-00-oop.html">
+</head><body><p>Redirecting to... <a href="ch18-00-oop.html">ch18-00-oop.html</a>.</p></body></html>"""
+CHAPTER = """<html><head><title>Using Threads</title><meta name="description" content="noindex is a word here">
+<meta name="robots" content="index, follow"><meta http-equiv="refresh" content="300"></head>
+<body><main><p>Threads run code at the same time: spawn one with thread::spawn and a closure.</p></main></body></html>"""
+
+
+@pytest.mark.parametrize(
+    ("page", "reason"),
+    [
+        (PRINT_PAGE, "it asks not to be indexed (robots noindex)"),
+        ('<META NAME="Robots" CONTENT="NOINDEX,FOLLOW">', "it asks not to be indexed (robots noindex)"),
+        ('<meta name="googlebot" content="nofollow noindex">', "it asks not to be indexed (robots noindex)"),
+        (REDIRECT, "it only redirects to ch18-00-oop.html"),
+        ("<meta http-equiv='Refresh' content=\"5;url='/new/'\">", "it only redirects to /new/"),
+        (CHAPTER, None),  # "index" is no "noindex"; a refresh without a target reloads the page itself
+        ('<meta name="robots" content="noindexing">', None),
+        ("<p>no meta tags at all</p>", None),
+        ("", None),
+        ("<meta", None),
+    ],
+)
+def test_a_page_that_asks_not_to_be_indexed_or_only_redirects_says_so(page, reason):
+    assert unindexed_reason(page) == reason
+
+
+def test_such_pages_are_skipped_in_folders_and_read_when_named(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    for name, page in (("print.html", PRINT_PAGE), ("old.html", REDIRECT), ("threads.html", CHAPTER)):
+        (book / name).write_text(page)
+    loaded = load_documents([book])
+    assert [d.metadata["title"] for d in loaded.documents] == ["Using Threads"]
+    assert loaded.files == [(book / "threads.html").resolve()]
+    assert loaded.unindexed == {
+        (book / "old.html").resolve(): "it only redirects to ch18-00-oop.html",
+        (book / "print.html").resolve(): "it asks not to be indexed (robots noindex)",
+    }
+    named = load_documents([book / "print.html"])  # the user chose this page: it is read
+    assert [d.metadata["title"] for d in named.documents] == ["The Rust Programming Language"] and not named.unindexed
+
+
+@given(st.text(alphabet=st.sampled_from(list("<>/=\"' ;-metanobrsindexhpqurlfc\n")), max_size=120))
+def test_any_markup_gets_a_reason_or_none_and_no_error(page):
+    reason = unindexed_reason(page)
+    assert reason is None or reason.startswith("it ")

@@ -185,6 +185,32 @@ def test_an_edited_file_loses_its_old_chunks_and_a_file_not_read_keeps_its(tmp_p
     assert ingest([corpus], store, progress=False).removed == 0
 
 
+def test_a_text_under_several_sources_is_retrieved_once_and_a_page_turned_noindex_loses_its_chunks(tmp_path):
+    """The Rust book's folder holds one licence in four font folders and its print.html; retrieval
+    gives k distinct texts, and a page that now asks not to be indexed is skipped and emptied."""
+    root = tmp_path / "book"
+    licence = "The Open Font License lets you use, study, modify and redistribute the fonts freely."
+    for edition in ("fonts", "first-edition/fonts", "second-edition/fonts"):
+        write(root / edition / "LICENSE.txt", licence)
+    write(root / "paris.txt", PARIS)
+    write(root / "moon.html", HTML)
+    store = open_store(persist_dir=tmp_path / "db", collection="book")
+    assert ingest([root], store, progress=False).added == 5  # the licence under each of its three sources
+    found = retrieve(store, "May I modify and redistribute the fonts?", k=3)
+    assert [d.page_content for d in found].count(licence) == 1 and len(found) == 3
+    assert [d.metadata["rank"] for d in found] == [0, 1, 2]
+
+    write(root / "moon.html", HTML.replace("<head>", '<head><meta name="robots" content="noindex">'))
+    again = ingest([root], store, progress=False)
+    assert again.unindexed_files == (str((root / "moon.html").resolve()),) and again.removed == 1
+    assert not any("satellite" in d.page_content for d in retrieve(store, "the Moon and the tides", k=3))
+    result = CliRunner().invoke(cli(), ["ingest", str(root), "--chroma-dir", str(tmp_path / "db"), "--no-progress"])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "skipped 1 pages that ask not to be indexed (robots noindex) or only redirect (meta refresh)" in output
+    assert "moon.html" in output
+
+
 def test_chunks_another_collection_embedded_are_copied_not_embedded_again(tmp_path, corpus):
     full = open_store(persist_dir=tmp_path / "db", collection="kb-full")
     ingest([corpus], full, progress=False)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from langchain_core.runnables import RunnableLambda
+from langchain_core.vectorstores import InMemoryVectorStore
+
 from crag import resources
 from crag.backends import embeddings as embeddings_module
 from crag.context import Context
+from crag.core.passages import passage
 from tests.fakes import WordEmbeddings
 
 
@@ -26,3 +30,16 @@ def test_strip_embedder_builds_a_named_model_once_and_passes_objects_through(mon
     assert resources.strip_embedder(Context(embeddings="openai:x", strip_set_weight=0)) is None
     assert built == ["openai:text-embedding-3-small"]  # an object is not built, and weight 0 builds nothing
     embeddings_module._SHARED.clear()
+
+
+def test_a_user_retriever_or_vector_store_gives_each_text_once():
+    copies = [passage("Apache License 2.0", source=f"{n}/LICENSE") for n in range(3)]
+    other = [passage(f"Chapter {n} text.", source=f"ch{n}.html") for n in range(4)]
+    retriever = RunnableLambda(lambda q: [*copies, *other])
+    found = resources.retrieve(Context(retriever=retriever, k=3), "licence")
+    assert [d.metadata["source"] for d in found] == ["0/LICENSE", "ch0.html", "ch1.html"]
+
+    store = InMemoryVectorStore(WordEmbeddings())
+    store.add_documents([*copies, *other])
+    found = resources.retrieve(Context(retriever=store, k=3), "Apache License")
+    assert len(found) == 3 and [d.page_content for d in found].count("Apache License 2.0") == 1
