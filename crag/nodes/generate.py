@@ -45,17 +45,26 @@ def format_knowledge(strips: list[Strip]) -> str:
     return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
 
 
+# "Page - Site", "Page | Site", "Page — Site": a web page's <title>, never a name that answers
+PAGE_TITLE = re.compile(r"\s[-|\u2013\u2014\u00b7]\s")
+NAME_WORDS = 5  # a title longer than this is a heading, not a name
+
+
 def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
     """The model's reply as an answer: whitespace collapsed, its own "[n]" markers, a leading
     "Answer:" and a leading copy of a knowledge title dropped ("Django Reinhardt: Django Reinhardt was
-    …"). A copied title is kept when neither the rest nor the question names it: it may be the answer
-    ("Ken Keyes Jr.: He wrote …" for "Who is the author of Facing the Future?")."""
+    …"). A copied title is kept when it may be the answer: a name (a few words, not a page title of
+    the "Page - Site" form) that neither the rest nor the question names ("Ken Keyes Jr.: He wrote …"
+    for "Who is the author of Facing the Future?"). The Rust book's pages gave answers that began
+    "Transfer Data Between Threads with Message Passing - The Rust Programming Language: …"."""
     text = MARKERS.sub("", " ".join(reply.split()))
     text = re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
     title, rest = split_echo(text, titles)
-    if title and rest and (title.lower() in rest.lower() or title.lower() in question.lower()):
-        return rest
-    return text
+    if not (title and rest):
+        return text
+    named = title.lower() in rest.lower() or title.lower() in question.lower()
+    a_name = len(title.split()) <= NAME_WORDS and not PAGE_TITLE.search(title)
+    return rest if named or not a_name else text
 
 
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:

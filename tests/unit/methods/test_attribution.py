@@ -114,6 +114,12 @@ def test_tidy_and_knowledge_format():
         "Ken Keyes Jr.: He wrote it."
     )
     assert tidy("Carl Dahl: a footballer.", titles) == "Carl Dahl: a footballer."  # not a knowledge title
+    # a page's <title> or a heading is no name that answers: it goes too
+    page = "Transfer Data Between Threads with Message Passing - The Rust Programming Language"
+    heading = "Running Code on Cleanup with the Drop Trait"
+    for title in (page, heading, "os — Miscellaneous operating system interfaces", "Rc<T> | Rust Book"):
+        assert tidy(f"{title}: Channels send values.", [title], "How do threads talk?") == "Channels send values."
+    assert tidy("Ken Keyes Jr.: He wrote it.", [page, *titles], "Who wrote it?") == "Ken Keyes Jr.: He wrote it."
     assert format_knowledge(STRIPS) == (
         "Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
         "Carl Dahl: Carl Dahl is a footballer from Oslo."
