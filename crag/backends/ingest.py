@@ -29,6 +29,7 @@ from crag.backends.readers import (
     html_text,
     markdown_text,
     read_pdf,
+    repeated_only,
     rst_title,
     terminal_text,
     unindexed_reason,
@@ -66,6 +67,7 @@ class IngestReport:
     failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it
     removed: int = 0  # chunks of the sources read that they no longer hold: an edited file's old text
     unindexed_files: tuple[str, ...] = ()  # HTML pages in folders that ask not to be indexed or only redirect
+    repeated_pages: tuple[str, ...] = ()  # sources of pages with a heading and only lines other pages repeat
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -192,12 +194,15 @@ class Loaded:
     unreadable: list[str]  # "path: why": PDFs that cannot be read
     empty_pages: list[str]  # sources of PDF pages without text
     unindexed: dict[Path, str] = field(default_factory=dict)  # pages in folders kept out by their markup: why
+    repeated: list[str] = field(default_factory=list)  # sources of pages with nothing of their own (`repeated_only`)
 
 
 def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Loaded:
-    """Every document in `paths` (files and folders) but binary files, unreadable PDFs and, inside
-    folders, HTML pages that ask not to be indexed or only redirect (a site's print-all page, its
-    moved-page stubs: `readers.unindexed_reason`); a page named on its own is read whatever it says.
+    """Every document in `paths` (files and folders) but binary files, unreadable PDFs, pages with
+    nothing of their own (a heading over lines that other pages repeat: an old edition's "this book
+    has moved" notices, `readers.repeated_only`) and, inside folders, HTML pages that ask not to be
+    indexed or only redirect (a site's print-all page, its moved-page stubs:
+    `readers.unindexed_reason`); a page named on its own is read whatever its markup says.
     See `find_files` for what is read."""
     paths = list(paths)
     named = {Path(p).expanduser().resolve() for p in paths if Path(p).expanduser().is_file()}
@@ -220,7 +225,10 @@ def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Lo
         documents += found
         empty_pages += empty
         read.append(file)
-    return Loaded(documents, read, unsupported, binary, unreadable, empty_pages, unindexed)
+    hollow = repeated_only([d.page_content for d in documents])
+    repeated = [source_of(d) for d, drop in zip(documents, hollow) if drop]
+    documents = [d for d, drop in zip(documents, hollow) if not drop]
+    return Loaded(documents, read, unsupported, binary, unreadable, empty_pages, unindexed, repeated)
 
 
 def chunk_id(source: str, text: str) -> str:
@@ -319,6 +327,7 @@ def ingest(
         failed_urls=tuple(downloaded.failed),
         removed=removed,
         unindexed_files=tuple(map(str, loaded.unindexed)),
+        repeated_pages=tuple(loaded.repeated),
     )
 
 

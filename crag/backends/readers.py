@@ -265,6 +265,36 @@ def without_running_lines(pages: list[str]) -> list[str]:
     return cleaned
 
 
+REPEATED_IN = 5  # texts that must hold a line for it to be boilerplate rather than a page's own words
+HEADING_WORDS = 12  # "Appendix G - How Rust is Made and “Nightly Rust”": a first line this short may be a heading
+
+
+def repeated_only(texts: list[str]) -> list[bool]:
+    """Per text, whether it holds nothing of its own: its first line is a heading (at most
+    `HEADING_WORDS` words, no full stop at its end) and every other line is a line that at least
+    `REPEATED_IN` of the texts hold, case and spacing aside. The Rust book's folder
+    holds 290 such pages, its old editions' chapters reduced to their heading and "The 2018 edition
+    of the book is no longer distributed … If you came here via a link or web search, you may want to
+    check out the current version of the book instead.", and they came first in retrieval for any
+    question naming a chapter ("What are the ownership rules?": five of the ten). A page of its heading
+    alone is not judged (it has no line to compare), nor a text whose first line is a sentence (a
+    record, a plain text file: that line may be all it has to say). Written here: a cross-page view trafilatura and
+    the splitters do not take."""
+
+    def lines(text: str) -> list[str]:
+        return [" ".join(line.casefold().split()) for line in text.splitlines() if line.strip()]
+
+    split = [lines(text) for text in texts]
+    holders = Counter(line for each in split for line in set(each))
+    return [
+        len(each) > 1
+        and len(each[0].split()) <= HEADING_WORDS
+        and not each[0].endswith(".")
+        and all(holders[x] >= REPEATED_IN for x in each[1:])
+        for each in split
+    ]
+
+
 # a word broken over a line with a hyphen: letters, "-", the line break, letters (no digits: "1990-\n1995")
 _BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010][ \t]*\r?\n[ \t]*([^\W\d_]+)")  # -, soft hyphen, hyphen
 KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "wellknown" 1.6, "selfcontained" 0

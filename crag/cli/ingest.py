@@ -18,6 +18,7 @@ from crag.backends.ingest import (
     ingest,
     store_lock,
 )
+from crag.backends.readers import REPEATED_IN
 from crag.backends.retrieval import (
     StoreError,
     check_folder,
@@ -120,6 +121,11 @@ def ingest_cmd(
         typer.echo(
             f"skipped {len(report.unindexed_files)} pages that ask not to be indexed (robots noindex) or only "
             f"redirect (meta refresh); name one to ingest it anyway: {_named(report.unindexed_files)}"
+        )
+    if report.repeated_pages:
+        typer.echo(
+            f"skipped {len(report.repeated_pages)} pages with nothing of their own (a heading over lines that at "
+            f"least {REPEATED_IN} pages repeat: moved-page notices, placeholders): {_named(report.repeated_pages)}"
         )
     for file in report.binary_files:
         _warn(f"skipped {file}: it is binary, not text")

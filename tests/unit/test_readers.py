@@ -19,6 +19,7 @@ from crag.backends.readers import (
     joined_hyphens,
     markdown_text,
     read_pdf,
+    repeated_only,
     rst_title,
     terminal_text,
     unindexed_reason,
@@ -398,3 +399,41 @@ def test_such_pages_are_skipped_in_folders_and_read_when_named(tmp_path):
 def test_any_markup_gets_a_reason_or_none_and_no_error(page):
     reason = unindexed_reason(page)
     assert reason is None or reason.startswith("it ")
+
+
+MOVED = (
+    "The second edition of the book is no longer distributed with Rust’s documentation.\n"
+    "If you came here via a link or web search, you may want to check out the current version of the book instead."
+)
+
+
+def test_a_page_of_a_heading_over_lines_other_pages_repeat_has_nothing_of_its_own():
+    stubs = [f"{heading}\n{MOVED}" for heading in ("Ownership", "Appendix A: Keywords", "Slices", "Vectors")]
+    texts = [
+        *stubs,
+        f"  what  is OWNERSHIP?\n{MOVED.upper()}\n",  # case and spacing aside, the same lines
+        f"Ownership\n{MOVED}\nEach value in Rust has an owner.",  # a line of its own: kept
+        f"Each value has an owner.\n{MOVED}",  # its first line is a sentence, not a heading
+        "Slices",  # a heading alone: nothing to compare
+        "",
+    ]
+    assert repeated_only(texts) == [True] * 5 + [False] * 4
+    assert repeated_only(texts[:3]) == [False] * 3  # three pages repeating a line: not yet boilerplate
+    assert repeated_only([]) == []
+
+
+def test_hollow_pages_are_left_out_and_named(tmp_path):
+    for n in range(5):
+        (tmp_path / f"old-{n}.md").write_text(f"# Chapter {n}\n{MOVED}\n")
+    (tmp_path / "ownership.md").write_text(f"# Ownership\n{MOVED}\nEach value in Rust has an owner.\n")
+    loaded = load_documents([tmp_path])
+    assert [d.metadata["title"] for d in loaded.documents] == ["Ownership"]
+    assert sorted(loaded.repeated) == [str((tmp_path / f"old-{n}.md").resolve()) for n in range(5)]
+    assert len(loaded.files) == 6  # read, so that what an earlier run took from them is removed
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab. \n")), max_size=20), max_size=8))
+def test_repeated_only_judges_every_text_and_never_one_line(texts):
+    flags = repeated_only(texts)
+    assert len(flags) == len(texts)
+    assert not any(flag for flag, text in zip(flags, texts) if len([x for x in text.splitlines() if x.strip()]) < 2)
