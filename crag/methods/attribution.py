@@ -212,9 +212,12 @@ def grounded(citations: Sequence[Citation]) -> bool:
     return any(c["sources"] for c in citations)
 
 
-# how generators say that the passages do not answer: "I don't know.", "The passages do not mention …"
+# how generators say that the passages do not answer: "I don't know.", "The passages do not mention …",
+# also behind a lead-in: "The answer to the question is: I don't know." (the Rust book's "How do I make a
+# variable mutable?", counted as a grounded answer because a strip said "you now know"), "Sorry, but …"
 _ABSTAINS = re.compile(
-    r"^\W*(i\s+(don'?t|do\s+not|cannot|can'?t)\s+(know|tell|say|answer|find)|unknown\b|no\s+(answer|information)\b"
+    r"^\W*((i'?m\s+)?sorry,?\s+(but\s+)?|(the\s+)?answer(\s+to\s+(the|this|your)\s+question)?\s+is\s*:?\s*)?"
+    r"(i\s+(don'?t|do\s+not|cannot|can'?t)\s+(know|tell|say|answer|find)|unknown\b|no\s+(answer|information)\b"
     r"|(the\s+)?(passages?|documents?|sources?|context|text)\s+(do|does)\s+not\s+(contain|mention|say|state|provide))",
     re.IGNORECASE,
 )

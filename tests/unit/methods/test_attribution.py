@@ -99,6 +99,15 @@ def test_abstentions():
     assert all(abstains(a) for a in ABSTENTIONS)
     assert abstains("I don't know.") and abstains("The passages do not mention it.")
     assert not abstains("Anna Berg was a painter.") and not abstains("Knowing this, she painted.")
+    # behind a lead-in
+    for declined in (
+        "The answer to the question is: I don't know.",
+        "Sorry, but I cannot answer that.",
+        "I'm sorry, I don't know.",
+        "Answer is unknown.",
+    ):
+        assert abstains(declined), declined
+    assert not abstains("The answer to the question is: mut.") and not abstains("Sorry is a song by Madonna.")
 
 
 def test_tidy_and_knowledge_format():
