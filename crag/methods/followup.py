@@ -30,7 +30,13 @@ REFERS_BACK = re.compile(
     r"|^\s*(and|what about|how about)\b",
     re.IGNORECASE,
 )
-ELLIPSIS = re.compile(r"^\s*(and|what about|how about)\s+(?P<entity>.+?)\s*\??\s*$", re.IGNORECASE)
+# "And httpx?", not "And how do I add elements to it?": a question behind "and" has its own pronouns
+ELLIPSIS = re.compile(
+    r"^\s*(and|what about|how about)\s+"
+    r"(?!(?:how|what|who|whom|whose|where|when|why|which|is|are|was|were|do|does|did|can|could|should|will|would)\b)"
+    r"(?P<entity>.+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
 # "What about npm install, does it update the lock file?": the new topic, then a question about it
 TOPIC_FIRST = re.compile(
     r"^\s*(?:and|what about|how about)\s+(?P<entity>[^,;?]+?)\s*[,;]\s*(?P<rest>\S.*)$", re.IGNORECASE
@@ -117,12 +123,54 @@ DEMONYM = re.compile(r"[A-Z][a-z]+(?:ish|ese|ian|an|i)")
 AUXILIARIES = frozenset("is are was were do does did can could will would should has have had".split())
 
 
-def _candidates(turn: Turn) -> tuple[list[str], list[str], str]:
-    """(what the previous question is about, the names its answer gives, what it asked for: "who",
-    "where", "entity" for "Which …"/"What band …", else its first word)."""
+# the thing a question defines or acts on, though its words are common: "What is a closure in Rust?",
+# "How do I create a vector?" (a determiner, then up to three words that are not a preposition, an
+# auxiliary or a question word). Not an attribute of something named ("What is the capital of France?":
+# a follow-up's "it" is France, or the answer), and a how-question's thing only for a pronoun that is
+# not the follow-up's subject: after "How do I undo a commit?", "Does it rewrite history?" asks about
+# the undoing, while "How do I push it?" asks about the commit.
+_NP_WORD = r"(?!(?:in|of|for|on|with|from|to|by|at|into|and|or|than|when|if|is|are|do|does|that)\b)[\w<>:.#+-]+"
+ASKED_THING = re.compile(
+    r"^\s*(?:(?P<what>(?:what|which)\s+(?:is|are|was|were))"
+    r"|how\s+(?:do|can|could|should|would|to)\s+(?:i|you|we|one\s+)?\s*\w+)"
+    rf"\s+(?P<np>(?:a|an|the|my|your|our)\s+{_NP_WORD}(?:\s+{_NP_WORD}){{0,2}})",
+    re.IGNORECASE,
+)
+# a follow-up whose subject is the pronoun: "Does it …?", "Is it …?", "And can they …?"
+PRONOUN_SUBJECT = re.compile(
+    r"^\s*(?:and\s+)?(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)\s+(?:it|they)\b",
+    re.IGNORECASE,
+)
+
+
+def _asked_thing(question: str, follow_up: str) -> list[str]:
+    """The noun phrase `question` asks about (`ASKED_THING`) as a referent for `follow_up`'s pronouns,
+    [] when it has none: "a closure" in "What is a closure in Rust?", whose subject by rarity is only
+    "Rust". Found trying `crag chat` on the Rust book: "How is it different from a function?" had
+    become "How is Rust different …"."""
+    found = ASKED_THING.match(question)
+    if not found or re.match(r"\s+of\b", question[found.end() :]):
+        return []
+    if not found.group("what") and PRONOUN_SUBJECT.match(follow_up):
+        return []
+    return [found.group("np").rstrip(".?!:")]
+
+
+def _candidates(turn: Turn, follow_up: str = "") -> tuple[list[str], list[str], str]:
+    """(what the previous question is about, in question order, the names its answer gives, what it
+    asked for: "who", "where", "entity" for "Which …"/"What band …", else its first word), for the
+    pronouns of `follow_up`."""
     question = turn["question"]
     answer = re.sub(r"\s*\[\d+\]", "", turn.get("answer") or "")
     about = _phrases(question, "" if abstains(answer) else answer)
+
+    def span(phrase: str) -> set[int]:
+        at = question.find(phrase)
+        return set(range(at, at + len(phrase))) if at >= 0 else set()
+
+    # a subject inside the phrase is what it is about ("the University" of "the University of Tokyo")
+    thing = [np for np in _asked_thing(question, follow_up) if not any(span(np) & span(a) for a in about)]
+    about = sorted(about + thing, key=lambda phrase: min(span(phrase), default=len(question)))
     given = [] if abstains(answer) else [n for n in names(answer) if _names_a_referent(n, answer, about)]
     words = re.findall(r"\w+", question.lower())
     wh = words[0] if words else ""
@@ -178,14 +226,14 @@ def _names_a_referent(name: str, answer: str, about: list[str]) -> bool:
     return not (DEMONYM.fullmatch(name) and re.search(rf"\b{re.escape(name)}\s+[a-z]", answer))
 
 
-def referent(kind: str, history: Sequence[Turn]) -> str | None:
+def referent(kind: str, history: Sequence[Turn], follow_up: str = "") -> str | None:
     """Who or what a pronoun of `kind` (person, thing, group, place) in a follow-up refers to: after
     "Who is the author of FastAPI?", "he" is the person the answer names and "it" is FastAPI; after
     "Where was Ada Lovelace born?", "there" is the place the answer gives, and after "Where is Kyoto?"
     it is Kyoto."""
     if not history:
         return None
-    about, given, wh = _candidates(history[-1])
+    about, given, wh = _candidates(history[-1], follow_up)
     people = [n for n in about if looks_like_person(n)]
     # in question order: the first is the question's grammatical subject more often than the longest
     # ("Does npm change package.json?" … "it" is npm)
@@ -231,7 +279,7 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
     text, kept = _shielded(question)
 
     def substitute(match: re.Match, form: str) -> str:
-        found = referent(PRONOUN_KIND[match.group(0).lower()], history)
+        found = referent(PRONOUN_KIND[match.group(0).lower()], history, question)
         if found is None:
             return match.group(0)
         return {"possessive": f"{found}'s", "place": f"in {found}"}.get(form, found)
@@ -249,7 +297,7 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
 
     def demonstrative(match: re.Match) -> str:
         noun = (match.group("noun") or "").lower()
-        return referent("person" if noun in PERSON_NOUNS else "thing", history) or match.group(0)
+        return referent("person" if noun in PERSON_NOUNS else "thing", history, question) or match.group(0)
 
     text = DEMONSTRATIVE.sub(demonstrative, text)
     if _still_refers(text):

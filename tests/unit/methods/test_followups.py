@@ -38,6 +38,11 @@ GIT = turn("What does git rebase do?", "It reapplies commits on top of another b
 NPM_CI = turn("What does npm ci do?", "The main differences between using `npm install` and `npm ci` are: …")
 NPM = turn("Does npm change package.json?", "npm-update does not change package.json.")
 GREP = turn("How does grep recursively search?", "Use grep -r.")
+# found trying `crag chat` on the Rust book: the thing a question defines or acts on, in common words
+CLOSURE = turn("What is a closure in Rust?", "A closure is an anonymous function that captures its environment.")
+VECTOR = turn("How do I create a vector?", "Call Vec::new() or use the vec! macro.")
+CAPITAL = turn("What is the capital of Norway?", "Oslo is the capital of Norway.")
+UNDO = turn("How do I undo a commit in git?", "Run git revert.")
 
 
 @pytest.mark.parametrize(
@@ -124,6 +129,15 @@ GREP = turn("How does grep recursively search?", "Use grep -r.")
             "What about npm install?",
             "Does npm install change package.json?",
         ),
+        # the thing a question defines is "it", before a name after it; a how-question's thing for a
+        # pronoun that is not the follow-up's subject; an attribute of a name ("the capital of") is not
+        ([CLOSURE], "How is it different from a function?", "How is a closure different from a function?"),
+        ([CLOSURE], "Can it capture variables by reference?", "Can a closure capture variables by reference?"),
+        ([VECTOR], "And how do I add elements to it?", "And how do I add elements to a vector?"),
+        ([VECTOR], "How do I sort it?", "How do I sort a vector?"),
+        ([UNDO], "How do I push it?", "How do I push a commit?"),
+        ([CAPITAL], "How big is it?", "How big is Norway?"),
+        ([turn("What is the University of Tokyo?", "A university.")], "Where is it?", "Where is University of Tokyo?"),
     ],
 )
 def test_follow_ups_resolve_to_the_right_referent(history, question, expected):
@@ -250,3 +264,10 @@ def test_rules_never_fail_on_untrusted_text(question, previous, answer):
     assert fallback_query(question).keywords  # a web query is never empty
     parsed = parse_query(answer, question)
     assert parsed is None or 1 <= len(parsed.keywords) <= 3
+
+
+def test_a_how_questions_thing_is_not_the_subject_of_a_follow_up():
+    """After "How do I undo a commit?", "Does it rewrite history?" asks about the undoing, not the
+    commit; without another referent no rule substitutes, and the caller appends the previous question."""
+    assert "commit" not in (resolve("Does it rewrite history?", [UNDO]) or "")
+    assert resolve("Is it safe?", [VECTOR]) is None
