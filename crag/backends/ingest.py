@@ -24,16 +24,15 @@ from tqdm.auto import tqdm
 
 from crag.backends.readers import (
     MARKDOWN_SUFFIXES,
-    RST_SUFFIXES,
     UnreadablePdf,
     html_text,
     markdown_text,
     read_pdf,
     repeated_only,
-    rst_title,
     terminal_text,
     unindexed_reason,
 )
+from crag.backends.rst import RST_SUFFIXES, rst_text, rst_title
 from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.core.jsonl import read_objects
 from crag.core.passages import record_fields, source_of
@@ -60,7 +59,7 @@ class IngestReport:
     duplicates: int = 0  # chunks repeated within this input (same source and text): stored once
     unsupported_files: tuple[str, ...] = ()
     binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
-    empty_records: int = 0  # JSONL records with empty text: nothing to find in them
+    empty_records: int = 0  # documents without text (JSONL records, pages of only markup): nothing to find in them
     unreadable_files: tuple[str, ...] = ()  # "path: why": PDFs encrypted with a password, damaged or scanned
     empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
     urls: int = 0  # web pages read
@@ -173,9 +172,9 @@ def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[D
     elif suffix in MARKDOWN_SUFFIXES:
         page = markdown_text(path.read_text(encoding="utf-8", errors="replace"))
         text, title, fields = page.text, page.title or path.stem, page.fields
-    elif suffix in RST_SUFFIXES:  # Sphinx sources: read as text, named by their first section title
-        text = terminal_text(path.read_text(encoding="utf-8", errors="replace"))
-        title = rst_title(text) or path.stem
+    elif suffix in RST_SUFFIXES:  # Sphinx sources: read as their built pages show them, named by their first title
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        text, title = rst_text(raw), rst_title(raw) or path.stem
     elif suffix == ".txt":
         text, title = terminal_text(path.read_text(encoding="utf-8", errors="replace")), path.stem
     else:

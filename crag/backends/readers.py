@@ -1,5 +1,5 @@
-"""How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown (PyYAML and markdown-it-py),
-reStructuredText and terminal output saved as text.
+"""How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown (PyYAML and markdown-it-py)
+and terminal output saved as text (reStructuredText: `crag.backends.rst`).
 
 Files on disk and pages downloaded from a URL list go through these same readers, so a page saved
 to disk and the same page downloaded give the same text (only the fallback title differs: the
@@ -122,29 +122,6 @@ def markdown_text(raw: str) -> MarkdownPage:
     title = fields.pop("title", "")
     title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) and not isinstance(title, bool) else ""
     return MarkdownPage(text=text, title=title or _first_heading(body), fields=fields)
-
-
-# reStructuredText's section title: a line of text underlined (and maybe overlined) by a run of one
-# punctuation character at least as long as the text. Written here: docutils would parse the whole
-# document for one line, and is not a dependency.
-_RST_TITLE = re.compile(
-    r"^(?:(?P<over>[=\-~`:'\"^_*+#<>])(?P=over)+[ \t]*\n)?(?P<title>[ \t]*\S[^\n]*?)[ \t]*\n"
-    r"(?P<underline>(?P<under>[=\-~`:'\"^_*+#<>])(?P=under)+)[ \t]*$",
-    re.MULTILINE,
-)
-RST_SUFFIXES = (".rst", ".rest")
-
-
-def rst_title(text: str) -> str:
-    """The first section title of a reStructuredText file (Sphinx documentation's sources), its inline
-    roles reduced to their text (":mod:`email` Package Architecture" is "email Package Architecture");
-    "" when it has none."""
-    for match in _RST_TITLE.finditer(text):
-        title = match.group("title").strip()
-        if len(match.group("underline")) >= len(title) and re.search(r"\w", title):
-            title = re.sub(r":[\w:+-]+:`([^`<]*?)\s*(?:<[^`]*>)?`", r"\1", title)  # :role:`text <target>`
-            return " ".join(title.replace("`", "").replace("*", "").split())
-    return ""
 
 
 # Navigation that documentation generators put inside the page body, where trafilatura keeps it: the

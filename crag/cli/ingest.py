@@ -106,7 +106,7 @@ def ingest_cmd(
     pages = f", {report.urls} web pages" if urls else ""
     failed = f" ({len(report.failed_urls)} failed)" if report.failed_urls else ""
     duplicates = f", {report.duplicates} duplicates within the input" if report.duplicates else ""
-    empty = f", {report.empty_records} empty records skipped" if report.empty_records else ""
+    empty = f", {report.empty_records} without text skipped" if report.empty_records else ""
     removed = f", {report.removed} no longer in their files removed" if report.removed else ""
     typer.echo(
         f"{report.files} files{pages}{failed}, {report.chunks} chunks: {report.added} added, "

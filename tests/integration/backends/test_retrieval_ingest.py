@@ -252,7 +252,7 @@ def test_binary_files_empty_records_and_repeated_chunks(tmp_path, corpus):
 
     result = CliRunner().invoke(cli(), ["ingest", str(corpus), "--chroma-dir", str(tmp_path / "db2"), "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert "0 already present, 1 duplicates within the input, 1 empty records skipped" in result.output
+    assert "0 already present, 1 duplicates within the input, 1 without text skipped" in result.output
     assert f"skipped 1 unsupported files: {corpus / 'image.png'}" in result.output
     assert f"warning: skipped {(corpus / 'a.out.txt').resolve()}: it is binary" in result.output
 

@@ -1,0 +1,125 @@
+"""reStructuredText read as its built page shows it (`crag.backends.rst`): CMake's documentation was
+quoted with its markup (":command:`add_custom_target`", "message ------- Log a message.")."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crag.backends.rst import _ADORNMENT, _DIRECTIVE, inline, rst_text
+
+# the shapes of CMake's Help/command/*.rst and Help/manual/*.rst, and of Sphinx pages generally
+PAGE = """.. cmake-manual-description: CMake Command Reference
+
+message
+-------
+
+Log a message.
+
+Synopsis
+^^^^^^^^
+
+.. parsed-literal::
+
+  `General messages`_
+    message([<mode>] "message text" ...)
+
+The optional ``<mode>`` keyword is read by :command:`message` and
+:ref:`the generators <Build System Generators>` (see :prop_tgt:`~cmake.targets.COMPILE_DEFINITIONS`).
+Use **this** form::
+
+  message(STATUS "hello")
+
+A literal block after a space ::
+
+  x
+
+.. versionadded:: 3.15
+  Added the ``NOTICE`` level.
+
+.. note::
+  Messages go to stderr.
+
+.. seealso:: :command:`cmake_language`
+
+.. toctree::
+   :maxdepth: 1
+
+   /command/add_custom_command
+   /command/add_library
+
+.. option:: -j <jobs>, --parallel <jobs>
+
+ Run the tests in parallel.
+
+.. _`Reporting checks`:
+
+=========  ===========
+Type       Default
+=========  ===========
+BIN        ``bin``
+=========  ===========
+
+See `the CMake site <https://cmake.org>`_ and `Reporting checks`_.
+"""
+
+RENDERED = """message
+
+Log a message.
+
+Synopsis
+
+
+  General messages
+    message([<mode>] "message text" ...)
+
+The optional <mode> keyword is read by message and
+the generators (see COMPILE_DEFINITIONS).
+Use this form:
+
+  message(STATUS "hello")
+
+A literal block after a space
+
+  x
+
+New in version 3.15.
+  Added the NOTICE level.
+
+Note:
+  Messages go to stderr.
+
+See also: cmake_language
+
+-j <jobs>, --parallel <jobs>
+
+ Run the tests in parallel.
+
+Type       Default
+BIN        bin
+
+See the CMake site and Reporting checks."""
+
+
+def test_a_page_reads_as_its_built_page_shows_it():
+    assert rst_text(PAGE) == RENDERED
+
+
+def test_inline_markup_keeps_its_text():
+    assert inline(":ref:`Visual Studio <Visual Studio Generators>` and :envvar:`CC`") == "Visual Studio and CC"
+    assert inline("`a link`__, ``code`` and `interpreted`") == "a link, code and interpreted"
+    assert inline("globs like **/*.txt and 2 * 3 stay") == "globs like **/*.txt and 2 * 3 stay"
+
+
+MARKUP = st.sampled_from(
+    [".. ", "::", ":cmd:`", "`", "``", "_", "**", "====", "----", "\n", "  ", "note", "toctree", "a", "<b>", " "]
+)
+
+
+@given(st.lists(MARKUP, max_size=30).map("".join))
+def test_no_directive_line_or_adornment_survives_and_only_labels_are_added(text):
+    once = rst_text(text)
+    kept = set(once.splitlines())
+    assert not [line for line in text.splitlines() if _DIRECTIVE.match(line) and line in kept]
+    assert not [line for line in kept if _ADORNMENT.match(line)]
+    assert len(once) <= len(text) + 40 * text.count("::")  # labels ("See also:") are all it adds
