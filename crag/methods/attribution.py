@@ -237,7 +237,9 @@ def loops(draft: str) -> bool:
     own "I don't know"."""
     if abstains(draft):
         return False
-    words = re.findall(r"\w+", draft.lower())
+    # words of an identifier count one by one: "find_package(Gtest_FLEX_FLAG_FLEX_FLEX_FLEX_FLEX…" (CMake's
+    # documentation) is a loop inside one \w+ run
+    words = re.findall(r"[^\W_]+", draft.lower())
     runs = Counter(tuple(words[i : i + LOOP_WORDS]) for i in range(len(words) - LOOP_WORDS + 1))
     return any(n >= LOOP_TIMES for n in runs.values())
 

@@ -320,6 +320,8 @@ def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_e
         ),
         ("Use git commit --amend --no-edit to add it; git commit --amend --no-edit keeps the message.", False),
         ("Use -k.", False),
+        ("It supports find_package(Gtest_FLEX_FLAG_FLEX_FLAG_FLEX_FLEX_FLEX_FLEX_FLEX_FLEX_F", True),
+        ("Set CMAKE_INSTALL_BINDIR, CMAKE_INSTALL_LIBDIR and CMAKE_INSTALL_INCLUDEDIR.", False),
         ("", False),
         ("I don't know. I don't know. I don't know. I don't know.", False),  # a decline, kept as one
     ],
