@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from crag.methods.attribution import abstains
 from crag.methods.records import Turn
-from crag.methods.rewrite import STOPWORDS, content_words, names, subjects
+from crag.methods.rewrite import SENTENCE_WORD_ZIPF, STOPWORDS, content_words, names, subjects, zipf
 
 SUBJECT = r"he|she|it|they|him|them|there"
 POSSESSIVE = r"his|her|hers|its|their|theirs"
@@ -174,6 +174,8 @@ def _candidates(turn: Turn, follow_up: str = "") -> tuple[list[str], list[str], 
     given = [] if abstains(answer) else [n for n in names(answer) if _names_a_referent(n, answer, about)]
     words = re.findall(r"\w+", question.lower())
     wh = words[0] if words else ""
+    if wh == "how":  # an answer to a how-question starts with a verb: "Run git revert." names no "Run"
+        given = [n for n in given if not _instruction_verb(n, answer)]
     if wh == "which" or (wh == "what" and len(words) > 1 and words[1] not in AUXILIARIES):
         wh = "entity"
     return about, given, wh
@@ -216,6 +218,17 @@ def _phrases(question: str, answer: str) -> list[str]:
 def _spoken(text: str) -> str:
     """`text`'s words, lowercased, one space apart and around, to find a phrase in it word for word."""
     return " " + " ".join(_SPOKEN_WORD.findall(text.lower())) + " "
+
+
+def _instruction_verb(name: str, answer: str) -> bool:
+    """Whether a "name" is an answer's capitalised first word that is a common English word ("Run",
+    "Use", "Call"): after "How do I undo a commit in git?" … "Run git revert.", "Does it rewrite
+    history?" had become "Does Run rewrite history?"."""
+    return (
+        " " not in name
+        and zipf(name.lower()) >= SENTENCE_WORD_ZIPF
+        and bool(re.match(rf"\W*{re.escape(name)}\b", answer))
+    )
 
 
 def _names_a_referent(name: str, answer: str, about: list[str]) -> bool:
