@@ -113,12 +113,54 @@ def _first_heading(text: str) -> str:
     return ""
 
 
+# rendered Markdown's blocks: a paragraph's kind ends with a blank line (where the splitter cuts first),
+# a line's kind with a line break; a table's cells are a space apart
+_PARAGRAPH_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 pre blockquote table ul ol hr div details".split())
+_LINE_TAGS = frozenset("li tr br dd dt summary".split())
+
+
+def markdown_plain(body: str) -> str:
+    """Markdown as its rendered page reads: rendered by markdown-it-py (CommonMark and tables), then
+    the HTML's text, a line per block, "- " before a list item, code blocks kept line for line, HTML
+    comments and tags gone, a reference link as its text. Node.js's API documentation was quoted as
+    "### `immediate[Symbol.dispose]()` <!-- YAML added: v20.5.0 --> > Stability: 1 - Experimental"
+    and "* `callbacks` {Object} The [Hook Callbacks][] to register"; the markup also reached the
+    embeddings and the evaluator, which never saw it in training."""
+    rendered = MarkdownIt("commonmark").enable("table").render(body)
+    if not rendered.strip():
+        return ""
+    root = lxml.html.fragment_fromstring(rendered, create_parent="div")
+    for element in root.iter():
+        if not isinstance(element.tag, str):  # a comment: no text of the page
+            continue
+        tail = (element.tail or "") if (element.tail or "").strip() else ""  # markdown-it's own line breaks go
+        if element.tag == "li":
+            parent = element.getparent()
+            if parent is not None and parent.tag == "ol":
+                mark = f"{int(parent.get('start') or 1) + parent.index(element)}. "
+            else:
+                mark = "- "
+            element.text = mark + (element.text or "").lstrip()
+        elif element.tag in ("tr", "thead", "tbody"):  # a table's rows, one a line
+            element.text = (element.text or "").strip()
+            if element.tag != "tr":
+                element.tail = tail
+        if element.tag in _PARAGRAPH_TAGS:
+            element.tail = "\n\n" + tail
+        elif element.tag in _LINE_TAGS:
+            element.tail = "\n" + tail
+        elif element.tag in ("td", "th"):
+            element.tail = " " + tail
+    text = "\n".join(line.rstrip() for line in root.text_content().splitlines())
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
 def markdown_text(raw: str) -> MarkdownPage:
     """A Markdown file's text, title and front matter fields (module docstring)."""
     fields, body = _front_matter(terminal_text(raw))
     summary = next((str(fields[k]).strip() for k in SUMMARY_FIELDS if isinstance(fields.get(k), str)), "")
-    body = body.lstrip("\r\n") if fields else body
-    text = f"{summary}\n\n{body}" if summary else body
+    plain = markdown_plain(body)
+    text = f"{summary}\n\n{plain}" if summary else plain
     title = fields.pop("title", "")
     title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) and not isinstance(title, bool) else ""
     return MarkdownPage(text=text, title=title or _first_heading(body), fields=fields)

@@ -130,5 +130,7 @@ def rst_text(text: str) -> str:
             if not stripped.strip():
                 continue
             line = stripped if line.rstrip()[-3:-2].isspace() else stripped + ":"
+            if _ADORNMENT.match(line):  # "::::" is a run of colons, not a paragraph
+                continue
         out.append(inline(line))
     return "\n".join(out)

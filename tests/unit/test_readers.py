@@ -17,6 +17,7 @@ from crag.backends.readers import (
     UnreadablePdf,
     html_text,
     joined_hyphens,
+    markdown_plain,
     markdown_text,
     read_pdf,
     repeated_only,
@@ -198,7 +199,7 @@ def test_text_files_and_jsonl_records_are_read_without_terminal_formatting(tmp_p
     texts = {d.metadata["title"]: d.page_content for d in load_documents([tmp_path]).documents}
     assert texts == {
         "grep": "NAME\n       grep -r file\n",
-        "man-db": "# man-db\n" + terminal_text(MAN_SGR),
+        "man-db": markdown_text("# man-db\n" + terminal_text(MAN_SGR)).text,  # no escape left to render
         "log": "ERROR disk full",
     }
 
@@ -235,7 +236,9 @@ npm ls --global --parseable --long --loglevel info
 def test_front_matter_names_the_page_and_its_summary_starts_the_text(tmp_path):
     page = markdown_text(NPM_CONFIG)
     assert page.title == "Config"
-    assert page.text.startswith("About npm configuration\n\n### Shorthands\n") and "section: 7" not in page.text
+    assert page.text == (
+        "About npm configuration\n\nShorthands\n\n# same as:\nnpm ls --global --parseable --long --loglevel info"
+    )  # rendered: the heading's marks gone, the fenced example kept line for line
     assert page.fields == {
         "section": 7,
         "description": "About npm configuration",
@@ -282,22 +285,41 @@ def test_without_a_front_matter_title_the_first_level_1_heading_outside_code_nam
 )
 def test_what_is_not_front_matter_stays_text(markdown):
     page = markdown_text(markdown)
-    assert page.text == markdown and page.fields == {}
+    assert page.fields == {} and ("body" in page.text or "not at the top" in page.text)
 
 
 def test_a_markdown_file_without_a_title_is_named_by_its_file(tmp_path):
     (tmp_path / "notes.markdown").write_text("---\ndescription: Notes on tides\n---\nThe Moon pulls the sea.\n")
     [document] = load_documents([tmp_path]).documents
     assert document.metadata["title"] == "notes"
-    assert document.page_content == "Notes on tides\n\nThe Moon pulls the sea.\n"
+    assert document.page_content == "Notes on tides\n\nThe Moon pulls the sea."
 
 
 @given(st.text())
-def test_markdown_without_front_matter_keeps_its_text(text):
+def test_markdown_without_front_matter_keeps_its_words(text):
     page = markdown_text(text)
     assert "\n" not in page.title and page.title == page.title.strip()
     if not text.startswith("---"):
-        assert page.text == terminal_text(text) and page.fields == {}
+        assert page.fields == {}
+
+
+@given(st.text(alphabet=st.sampled_from(list("abc XYZ 019\n.,;?")), max_size=200))
+def test_plain_prose_keeps_its_words_in_order(text):
+    assert markdown_text(text).text.split() == text.split()
+
+
+def test_markdown_reads_as_its_rendered_page():
+    """Node.js's API pages (their `.md` sources) were quoted with their markup."""
+    source = (
+        "## `immediate.unref()`\n\n<!-- YAML\nadded: v9.7.0\n-->\n\n* Returns: {Immediate} a reference to "
+        "`immediate`\n* See [`setImmediate()`][] and **[the guide](guide.md)**.\n\n```js\nconst i = setImmediate(f);"
+        "\n\ni.unref();\n```\n\n| flag | meaning |\n|---|---|\n| `-r` | recurse |\n\n"
+        "[`setImmediate()`]: timers.md#setimmediate\n"
+    )
+    assert markdown_plain(source) == (
+        "immediate.unref()\n\n- Returns: {Immediate} a reference to immediate\n- See setImmediate() and the guide."
+        "\n\nconst i = setImmediate(f);\n\ni.unref();\n\nflag meaning\n-r recurse"
+    )
 
 
 # a texinfo manual's page (libffi's, every GNU manual's), with its navigation line inside the body
