@@ -168,12 +168,15 @@ def markdown_text(raw: str) -> MarkdownPage:
 
 # Navigation that documentation generators put inside the page body, where trafilatura keeps it: the
 # "Next: … Previous: … Up: … [Index]" line of texinfo manuals (libffi's, every GNU manual's: "header",
-# texinfo 7's "nav-panel") and DocBook's Prev/Up/Next tables, plus ARIA's navigation role.
+# texinfo 7's "nav-panel") and DocBook's Prev/Up/Next tables, plus ARIA's navigation role and headings' permalinks.
 NAVIGATION_XPATHS = [
     '//div[@class="header"]',
     '//div[contains(concat(" ", normalize-space(@class), " "), " nav-panel ")]',
     '//div[@class="navheader" or @class="navfooter"]',
     '//*[@role="navigation"]',
+    # a heading's permalink, a link whose text is only a sign: Node.js's "#", Sphinx's "¶", "§"; they had
+    # made "path.join([...paths])#" of Node's headings
+    '//a[@href and (normalize-space(.)="#" or normalize-space(.)="\u00b6" or normalize-space(.)="\u00a7")]',
 ]
 
 

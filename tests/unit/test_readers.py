@@ -456,3 +456,16 @@ def test_repeated_only_judges_every_text_and_never_one_line(texts):
     flags = repeated_only(texts)
     assert len(flags) == len(texts)
     assert not any(flag for flag, text in zip(flags, texts) if len([x for x in text.splitlines() if x.strip()]) < 2)
+
+
+def test_a_headings_permalink_sign_is_not_text():
+    """Node.js's API pages end each heading with a "#" link, Sphinx's with "¶"."""
+    page = (
+        "<html><body><article><h3><code>path.join([...paths])</code><span><a class='mark' href='#pathjoin'>#</a>"
+        "</span></h3><p>The path.join() method joins all given path segments together using the separator.</p>"
+        "<h2>Install<a class='headerlink' href='#install' title='Permalink to this heading'>¶</a></h2>"
+        "<p>Run the installer and answer its questions; section 4 of the manual says more.</p></article></body></html>"
+    )
+    text, _ = html_text(page)
+    assert "path.join([...paths])\n" in text and "Install\n" in text
+    assert "#" not in text and "¶" not in text
