@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.methods.followup import looks_like_person, refers_back, resolve
+from crag.methods.followup import refers_back, resolve
+from crag.methods.pronouns import looks_like_person
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 
 
