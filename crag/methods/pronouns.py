@@ -90,6 +90,20 @@ BEFORE_DEMONSTRATIVE = AUXILIARIES | frozenset(
 )
 
 
+# what may follow "to <verb>" when the verb has no object of its own: the end, or a preposition or adverb
+_NO_OBJECT = re.compile(
+    r"^\s*\w+(?:\s*[?.!]|\s*$|\s+(?:across|in|on|with|from|for|at|by|between|inside|outside|without|after|before|"
+    r"during|over|under|here|there|now|again|together|concurrently|directly|alone|safely|yet)\b)",
+    re.IGNORECASE,
+)
+
+
+def _object_gap(after: str) -> bool:
+    """Whether "it" is the object "to <verb>" lacks, and so refers: "Is it safe to use across threads?"
+    (after "What does Rc<T> do?") asks about Rc<T>; "Is it safe to delete the lock file?" does not."""
+    return bool(_NO_OBJECT.match(after))
+
+
 def _inside(question: str) -> list[tuple[int, int]]:
     """Spans of the referring words of `question` that refer inside it: a pronoun after an antecedent
     of its kind that the question gives itself (a name, code or a rare word, `subjects`; for "it" and
@@ -97,7 +111,8 @@ def _inside(question: str) -> list[tuple[int, int]]:
     "it" ("is it possible to …"); a relative "that"."""
     spans = [_word_span(m, "there") for m in EXISTENTIAL_THERE.finditer(question)]
     for match in EXPLETIVE_IT.finditer(question):
-        spans.append(next(match.span(g) for g in ("it", "it2", "it3") if match.group(g)))
+        if match.group("it3") or not _object_gap(question[match.end() :]):  # "how long does it take to …"
+            spans.append(next(match.span(g) for g in ("it", "it2", "it3") if match.group(g)))
     own = [(question.find(s), s) for s in subjects(question) if question.find(s) >= 0]
     trailing = TRAILING_THERE.search(question)
     if trailing and own and own[0][0] < trailing.start():

@@ -272,3 +272,18 @@ def test_a_how_questions_thing_is_not_the_subject_of_a_follow_up():
     commit; without another referent no rule substitutes, and the caller appends the previous question."""
     assert resolve("Does it rewrite history?", [UNDO]) is None  # not "Does Run …" (the answer's verb)
     assert resolve("Is it safe?", [VECTOR]) is None
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        # "it" is the object "to <verb>" lacks: it refers (found asking about Rc<T> in the Rust book)
+        ("Is it safe to use across threads?", "Is httpx safe to use across threads?"),
+        ("Is it safe to use?", "Is httpx safe to use?"),
+        # the verb has its own object, or "it" is the time something takes: expletive, left alone
+        ("Is it safe to delete the lock file?", None),
+        ("How long does it take to build?", None),
+    ],
+)
+def test_an_adjective_with_to_refers_only_when_the_verb_lacks_an_object(question, expected):
+    assert resolve(question, [HTTPX]) == expected
