@@ -133,13 +133,13 @@ def markdown_plain(body: str) -> str:
     for element in root.iter():
         if not isinstance(element.tag, str):  # a comment: no text of the page
             continue
-        tail = (element.tail or "") if (element.tail or "").strip() else ""  # markdown-it's own line breaks go
+        # between blocks, markdown-it's own line breaks go (an inline element's tail is text: kept)
+        tail = (element.tail or "") if (element.tail or "").strip() else ""
         if element.tag == "li":
             parent = element.getparent()
-            if parent is not None and parent.tag == "ol":
-                mark = f"{int(parent.get('start') or 1) + parent.index(element)}. "
-            else:
-                mark = "- "
+            start = (parent.get("start") or "1") if parent is not None else "1"
+            number = (int(start) if start.isdigit() else 1) + (parent.index(element) if parent is not None else 0)
+            mark = f"{number}. " if parent is not None and parent.tag == "ol" else "- "
             element.text = mark + (element.text or "").lstrip()
         elif element.tag in ("tr", "thead", "tbody"):  # a table's rows, one a line
             element.text = (element.text or "").strip()

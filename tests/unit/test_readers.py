@@ -308,6 +308,15 @@ def test_plain_prose_keeps_its_words_in_order(text):
     assert markdown_text(text).text.split() == text.split()
 
 
+def test_inline_markup_keeps_the_spaces_between_its_words():
+    assert markdown_plain("Run `npm` `ci` or *really* **carefully** [read](x) it.") == (
+        "Run npm ci or really carefully read it."
+    )
+    assert markdown_plain('<ol start="x"><li>raw HTML list</li></ol>\n\n3. three\n4. four') == (
+        "1. raw HTML list\n\n3. three\n4. four"
+    )
+
+
 def test_markdown_reads_as_its_rendered_page():
     """Node.js's API pages (their `.md` sources) were quoted with their markup."""
     source = (
