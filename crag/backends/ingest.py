@@ -174,7 +174,7 @@ def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[D
         text, title, fields = page.text, page.title or path.stem, page.fields
     elif suffix in RST_SUFFIXES:  # Sphinx sources: read as their built pages show them, named by their first title
         raw = path.read_text(encoding="utf-8", errors="replace")
-        text, title = rst_text(raw), rst_title(raw) or path.stem
+        text, title = rst_text(raw, path.parent), rst_title(raw) or path.stem
     elif suffix == ".txt":
         text, title = terminal_text(path.read_text(encoding="utf-8", errors="replace")), path.stem
     else:

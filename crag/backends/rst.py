@@ -17,6 +17,7 @@ renders for the common constructs and leave the rest as text.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 RST_SUFFIXES = (".rst", ".rest")
 
@@ -36,11 +37,14 @@ _STRONG = re.compile(r"(?<![\w*])\*\*(\S(?:[^*]*?\S)?)\*\*(?![\w*])")
 _ADORNMENT = re.compile(r"^[ \t]*(?:([=\-~`:'\"^_*+#<>])\1{2,}|=+(?:[ \t]+=+)+|\+(?:[-=]+\+)+)[ \t]*$")
 _DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<name>[\w:-]+)::(?:[ \t]+(?P<args>.*?))?[ \t]*$")
 _EXPLICIT = re.compile(r"^[ \t]*\.\.(?:[ \t]|$)")  # a comment, a link target, a substitution definition
+# ".. |name| replace:: text": the text every |name| of the page (and of the files it includes) stands for
+_SUBSTITUTION = re.compile(r"^[ \t]*\.\.[ \t]+\|(?P<name>[^|\n]+)\|[ \t]+replace::[ \t]*(?P<text>.*)$", re.MULTILINE)
+_REFERENCE = re.compile(r"\|([^|\s](?:[^|\n]*[^|\s])?)\|")
 _OPTION = re.compile(r"^[ \t]+:[\w -]+:(?:[ \t].*)?$")  # a directive's options: ":maxdepth: 1"
 
-# directives whose block is no text of the page: a table of contents, an index entry, an included file
+# directives whose block is no text of the page: a table of contents, an index entry, an included program
 HIDDEN = frozenset(
-    "toctree contents index include literalinclude highlight default-role role cmake-module image figure "
+    "toctree contents index literalinclude highlight default-role role cmake-module image figure "
     "raw meta sectnum only ifconfig".split()
 )
 # directives whose argument is no text: the block is code in the named language
@@ -88,12 +92,32 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def rst_text(text: str) -> str:
+INCLUDE_DEPTH = 3  # files included by included files, and no further (a file that includes itself)
+
+
+def _included(args: str, folder: Path | None, depth: int) -> list[str]:
+    """The lines an `.. include:: file` directive puts in the page: the file, relative to the page's
+    folder, rendered in turn; none when there is no folder, no such file, or the nesting is too deep.
+    CMake's property pages hold little more than "New in version 3.13." and such an include."""
+    if folder is None or depth >= INCLUDE_DEPTH or not args:
+        return []
+    path = folder / args.strip().lstrip("/")
+    try:
+        included = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return rst_text(included, path.parent, depth + 1).splitlines()
+
+
+def rst_text(text: str, folder: Path | None = None, depth: int = 0) -> str:
     """A reStructuredText page as the text its built page shows: adornment lines and table borders
     dropped, a directive's line replaced by what Sphinx shows for it ("New in version 3.20.", "Note:",
-    an option's or a signature's argument; nothing for a code block's language), hidden blocks
-    (`toctree`, `index`, `include`, …) and comments dropped, "::" before a literal block as ":", and
-    inline markup reduced to its text."""
+    an option's or a signature's argument; nothing for a code block's language), an included file's
+    text in place of its `include` (read from `folder`, the page's own), substitutions (`|name|`)
+    replaced by their text, hidden blocks (`toctree`,
+    `index`, …) and comments dropped, "::" before a literal block as ":", and inline markup reduced to
+    its text."""
+    substitutions = {m.group("name"): inline(m.group("text").strip()) for m in _SUBSTITUTION.finditer(text)}
     out: list[str] = []
     skip_deeper = None  # dropping a block: the indentation its lines are deeper than
     in_options = False
@@ -111,6 +135,8 @@ def rst_text(text: str) -> str:
             in_options = True
             if name in HIDDEN:
                 skip_deeper = len(directive.group("indent"))
+            elif name == "include":
+                out += _included(directive.group("args") or "", folder, depth)
             elif name in VERSIONS:
                 out.append(directive.group("indent") + VERSIONS[name].format(args))
             elif name == "admonition":
@@ -133,4 +159,4 @@ def rst_text(text: str) -> str:
             if _ADORNMENT.match(line):  # "::::" is a run of colons, not a paragraph
                 continue
         out.append(inline(line))
-    return "\n".join(out)
+    return _REFERENCE.sub(lambda m: substitutions.get(m.group(1), m.group(0)), "\n".join(out))

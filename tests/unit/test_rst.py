@@ -123,3 +123,23 @@ def test_no_directive_line_or_adornment_survives_and_only_labels_are_added(text)
     assert not [line for line in text.splitlines() if _DIRECTIVE.match(line) and line in kept]
     assert not [line for line in text.splitlines() if _ADORNMENT.match(line) and line in kept]
     assert len(once) <= len(text) + 40 * text.count("::")  # labels ("See also:") are all it adds
+
+
+def test_an_included_file_is_read_in_place_with_the_pages_substitutions(tmp_path):
+    """CMake's property pages are a version note and `.. include::` of text shared by several pages."""
+    (tmp_path / "SHARED.txt").write_text(
+        "List of public |property_name| requirements.\n\n.. include:: NESTED.txt\n\nSee |unknown| too.\n"
+    )
+    (tmp_path / "NESTED.txt").write_text("Set by the |command_name| command.\n\n.. include:: NESTED.txt\n")
+    page = (
+        "INTERFACE_LINK_DIRECTORIES\n--------------------------\n\n.. versionadded:: 3.13\n\n"
+        ".. |property_name| replace:: link directories\n"
+        ".. |command_name| replace:: :command:`target_link_directories`\n"
+        ".. include:: SHARED.txt\n.. include:: missing.txt\n"
+    )
+    text = rst_text(page, tmp_path)
+    assert "List of public link directories requirements." in text
+    assert "Set by the target_link_directories command." in text  # a file it includes, in turn
+    assert text.count("Set by the") == 2  # the file that includes itself stops at the depth limit
+    assert "See |unknown| too." in text and "include" not in text
+    assert "List of public" not in rst_text(page)  # no folder: nothing to read the file from
