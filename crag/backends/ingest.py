@@ -6,7 +6,8 @@ Only chunks missing from the store are embedded, which is where the time goes.
 
 Nothing is passed over in silence: the report names the files and pages skipped and why (an
 unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
-HTML, PDF, Markdown and reStructuredText are read by `crag.backends.readers`, URL lists by `crag.backends.urls`.
+HTML, PDF and Markdown are read by `crag.backends.readers`, reStructuredText by `crag.backends.rst`, URL lists
+by `crag.backends.urls`.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from lxml.etree import ParserError
 from markdown_it import MarkdownIt
 
 from crag.core.passages import passage
+from crag.core.text import folded
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 # ECMA-48 escape sequences: CSI (colours, bold: ESC [ … final byte), OSC (ESC ] … BEL or ESC \\,
@@ -303,10 +304,7 @@ def repeated_only(texts: list[str]) -> list[bool]:
     record, a plain text file: that line may be all it has to say). Written here: a cross-page view trafilatura and
     the splitters do not take."""
 
-    def lines(text: str) -> list[str]:
-        return [" ".join(line.casefold().split()) for line in text.splitlines() if line.strip()]
-
-    split = [lines(text) for text in texts]
+    split = [[folded(line) for line in text.splitlines() if line.strip()] for text in texts]
     holders = Counter(line for each in split for line in set(each))
     return [
         len(each) > 1

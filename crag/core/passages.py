@@ -20,6 +20,8 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from crag.core.text import folded
+
 # metadata keys the pipeline writes itself; a record's own `id`, `source`… are kept as `doc_id`, `doc_source`…
 RESERVED_KEYS = ("source", "chunk", "id", "rank")
 
@@ -60,7 +62,7 @@ def distinct(documents: list[Document]) -> list[Document]:
     seen: set[str] = set()
     kept = []
     for document in documents:
-        key = " ".join(document.page_content.casefold().split())
+        key = folded(document.page_content)
         if key not in seen:
             seen.add(key)
             kept.append(document)

@@ -16,6 +16,12 @@ QUESTION_WORDS = frozenset(
 _WORD = re.compile(r"\w+")
 
 
+def folded(text: str) -> str:
+    """`text` as texts are compared "case and spacing aside": lower-cased (casefold), whitespace runs as
+    one space, no space at either end."""
+    return " ".join(text.casefold().split())
+
+
 @lru_cache(maxsize=1)
 def _analyzer():
     """Snowball stemmer (PyStemmer, as bm25s uses) and the stopword list, loaded once."""

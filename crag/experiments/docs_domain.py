@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crag.core.jsonl import read_objects
+from crag.core.text import folded
 from crag.experiments.inputs import read_questions
 from crag.experiments.popqa import default_data_dir, interleave, web_records, write_records
 
@@ -160,15 +161,10 @@ def render(source: Source) -> str:
     raise ValueError(f"unknown source kind {source.kind!r}")
 
 
-def normalise(text: str) -> str:
-    """Lower case, whitespace collapsed: how evidence phrases are compared with page and chunk text."""
-    return " ".join(text.split()).casefold()
-
-
 def is_relevant(text: str, evidence: list[str] | tuple[str, ...]) -> bool:
     """Whether a chunk (or page) contains one of a question's evidence phrases."""
-    folded = normalise(text)
-    return any(normalise(phrase) in folded for phrase in evidence)
+    page = folded(text)
+    return any(folded(phrase) in page for phrase in evidence)
 
 
 def load_questions(path: str | Path | None = None) -> list[dict]:
@@ -216,7 +212,7 @@ def check_questions(questions: list[dict], pages: dict[str, str], missing: dict[
             )
         )
     for q in questions:
-        absent = [e for e in q["evidence"] if normalise(e) not in normalise(pages[q["doc"]])]
+        absent = [e for e in q["evidence"] if folded(e) not in folded(pages[q["doc"]])]
         if absent:
             raise ValueError(f"question {q['id']}: evidence {absent[0]!r} is not in {q['doc']}.txt")
 
