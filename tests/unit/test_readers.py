@@ -7,6 +7,7 @@ The PDFs are written by `tests/pdfs.py`; no model or store is loaded here.
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 from hypothesis import given
@@ -303,7 +304,13 @@ def test_markdown_without_front_matter_keeps_its_words(text):
         assert page.fields == {}
 
 
-@given(st.text(alphabet=st.sampled_from(list("abc XYZ 019\n.,;?")), max_size=200))
+# prose: a line that starts "00." is an ordered list's marker, which the rendered page shows as "0."
+PROSE = st.text(alphabet=st.sampled_from(list("abc XYZ 019\n.,;?")), max_size=200).filter(
+    lambda text: not re.search(r"(?m)^\s*\d+[.)]", text)
+)
+
+
+@given(PROSE)
 def test_plain_prose_keeps_its_words_in_order(text):
     assert markdown_text(text).text.split() == text.split()
 
