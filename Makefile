@@ -10,7 +10,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-adapt bench-load bench-faults bench-chat clean \
+.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-engines bench-adapt bench-load bench-faults bench-chat clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
@@ -97,6 +97,11 @@ $(PREVIOUS)-full/config.json: $(PREVIOUS)/crag_evaluator.json
 bench-evaluator: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 	$(BIN)/python benchmarks/evaluator_benchmark.py --slices $(SLICES) --train $(PAIRS)/train.jsonl \
 		--previous $(PREVIOUS) --json artifacts/bench/evaluator.json
+
+# the evaluator on ONNX Runtime (the default) against torch on every slice pair: score differences,
+# ROC-AUC on each, pairs on another side of a threshold, pairs/s and latency (about 7 minutes)
+bench-engines: evaluator-slices
+	$(BIN)/python benchmarks/evaluator_engines.py --slices $(SLICES) --json artifacts/bench/evaluator-engines.json
 
 # `crag evaluator adapt` measured (issue 13): adapt to the documentation collection the `docs` slice was
 # retrieved from (its questions are never seen), then every slice with the adapted evaluator beside the

@@ -357,6 +357,7 @@ def eval_cmd(
         "roc_auc": metrics["roc_auc"],
         "n": metrics["n"],
         "pairs_per_s": metrics["n"] / elapsed if elapsed > 0 else math.inf,
+        "engine": scorer.engine,
     }
     if as_json:
         typer.echo(json.dumps({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in result.items()}))

@@ -251,6 +251,7 @@ def adapt(
     train_pairs = [replace(p, teacher=t) for p, t in zip(splits["train"], teacher)]
 
     model = start.model
+    start.forward = None  # the ONNX graph holds the weights as loaded; from here on they train
     model.get_input_embeddings().weight.requires_grad_(False)  # the compact format stores no word embeddings
     steps = cfg.epochs * ((len(train_pairs) + cfg.batch_size - 1) // cfg.batch_size)
     optimiser = Optimiser.create(model, cfg.lr, 0.01, 0.1, steps)

@@ -27,6 +27,7 @@ from crag.core.thresholds import Thresholds, score_of
 from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError, Metadata, create_hint
 from crag.evaluator_model.compact import load_compact
 from crag.evaluator_model.lexical import Blend, IdfTable, contrasts, overlap
+from crag.evaluator_model.onnx_engine import EngineUnavailable, engine_from_env, onnx_forward
 from crag.evaluator_model.pairs import SEP, clean
 
 T5_TYPES = {"t5", "mt5", "umt5"}
@@ -71,13 +72,22 @@ def _load_weights(directory: Path, meta: Metadata):
 class Scorer:
     """A loaded checkpoint. One instance serves many threads: a lock guards the tokenizer (fast
     tokenizers are not re-entrant) and the forward pass (two concurrent passes on two cores only
-    fight over them)."""
+    fight over them).
 
-    def __init__(self, model, tokenizer, meta: Metadata, path: Path, lexical=None):
+    `forward`, when given, runs the forward pass instead of `model` (`onnx_engine.OnnxForward`: the
+    same logits on ONNX Runtime); `model` stays the torch module, which training and export use."""
+
+    def __init__(self, model, tokenizer, meta: Metadata, path: Path, lexical=None, forward=None):
         self.model, self.tokenizer, self.meta, self.path = model, tokenizer, meta, path
         self.lexical = lexical  # (Blend, IdfTable) when the checkpoint blends in lexical overlap
+        self.forward = forward
         self.forward_passes = 0
         self._lock = threading.Lock()
+
+    @property
+    def engine(self) -> str:
+        """What runs the forward pass: "onnx" or "torch"."""
+        return "torch" if self.forward is None else "onnx"
 
     @property
     def thresholds(self) -> Thresholds:
@@ -105,9 +115,12 @@ class Scorer:
             chunk = todo[start : start + batch_size]
             with self._lock, torch.inference_mode():
                 encoded = encode_pairs(self.tokenizer, self.meta, [pairs[i] for i in chunk])
-                logits = self.model(**encoded).logits.reshape(-1).float()
+                if self.forward is None:
+                    logits = self.model(**encoded).logits.reshape(-1).float().tolist()
+                else:
+                    logits = self.forward(encoded).reshape(-1).tolist()
                 self.forward_passes += 1
-            for i, value in zip(chunk, logits.tolist()):
+            for i, value in zip(chunk, logits):
                 out[i] = float(value)
         return out
 
@@ -170,11 +183,17 @@ def validate_pairs(pairs: Sequence[tuple[str, str]]) -> None:
             raise ValueError(f"pair {index}: the question is empty")
 
 
-def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer:
-    """Load a checkpoint folder; errors name the folder and the command that creates one."""
+def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None, engine: str | None = None) -> Scorer:
+    """Load a checkpoint folder; errors name the folder and the command that creates one.
+
+    `engine` runs the forward pass: "onnx" (ONNX Runtime, `onnx_engine`; an error if it cannot),
+    "torch", or "auto" (ONNX Runtime when it can, else torch); None reads $CRAG_EVALUATOR_ENGINE,
+    default "auto". A model quantized at load (`dynamic_int8`) runs on torch. The ONNX graph is a copy
+    of the weights as loaded: code that goes on to train `scorer.model` sets `scorer.forward = None`."""
     import torch
     from transformers import AutoTokenizer
 
+    chosen = engine_from_env(engine)
     directory = Path(path).expanduser()
     if not directory.is_dir():
         raise EvaluatorError(f"no evaluator checkpoint at {directory}; {create_hint(directory)}")
@@ -201,7 +220,14 @@ def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None) -> Scorer
             warnings.simplefilter("ignore", (DeprecationWarning, UserWarning))
             model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         meta.dynamic_int8 = True
-    return Scorer(model, tokenizer, meta, directory, lexical=_load_blend(directory, meta))
+    scorer = Scorer(model, tokenizer, meta, directory, lexical=_load_blend(directory, meta))
+    if chosen != "torch" and not meta.dynamic_int8:
+        scorer.forward = onnx_forward(
+            model, lambda pairs: encode_pairs(tokenizer, meta, pairs), required=chosen == "onnx"
+        )
+    elif chosen == "onnx":
+        raise EngineUnavailable("a model quantized at load (dynamic_int8) runs on torch only")
+    return scorer
 
 
 def _load_blend(directory: Path, meta: Metadata):

@@ -23,18 +23,20 @@ from crag.core.cache import ResourceCache
 from crag.core.passages import title_of
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.model import Scorer, load_scorer, validate_pairs
+from crag.evaluator_model.onnx_engine import Engine, engine_from_env
 
 DEFAULT_CHECKPOINT = Path(__file__).parent / "default"
 
 EvaluatorInput = Mapping[str, Any] | Sequence[Sequence[str]]
 
-_SCORERS: ResourceCache[tuple[str, bool | None], Scorer] = ResourceCache("evaluator")
+_SCORERS: ResourceCache[tuple[str, bool | None, str], Scorer] = ResourceCache("evaluator")
 
 
-def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None) -> Scorer:
-    """The process-wide loaded model for a checkpoint (the shipped default when `path` is None)."""
-    key = (str(Path(path or DEFAULT_CHECKPOINT).expanduser().resolve()), dynamic_int8)
-    return _SCORERS.get(key, lambda: load_scorer(key[0], dynamic_int8=dynamic_int8))
+def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None, engine: str | None = None) -> Scorer:
+    """The process-wide loaded model for a checkpoint (the shipped default when `path` is None), its
+    forward pass on `engine` (None: $CRAG_EVALUATOR_ENGINE, default "auto"; `onnx_engine`)."""
+    key = (str(Path(path or DEFAULT_CHECKPOINT).expanduser().resolve()), dynamic_int8, engine_from_env(engine))
+    return _SCORERS.get(key, lambda: load_scorer(key[0], dynamic_int8=dynamic_int8, engine=key[2]))
 
 
 def _document_parts(doc: Any, index: int) -> tuple[str, str]:
@@ -57,12 +59,17 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
     dynamic_int8: bool | None = Field(
         default=None, description="Quantize to int8 at load; None = as the checkpoint says."
     )
+    engine: Engine | None = Field(
+        default=None,
+        description="What runs the forward pass: ONNX Runtime (the same scores, faster), torch, or 'auto' "
+        "(ONNX Runtime when it can); None = $CRAG_EVALUATOR_ENGINE, default 'auto'.",
+    )
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     @property
     def scorer(self) -> Scorer:
-        return get_scorer(self.checkpoint, self.dynamic_int8)
+        return get_scorer(self.checkpoint, self.dynamic_int8, self.engine)
 
     @property
     def thresholds(self) -> Thresholds:

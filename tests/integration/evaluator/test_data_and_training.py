@@ -209,8 +209,9 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     )
     assert result.exit_code == 0, result.output
     figures = json.loads(result.output)
-    assert list(figures) == ["accuracy", "balanced_accuracy", "f1", "roc_auc", "n", "pairs_per_s"]
+    assert list(figures) == ["accuracy", "balanced_accuracy", "f1", "roc_auc", "n", "pairs_per_s", "engine"]
     assert figures["n"] == len(read_pairs(data / "validation.tsv")) and figures["pairs_per_s"] > 0
+    assert figures["engine"] == "onnx"
     result = runner.invoke(app, ["evaluator", "eval", "--model", str(model), "--pairs", str(data / "validation.tsv")])
     assert result.exit_code == 0 and "roc_auc" in result.output
 
