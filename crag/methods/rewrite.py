@@ -24,6 +24,11 @@ STOPWORDS = frozenset(
 )
 
 
+def usable(keyword: str) -> bool:
+    """A keyword a search can take: a word in it, and at most `MAX_KEYWORD_WORDS` words."""
+    return bool(re.search(r"\w", keyword)) and len(keyword.split()) <= MAX_KEYWORD_WORDS
+
+
 class SearchQuery(BaseModel):
     keywords: list[str] = Field(min_length=1, max_length=MAX_KEYWORDS)
 
@@ -31,7 +36,7 @@ class SearchQuery(BaseModel):
     @classmethod
     def _usable(cls, keywords: list[str]) -> list[str]:
         for keyword in keywords:
-            if not re.search(r"\w", keyword) or len(keyword.split()) > MAX_KEYWORD_WORDS:
+            if not usable(keyword):
                 raise ValueError(f"not a keyword: {keyword!r}")
         return keywords
 
@@ -176,7 +181,8 @@ def fallback_query(question: str) -> SearchQuery:
     words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"\w[\w'’-]*\w|\w", question)]
     content = [w for w in dict.fromkeys(words) if w and w.lower() not in STOPWORDS and w.lower() not in covered]
     content.sort(key=lambda w: zipf(w.lower()))  # stable: equally common words keep question order
-    keywords = [k for k in dict.fromkeys(keywords + content) if k][:MAX_KEYWORDS]
+    # a subject may be no keyword: "`:`" quotes a colon (hypothesis found it)
+    keywords = [k for k in dict.fromkeys(keywords + content) if usable(k)][:MAX_KEYWORDS]
     if keywords:
         return SearchQuery(keywords=keywords)
     # nothing word-like (e.g. "???"): search for the question as written rather than for nothing
