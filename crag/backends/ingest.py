@@ -23,6 +23,16 @@ from filelock import FileLock
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
+from crag.backends.files import (
+    UnreadableFile,
+    find_files,
+    kind,
+    read_bytes,
+    read_text,
+    split_binary,
+    stem,
+    unsupported_message,
+)
 from crag.backends.readers import (
     MARKDOWN_SUFFIXES,
     UnreadablePdf,
@@ -42,12 +52,8 @@ if TYPE_CHECKING:
     from langchain_chroma import Chroma
     from langchain_core.documents import Document
 
-TEXT_SUFFIXES = (".txt", *MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".html", ".htm", ".jsonl")
-SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100
-
-BINARY_SNIFF = 8000  # bytes looked at, as git does to call a file binary
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,9 @@ class IngestReport:
     unsupported_files: tuple[str, ...] = ()
     binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
     empty_records: int = 0  # documents without text (JSONL records, pages of only markup): nothing to find in them
-    unreadable_files: tuple[str, ...] = ()  # "path: why": PDFs encrypted with a password, damaged or scanned
+    unreadable_files: tuple[
+        str, ...
+    ] = ()  # "path: why": PDFs encrypted with a password, damaged or scanned; broken gzip
     empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
     urls: int = 0  # web pages read
     failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it
@@ -71,56 +79,6 @@ class IngestReport:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def _unsupported(path: Path) -> str:
-    return f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {', '.join(SUFFIXES)}"
-
-
-def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """The supported files named by `paths` (folders searched recursively) and the unsupported ones skipped.
-
-    A file named explicitly must be supported; inside folders, unsupported files are skipped (and
-    named in the report), and hidden files and folders (`.git`, the default `.crag/chroma` store)
-    are ignored.
-    """
-    found: dict[Path, None] = {}  # ordered set: a file named twice is read once
-    skipped: list[Path] = []
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if not child.is_file() or any(part.startswith(".") for part in child.relative_to(path).parts):
-                    continue
-                if child.suffix.lower() in SUFFIXES:
-                    found[child.resolve()] = None
-                else:
-                    skipped.append(child)
-        elif path.is_file():
-            if path.suffix.lower() not in SUFFIXES:
-                raise ValueError(_unsupported(path))
-            found[path.resolve()] = None
-        else:
-            raise FileNotFoundError(f"no such file or folder: {path}")
-    return list(found), skipped
-
-
-def is_binary(path: Path) -> bool:
-    """Whether a file's first bytes are not text: a NUL byte (as git and grep decide), or more than
-    one in ten bytes a control character (random data, most binary formats)."""
-    with path.open("rb") as handle:
-        head = handle.read(BINARY_SNIFF)
-    if b"\0" in head:
-        return True
-    controls = sum(1 for byte in head if (byte < 32 and byte not in b"\t\n\r\f\b\x1b") or byte == 127)
-    return bool(head) and controls / len(head) > 0.1
-
-
-def split_binary(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(readable files, binary files), each in the order given: a file with a text suffix must hold
-    text (a PDF is binary by nature and is not sniffed)."""
-    binary = {file for file in files if file.suffix.lower() in TEXT_SUFFIXES and is_binary(file)}
-    return [file for file in files if file not in binary], [file for file in files if file in binary]
 
 
 def _document(text: str, metadata: dict[str, Any]) -> Document:
@@ -153,33 +111,34 @@ class UnindexedPage(ValueError):
 def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[Document], list[str]]:
     """(documents, sources of PDF pages without text): one Document per text, markdown or HTML file,
     one per JSONL record and one per PDF page with text, each with `title` and `source` (a PDF page's
-    is `path#page=N`). A PDF that cannot be read raises `UnreadablePdf`; with `skip_unindexed`, an
-    HTML page that asks not to be indexed or only redirects raises `UnindexedPage`."""
+    is `path#page=N`); a file `X.gz` is read as `X` would be (`crag.backends.files`). A PDF that cannot
+    be read raises `UnreadablePdf`, a broken or oversized gzip file `UnreadableFile`; with
+    `skip_unindexed`, an HTML page that asks not to be indexed or only redirects raises `UnindexedPage`."""
     path = Path(path).expanduser().resolve()
-    suffix = path.suffix.lower()
+    suffix, name = kind(path), stem(path)
     if suffix == ".jsonl":
         return _read_jsonl(path), []
     if suffix == ".pdf":
-        pages = read_pdf(path.read_bytes(), str(path), path.stem)
+        pages = read_pdf(read_bytes(path), str(path), name)
         return pages.documents, pages.empty
     fields: dict[str, Any] = {}
     if suffix in (".html", ".htm"):
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        raw = read_text(path)
         reason = unindexed_reason(raw) if skip_unindexed else None
         if reason:
             raise UnindexedPage(reason)
         text, title = html_text(raw)
-        title = title or path.stem
+        title = title or name
     elif suffix in MARKDOWN_SUFFIXES:
-        page = markdown_text(path.read_text(encoding="utf-8", errors="replace"))
-        text, title, fields = page.text, page.title or path.stem, page.fields
+        page = markdown_text(read_text(path))
+        text, title, fields = page.text, page.title or name, page.fields
     elif suffix in RST_SUFFIXES:  # Sphinx sources: read as their built pages show them, named by their first title
-        raw = path.read_text(encoding="utf-8", errors="replace")
-        text, title = rst_text(raw, path.parent), rst_title(raw) or path.stem
+        raw = read_text(path)
+        text, title = rst_text(raw, path.parent), rst_title(raw) or name
     elif suffix == ".txt":
-        text, title = terminal_text(path.read_text(encoding="utf-8", errors="replace")), path.stem
+        text, title = terminal_text(read_text(path)), name
     else:
-        raise ValueError(_unsupported(path))
+        raise ValueError(unsupported_message(path))
     return [_document(text, {"title": title, "source": str(path), **record_fields(fields)})], []
 
 
@@ -191,7 +150,7 @@ class Loaded:
     files: list[Path]  # the files read
     unsupported: list[Path]  # inside folders, with a suffix we do not read
     binary: list[Path]  # with a text suffix, but their bytes are not text
-    unreadable: list[str]  # "path: why": PDFs that cannot be read
+    unreadable: list[str]  # "path: why": PDFs and gzip files that cannot be read
     empty_pages: list[str]  # sources of PDF pages without text
     unindexed: dict[Path, str] = field(default_factory=dict)  # pages in folders kept out by their markup: why
     repeated: list[str] = field(default_factory=list)  # sources of pages with nothing of their own (`repeated_only`)
@@ -216,7 +175,7 @@ def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Lo
     for file in tqdm(candidates, desc="read", unit="file", disable=not progress or not candidates):
         try:
             found, empty = load_file(file, skip_unindexed=file not in named)
-        except UnreadablePdf as exc:  # one bad PDF is reported, and the others are read
+        except (UnreadablePdf, UnreadableFile) as exc:  # one bad file is reported, and the others are read
             unreadable.append(f"{file}: {exc}")
             continue
         except UnindexedPage as exc:

@@ -9,12 +9,11 @@ from typing import Annotated
 import typer
 
 from crag.backends.embeddings import EmbeddingError, default_embeddings
+from crag.backends.files import COMPRESSED, SUFFIXES, find_files
 from crag.backends.ingest import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
-    SUFFIXES,
     check_chunking,
-    find_files,
     ingest,
     store_lock,
 )
@@ -81,7 +80,7 @@ def ingest_cmd(
         if not files and not urls:
             if not paths:
                 fail("nothing to ingest: give files, folders or URLs, or --urls FILE")
-            fail(f"no {', '.join(SUFFIXES)} files in {', '.join(map(str, paths))}")
+            fail(f"no {', '.join(SUFFIXES)} files (or such files {COMPRESSED}) in {', '.join(map(str, paths))}")
         check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
             store = open_store(
@@ -115,7 +114,7 @@ def ingest_cmd(
     if report.unsupported_files:
         typer.echo(
             f"skipped {len(report.unsupported_files)} unsupported files: {_named(report.unsupported_files)} "
-            f"(supported: {', '.join(SUFFIXES)})"
+            f"(supported: {', '.join(SUFFIXES)}, each also compressed as {COMPRESSED})"
         )
     if report.unindexed_files:
         typer.echo(

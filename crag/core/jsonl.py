@@ -1,7 +1,9 @@
-"""Reading JSON Lines files of objects, with errors that name the file and the line."""
+"""Reading JSON Lines files of objects, with errors that name the file and the line; a `.gz` file is
+decompressed as it is read (line by line, so a large one is never held whole)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +11,9 @@ from pathlib import Path
 
 def read_objects(path: Path, errors: str = "strict") -> Iterator[tuple[int, dict]]:
     """(line number, object) for every non-blank line; ValueError for invalid JSON or a non-object."""
-    with Path(path).open(encoding="utf-8", errors=errors) as lines:
+    path = Path(path)
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors=errors) as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue

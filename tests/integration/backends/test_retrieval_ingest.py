@@ -18,7 +18,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from crag.backends.ingest import IngestReport, find_files, ingest, load_documents, split_documents
+from crag.backends.files import find_files
+from crag.backends.ingest import IngestReport, ingest, load_documents, split_documents
 from crag.backends.retrieval import (
     StoreError,
     chunk_count,
