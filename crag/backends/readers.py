@@ -39,6 +39,7 @@ from langchain_core.documents import Document
 from lxml.etree import ParserError
 from markdown_it import MarkdownIt
 
+from crag.backends import myst
 from crag.core.passages import passage
 from crag.core.text import folded
 
@@ -127,7 +128,7 @@ def markdown_plain(body: str) -> str:
     "### `immediate[Symbol.dispose]()` <!-- YAML added: v20.5.0 --> > Stability: 1 - Experimental"
     and "* `callbacks` {Object} The [Hook Callbacks][] to register"; the markup also reached the
     embeddings and the evaluator, which never saw it in training."""
-    rendered = MarkdownIt("commonmark").enable("table").render(body)
+    rendered = myst.render(body)
     if not rendered.strip():
         return ""
     root = lxml.html.fragment_fromstring(rendered, create_parent="div")

@@ -68,10 +68,11 @@ def rst_title(text: str) -> str:
     return ""
 
 
-def _role(match: re.Match) -> str:
+def role_text(content: str) -> str:
     """A role's text as Sphinx shows it: an explicit title ("Visual Studio" of "Visual Studio <Visual
-    Studio Generators>"), a target without its module path when it starts with "~", else the target."""
-    content = match.group(1).strip()
+    Studio Generators>"), a target without its module path when it starts with "~", else the target.
+    MyST's roles (`crag.backends.myst`) show the same."""
+    content = content.strip()
     titled = re.fullmatch(r"(?s)(.*?\S)\s*<[^<>]*>", content)
     if titled:
         return titled.group(1)
@@ -81,7 +82,7 @@ def _role(match: re.Match) -> str:
 
 def inline(text: str) -> str:
     """`text` with its inline markup reduced to what a reader sees: roles, literals, links, strong."""
-    text = _ROLE.sub(_role, text)
+    text = _ROLE.sub(lambda m: role_text(m.group(1)), text)
     text = _LITERAL.sub(r"\1", text)
     text = _LINK.sub(lambda m: re.sub(r"\s*<[^<>]*>$", "", m.group(1)), text)
     text = _INTERPRETED.sub(r"\1", text)

@@ -338,6 +338,57 @@ def test_markdown_reads_as_its_rendered_page():
     )
 
 
+# pip's documentation (MyST Markdown, read from /usr/share/doc/python3-pip/html) had been quoted as
+# "(editable-installs)= Editable installs You can install … {ref}pip freeze"
+MYST = """(editable-installs)=
+# Editable installs
+
+Pin with {ref}`pip freeze`; {ref}`--no-deps <install_--no-deps>` adds insurance ({pypi}`keyring`).
+
+```{note}
+Editable installs need **setuptools**.
+```
+
+```{versionadded} 22.3
+The `--config-settings` option.
+```
+
+```{toctree}
+:maxdepth: 2
+getting-started
+installation
+```
+
+:::{warning}
+Careful with `sudo`.
+:::
+
+```{pip-cli}
+:prompt: yes
+$ pip install -e path/to/SomeProject
+```
+
+```{eval-rst}
+.. note:: Run :command:`pip check` afterwards.
+```
+
+% a comment for the authors
+"""
+
+
+def test_myst_markdown_reads_as_sphinx_shows_it():
+    page = markdown_text(MYST)
+    assert page.title == "Editable installs"
+    assert page.text == (
+        "Editable installs\n\nPin with pip freeze; --no-deps adds insurance (keyring).\n\n"
+        "Note:\n\nEditable installs need setuptools.\n\nNew in version 22.3.\n\nThe --config-settings option."
+        "\n\nWarning:\n\nCareful with sudo.\n\n$ pip install -e path/to/SomeProject\n\n"
+        "Note: Run pip check afterwards."
+    )
+    # plain CommonMark is read as before: a fence without braces is code, a parenthesis is text
+    assert markdown_plain("```python\nx = {1}\n```\n\n(a)= b\n") == "x = {1}\n\n(a)= b"
+
+
 # a texinfo manual's page (libffi's, every GNU manual's), with its navigation line inside the body
 TEXINFO = """<html><head><title>Thread Safety (libffi)</title></head><body>
 <div class="section" id="Thread-Safety">
