@@ -67,9 +67,8 @@ class IngestReport:
     unsupported_files: tuple[str, ...] = ()
     binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
     empty_records: int = 0  # documents without text (JSONL records, pages of only markup): nothing to find in them
-    unreadable_files: tuple[
-        str, ...
-    ] = ()  # "path: why": PDFs encrypted with a password, damaged or scanned; broken gzip
+    # "path: why": PDFs encrypted with a password, damaged or scanned; gzip files broken or too big
+    unreadable_files: tuple[str, ...] = ()
     empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
     urls: int = 0  # web pages read
     failed_urls: tuple[str, ...] = ()  # "URL: why": not downloaded, or no text in it

@@ -5,20 +5,22 @@ On two AVX2 cores the shipped three-layer model scores ten 100-word documents (1
 121–133 ms p50 in torch; ONNX Runtime runs the same float32 graph, after its transformer fusions
 (attention, GELU, layer norm), in 79–84 ms, its scores within 10⁻⁵ of torch's on all 30,000 pairs of
 the evaluator's validation slices (README, "The retrieval evaluator → Speed"; `make bench-engines`).
-Equal scores mean the blend and the calibrated thresholds of a checkpoint hold unchanged. Dynamic int8 quantization would be
-faster still but moves logits by up to 0.2, which would need every threshold refitted; not done.
+Equal scores mean the blend and the calibrated thresholds of a checkpoint hold unchanged. Dynamic
+int8 quantization would be faster still but moves logits by up to 0.2, which would need every
+threshold refitted; not done.
 
 How: a checkpoint loaded from disk is exported once with torch's ONNX exporter, fused by
 onnxruntime's transformer optimizer (BERT; other architectures run as exported), checked
 against torch on a probe batch, and cached as a file keyed by the weights and the library versions
 (`cache_dir()`, about 70 MB for the shipped model, most of it the word embeddings). Later loads read
-the file (well under a second). Anything that fails (an architecture the exporter cannot trace, a
-read-only cache, a probe that disagrees) leaves the torch forward pass in place, with a warning:
-the engine is a speed-up, never a reason for the evaluator not to load.
+the file (0.2 s more than torch's load). Anything that fails (an architecture the exporter cannot
+trace, a cache that cannot be written, a probe that disagrees) leaves the torch forward pass in
+place, with a warning: the engine is a speed-up, never a reason for the evaluator not to load.
 
-Hand-written rather than optimum's ORTModelForSequenceClassification: optimum is not a dependency
-and cannot take our compact checkpoints (int8 deltas on a packaged base); the export itself is
-torch's and the fusions are onnxruntime's.
+Hand-written rather than optimum's ORTModelForSequenceClassification (which sentence-transformers'
+`backend="onnx"` uses too): optimum-onnx requires transformers < 4.58 and this project runs
+transformers 5, and it cannot take our compact checkpoints (int8 deltas on a packaged base). The
+export itself is torch's and the fusions are onnxruntime's.
 """
 
 from __future__ import annotations
