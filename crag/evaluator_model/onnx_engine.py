@@ -13,7 +13,7 @@ How: a checkpoint loaded from disk is exported once with torch's ONNX exporter, 
 onnxruntime's transformer optimizer (BERT; other architectures run as exported), checked
 against torch on a probe batch, and cached as a file keyed by the weights and the library versions
 (`cache_dir()`, about 70 MB for the shipped model, most of it the word embeddings). Later loads read
-the file (0.2 s more than torch's load). Anything that fails (an architecture the exporter cannot
+the file (0.2–0.3 s more than torch's load). Anything that fails (an architecture the exporter cannot
 trace, a cache that cannot be written, a probe that disagrees) leaves the torch forward pass in
 place, with a warning: the engine is a speed-up, never a reason for the evaluator not to load.
 
