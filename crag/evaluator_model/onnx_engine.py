@@ -244,5 +244,11 @@ def onnx_forward(
         reason = f"the evaluator cannot run on ONNX Runtime ({type(exc).__name__}: {exc})"
         if required:
             raise EngineUnavailable(reason) from exc
-        logger.warning("%s; it runs on torch", reason)
+        logger.warning(
+            "%s; it runs on torch (the same scores, slower). %s=torch skips the attempt; %s names a writable "
+            "cache folder",
+            reason,
+            ENGINE_ENV,
+            CACHE_ENV,
+        )
         return None
