@@ -24,6 +24,7 @@ SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
 COMPRESSED = ".gz"
 MAX_DECOMPRESSED = 64 * 1024 * 1024  # a document of plain text this long is already a book shelf
 BINARY_SNIFF = 8000  # bytes looked at, as git does to call a file binary
+_GZIP_ERRORS = (OSError, EOFError, zlib.error)  # a broken stream (gzip.BadGzipFile is an OSError) or one cut short
 
 
 class UnreadableFile(ValueError):
@@ -63,7 +64,7 @@ def read_bytes(path: Path) -> bytes:
     try:
         with gzip.open(path, "rb") as stream:
             data = stream.read(MAX_DECOMPRESSED + 1)
-    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+    except _GZIP_ERRORS as exc:
         raise UnreadableFile(f"not a readable gzip file ({exc})") from exc
     if len(data) > MAX_DECOMPRESSED:
         raise UnreadableFile(f"decompresses to more than {MAX_DECOMPRESSED:,} bytes")
@@ -111,7 +112,7 @@ def _head(path: Path) -> bytes:
     try:
         with gzip.open(path, "rb") as stream:
             return stream.read(BINARY_SNIFF)
-    except (OSError, EOFError, zlib.error):
+    except _GZIP_ERRORS:
         return b""
 
 

@@ -31,7 +31,7 @@ import inspect
 import json
 import logging
 import os
-import tempfile
+import secrets
 import warnings
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -170,17 +170,14 @@ def _build(model: Any, names: list[str], sample: dict, target: Path) -> None:
     import onnx  # noqa: F401  (torch's exporter needs it; missing, this names it)
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".onnx", dir=target.parent)
-    os.close(handle)
+    # a name of this process's own, created by the exporter as any file is (mkstemp's would be 0600)
+    staging = target.with_name(f".{target.stem}.{os.getpid()}.{secrets.token_hex(4)}.onnx")
     try:
-        _export(model, names, sample, Path(staging))
-        _fuse(Path(staging), model.config)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(staging, 0o666 & ~umask)  # mkstemp's 0600, as a plain file would be created
+        _export(model, names, sample, staging)
+        _fuse(staging, model.config)
         os.replace(staging, target)
     finally:
-        Path(staging).unlink(missing_ok=True)
+        staging.unlink(missing_ok=True)
 
 
 def _prune(folder: Path, keep: int = KEEP_GRAPHS) -> None:
