@@ -13,6 +13,7 @@ by `crag.backends.urls`.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -45,7 +46,7 @@ from crag.backends.readers import (
 )
 from crag.backends.rst import RST_SUFFIXES, rst_text, rst_title
 from crag.backends.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
-from crag.core.jsonl import read_objects
+from crag.core.jsonl import parse_objects
 from crag.core.passages import record_fields, source_of
 
 if TYPE_CHECKING:
@@ -87,7 +88,9 @@ def _document(text: str, metadata: dict[str, Any]) -> Document:
 def _read_jsonl(path: Path) -> list[Document]:
     """One Document per record; records with empty text become Documents with no text (counted, then dropped)."""
     documents = []
-    for number, record in read_objects(path, errors="replace"):
+    # lines as a file opened in text mode gives them (universal newlines; not splitlines(), which also
+    # cuts at the U+2028 a JSON string may hold)
+    for number, record in parse_objects(io.StringIO(read_text(path), newline=None), path):
         text = record.get("text")
         if not isinstance(text, str):
             raise ValueError(f'{path}, line {number}: no "text" string in the record')

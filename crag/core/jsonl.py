@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -14,13 +14,19 @@ def read_objects(path: Path, errors: str = "strict") -> Iterator[tuple[int, dict
     path = Path(path)
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     with opener(path, "rt", encoding="utf-8", errors=errors) as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: invalid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}, line {number}: expected a JSON object")
-            yield number, record
+        yield from parse_objects(lines, path)
+
+
+def parse_objects(lines: Iterable[str], source: object) -> Iterator[tuple[int, dict]]:
+    """`read_objects` over lines already read (`source` names them in errors): `crag ingest` reads a
+    file's bytes through `crag.backends.files`, which reports a broken compressed file."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}, line {number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{source}, line {number}: expected a JSON object")
+        yield number, record

@@ -70,6 +70,8 @@ def test_what_cannot_be_read_is_reported_and_the_rest_is_read(tmp_path, monkeypa
     (folder / "broken.txt.gz").write_bytes(b"this is not gzip data at all")
     whole = gzip.compress(b"# Title\n\n" + b"text " * 500)
     (folder / "truncated.md.gz").write_bytes(whole[: len(whole) // 2])  # a download cut short
+    records = gzip.compress(b'{"title": "A", "text": "Alpha."}\n' * 50)
+    (folder / "truncated.jsonl.gz").write_bytes(records[: len(records) // 2])  # it had stopped the whole ingest
     gz(folder / "bomb.txt.gz", b"a" * 5000)
     gz(folder / "binary.txt.gz", b"\x00\x01\x02 not text")
     gz(folder / "FAQ.gz", b"Q: what? A: that.")  # no suffix before .gz: not a type we read
@@ -80,8 +82,9 @@ def test_what_cannot_be_read_is_reported_and_the_rest_is_read(tmp_path, monkeypa
     assert sorted(p.name for p in loaded.unsupported) == ["FAQ.gz", "logo.png.gz"]
     assert [p.name for p in loaded.binary] == ["binary.txt.gz"]
     why = {line.split(": ", 1)[0].rsplit("/", 1)[-1]: line.split(": ", 1)[1] for line in loaded.unreadable}
-    assert set(why) == {"broken.txt.gz", "truncated.md.gz", "bomb.txt.gz"}
+    assert set(why) == {"broken.txt.gz", "truncated.md.gz", "truncated.jsonl.gz", "bomb.txt.gz"}
     assert "not a readable gzip file" in why["broken.txt.gz"] and "not a readable gzip" in why["truncated.md.gz"]
+    assert "not a readable gzip" in why["truncated.jsonl.gz"]
     assert why["bomb.txt.gz"] == "decompresses to more than 4,096 bytes"
 
 
