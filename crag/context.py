@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 from crag.backends.embeddings import EMBEDDINGS_HELP, default_embeddings, embeddings_name
 from crag.backends.llm import CHAT_MODEL_HELP
-from crag.backends.retrieval import default_chroma_dir, default_collection
+from crag.backends.retrieval import DEFAULT_SEARCH, Search, default_chroma_dir, default_collection
 from crag.backends.user_web import is_user_backend
 from crag.backends.web_base import check_api_url
 from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
@@ -65,6 +65,13 @@ class Context:
         default=None, metadata={"description": "Incorrect when every document scores below this; empty = calibrated."}
     )
     k: int = field(default=10, metadata={"description": "Documents retrieved from the knowledge base."})
+    search: Search = field(
+        default=DEFAULT_SEARCH,
+        metadata={
+            "description": "How the Chroma collection is searched: 'hybrid' (its embeddings and BM25 keywords, "
+            "fused by reciprocal rank) or 'dense' (its embeddings alone)."
+        },
+    )
     top_k_strips: int = field(default=5, metadata={"description": "Knowledge strips kept by refinement."})
     strip_threshold: float = field(
         default=-0.5, metadata={"description": "Strips whose selection score is below this are dropped."}
@@ -178,6 +185,8 @@ class Context:
             raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
+        if self.search not in get_args(Search):
+            raise ValueError(f"unknown search {self.search!r}; choose {' or '.join(get_args(Search))}")
         if self.refine_mode not in get_args(RefineMode):
             raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose {' or '.join(get_args(RefineMode))}")
         if not is_user_backend(self.web_backend) and self.web_backend not in get_args(WebBackend):

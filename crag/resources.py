@@ -19,7 +19,7 @@ from crag.backends.embeddings import shared_embeddings
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import LocalChatModel, chat_model
 from crag.backends.retrieval import OVERFETCH, open_existing
-from crag.backends.retrieval import retrieve as search
+from crag.backends.retrieval import retrieve as search_store
 from crag.backends.user_web import is_user_backend, search_custom
 from crag.backends.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
 from crag.backends.web import prefer_wikipedia, search_web
@@ -67,7 +67,7 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
         return distinct(ctx.retriever.similarity_search(question, k=OVERFETCH * ctx.k))[: ctx.k]
     if ctx.retriever is not None:
         return distinct(list(ctx.retriever.invoke(question)))[: ctx.k]
-    return search(knowledge_store(ctx), question, k=ctx.k)
+    return search_store(knowledge_store(ctx), question, k=ctx.k, search=ctx.search)
 
 
 def knowledge_store(ctx: Context) -> VectorStore:

@@ -7,6 +7,9 @@ shipped all-MiniLM-L6-v2 by default), because Chroma's default embedder download
 first use, and telemetry is off, because it phones home. Opened stores are cached per process so a
 graph does not reopen the database on every request.
 
+Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best
+(`crag.backends.keywords`) fused by reciprocal rank; `search="dense"` is the embedding alone.
+
 A collection records the embeddings it was filled with (`EMBEDDINGS_KEY` in its metadata), so that
 asking with other embeddings is an error that names the right ones, not nearest neighbours in the
 wrong space (or, with another dimension, Chroma's error at the first question).
@@ -16,9 +19,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
+from crag.backends import keywords
 from crag.backends.embeddings import DEFAULT_EMBEDDINGS, embeddings, embeddings_name
 from crag.core.cache import ResourceCache
 from crag.core.passages import distinct
@@ -32,6 +36,12 @@ DEFAULT_COLLECTION = "crag"
 DEFAULT_CHROMA_PORT = 8000
 OVERFETCH = 2  # chunks fetched per chunk returned, so that duplicate texts dropped leave k (`distinct`)
 EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name (`embeddings_name`)
+# Reciprocal rank fusion's constant: a chunk at rank r of a list earns 1 / (RRF_K + r). 60 is Cormack,
+# Clarke and Büttcher's (SIGIR 2009) and LangChain's EnsembleRetriever's; it keeps one list's top hit
+# from outweighing a chunk that both lists rank well.
+RRF_K = 60
+Search = Literal["hybrid", "dense"]
+DEFAULT_SEARCH: Search = "hybrid"  # measured in the README, "Hybrid retrieval"
 
 _STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = ResourceCache("store")
 
@@ -241,22 +251,22 @@ def clear_store_cache() -> None:
     _STORES.clear()
 
 
-def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:
-    """The `k` chunks nearest to `question` with distinct texts, best first; [] for an empty
-    collection. Twice `k` are fetched so that a text stored under several sources (`distinct`) does
-    not leave fewer than `k`.
+def fuse(*rankings: list[str]) -> list[str]:
+    """Ids ordered by reciprocal rank fusion of several rankings (best first in each); ties keep the
+    order in which the ids were first met, the first ranking's before the second's.
 
-    Each Document keeps the metadata written at ingestion (`title`, `source`, `chunk`, `id`) and
-    gains `rank` (0 = best, as in the shared web strips); `Document.id` is the chunk's store id.
-    """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be str, got {type(question).__name__}")
-    if k < 1:
-        raise ValueError("k must be at least 1")
-    if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
-        return []
+    Hand-written: LangChain's EnsembleRetriever does the same over two retrievers, but it would need
+    a BM25 retriever holding every text of the collection as Documents (rank_bm25, pure Python)."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores, key=lambda key: -scores[key])
+
+
+def _dense(store: Chroma, question: str, n: int) -> list[Document]:
     try:
-        documents = distinct(store.similarity_search(question, k=OVERFETCH * k))[:k]
+        return store.similarity_search(question, k=n)
     except Exception as exc:
         # a collection filled by another tool, or before crag recorded its embeddings, with vectors of
         # another size: Chroma's message names the two dimensions; this names the fix
@@ -266,6 +276,42 @@ def retrieve(store: Chroma, question: str, k: int = 10) -> list[Document]:
             f"the question's embedding does not fit the collection ({exc}): it was filled with other "
             "embeddings; ask with the --embeddings it was ingested with"
         ) from exc
+
+
+def _hybrid(store: Chroma, question: str, n: int) -> list[Document]:
+    """The embedding's `n` nearest and BM25's `n` best, fused; chunks only BM25 found are read from
+    the store by id (as it holds them now)."""
+    dense = _dense(store, question, n)
+    index = keywords.index_of(store)
+    if index is None:
+        return dense
+    found = {d.id: d for d in dense}
+    lexical = index.search(question, n)
+    missing = [i for i in lexical if i not in found]
+    if missing:
+        found.update((d.id, d) for d in store.get_by_ids(missing))
+    return [found[i] for i in fuse([d.id for d in dense], lexical) if i in found]
+
+
+def retrieve(store: Chroma, question: str, k: int = 10, search: Search = DEFAULT_SEARCH) -> list[Document]:
+    """The `k` best chunks for `question` with distinct texts, best first; [] for an empty
+    collection. `search` "hybrid" fuses the embedding's nearest chunks with BM25's best by
+    reciprocal rank (`fuse`), "dense" takes the embedding's alone. Twice `k` are fetched from each
+    so that a text stored under several sources (`distinct`) does not leave fewer than `k`.
+
+    Each Document keeps the metadata written at ingestion (`title`, `source`, `chunk`, `id`) and
+    gains `rank` (0 = best, as in the shared web strips); `Document.id` is the chunk's store id.
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be str, got {type(question).__name__}")
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    if search not in get_args(Search):
+        raise ValueError(f"search must be one of {', '.join(get_args(Search))}, got {search!r}")
+    if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
+        return []
+    fetch = _hybrid if search == "hybrid" else _dense
+    documents = distinct(fetch(store, question, OVERFETCH * k))[:k]
     for rank, document in enumerate(documents):
         document.metadata = {**document.metadata, "id": document.id, "rank": rank}
     return documents

@@ -34,6 +34,9 @@ Out = Annotated[
 ]
 Limit = Annotated[int | None, typer.Option("--limit", help="Only the first N questions.")]
 K = Annotated[int, typer.Option("--k", min=1, help="Documents retrieved per question (every system).")]
+SearchOption = Annotated[
+    str, typer.Option("--search", help="hybrid (embeddings and BM25, fused) or dense (embeddings alone); every system.")
+]
 ChromaDir = Annotated[Path, typer.Option("--chroma-dir", help="Where the knowledge base's Chroma collections live.")]
 ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per knowledge-base chunk.")]
 ChunkOverlap = Annotated[int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")]
@@ -96,6 +99,7 @@ def run_cmd(
     ] = False,
     seed: Seed = DEFAULTS["seed"],
     k: K = DEFAULTS["k"],
+    search: SearchOption = DEFAULTS["search"],
     chroma_dir: ChromaDir = DEFAULTS["chroma_dir"],
     chunk_size: ChunkSize = DEFAULTS["chunk_size"],
     chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],
@@ -132,6 +136,7 @@ def robustness_cmd(
     limit: Limit = None,
     seed: Seed = DEFAULTS["seed"],
     k: K = DEFAULTS["k"],
+    search: SearchOption = DEFAULTS["search"],
     chroma_dir: ChromaDir = DEFAULTS["chroma_dir"],
     chunk_size: ChunkSize = DEFAULTS["chunk_size"],
     chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],

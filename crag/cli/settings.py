@@ -21,6 +21,13 @@ K = Annotated[int | None, typer.Option(min=1, help=f"Documents to retrieve (defa
 Preset = Annotated[str | None, typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")]
 Upper = Annotated[float | None, typer.Option(help="Upper threshold (default: calibrated).")]
 Lower = Annotated[float | None, typer.Option(help="Lower threshold (default: calibrated).")]
+SearchMode = Annotated[
+    str | None,
+    typer.Option(
+        help="How the knowledge base is searched: hybrid (embeddings and BM25 keywords, fused) or dense "
+        f"(embeddings alone) (default {Context.default('search')})."
+    ),
+]
 RefineMode = Annotated[
     str | None, typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")
 ]
@@ -47,6 +54,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object per 
 # option (as the commands' parameters are named) -> the Context field it sets
 FIELDS = {
     "k": "k",
+    "search": "search",
     "preset": "preset",
     "upper": "upper_threshold",
     "lower": "lower_threshold",

@@ -23,6 +23,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from crag import resources
+from crag.backends.retrieval import DEFAULT_SEARCH, Search
 from crag.context import Context
 from crag.core.passages import title_of
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
@@ -53,6 +54,7 @@ FINGERPRINT = (
     "drop_gold",
     "seed",
     "k",
+    "search",
     "top_k_strips",
     "web_k",
     "chunk_size",
@@ -66,6 +68,9 @@ FINGERPRINT = (
 # `evaluator_sha256` (2026-11-23): `crag evaluator adapt --overwrite` rewrites a checkpoint at the
 # same path, and the path alone would have kept the old checkpoint's predictions.
 ADDED_TO_FINGERPRINT = ("evaluator_sha256",)
+# Keys added later whose value in the runs made before is known: those runs searched by embedding alone
+# (`search`, 2026-11-24), so resuming one with hybrid search is a change of settings.
+FINGERPRINT_BEFORE = {"search": "dense"}
 
 
 @dataclass
@@ -81,6 +86,7 @@ class RunSettings:
     drop_gold: float = 0.0
     seed: int = 0
     k: int = 5
+    search: Search = DEFAULT_SEARCH
     chroma_dir: Path = Path(DEFAULT_CHROMA_DIR)
     chunk_size: int = DEFAULT_CHUNK_SIZE
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
@@ -146,10 +152,13 @@ def _check_settings(out: Path, settings: dict) -> None:
         changed = [
             k
             for k in FINGERPRINT
-            if previous.get(k) != settings.get(k) and not (k in ADDED_TO_FINGERPRINT and k not in previous)
+            if previous.get(k, FINGERPRINT_BEFORE.get(k)) != settings.get(k, FINGERPRINT_BEFORE.get(k))
+            and not (k in ADDED_TO_FINGERPRINT and k not in previous)
         ]
         if changed and (out / PREDICTIONS).exists():
-            details = ", ".join(f"{k}: {previous.get(k)!r} -> {settings.get(k)!r}" for k in changed)
+            details = ", ".join(
+                f"{k}: {previous.get(k, FINGERPRINT_BEFORE.get(k))!r} -> {settings.get(k)!r}" for k in changed
+            )
             raise ValueError(
                 f"{out} holds predictions made with other settings ({details}); use another --out or delete that folder"
             )
@@ -245,6 +254,7 @@ def build_context(settings: RunSettings, collection: str) -> Context:
         web_backend="local",
         web_index=str(settings.web),
         k=settings.k,
+        search=settings.search,
     )
 
 
@@ -292,6 +302,7 @@ def run(settings: RunSettings) -> dict:
         "collection": collection,
         "chroma_dir": str(settings.chroma_dir),
         "k": base.k,
+        "search": base.search,
         "top_k_strips": base.top_k_strips,
         "web_k": base.web_k,
         "chunk_size": settings.chunk_size,

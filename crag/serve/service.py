@@ -22,7 +22,7 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from crag import resources
-from crag.context import Context, RefineMode, WebBackend
+from crag.context import Context, RefineMode, Search, WebBackend
 from crag.core.thresholds import PRESETS, Thresholds
 from crag.graph import graph
 from crag.methods.question import MAX_QUESTION_CHARS
@@ -38,6 +38,7 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "lower_threshold": (Threshold, "Incorrect when every document scores below this (-1.5..1.5)."),
     "preset": (Literal[tuple(PRESETS)], "The paper's thresholds for a dataset."),
     "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
+    "search": (Search, "How the knowledge base is searched: 'hybrid' (embeddings and BM25, fused) or 'dense'."),
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
     "strip_threshold": (Threshold, "Strips whose selection score is below this are dropped."),
     "strip_set_weight": (

@@ -91,7 +91,7 @@ def test_settings_are_named_as_options_or_context_fields(name, field):
 
 
 def test_only_the_settings_ask_takes_can_be_set():
-    with pytest.raises(ValueError, match="unknown setting 'web_timeout'; settings: k, preset, upper"):
+    with pytest.raises(ValueError, match="unknown setting 'web_timeout'; settings: k, search, preset, upper"):
         field_of("web_timeout")
 
 

@@ -147,6 +147,22 @@ def test_other_settings_refuse_to_mix_into_a_folder(inputs, tmp_path, make_conte
         run(settings(inputs, out, make_context, limit=1, drop_gold=0.5))
 
 
+def test_a_run_kept_from_before_hybrid_search_counts_as_dense(inputs, tmp_path, make_context):
+    """run.json files written before `search` was recorded come from dense retrieval: resuming one with
+    hybrid search would mix two retrievers' predictions, and a dense run resumes it."""
+    out = tmp_path / "run"
+    run(settings(inputs, out, make_context, limit=1))
+    recorded = json.loads((out / "run.json").read_text())
+    assert recorded["search"] == "hybrid"
+    del recorded["search"]
+    (out / "run.json").write_text(json.dumps(recorded))
+    with pytest.raises(ValueError, match="other settings.*search: 'dense' -> 'hybrid'"):
+        run(settings(inputs, out, make_context, limit=1))
+    dense = settings(inputs, out, make_context)
+    dense.context.search = "dense"
+    assert run(dense)["crag"]["n"] == 2
+
+
 def test_a_failing_question_is_recorded_and_the_run_goes_on(inputs, tmp_path, make_context):
     class Broken(EchoChat):
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):
