@@ -10,7 +10,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-engines bench-adapt bench-load bench-faults bench-chat clean \
+.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty
 
 setup: $(STAMP)
@@ -100,6 +100,12 @@ bench-evaluator: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 
 # the evaluator on ONNX Runtime (the default) against torch on every slice pair: score differences,
 # ROC-AUC on each, pairs on another side of a threshold, pairs/s and latency (about 7 minutes)
+# retrieval by embedding, by BM25 and hybrid (the default) on the documentation set, the FAQs of
+# /usr/share/doc and PopQA: recall at 1/3/5/10 and MRR (about 4 minutes; the collections come from
+# evaluator-slices)
+bench-retrieval: evaluator-slices
+	$(BIN)/python benchmarks/retrieval_benchmark.py --json artifacts/bench/retrieval.json
+
 bench-engines: evaluator-slices
 	$(BIN)/python benchmarks/evaluator_engines.py --slices $(SLICES) --json artifacts/bench/evaluator-engines.json
 

@@ -15,6 +15,10 @@ HotpotQA/MuSiQue. Every system is reported on the same pairs:
   cosine). It orders and does not route (the graph routes on the evaluator's score), so its route
   mix is not one the graph takes.
 
+Without titles, a slice our retriever builds is read from `SLICES/untitled/` when there: the same
+questions retrieved from a titleless copy of the collection (`crag.experiments.relevance`), since
+hybrid search also matches titles and a knowledge base without them gives it none.
+
 Per slice: ROC-AUC, accuracy and F1 at the upper threshold, top-1 and top-3 (share of questions
 with a relevant passage whose best-scored passage is relevant, or one of the best three; "retriever
 order" is the retriever's own first results) and the route mix (Correct / Ambiguous / Incorrect per
@@ -41,8 +45,15 @@ from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
+from crag.experiments.relevance import UNTITLED
 from crag.methods.refinement import set_selection
 from crag.methods.routing import decide_action
+
+
+def slice_pairs(slices: Path, name: str, titles: bool) -> list[Pair]:
+    """A slice's pairs as scored with or without titles (`untitled/` holds its titleless retrieval, if any)."""
+    untitled = slices / UNTITLED / f"{name}.jsonl"
+    return read_pairs(untitled if not titles and untitled.exists() else slices / f"{name}.jsonl")
 
 
 def texts(pairs: list[Pair], titles: bool) -> list[str]:
@@ -269,11 +280,11 @@ def main() -> None:
     results: dict[str, dict] = {}
     lines = []
     for slice_name in names:
-        pairs = read_pairs(args.slices / f"{slice_name}.jsonl")
-        labels = [p.label for p in pairs]
         for titles in (True, False):
-            if not titles and not any(p.title for p in pairs):
+            if not titles and not any(p.title for p in slice_pairs(args.slices, slice_name, True)):
                 continue
+            pairs = slice_pairs(args.slices, slice_name, titles)
+            labels = [p.label for p in pairs]
             key = f"{slice_name} ({'titles' if titles else 'no titles'})"
             results[key] = {}
             for name, (fn, pair, ident) in systems.items():

@@ -17,7 +17,7 @@ import json
 import time
 from pathlib import Path
 
-from evaluator_benchmark import latency_ms, texts
+from evaluator_benchmark import latency_ms, slice_pairs, texts
 
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import read_pairs
@@ -48,9 +48,9 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|")
     for name in names:
-        pairs = read_pairs(args.slices / f"{name}.jsonl")
-        labels = [p.label for p in pairs]
         for titles in (True, False):
+            pairs = slice_pairs(args.slices, name, titles)
+            labels = [p.label for p in pairs]
             batch = [(p.question, t) for p, t in zip(pairs, texts(pairs, titles))]
             groups = [p.group for p in pairs]
             scores = {}

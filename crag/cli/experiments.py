@@ -231,11 +231,12 @@ def build_slices_cmd(
         )
     except (FileNotFoundError, ValueError, KeyError) as exc:
         fail(str(exc))
-    for name, info in manifest["slices"].items():
-        typer.echo(
-            f"{name:<16} {info['pairs']:>6} pairs  {info['positives']:>5} relevant  {info['questions']:>4} questions "
-            f"({info['questions_with_a_relevant_passage']} with a relevant passage)"
-        )
+    for kind, label in (("slices", ""), (relevance.UNTITLED, f" ({relevance.UNTITLED})")):
+        for name, info in manifest[kind].items():
+            typer.echo(
+                f"{name + label:<26} {info['pairs']:>6} pairs  {info['positives']:>5} relevant  "
+                f"{info['questions']:>4} questions ({info['questions_with_a_relevant_passage']} with a relevant passage)"
+            )
     typer.echo(f"-> {out}")
 
 

@@ -102,17 +102,33 @@ def parse_faq(text: str, source: str = "") -> list[FaqEntry]:
     return list(entries.values())
 
 
-def build_faq_pairs(files: Sequence[str | Path] = FAQ_FILES, *, cache: Path | None = None, progress: bool = True):
-    """(pairs, manifest): every FAQ question with the retriever's top 10 chunks of all the FAQs'
-    answers, labelled by whether a chunk holds at least min(200 characters, half) of its answer."""
+@dataclass(frozen=True)
+class FaqCorpus:
+    """The FAQs' answers as a knowledge base: each entry, where its answer lies in its FAQ's ingested
+    text, and that text cut into `crag ingest`'s chunks with their spans."""
+
+    entries: list[FaqEntry]
+    spans: list[tuple[int, int]]  # entries[n]'s answer in its FAQ's ingested text
+    chunks: list[Chunk]
+    where: list[tuple[str, int, int]]  # chunks[n]'s (source, start, end)
+    files: dict[str, str]  # the FAQs read, with their digests
+
+    def relevant(self, entry: int, chunk: int) -> bool:
+        """Whether a chunk holds at least min(200 characters, half) of the entry's answer."""
+        a, b = self.spans[entry]
+        source, start, end = self.where[chunk]
+        if source != self.entries[entry].source:
+            return False
+        return max(0, min(b, end) - max(a, start)) >= min(200, (b - a) / 2)
+
+
+def faq_corpus(files: Sequence[str | Path] = FAQ_FILES) -> FaqCorpus:
+    """The answers alone, chunked (the questions are what is asked, not what is stored);
+    FileNotFoundError when no file holds an FAQ."""
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     splitter = RecursiveCharacterTextSplitter(chunk_size=CHUNK_SIZE, chunk_overlap=CHUNK_OVERLAP, add_start_index=True)
-    entries: list[FaqEntry] = []
-    spans: list[tuple[int, int]] = []  # each entry's answer in its FAQ's ingested text
-    chunks: list[Chunk] = []
-    where: dict[int, tuple[str, int, int]] = {}  # id(chunk) -> (source, start, end)
-    used: dict[str, str] = {}
+    corpus = FaqCorpus([], [], [], [], {})
     for file in map(Path, files):
         if not file.is_file():
             continue
@@ -120,32 +136,38 @@ def build_faq_pairs(files: Sequence[str | Path] = FAQ_FILES, *, cache: Path | No
         found = parse_faq(decode(file, raw), str(file))
         if not found:
             continue
-        used[str(file)] = hashlib.sha256(raw).hexdigest()[:16]
+        corpus.files[str(file)] = hashlib.sha256(raw).hexdigest()[:16]
         text = ""
-        for entry in found:  # the answers alone: the questions are what is asked, not what is stored
-            entries.append(entry)
-            spans.append((len(text), len(text) + len(entry.answer)))
+        for entry in found:
+            corpus.entries.append(entry)
+            corpus.spans.append((len(text), len(text) + len(entry.answer)))
             text += entry.answer + "\n\n"
         for piece in splitter.create_documents([text]):
-            chunk = Chunk(faq_name(file), piece.page_content)
             start = piece.metadata["start_index"]
-            where[id(chunk)] = (str(file), start, start + len(piece.page_content))
-            chunks.append(chunk)
-    if not entries:
+            corpus.chunks.append(Chunk(faq_name(file), piece.page_content))
+            corpus.where.append((str(file), start, start + len(piece.page_content)))
+    if not corpus.entries:
         raise FileNotFoundError(f"no FAQ with questions found among {', '.join(map(str, files))}")
+    return corpus
+
+
+def build_faq_pairs(files: Sequence[str | Path] = FAQ_FILES, *, cache: Path | None = None, progress: bool = True):
+    """(pairs, manifest): every FAQ question with the retriever's top 10 chunks of all the FAQs'
+    answers, labelled by whether a chunk holds at least min(200 characters, half) of its answer."""
+    corpus = faq_corpus(files)
+    entries, chunks = corpus.entries, corpus.chunks
+    position = {id(chunk): n for n, chunk in enumerate(chunks)}
     index = DenseIndex(chunks, cache=cache, progress=progress)
     pairs: list[Pair] = []
     for n, (entry, retrieved) in enumerate(zip(entries, index.search([e.question for e in entries], TOP_K))):
-        a, b = spans[n]
-        need = min(200, (b - a) / 2)
         for chunk in retrieved:
-            source, start, end = where[id(chunk)]
-            covered = max(0, min(b, end) - max(a, start)) if source == entry.source else 0
+            c = position[id(chunk)]
+            label = int(corpus.relevant(n, c))
             pairs.append(
-                Pair(clean(entry.question), clean(chunk.text), int(covered >= need), chunk.title, f"faq-{n}", source)
+                Pair(clean(entry.question), clean(chunk.text), label, chunk.title, f"faq-{n}", corpus.where[c][0])
             )
     manifest = {
-        "files": used,
+        "files": corpus.files,
         "questions": len(entries),
         "chunks": len(chunks),
         "pairs": len(pairs),

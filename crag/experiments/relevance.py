@@ -6,8 +6,8 @@ and everyday questions the same model fell below the untrained cosine of its bas
 slices are built the way the graph meets documents instead, each kept out of training:
 
 - `popqa-retrieved`: every titled passage of the shared data (web strips, Wikipedia passages,
-  multi-hop paragraphs, bio passages) indexed with the project's own retriever (Chroma + MiniLM,
-  chunked as the harness does), the top 10 it returns for each PopQA validation question,
+  multi-hop paragraphs, bio passages) indexed with the project's own retriever (Chroma + MiniLM
+  fused with BM25 as the graph searches, chunked as the harness does), the top 10 it returns for each PopQA validation question,
   labelled by gold page (the paper's rule);
 - `popqa-phrased`: the same questions in everyday phrasings (`crag.experiments.phrasings`, templates never
   used in training), retrieved again with each phrasing;
@@ -19,7 +19,12 @@ slices are built the way the graph meets documents instead, each kept out of tra
   relevant when it comes from the question's page and holds its evidence;
 - `multihop`: the HotpotQA/MuSiQue validation questions, as before.
 
-Every pair keeps its title; the benchmark scores each slice with and without titles.
+Every pair keeps its title; the benchmark scores each slice with and without titles. Without
+titles, the slices our own retriever builds (`popqa-*`, `docs`) come from `OUT/untitled/`: the same
+questions retrieved from a copy of the collection whose chunks carry no title, because hybrid search
+matches a question's words against titles too, and a knowledge base without titles gives it none
+to match (scoring titled retrieval's chunks without their titles would grade chunks that no
+titleless retriever returns: a page's paragraphs that never name their subject).
 """
 
 from __future__ import annotations
@@ -28,11 +33,13 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
+from crag.backends.embeddings import DEFAULT_EMBEDDINGS
 from crag.backends.ingest import ingest
-from crag.backends.retrieval import open_store, retrieve
+from crag.backends.retrieval import DEFAULT_SEARCH, open_store, retrieve
 from crag.core.passages import source_of, title_of
 from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.evaluator_model.pairs import Pair, write_pairs
@@ -45,6 +52,9 @@ from crag.experiments.popqa import read_records
 DEFAULT_OUT = Path("artifacts/evaluator-slices")
 DEFAULT_CHROMA_DIR = ".crag/eval/relevance-chroma"
 DOCS_COLLECTION = "docs-domain"
+UNTITLED = "untitled"  # OUT/untitled/: slices retrieved from a titleless copy of their collection
+GOLD_TITLE = "gold_title"  # a titleless copy's chunk keeps its page's title here, for the label only
+COPY_BATCH = 1000
 TOP_K = 10
 PHRASINGS_PER_QUESTION = 2
 SEED = 7
@@ -78,20 +88,43 @@ def shared_passages(data: Path) -> list[Passage]:
     return passages
 
 
+def untitled_copy(store, chroma_dir: str | Path, embedder: Any = DEFAULT_EMBEDDINGS):
+    """A copy of the store's collection (`<name>-untitled`, in the same folder) whose chunks have no
+    title, their page's title kept under `GOLD_TITLE`; the embeddings are copied (they are of the text
+    alone; `embedder` embeds the questions). Reused while it holds as many chunks as the original."""
+    source = store._collection  # LangChain's Chroma exposes no public handle on its collection
+    copy = open_store(persist_dir=chroma_dir, collection=f"{source.name}-{UNTITLED}", embedder=embedder)
+    if copy._collection.count() == source.count():
+        return copy
+    copy.reset_collection()
+    for offset in range(0, source.count(), COPY_BATCH):
+        got = source.get(include=["embeddings", "documents", "metadatas"], limit=COPY_BATCH, offset=offset)
+        metadatas = [{**(m or {}), "title": "", GOLD_TITLE: (m or {}).get("title") or ""} for m in got["metadatas"]]
+        copy._collection.add(
+            ids=got["ids"], embeddings=got["embeddings"], documents=got["documents"], metadatas=metadatas
+        )
+    return copy
+
+
+def _gold_of(doc) -> str:
+    return doc.metadata.get(GOLD_TITLE) or title_of(doc)
+
+
 def _retrieve(store, queries: list[Query], source: str, progress: bool) -> list[Pair]:
     """The top-k chunks per query from the project's retriever, labelled by gold page."""
     pairs = []
     for query in tqdm(queries, desc=source, unit="q", disable=not progress):
         gold = norm_title(query.gold)
         for doc in retrieve(store, query.question, k=TOP_K):
-            title = title_of(doc)
-            pairs.append(
-                Pair(query.question, doc.page_content, int(norm_title(title) == gold), title, query.group, source)
-            )
+            label = int(norm_title(_gold_of(doc)) == gold)
+            pairs.append(Pair(query.question, doc.page_content, label, title_of(doc), query.group, source))
     return pairs
 
 
-def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> dict[str, list[Pair]]:
+def popqa_slices(
+    data: Path, chroma_dir: str | Path, progress: bool = True
+) -> tuple[dict[str, list[Pair]], dict[str, list[Pair]]]:
+    """(titled, untitled): `popqa-retrieved` and `popqa-phrased` from the collection, and from its titleless copy."""
     low, high = RECIPE.validation_range
     questions = [q for q in read_records(data / "popqa" / "questions.jsonl") if low <= int(q["q_index"]) <= high]
     name, _, _ = ensure_collection(shared_passages(data), chroma_dir, progress=progress)
@@ -103,10 +136,11 @@ def popqa_slices(data: Path, chroma_dir: str | Path, progress: bool = True) -> d
         for q in questions
         for n, text in enumerate(sample_phrasings(q["subject"], q["prop"], PHRASINGS_PER_QUESTION, rng))
     ]
-    return {
-        "popqa-retrieved": _retrieve(store, original, "popqa-retrieved", progress),
-        "popqa-phrased": _retrieve(store, phrased, "popqa-phrased", progress),
-    }
+    titled, untitled = {}, {}
+    for slices, searched in ((titled, store), (untitled, untitled_copy(store, chroma_dir))):
+        slices["popqa-retrieved"] = _retrieve(searched, original, "popqa-retrieved", progress)
+        slices["popqa-phrased"] = _retrieve(searched, phrased, "popqa-phrased", progress)
+    return titled, untitled
 
 
 def bio_slices(data: Path) -> dict[str, list[Pair]]:
@@ -133,21 +167,25 @@ def multihop_slice(data: Path) -> list[Pair]:
     return multihop_pairs(read_records(data / "relevance" / "multihop_pairs.jsonl"), "validation", RECIPE)
 
 
-def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True) -> list[Pair]:
-    """`crag ingest` the rendered documentation, retrieve for each hand-written question, label by evidence."""
+def docs_slice(docs_inputs: Path, chroma_dir: str | Path, progress: bool = True) -> tuple[list[Pair], list[Pair]]:
+    """`crag ingest` the rendered documentation, retrieve for each hand-written question, label by
+    evidence; (titled, untitled), the second from the collection's titleless copy."""
     folder = docs_inputs / "docs"
     if not folder.is_dir() or not (docs_inputs / "questions.jsonl").is_file():
         raise FileNotFoundError(f"{docs_inputs} holds no docs/ and questions.jsonl: run `crag eval build-docs` first")
     questions = load_questions(docs_inputs / "questions.jsonl")
     store = open_store(persist_dir=chroma_dir, collection=DOCS_COLLECTION)
     ingest([folder], store, progress=progress)
-    pairs = []
-    for q in questions:
-        for doc in retrieve(store, q["question"], k=TOP_K):
-            own_page = Path(source_of(doc)).stem == q["doc"]
-            label = int(own_page and is_relevant(doc.page_content, q["evidence"]))
-            pairs.append(Pair(q["question"], doc.page_content, label, title_of(doc), q["id"], "docs"))
-    return pairs
+    variants = []
+    for searched in (store, untitled_copy(store, chroma_dir)):
+        pairs = []
+        for q in questions:
+            for doc in retrieve(searched, q["question"], k=TOP_K):
+                own_page = Path(source_of(doc)).stem == q["doc"]
+                label = int(own_page and is_relevant(doc.page_content, q["evidence"]))
+                pairs.append(Pair(q["question"], doc.page_content, label, title_of(doc), q["id"], "docs"))
+        variants.append(pairs)
+    return variants[0], variants[1]
 
 
 def build_slices(
@@ -158,28 +196,29 @@ def build_slices(
     chroma_dir: str | Path = DEFAULT_CHROMA_DIR,
     progress: bool = True,
 ) -> dict:
-    """Write every slice as `OUT/<slice>.jsonl` (and CRAG's .tsv) plus a manifest; returns the manifest."""
-    slices: dict[str, list[Pair]] = {}
-    slices.update(popqa_slices(data, chroma_dir, progress))
+    """Write every slice as `OUT/<slice>.jsonl` (and CRAG's .tsv), the titleless retrieval of those our
+    retriever builds as `OUT/untitled/<slice>.jsonl`, plus a manifest; returns the manifest."""
+    slices, untitled = popqa_slices(data, chroma_dir, progress)
     slices.update(bio_slices(data))
     slices["multihop"] = multihop_slice(data)
     if docs_inputs is not None:
-        slices["docs"] = docs_slice(docs_inputs, chroma_dir, progress)
+        slices["docs"], untitled["docs"] = docs_slice(docs_inputs, chroma_dir, progress)
     manifest = {
         "data_dir": str(data),
         "docs_inputs": str(docs_inputs) if docs_inputs else None,
         "top_k": TOP_K,
+        "search": DEFAULT_SEARCH,  # the retriever's, as the graph searches (slices built before 2026-11-24: dense)
         "slices": {},
+        UNTITLED: {},
     }
-    for name, pairs in slices.items():
-        write_pairs(pairs, out, name)
-        groups = {p.group for p in pairs}
-        answered = {p.group for p in pairs if p.label}
-        manifest["slices"][name] = {
-            "pairs": len(pairs),
-            "positives": sum(p.label for p in pairs),
-            "questions": len(groups),
-            "questions_with_a_relevant_passage": len(answered),
-        }
+    for where, written in ((out, slices), (out / UNTITLED, untitled)):
+        for name, pairs in written.items():
+            write_pairs(pairs, where, name)
+            manifest["slices" if where == out else UNTITLED][name] = {
+                "pairs": len(pairs),
+                "positives": sum(p.label for p in pairs),
+                "questions": len({p.group for p in pairs}),
+                "questions_with_a_relevant_passage": len({p.group for p in pairs if p.label}),
+            }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest

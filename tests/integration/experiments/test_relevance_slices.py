@@ -87,12 +87,45 @@ def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
             metadata={"title": "json", "source": str(inputs / "docs" / "json.txt")},
         ),
     ]
-    monkeypatch.setattr(relevance, "open_store", lambda **kw: object())
-    monkeypatch.setattr(relevance, "retrieve", lambda store, question, k: returned[:k])
+    titleless = [
+        Document(d.page_content, metadata={**d.metadata, "title": "", relevance.GOLD_TITLE: d.metadata["title"]})
+        for d in returned
+    ]
+    stores = {"titled": returned, "untitled": titleless}
+    monkeypatch.setattr(relevance, "open_store", lambda **kw: "titled")
+    monkeypatch.setattr(relevance, "untitled_copy", lambda store, chroma_dir: "untitled")
+    monkeypatch.setattr(relevance, "retrieve", lambda store, question, k: stores[store][:k])
     monkeypatch.setattr(relevance, "ingest", lambda paths, store, progress: None)
-    pairs = relevance.docs_slice(inputs, tmp_path / "chroma", progress=False)
-    assert [p.label for p in pairs] == [1, 0, 0]
+    pairs, untitled = relevance.docs_slice(inputs, tmp_path / "chroma", progress=False)
+    assert [p.label for p in pairs] == [1, 0, 0] == [p.label for p in untitled]
     assert [p.title for p in pairs] == ["json", "csv", "json"] and {p.group for p in pairs} == {"d1"}
+    assert [p.title for p in untitled] == ["", "", ""]
+
+
+def test_a_titleless_copy_keeps_texts_embeddings_and_the_gold_title(tmp_path):
+    """The untitled slices are retrieved from a copy of the collection without titles: same chunks,
+    same vectors (they are of the text alone), the page's title kept for the label only."""
+    from langchain_core.documents import Document
+
+    from crag.backends.retrieval import open_store
+    from crag.experiments import relevance
+    from tests.fakes import WordEmbeddings
+
+    embedder = WordEmbeddings()
+    store = open_store(persist_dir=tmp_path / "db", collection="pages", embedder=embedder)
+    store.add_documents(
+        [Document(f"text number {i}", metadata={"title": f"Page {i}", "source": f"p{i}"}) for i in range(3)],
+        ids=["a", "b", "c"],
+    )
+    copy = relevance.untitled_copy(store, tmp_path / "db", embedder)
+    store.add_documents([Document("text number 3", metadata={"title": "Page 3", "source": "p3"})], ids=["d"])
+    again = relevance.untitled_copy(store, tmp_path / "db", embedder)  # one chunk more: copied again
+    got = copy._collection.get(ids=["b"], include=["documents", "metadatas", "embeddings"])
+    original = store._collection.get(ids=["b"], include=["embeddings"])
+    assert copy._collection.name == "pages-untitled" and again._collection.count() == 4
+    assert got["documents"] == ["text number 1"] and got["metadatas"][0]["title"] == ""
+    assert got["metadatas"][0][relevance.GOLD_TITLE] == "Page 1" and got["metadatas"][0]["source"] == "p1"
+    assert list(got["embeddings"][0]) == list(original["embeddings"][0])
 
 
 def test_training_retrieval_chunks_like_the_harness_knowledge_base():
