@@ -94,6 +94,7 @@ def test_remote_runnable_invoke_batch_stream_and_events(serve):
         ),
         ({"input": {"question": QUESTION}, "config": {"configurable": {"k": 0}}}, "greater than or equal to 1"),
         ({"input": {"question": QUESTION}, "config": {"configurable": {"refine_mode": "magic"}}}, "excerption"),
+        ({"input": {"question": QUESTION}, "config": {"configurable": {"search": "sparse"}}}, "hybrid"),
         (
             {"input": {"question": QUESTION}, "config": {"configurable": {"strip_set_weight": -1}}},
             "greater than or equal to 0",
@@ -192,6 +193,7 @@ def test_schemas_are_published(serve):
         "lower_threshold",
         "preset",
         "k",
+        "search",
         "top_k_strips",
         "strip_threshold",
         "strip_set_weight",
