@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from crag.backends.info import is_info
 from crag.backends.readers import MARKDOWN_SUFFIXES
 from crag.backends.rst import RST_SUFFIXES
 
@@ -45,14 +46,14 @@ def stem(path: Path) -> str:
 
 
 def supported(path: Path) -> bool:
-    return kind(path) in SUFFIXES
+    return kind(path) in SUFFIXES or is_info(kind(path))
 
 
 def unsupported_message(path: Path) -> str:
     shown = "".join(path.suffixes[-2:]) if path.suffix.lower() == COMPRESSED else path.suffix
     return (
-        f"{path}: unsupported file type {shown or '(none)'!r}; supported: {', '.join(SUFFIXES)} "
-        f"(and each compressed, {COMPRESSED})"
+        f"{path}: unsupported file type {shown or '(none)'!r}; supported: {', '.join(SUFFIXES)}, .info "
+        f"(GNU Info manuals; and each compressed, {COMPRESSED})"
     )
 
 

@@ -6,8 +6,8 @@ Only chunks missing from the store are embedded, which is where the time goes.
 
 Nothing is passed over in silence: the report names the files and pages skipped and why (an
 unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
-HTML, PDF and Markdown are read by `crag.backends.readers`, reStructuredText by `crag.backends.rst`, URL lists
-by `crag.backends.urls`.
+HTML, PDF and Markdown are read by `crag.backends.readers`, reStructuredText by `crag.backends.rst`, GNU Info
+manuals by `crag.backends.info`, URL lists by `crag.backends.urls`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from crag.backends.files import (
     stem,
     unsupported_message,
 )
+from crag.backends.info import is_info
+from crag.backends.info import nodes as info_nodes
 from crag.backends.readers import (
     MARKDOWN_SUFFIXES,
     UnreadablePdf,
@@ -112,8 +114,8 @@ class UnindexedPage(ValueError):
 
 def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[Document], list[str]]:
     """(documents, sources of PDF pages without text): one Document per text, markdown or HTML file,
-    one per JSONL record and one per PDF page with text, each with `title` and `source` (a PDF page's
-    is `path#page=N`); a file `X.gz` is read as `X` would be (`crag.backends.files`). A PDF that cannot
+    one per JSONL record, one per PDF page with text and one per GNU Info node, each with `title` and
+    `source` (a PDF page's is `path#page=N`, an Info node's `path#Node name`); a file `X.gz` is read as `X` would be (`crag.backends.files`). A PDF that cannot
     be read raises `UnreadablePdf`, a broken or oversized gzip file `UnreadableFile`; with
     `skip_unindexed`, an HTML page that asks not to be indexed or only redirects raises `UnindexedPage`."""
     path = Path(path).expanduser().resolve()
@@ -123,6 +125,11 @@ def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[D
     if suffix == ".pdf":
         pages = read_pdf(read_bytes(path), str(path), name)
         return pages.documents, pages.empty
+    if is_info(suffix):  # a GNU Info manual (or a part of one): a document per node
+        return [
+            _document(node.text, {"title": node.title, "source": f"{path}#{node.name}"})
+            for node in info_nodes(read_text(path))
+        ], []
     fields: dict[str, Any] = {}
     if suffix in (".html", ".htm"):
         raw = read_text(path)

@@ -1,0 +1,86 @@
+"""GNU Info manuals read as their nodes: the pages `info wget` shows, one passage each.
+
+Debian installs the GNU manuals as Info files (`/usr/share/info/coreutils.info.gz`, `wget.info.gz`,
+`find.info-1.gz` … for a manual split in parts), which hold more than the man pages: every option
+explained, examples, the reasons. An Info file is plain text cut into nodes by a control character
+(0x1F); each node starts with a header line naming its file, itself and its neighbours ("File:
+wget.info,  Node: HTTP Options,  Next: …,  Prev: …,  Up: Invoking"). Read as plain text, every
+passage would carry those headers, the file's table of node offsets and the menus that link the
+nodes, and the title of every chunk would be the file name.
+
+So each node is a document titled "HTTP Options (wget)", with source `wget.info.gz#HTTP Options`,
+and its text as `info` shows it, less what is navigation: the menu that ends a node (Texinfo puts
+menus last), the lines that underline headings, and cross references written as "*Note Target::"
+(read as "see Target"). Nodes left with nothing but their heading (a chapter that is only a menu,
+the indexes) are left out, and so are the file's preamble (its licence and directory entry) and its
+tag table. Hand-written: no library on PyPI reads Info files (the `info` reader is C, part of
+Texinfo); the format is a line-based text convention that these few rules cover.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SEPARATOR = "\x1f"
+# ".info", and ".info-1", ".info-2" … for the parts of a manual split into several files
+SUFFIX = re.compile(r"\.info(?:-\d+)?")
+_HEADER = re.compile(r"File:\s*(?P<file>[^,\t]+?)\s*,\s*Node:\s*(?P<node>[^,\t]+?)\s*(?:,|\t|$)")
+_UNDERLINE = re.compile(r"^[ \t]*([*=\-.])\1{2,}[ \t]*$", re.MULTILINE)
+# "*Note Target::", "*note Label: Target.", across a line break; the label (else the target) is read
+_NOTE = re.compile(r"\*[Nn]ote[ \t\n]+([^:]+?)::|\*[Nn]ote[ \t\n]+([^:]+?):[ \t\n]+[^.,]+([.,])")
+_MENU = re.compile(r"^\* Menu:", re.MULTILINE)
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+@dataclass(frozen=True)
+class Node:
+    manual: str  # the Info file it belongs to, without ".info": "wget"
+    name: str  # "HTTP Options"
+    text: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.name} ({self.manual})"
+
+
+def is_info(suffix: str) -> bool:
+    """Whether a file suffix (lower-cased, as `files.kind` gives it) is an Info file's."""
+    return SUFFIX.fullmatch(suffix) is not None
+
+
+_OTHER_MANUAL = re.compile(r"\((?P<manual>[^)]+)\)\s*(?P<node>.*)")
+
+
+def _note(match: re.Match) -> str:
+    target = " ".join((match.group(1) or match.group(2)).split())
+    other = _OTHER_MANUAL.fullmatch(target)  # "(gcc)Bugs": a node of another manual
+    if other:
+        target = f"{other['node']} ({other['manual']})" if other["node"] else other["manual"]
+    return f"see {target}{match.group(3) or ''}"
+
+
+def _clean(body: str) -> str:
+    menu = _MENU.search(body)
+    if menu:
+        body = body[: menu.start()]
+    body = _UNDERLINE.sub("", body)
+    body = _NOTE.sub(_note, body)
+    return _BLANK_RUNS.sub("\n\n", body).strip()
+
+
+def nodes(text: str) -> list[Node]:
+    """The nodes of an Info file's text that hold more than their heading, in file order."""
+    found = []
+    for part in text.split(SEPARATOR)[1:]:  # before the first separator: the preamble
+        part = part.lstrip("\r\n\f")
+        first, _, body = part.partition("\n")
+        header = _HEADER.match(first)
+        if header is None:  # the tag table, the list of a split manual's parts, Emacs' local variables
+            continue
+        cleaned = _clean(body)
+        if len(cleaned.splitlines()) <= 1:  # a heading over a menu, or nothing
+            continue
+        manual = re.sub(r"\.info(?:-\d+)?$", "", header["file"].strip(), flags=re.IGNORECASE)
+        found.append(Node(manual, header["node"].strip(), cleaned))
+    return found
