@@ -3,7 +3,7 @@
 Dense retrieval misses what only the words give away: a documentation question names a flag or a
 function (`sort_keys`, `--porcelain`), a PopQA question a rare name, and MiniLM's embedding of a
 1,000-character chunk blurs both. BM25 finds them, and fusing the two lists finds more of the
-relevant chunks than either (measured in the README, "Hybrid retrieval").
+relevant chunks than either (README, "Hybrid retrieval, measured").
 
 Chroma's local store has no ranked full-text search (its `$contains` filter only matches), so the
 index is built here with bm25s (already behind the local web backend) from the collection's own
@@ -15,7 +15,7 @@ not returned at all.
 
 Words are `crag.core.text.terms` (Snowball stems, stopwords and question words dropped): the same
 words as the evaluator's lexical overlap, so that "What does sort_keys do?" searches `sort_keys`
-and `do`, not "what".
+alone, not "what", "does" or "do".
 """
 
 from __future__ import annotations

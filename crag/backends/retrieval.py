@@ -41,7 +41,7 @@ EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name 
 # from outweighing a chunk that both lists rank well.
 RRF_K = 60
 Search = Literal["hybrid", "dense"]
-DEFAULT_SEARCH: Search = "hybrid"  # measured in the README, "Hybrid retrieval"
+DEFAULT_SEARCH: Search = "hybrid"  # README, "Hybrid retrieval, measured"
 
 _STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = ResourceCache("store")
 
