@@ -7,8 +7,8 @@ slices are built the way the graph meets documents instead, each kept out of tra
 
 - `popqa-retrieved`: every titled passage of the shared data (web strips, Wikipedia passages,
   multi-hop paragraphs, bio passages) indexed with the project's own retriever (Chroma + MiniLM
-  fused with BM25 as the graph searches, chunked as the harness does), the top 10 it returns for each PopQA validation question,
-  labelled by gold page (the paper's rule);
+  fused with BM25 as the graph searches, chunked as the harness does), the top 10 it returns for
+  each PopQA validation question, labelled by gold page (the paper's rule);
 - `popqa-phrased`: the same questions in everyday phrasings (`crag.experiments.phrasings`, templates never
   used in training), retrieved again with each phrasing;
 - `bio`: CRAG's Bio task, 400 "Who is X?" questions with Contriever's real top 10, split by
