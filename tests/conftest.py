@@ -1,4 +1,5 @@
-"""Settings every test shares: no download attempts, no transformers chatter, a cache folder of the run. Fakes are in
+"""Settings every test shares: no download attempts, no transformers chatter, a cache folder of the run; and the
+harness's two-question input files, which the unit tests and the slow end-to-end test both use. Fakes are in
 `tests/fakes.py`, the servers the integration tests start in `tests/servers.py`."""
 
 from __future__ import annotations
@@ -18,3 +19,17 @@ def _crag_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CRAG_CACHE_DIR", str(tmp_path_factory.mktemp("crag-cache")))
         yield
+
+
+@pytest.fixture()
+def inputs(tmp_path):
+    """(questions, kb, web) JSONL files for the harness's two-question fixture (`tests/fakes.py`)."""
+    from crag.core.passages import source_of, title_of
+    from tests.fakes import HARNESS_KB, HARNESS_QUESTIONS, HARNESS_WEB, write_jsonl
+
+    web = [{"title": title_of(r), "text": r.page_content, "url": source_of(r)} for r in HARNESS_WEB]
+    return (
+        write_jsonl(tmp_path / "questions.jsonl", HARNESS_QUESTIONS),
+        write_jsonl(tmp_path / "kb.jsonl", HARNESS_KB),
+        write_jsonl(tmp_path / "web.jsonl", web),
+    )

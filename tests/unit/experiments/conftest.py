@@ -1,4 +1,4 @@
-"""Fixtures for the harness tests: Contexts and input files built from the fakes in tests/fakes.py."""
+"""Fixtures for the harness tests: Contexts built from the fakes in tests/fakes.py (the input files: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from crag.context import Context
-from crag.core.passages import source_of, title_of
 from tests.fakes import (
-    HARNESS_KB,
-    HARNESS_QUESTIONS,
     HARNESS_RULES,
     HARNESS_WEB,
     EchoChat,
@@ -17,7 +14,6 @@ from tests.fakes import (
     FakeWeb,
     WordEmbeddings,
     kb_documents,
-    write_jsonl,
 )
 
 
@@ -35,14 +31,3 @@ def make_context():
         return Context(**{**settings, **changes})
 
     return make
-
-
-@pytest.fixture()
-def inputs(tmp_path):
-    """(questions, kb, web) JSONL files for the two-question fixture."""
-    web = [{"title": title_of(r), "text": r.page_content, "url": source_of(r)} for r in HARNESS_WEB]
-    return (
-        write_jsonl(tmp_path / "questions.jsonl", HARNESS_QUESTIONS),
-        write_jsonl(tmp_path / "kb.jsonl", HARNESS_KB),
-        write_jsonl(tmp_path / "web.jsonl", web),
-    )
