@@ -46,7 +46,8 @@ def stem(path: Path) -> str:
 
 
 def supported(path: Path) -> bool:
-    return kind(path) in SUFFIXES or is_info(kind(path))
+    suffix = kind(path)
+    return suffix in SUFFIXES or is_info(suffix)
 
 
 def unsupported_message(path: Path) -> str:

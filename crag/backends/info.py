@@ -25,6 +25,7 @@ from dataclasses import dataclass
 SEPARATOR = "\x1f"
 # ".info", and ".info-1", ".info-2" … for the parts of a manual split into several files
 SUFFIX = re.compile(r"\.info(?:-\d+)?")
+_FILE_SUFFIX = re.compile(SUFFIX.pattern + "$", re.IGNORECASE)  # "wget.info" in a node header -> "wget"
 _HEADER = re.compile(r"File:\s*(?P<file>[^,\t]+?)\s*,\s*Node:\s*(?P<node>[^,\t]+?)\s*(?:,|\t|$)")
 _UNDERLINE = re.compile(r"^[ \t]*([*=\-.])\1{2,}[ \t]*$", re.MULTILINE)
 # "*Note Target::", "*note Label: Target.", across a line break; the label (else the target) is read
@@ -81,6 +82,6 @@ def nodes(text: str) -> list[Node]:
         cleaned = _clean(body)
         if len(cleaned.splitlines()) <= 1:  # a heading over a menu, or nothing
             continue
-        manual = re.sub(r"\.info(?:-\d+)?$", "", header["file"].strip(), flags=re.IGNORECASE)
+        manual = _FILE_SUFFIX.sub("", header["file"].strip())
         found.append(Node(manual, header["node"].strip(), cleaned))
     return found

@@ -41,6 +41,12 @@ MAX_CHUNKS = 200_000
 PAGE = 5_000  # chunks read from Chroma per request while building
 
 
+def best(scores: np.ndarray, n: int) -> list[int]:
+    """Positions of the `n` highest BM25 scores, best first (ties in index order), without those at 0:
+    a document sharing no word with the query is no hit. The local web's index ranks the same way."""
+    return [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+
+
 @dataclass(frozen=True)
 class KeywordIndex:
     ids: list[str]
@@ -52,9 +58,7 @@ class KeywordIndex:
         tokens = terms(query)
         if not tokens or not self.ids:
             return []
-        scores = self.retriever.get_scores(tokens)
-        best = np.argsort(-scores, kind="stable")[:n]
-        return [self.ids[i] for i in best if scores[i] > 0]
+        return [self.ids[i] for i in best(self.retriever.get_scores(tokens), n)]
 
 
 # collection id -> index, stamped with the chunk count it was built from

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
-import numpy as np
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
+from crag.backends.keywords import best
 from crag.backends.searxng import SearxngSearch
 from crag.backends.web_base import RetriedSearch, call_with_timeout
 from crag.backends.web_base import TransientWebSearchError as TransientWebSearchError
@@ -137,10 +137,8 @@ class LocalSearch:
         tokens = _tokenize([query])[0]
         if not tokens:  # only stopwords or punctuation
             return []
-        scores = index.retriever.get_scores(tokens)
-        order = np.argsort(-scores, kind="stable")[:k]
         # copies: Documents are mutable, and the cached index must not change with what a caller does
-        return [index.records[i].model_copy(deep=True) for i in order if scores[i] > 0]
+        return [index.records[i].model_copy(deep=True) for i in best(index.retriever.get_scores(tokens), k)]
 
 
 def clear_index_cache() -> None:
