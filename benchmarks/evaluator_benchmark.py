@@ -280,10 +280,11 @@ def main() -> None:
     results: dict[str, dict] = {}
     lines = []
     for slice_name in names:
+        titled_pairs = slice_pairs(args.slices, slice_name, True)
         for titles in (True, False):
-            if not titles and not any(p.title for p in slice_pairs(args.slices, slice_name, True)):
+            if not titles and not any(p.title for p in titled_pairs):
                 continue
-            pairs = slice_pairs(args.slices, slice_name, titles)
+            pairs = titled_pairs if titles else slice_pairs(args.slices, slice_name, False)
             labels = [p.label for p in pairs]
             key = f"{slice_name} ({'titles' if titles else 'no titles'})"
             results[key] = {}

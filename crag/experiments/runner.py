@@ -64,13 +64,13 @@ FINGERPRINT = (
     "evaluator_sha256",
     "max_answer_tokens",
 )
-# Keys added to FINGERPRINT after runs were kept: a run.json without one is not told it changed.
+# Keys added to FINGERPRINT after runs were kept, with the value the runs made before had; None where it
+# is unknown, and a run.json without such a key is then not told it changed.
 # `evaluator_sha256` (2026-11-23): `crag evaluator adapt --overwrite` rewrites a checkpoint at the
 # same path, and the path alone would have kept the old checkpoint's predictions.
-ADDED_TO_FINGERPRINT = ("evaluator_sha256",)
-# Keys added later whose value in the runs made before is known: those runs searched by embedding alone
-# (`search`, 2026-11-24), so resuming one with hybrid search is a change of settings.
-FINGERPRINT_BEFORE = {"search": "dense"}
+# `search` (2026-11-24): runs before it searched by embedding alone, so resuming one with hybrid search
+# is a change of settings.
+ADDED_TO_FINGERPRINT = {"evaluator_sha256": None, "search": "dense"}
 
 
 @dataclass
@@ -145,20 +145,19 @@ def folder_digest(checkpoint: str | None) -> str:
     return digest.hexdigest()
 
 
+def _recorded(run: dict, key: str) -> Any:
+    """A fingerprint key's value in a run's settings: as written, else the one runs had before the key was added."""
+    return run.get(key, ADDED_TO_FINGERPRINT.get(key))
+
+
 def _check_settings(out: Path, settings: dict) -> None:
     path = out / RUN_FILE
     if path.exists():
         previous = json.loads(path.read_text())
-        changed = [
-            k
-            for k in FINGERPRINT
-            if previous.get(k, FINGERPRINT_BEFORE.get(k)) != settings.get(k, FINGERPRINT_BEFORE.get(k))
-            and not (k in ADDED_TO_FINGERPRINT and k not in previous)
-        ]
+        unknown = {k for k, before in ADDED_TO_FINGERPRINT.items() if before is None and k not in previous}
+        changed = [k for k in FINGERPRINT if k not in unknown and _recorded(previous, k) != _recorded(settings, k)]
         if changed and (out / PREDICTIONS).exists():
-            details = ", ".join(
-                f"{k}: {previous.get(k, FINGERPRINT_BEFORE.get(k))!r} -> {settings.get(k)!r}" for k in changed
-            )
+            details = ", ".join(f"{k}: {_recorded(previous, k)!r} -> {settings.get(k)!r}" for k in changed)
             raise ValueError(
                 f"{out} holds predictions made with other settings ({details}); use another --out or delete that folder"
             )
