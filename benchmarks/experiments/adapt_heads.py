@@ -43,7 +43,7 @@ from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 from crag.evaluator_model.selfsup import collection_chunks, self_supervised_sets
 
 FIT_QUERIES = 1000
-ANCHORS = (0.25, 1.0)
+ANCHORS = (0.25, 1.0)  # the default --anchor values
 COLUMNS = ["held-apart", "docs", "faq", "popqa-retrieved", "bio-phrased", "general-B"]
 
 
@@ -77,28 +77,55 @@ def features(scorer, pairs: list[Pair]) -> dict[str, list]:
     texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
     logits = [float(z) for z in scorer.model_logits(texts, batch_size=64)]
     overlaps = [lexical.overlap(table, *t) for t in texts]
+    sets: dict[tuple[str, str], int] = {}
     return {
         "label": [p.label for p in pairs],
         "logit": logits,
         "overlap": overlaps,
         "contrast": lexical.contrasts(table, texts, [p.group for p in pairs]),
         "served": blend.logits(logits, overlaps),
+        "set": [sets.setdefault((p.group, p.question), len(sets)) for p in pairs],  # the pairs graded together
     }
 
 
 def cached(out: Path, name: str, scorer, pairs: list[Pair]) -> dict[str, np.ndarray]:
     path = out / f"{name}.json"
-    if not path.is_file():
+    if not path.is_file() or "set" not in json.loads(path.read_text()):  # caches from before "set" existed
         path.write_text(json.dumps(features(scorer, pairs)))
     return {k: np.asarray(v, float) for k, v in json.loads(path.read_text()).items()}
 
 
-def heads(rows: dict[str, dict[str, np.ndarray]]):
-    """(head, ROC-AUC per column, weights): the model's blend as served, then logistic heads over
-    (logit, overlap, contrast) fitted on the retrieved sets, alone and anchored by general pairs."""
+# the heads' inputs: "standing" is a feature's distance from the mean of its set, in the set's spreads
+# (`standings`), as refinement reads the embedder's cosines; the first set is the one measured before
+HEADS = {
+    "logit, overlap, contrast": ("logit", "overlap", "contrast"),
+    "logit, overlap, standing": ("logit", "overlap", "logit standing"),
+    "logit, overlap, contrast, standing": ("logit", "overlap", "contrast", "logit standing"),
+    "logit, overlap, contrast, both standings": ("logit", "overlap", "contrast", "logit standing", "overlap standing"),
+}
+MIN_SET = 3  # in smaller sets the standing is 0: with two it is always ±1
+SPREAD_FLOOR = 0.02
 
-    def matrix(row):
-        return np.column_stack([row["logit"], row["overlap"], row["contrast"]])
+
+def standings(values: np.ndarray, sets: np.ndarray) -> np.ndarray:
+    """Each value's (value − its set's mean) / max(the set's spread, SPREAD_FLOOR)."""
+    out = np.zeros(len(values))
+    for key in np.unique(sets):
+        members = sets == key
+        if members.sum() >= MIN_SET:
+            v = values[members]
+            out[members] = (v - v.mean()) / max(float(v.std()), SPREAD_FLOOR)
+    return out
+
+
+def with_standings(row: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return row | {f"{k} standing": standings(row[k], row["set"]) for k in ("logit", "overlap")}
+
+
+def heads(rows: dict[str, dict[str, np.ndarray]], anchors=ANCHORS):
+    """(head, ROC-AUC per column, weights): the model's blend as served, then logistic heads over each
+    of `HEADS` fitted on the retrieved sets, alone and anchored by general pairs."""
+    rows = {name: with_standings(row) for name, row in rows.items()}
 
     def figures(score):
         return [roc_auc_score(rows[c]["label"], score(rows[c])) for c in COLUMNS]
@@ -106,17 +133,21 @@ def heads(rows: dict[str, dict[str, np.ndarray]]):
     yield "as served", figures(lambda row: row["served"]), ""
     fit, anchor = rows["fit"], rows["general-A"]
     n, m = len(fit["label"]), len(anchor["label"])
-    for w in (0.0, *ANCHORS):
-        x = np.vstack([matrix(fit), matrix(anchor)]) if w else matrix(fit)
-        y = np.concatenate([fit["label"], anchor["label"]]) if w else fit["label"]
-        weight = np.concatenate([np.ones(n), np.full(m, w * n / m)]) if w else None
-        head = LogisticRegression(max_iter=3000).fit(x, y, sample_weight=weight)
-        name = f"refit on retrieved sets{f', anchor w={w}' if w else ''}"
-        yield (
-            name,
-            figures(lambda row, head=head: head.decision_function(matrix(row))),
-            ", ".join(f"{c:+.2f}" for c in head.coef_[0]),
-        )
+    for inputs, columns in HEADS.items():
+
+        def matrix(row, columns=columns):
+            return np.column_stack([row[c] for c in columns])
+
+        for w in (0.0, *anchors):
+            x = np.vstack([matrix(fit), matrix(anchor)]) if w else matrix(fit)
+            y = np.concatenate([fit["label"], anchor["label"]]) if w else fit["label"]
+            weight = np.concatenate([np.ones(n), np.full(m, w * n / m)]) if w else None
+            head = LogisticRegression(max_iter=3000).fit(x, y, sample_weight=weight)
+            yield (
+                f"{inputs}{f', anchor w={w}' if w else ''}",
+                figures(lambda row, head=head, matrix=matrix: head.decision_function(matrix(row))),
+                ", ".join(f"{c:+.2f}" for c in head.coef_[0]),
+            )
 
 
 def main() -> None:
@@ -127,6 +158,8 @@ def main() -> None:
     parser.add_argument("--faq", type=Path, default=Path("artifacts/evaluator-data/faq.jsonl"))
     parser.add_argument("--slices", type=Path, default=Path("artifacts/evaluator-slices"))
     parser.add_argument("--adapted", action="append", default=[], metavar="COLLECTION=DIR")
+    parser.add_argument("--anchor", type=float, action="append", help=f"anchor weights (default {ANCHORS})")
+    parser.add_argument("--collection", action="append", choices=["docs-domain", "faq-domain"], help="default both")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     general = load_general_check()
@@ -147,9 +180,11 @@ def main() -> None:
         "faq-domain": faq_store(args.faq_chroma_dir, args.faq),
     }
     adapted = dict(spec.split("=", 1) for spec in args.adapted)
-    print("| collection | model | head | " + " | ".join(COLUMNS) + " | weights (logit, overlap, contrast) |")
+    print("| collection | model | head | " + " | ".join(COLUMNS) + " | weights (in the head's order) |")
     print("|---" * (len(COLUMNS) + 4) + "|")
     for collection, store in stores.items():
+        if args.collection and collection not in args.collection:
+            continue
         sets = retrieved_sets(store)
         models = {"shipped": DEFAULT_CHECKPOINT, **({"adapted": adapted[collection]} if collection in adapted else {})}
         for model_name, checkpoint in models.items():
@@ -157,7 +192,7 @@ def main() -> None:
             tag = "shipped" if model_name == "shipped" else f"adapted-{collection}"
             rows = {name: cached(args.out, f"{tag}-{name}", scorer, pairs) for name, pairs in evaluation.items()}
             rows |= {name: cached(args.out, f"{tag}-{collection}-{name}", scorer, sets[name]) for name in sets}
-            for head, figures, weights in heads(rows):
+            for head, figures, weights in heads(rows, tuple(args.anchor or ANCHORS)):
                 cells = " | ".join(f"{v:.3f}" for v in figures)
                 print(f"| {collection} | {model_name} | {head} | {cells} | {weights} |", flush=True)
 
