@@ -24,6 +24,9 @@ the `docs` slice, where BM25 reaches 0.79 and the model 0.62) and helps on multi
 on Wikipedia questions the model stays far ahead. A passage scored alone gets the plain
 share of the question's terms it contains. Checkpoints from before it have no contrast weight and
 score as they did.
+
+The standings of the logit and of the overlap in their set (`Blend`) are the inputs `crag evaluator
+adapt` adds; the shipped head does not weigh them.
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ import gzip
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from crag.core.standing import grouped_standings
 from crag.core.text import terms
 
 IDF_FILE = "lexical_idf.json.gz"
@@ -118,29 +122,67 @@ def overlap(table: IdfTable, question: str, passage: str) -> float:
 
 @dataclass(frozen=True)
 class Blend:
-    """The logistic head over (model logit, lexical overlap, contrast); stored in the checkpoint's
-    metadata. `contrast` is 0 in heads fitted before the feature existed."""
+    """The logistic head over (model logit, lexical overlap, contrast, and the standings of the logit
+    and of the overlap in their set); stored in the checkpoint's metadata. A weight that a head was
+    fitted without is 0: checkpoints from before a feature existed score as they did.
+
+    The standings (`crag.core.standing`) are what `crag evaluator adapt` fits on a user's collection:
+    all the chunks retrieved from one document score alike on their own, and the one that answers is
+    the one above its neighbours (README, "A standing in the head")."""
 
     model: float
     lexical: float
     bias: float
     idf_file: str = IDF_FILE
     contrast: float = 0.0
+    logit_standing: float = 0.0
+    overlap_standing: float = 0.0
 
     def as_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def reads_sets(self) -> bool:
+        """Whether a pair's score depends on the pairs scored with it."""
+        return bool(self.contrast or self.logit_standing or self.overlap_standing)
+
     def logits(
-        self, model_logits: Sequence[float], overlaps: Sequence[float], contrasts: Sequence[float] | None = None
+        self,
+        model_logits: Sequence[float],
+        overlaps: Sequence[float],
+        contrasts: Sequence[float] | None = None,
+        sets: Sequence[Hashable] | None = None,
     ) -> list[float]:
+        """The head's logits; `sets[i]` names the set pair i was graded in (needed by the standings;
+        None: all pairs form one set)."""
         if contrasts is None:
             if self.contrast:
                 raise ValueError("this blend weighs the contrast feature: pass the contrasts")
             contrasts = [0.0] * len(overlaps)
+        keys = [None] * len(overlaps) if sets is None else sets
+        logit_z = grouped_standings(model_logits, keys) if self.logit_standing else [0.0] * len(overlaps)
+        overlap_z = grouped_standings(overlaps, keys) if self.overlap_standing else [0.0] * len(overlaps)
         return [
-            self.model * z + self.lexical * x + self.contrast * c + self.bias
-            for z, x, c in zip(model_logits, overlaps, contrasts)
+            self.model * z
+            + self.lexical * x
+            + self.contrast * c
+            + self.logit_standing * zs
+            + self.overlap_standing * xs
+            + self.bias
+            for z, x, c, zs, xs in zip(model_logits, overlaps, contrasts, logit_z, overlap_z)
         ]
+
+    def scaled(self, a: float, b: float) -> Blend:
+        """The head whose logit is a · this one's + b (`calibration.align_scale`)."""
+        return replace(
+            self,
+            model=round(a * self.model, 6),
+            lexical=round(a * self.lexical, 6),
+            contrast=round(a * self.contrast, 6),
+            logit_standing=round(a * self.logit_standing, 6),
+            overlap_standing=round(a * self.overlap_standing, 6),
+            bias=round(a * self.bias + b, 6),
+        )
 
 
 def fit_blend(
@@ -149,9 +191,11 @@ def fit_blend(
     labels: Sequence[int],
     contrasts: Sequence[float] | None = None,
     weights: Sequence[float] | None = None,
+    sets: Sequence[Hashable] | None = None,
 ) -> Blend:
     """Logistic regression of the labels on the features (scikit-learn, default L2); the contrast
-    feature only when `contrasts` is given, each pair weighted by `weights` when given."""
+    feature only when `contrasts` is given, the two standings only when `sets` is (each pair's set),
+    each pair weighted by `weights` when given."""
     from sklearn.linear_model import LogisticRegression
 
     if len(set(labels)) < 2:
@@ -159,10 +203,17 @@ def fit_blend(
     columns = [np.asarray(model_logits, float), np.asarray(overlaps, float)]
     if contrasts is not None:
         columns.append(np.asarray(contrasts, float))
+    if sets is not None:
+        columns += [np.asarray(grouped_standings(values, sets), float) for values in (model_logits, overlaps)]
     fit = LogisticRegression(max_iter=1000).fit(
         np.column_stack(columns),
         np.asarray(labels, int),
         sample_weight=None if weights is None else np.asarray(weights),
     )
     coef, bias = [round(w, 6) for w in fit.coef_[0].tolist()], round(float(fit.intercept_[0]), 6)
-    return Blend(model=coef[0], lexical=coef[1], bias=bias, contrast=coef[2] if contrasts is not None else 0.0)
+    named: dict[str, float] = {"model": coef.pop(0), "lexical": coef.pop(0), "bias": bias}
+    if contrasts is not None:
+        named["contrast"] = coef.pop(0)
+    if sets is not None:
+        named["logit_standing"], named["overlap_standing"] = coef
+    return Blend(**named)

@@ -135,8 +135,8 @@ class Scorer:
         """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores
         with the model alone where the checkpoint carries a lexical blend (the benchmark's ablation).
 
-        With a blend that weighs the contrast feature, a pair's score also depends on the passages
-        scored with it for the same question: `groups[i]` says which call's or request's set pair i
+        With a blend that weighs the contrast feature or a standing, a pair's score also depends on
+        the passages scored with it for the same question: `groups[i]` says which call's or request's set pair i
         belongs to (by default all pairs with one question form one set)."""
         if groups is not None and len(groups) != len(pairs):
             raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
@@ -146,10 +146,11 @@ class Scorer:
         if blend and self.lexical is not None:
             head, table = self.lexical
             overlaps = [overlap(table, *pairs[i]) for i in kept]
-            sets = None
-            if head.contrast:
-                sets = contrasts(table, [pairs[i] for i in kept], None if groups is None else [groups[i] for i in kept])
-            values = [score_of(z) for z in head.logits(values, overlaps, sets)]
+            within = None if groups is None else [groups[i] for i in kept]
+            shares = contrasts(table, [pairs[i] for i in kept], within) if head.contrast else None
+            # a set: the pairs of one group with one question, as `contrasts` groups them
+            sets = [(None if within is None else within[n], pairs[i][0]) for n, i in enumerate(kept)]
+            values = [score_of(z) for z in head.logits(values, overlaps, shares, sets)]
         else:
             values = [self._transform(z) for z in values]
         scores = [EMPTY_SCORE] * len(pairs)

@@ -140,7 +140,8 @@ def _target(pair: Pair, teacher_weight: float) -> float:
 
 
 def evaluate_scorer(scorer: Scorer, pairs: list[Pair], use_title: bool, batch_size: int = 64) -> list[float]:
-    return scorer.score(_texts(pairs, use_title), batch_size=batch_size)
+    # each pair in the set of its group and question, as the graph grades a question's documents together
+    return scorer.score(_texts(pairs, use_title), batch_size=batch_size, groups=[p.group for p in pairs])
 
 
 @dataclass

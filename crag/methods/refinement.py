@@ -17,6 +17,7 @@ import pysbd
 from langchain_core.documents import Document
 
 from crag.core.passages import passage, source_of, title_of, titled_once
+from crag.core.standing import MIN_SET, standings_of
 from crag.core.thresholds import logit_of, score_of
 from crag.methods.records import Strip
 
@@ -30,8 +31,6 @@ MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps th
 # no validation slice): P(relevant) ~ 0.414 * evaluator logit + 1.130 * standing
 # (`benchmarks/experiments/set_weight.py`). README, "Refinement ranks strips within their set".
 SET_WEIGHT = 2.73
-MIN_SET = 3  # with two strips the standing is always ±1, whatever they say
-STANDING_FLOOR = 0.02  # the spread below which the cosines are taken as equal (as the head was fitted)
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -130,13 +129,6 @@ def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]
     query = np.asarray(question_vector, dtype=float)
     norms = np.linalg.norm(rows, axis=1) * (np.linalg.norm(query) or 1.0)
     return (rows @ query / np.where(norms > 0, norms, 1.0)).tolist()
-
-
-def standings_of(cosines: Sequence[float]) -> list[float]:
-    """Each passage's standing from its cosine with the question: (cosine − the set's mean) / the set's
-    spread, how much closer to the question it is than the others of its set, in standard deviations."""
-    values = np.asarray(cosines, dtype=float)
-    return ((values - values.mean()) / max(float(values.std()), STANDING_FLOOR)).tolist()
 
 
 def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: float = SET_WEIGHT) -> list[float]:

@@ -172,7 +172,16 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     assert result.exit_code == 0, result.output
     assert "overlap" in result.output and "now run `calibrate`" in result.output
     meta = json.loads((model / METADATA_FILE).read_text())
-    assert set(meta["blend"]) == {"model", "lexical", "contrast", "bias", "idf_file"} and not meta["calibrated"]
+    assert set(meta["blend"]) == {
+        "model",
+        "lexical",
+        "contrast",
+        "logit_standing",
+        "overlap_standing",
+        "bias",
+        "idf_file",
+    }
+    assert not meta["calibrated"]
     assert meta["validation_metrics"]["blend"]["pairs"] == [str(data / "dev.jsonl"), str(data / "validation.tsv")]
     assert (model / meta["blend"]["idf_file"]).is_file()
     result = runner.invoke(

@@ -189,3 +189,50 @@ def test_the_runnable_weighs_contrast_within_each_input_of_a_batch(tiny_bert, tm
     assert together[0] == pytest.approx(evaluator.invoke(first), abs=1e-5)  # one input's set is not another's
     assert together[1] == pytest.approx(evaluator.invoke(second), abs=1e-5)
     assert together[0] != pytest.approx(evaluator.invoke({"question": question, "documents": GREP_CHUNKS})[:2])
+
+
+def test_fit_blend_with_sets_weighs_each_pairs_standing_in_its_set():
+    # every set has one relevant pair; its logit is a little above its set's others, while the sets'
+    # levels differ more than that: only the standing separates the labels
+    logits, labels, sets = [], [], []
+    for n in range(40):
+        level = (n % 5) * 2.0
+        for k in range(5):
+            logits.append(level + (0.5 if k == 0 else 0.1 * k / 4))
+            labels.append(int(k == 0))
+            sets.append(n)
+    flat = [0.5] * len(logits)
+    blend = fit_blend(logits, flat, labels, sets=sets)
+    assert blend.logit_standing > 1.0 and blend.reads_sets and blend.contrast == 0.0
+    scores = blend.logits(logits, flat, sets=sets)
+    assert all(scores[i] > max(scores[i + 1 : i + 5]) for i in range(0, len(scores), 5))
+    # the same pairs read as one set rank by level instead
+    assert blend.logits(logits, flat) != pytest.approx(scores)
+    old = Blend(**{"model": 1.0, "lexical": 2.0, "bias": -1.0})  # metadata from before the standings
+    assert not old.reads_sets and old.logits([1.0, 2.0, 3.0], [0.5] * 3, sets=[0, 0, 0]) == [1.0, 2.0, 3.0]
+
+
+def test_a_scaled_blend_is_the_same_head_on_another_scale():
+    blend = Blend(model=0.5, lexical=1.0, bias=-1.0, contrast=2.0, logit_standing=0.3, overlap_standing=0.7)
+    logits, overlaps, shares, sets = [0.2, 1.5, -0.4], [0.1, 0.9, 0.4], [0.3, 0.2, 0.8], [0, 0, 0]
+    scaled = blend.scaled(2.0, 0.5)
+    expected = [2.0 * z + 0.5 for z in blend.logits(logits, overlaps, shares, sets)]
+    assert scaled.logits(logits, overlaps, shares, sets) == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_checkpoint_with_a_standing_blend_scores_each_set_by_it(tiny_bert, tmp_path):
+    from crag.core.standing import grouped_standings
+
+    question = "How do I make grep print context lines around a match?"
+    pairs = [(question, chunk) for chunk in GREP_CHUNKS]
+    logits = load_scorer(tiny_bert).model_logits(pairs)
+    blend = Blend(model=0.5, lexical=1.0, bias=-1.0, logit_standing=0.8, overlap_standing=1.5)
+    scorer = load_scorer(_blended_checkpoint(tiny_bert, tmp_path, blend))
+    overlaps = [overlap(TABLE, q, p) for q, p in pairs]
+    zs, xs = grouped_standings(logits, [0] * 3), grouped_standings(overlaps, [0] * 3)
+    expected = [math.tanh((0.5 * z + x + 0.8 * a + 1.5 * b - 1.0) / 2) for z, x, a, b in zip(logits, overlaps, zs, xs)]
+    assert scorer.score(pairs) == pytest.approx(expected, abs=1e-5)
+    # two groups: each set stands on its own, and a set of one has no standing
+    assert scorer.score(pairs + pairs[:1], groups=[0, 0, 0, 1])[:3] == pytest.approx(expected, abs=1e-5)
+    alone = math.tanh((0.5 * logits[0] + overlaps[0] - 1.0) / 2)
+    assert scorer.score(pairs + pairs[:1], groups=[0, 0, 0, 1])[3] == pytest.approx(alone, abs=1e-5)
