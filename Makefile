@@ -118,10 +118,11 @@ bench-adapt: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 		--chroma-dir .crag/eval/relevance-chroma --out $(ADAPTED_DOCS) --overwrite
 	$(BIN)/python benchmarks/evaluator_benchmark.py --slices $(SLICES) --train $(PAIRS)/train.jsonl \
 		--previous $(PREVIOUS) --checkpoint adapted=$(ADAPTED_DOCS) --json artifacts/bench/evaluator-adapted.json
-	$(BIN)/crag eval run --questions $(DOCS_IN)/questions.jsonl --kb $(DOCS_IN)/kb.jsonl --web $(DOCS_IN)/web.jsonl \
-		--chunk-size 1000 --chunk-overlap 100 --systems crag --out artifacts/eval/docs-adapt/shipped
-	$(BIN)/crag eval run --questions $(DOCS_IN)/questions.jsonl --kb $(DOCS_IN)/kb.jsonl --web $(DOCS_IN)/web.jsonl \
-		--chunk-size 1000 --chunk-overlap 100 --systems crag --evaluator $(ADAPTED_DOCS) --out artifacts/eval/docs-adapt/adapted
+	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
+		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems crag --out artifacts/eval/docs-adapt/shipped
+	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
+		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems crag --evaluator $(ADAPTED_DOCS) \
+		--out artifacts/eval/docs-adapt/adapted
 
 # PopQA's validation split (q_index 100-399) through `crag eval`; the knowledge base is embedded once
 # into .crag/eval/chroma. eval-popqa: RAG and CRAG (about 20 minutes on 2 cores). The ablations and

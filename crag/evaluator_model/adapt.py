@@ -2,22 +2,23 @@
 
 No general evaluator knows every private corpus, and users have no relevance labels for theirs, so
 `crag evaluator adapt` makes its own from the collection (`selfsup.py`: headings and inverse-cloze
-sentences as queries, the store's nearest chunks of other documents as hard negatives) and fine-tunes
-the evaluator it starts from on them. Three things keep that honest:
+sentences as queries, each graded among the chunks the collection's own retriever returns for it) and
+fits the evaluator's head on them (`adapt_head.py`: the logit, lexical overlap, contrast and each
+pair's standing in its set, anchored by half of a general set so that it does not forget). Fine-tuning
+the cross-encoder on the same queries (`epochs`, off by default) is kept for collections where it
+helps; on the documentation set it did not (README, "A standing in the head"). Three things keep it
+honest:
 
-- **teachers**: the target of each pair blends its self-made label with what the starting evaluator
-  and the embedding model already think of the pair (`Pair.teacher`), so the model moves towards the
-  new domain without forgetting what it knew, and a noisy self-made label cannot flip it alone;
-- **held-apart documents**: a share of the documents is never trained on; half of them fit the
-  lexical blend (with document frequencies from the user's own collection) and the thresholds, the
-  other half checks the adapted score against the starting one;
-- **a general set** shipped with the package (`general.py`) is scored before and after. An adapted
-  evaluator that is worse than its start on the user's held-apart pairs, or forgets more than
-  `refuse_general_drop` ROC-AUC on the general set, is not written unless the user forces it; one
-  that forgets more than `max_general_drop` is written with a loud warning. Some forgetting is the
-  price of the domain: on the documentation collection the blend fitted there leans on lexical
-  overlap and less on the Wikipedia-trained model (that is where its gain comes from), and a blend
-  fitted jointly on the domain and general pairs kept the general figure but lost the gain.
+- **held-apart documents**: a share of the documents is never fitted on; half of them choose the
+  head's anchor weight and set the thresholds, the other half checks the adapted score against the
+  starting one, on the retrieved sets the graph would grade;
+- **a general set** shipped with the package (`general.py`), halved by subject: one half anchors the
+  head, the other is scored before and after. An adapted evaluator that is worse than its start on the
+  user's held-apart sets, or forgets more than `refuse_general_drop` ROC-AUC on the general half, is
+  not written unless the user forces it; one that forgets more than `max_general_drop` is written with
+  a loud warning (the head is chosen within that bound when any candidate is);
+- **teachers**, when fine-tuning: the target of each pair blends its self-made label with what the
+  starting evaluator and the embedding model already think of it (`Pair.teacher`).
 
 Users who have a few labelled questions (`--labelled`) get the blend and thresholds fitted on those
 instead of the self-made pairs, and see the labelled pairs scored before and after too.
@@ -40,7 +41,8 @@ import numpy as np
 
 from crag.core.base_model import PACKAGED_BASE
 from crag.core.thresholds import score_of
-from crag.evaluator_model.calibration import align_scale, calibrate, match_rates
+from crag.evaluator_model.adapt_head import HeadData, fit_head, split_general
+from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
 from crag.evaluator_model.evaluation import classification_metrics
@@ -50,7 +52,7 @@ from crag.evaluator_model.losses import LOSSES
 from crag.evaluator_model.model import Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
-from crag.evaluator_model.selfsup import CollectionChunk, held_apart_split, self_supervised_pairs
+from crag.evaluator_model.selfsup import RETRIEVED_DEPTH, CollectionChunk, held_apart_split, self_supervised_sets
 from crag.evaluator_model.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 
 MIN_DOCUMENTS_TO_HOLD_APART = 10  # fewer documents are held apart by query instead (see `split_pairs`)
@@ -64,10 +66,10 @@ FINISH_SECONDS = 20.0  # export, blend and saving
 class AdaptConfig:
     out: Path
     start: Path | None = None  # the evaluator to adapt (default: the shipped one)
-    held_apart: float = 0.3  # share of documents never trained on: half fit blend/thresholds, half check
+    held_apart: float = 0.3  # share of documents never fitted on: half choose the head and thresholds, half check
     hard_negatives: int = 2
     max_queries: int | None = 4000  # chunks asked about (a sample, by seed); negatives come from all chunks
-    epochs: int = 1
+    epochs: int = 0  # fine-tuning the cross-encoder: measured no help under the fitted head (module docstring)
     batch_size: int = 16
     lr: float = 1e-4  # measured against 3e-5 on the documentation collection: same gain, less forgetting
     teacher_weight: float = 0.5
@@ -201,7 +203,8 @@ def adapt(
     collection: str = "",
     log: Callable[[str], None] = print,
 ) -> AdaptResult:
-    """Build pairs, fine-tune, fit the head, check; write `cfg.out` unless a check fails (or `force`)."""
+    """Build the queries and their retrieved sets, fine-tune (when `cfg.epochs`), fit the head, check;
+    write `cfg.out` unless a check fails (or `force`)."""
     started = time.perf_counter()
     deadline = started + cfg.time_limit if cfg.time_limit else None
     if cfg.labelled is not None:
@@ -211,90 +214,57 @@ def adapt(
     start = load_scorer(start_dir)
     if start.meta.input_format != "pair" or start.meta.base != PACKAGED_BASE or start.meta.kind not in ("int8", "full"):
         raise EvaluatorError(
-            f"{start_dir} cannot be adapted: adapt fine-tunes evaluators built on {PACKAGED_BASE} "
+            f"{start_dir} cannot be adapted: adapt works on evaluators built on {PACKAGED_BASE} "
             "(the shipped one or one trained or adapted from it)"
         )
 
-    log(f"building self-supervised pairs from {len(chunks):,} chunks")
-    pairs = self_supervised_pairs(
+    log(f"building self-supervised queries from {len(chunks):,} chunks")
+    pairs, graded = self_supervised_sets(
         chunks, embed, hard_negatives=cfg.hard_negatives, seed=cfg.seed, max_queries=cfg.max_queries
     )
-    splits, held_by = split_pairs(pairs, cfg.held_apart)
+    splits, held_by = split_pairs(pairs, cfg.held_apart)  # training pairs, used when fine-tuning
+    sets, _ = split_pairs(graded, cfg.held_apart)  # the same documents' retrieved sets: the head's data
     for name in ("train", "calibrate", "check"):
-        if sum(p.label for p in splits[name]) < 2 or len({p.label for p in splits[name]}) < 2:
+        if sum(p.label for p in sets[name]) < 2 or len({p.label for p in sets[name]}) < 2:
             raise ValueError(
-                f"the collection gave too few self-supervised pairs to adapt on ({len(pairs)} in all, "
-                f"{len(splits[name])} for {name}); it needs more chunks of running text"
+                f"the collection gave too few self-supervised queries to adapt on ({len(pairs)} pairs in all, "
+                f"{len(sets[name])} retrieved for {name}); it needs more chunks of running text"
             )
     counts = {
         "pairs": len(pairs),
         **{f"{k}_pairs": len(v) for k, v in splits.items()},
+        **{f"{k}_set_pairs": len(v) for k, v in sets.items()},
         "chunks": len(chunks),
         "documents": len({c.source for c in chunks}),
     }
     log(
-        f"{len(pairs):,} pairs ({', '.join(f'{k} {v}' for k, v in sorted(Counter(p.source for p in pairs).items()))}); "
-        f"held apart by {held_by}: train {len(splits['train'])}, calibrate {len(splits['calibrate'])}, "
-        f"check {len(splits['check'])}"
+        f"{sum(p.label for p in pairs):,} queries "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(Counter(p.source for p in pairs if p.label).items()))}), "
+        f"each graded among {RETRIEVED_DEPTH} retrieved chunks; held apart by {held_by}: fit "
+        f"{len(sets['train'])}, calibrate {len(sets['calibrate'])}, check {len(sets['check'])} pairs"
     )
 
-    general = cfg.general if cfg.general is not None else load_general_check()
+    anchor, guard = split_general(cfg.general if cfg.general is not None else load_general_check())
     scoring_started = time.perf_counter()
-    sets = {"held-apart pairs": splits["check"], "general set": general}
+    checked = {"held-apart sets": sets["check"], "general set": guard}
     if cfg.labelled is not None:
-        sets["labelled pairs"] = cfg.labelled
-    before = {name: auc([p.label for p in ps], final_scores(start, ps)) for name, ps in sets.items()}
-    start_calibrate = final_scores(start, splits["calibrate"])  # the thresholds keep its route rates
+        checked["labelled pairs"] = cfg.labelled
+    before = {name: auc([p.label for p in ps], final_scores(start, ps)) for name, ps in checked.items()}
+    start_calibrate = final_scores(start, sets["calibrate"])  # the thresholds keep its route rates
     scoring_seconds = time.perf_counter() - scoring_started  # what scoring again after training will take
-    log("teachers: the starting evaluator and the embedding model score the training pairs")
-    teacher = teacher_probabilities(start, splits["train"], embed)
-    train_pairs = [replace(p, teacher=t) for p, t in zip(splits["train"], teacher)]
 
-    model = start.model
-    start.forward = None  # the ONNX graph holds the weights as loaded; from here on they train
-    model.get_input_embeddings().weight.requires_grad_(False)  # the compact format stores no word embeddings
-    steps = cfg.epochs * ((len(train_pairs) + cfg.batch_size - 1) // cfg.batch_size)
-    optimiser = Optimiser.create(model, cfg.lr, 0.01, 0.1, steps)
-    train_deadline = None
-    if deadline is not None:
-        train_deadline = deadline - FINISH_MARGIN * scoring_seconds - FINISH_SECONDS
-        if train_deadline <= time.perf_counter():
-            raise ValueError(
-                f"--time-limit leaves no time to train (building pairs and teachers took "
-                f"{time.perf_counter() - started:.0f} s); raise it or lower --max-queries"
-            )
-    order_rng, title_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
-    train_started, stopped = time.perf_counter(), False
-    for epoch in range(1, cfg.epochs + 1):
-        _, stopped = train_epoch(
-            model,
-            start.tokenizer,
-            start.meta,
-            train_pairs,
-            optimiser,
-            LOSSES["bce"],
-            order_rng=order_rng,
-            title_rng=title_rng,
-            batch_size=cfg.batch_size,
-            use_title=start.meta.use_title,
-            title_dropout=cfg.title_dropout,
-            teacher_weight=cfg.teacher_weight,
-            desc=f"adapt {epoch}/{cfg.epochs}",
-            deadline=train_deadline,
-            progress=cfg.progress,
-        )
-        if stopped:
-            log(f"time limit: training stopped in epoch {epoch}")
-            break
-    train_seconds = time.perf_counter() - train_started
+    train_seconds, stopped = 0.0, False
+    if cfg.epochs:
+        stopped, train_seconds = _fine_tune(start, splits["train"], embed, cfg, started, deadline, scoring_seconds, log)
 
     staging = Path(tempfile.mkdtemp(prefix=f".{cfg.out.name}.", dir=cfg.out.parent))
     staging.chmod(cfg.out.parent.stat().st_mode & 0o777)  # mkdtemp's 0700 would hide it from a server's user
     try:
-        meta = _save(start, start_calibrate, staging, chunks, splits, cfg, held_by)
+        head = HeadData(sets["train"], sets["calibrate"], start_calibrate, anchor, guard, before["general set"])
+        meta = _save(start, staging, chunks, splits, head, cfg, held_by)
         adapted = load_scorer(staging)
-        after = {name: auc([p.label for p in ps], final_scores(adapted, ps)) for name, ps in sets.items()}
-        checks = [Check(name, len(sets[name]), before[name], after[name]) for name in sets]
+        after = {name: auc([p.label for p in ps], final_scores(adapted, ps)) for name, ps in checked.items()}
+        checks = [Check(name, len(checked[name]), before[name], after[name]) for name in checked]
         problems, warnings = _problems(checks, cfg)
         meta.hyperparameters["adapt"].update(
             counts=counts,
@@ -322,13 +292,69 @@ def adapt(
             shutil.rmtree(staging)
 
 
+def _fine_tune(
+    start: Scorer,
+    train: list[Pair],
+    embed: Callable[[list[str]], Sequence[Sequence[float]]],
+    cfg: AdaptConfig,
+    started: float,
+    deadline: float | None,
+    scoring_seconds: float,
+    log: Callable[[str], None],
+) -> tuple[bool, float]:
+    """Fine-tune `start.model` in place on the training pairs, towards their teachers; (whether the
+    time limit stopped it, seconds)."""
+    log("teachers: the starting evaluator and the embedding model score the training pairs")
+    teacher = teacher_probabilities(start, train, embed)
+    train_pairs = [replace(p, teacher=t) for p, t in zip(train, teacher)]
+    model = start.model
+    start.forward = None  # the ONNX graph holds the weights as loaded; from here on they train
+    model.get_input_embeddings().weight.requires_grad_(False)  # the compact format stores no word embeddings
+    steps = cfg.epochs * ((len(train_pairs) + cfg.batch_size - 1) // cfg.batch_size)
+    optimiser = Optimiser.create(model, cfg.lr, 0.01, 0.1, steps)
+    train_deadline = None
+    if deadline is not None:
+        train_deadline = deadline - FINISH_MARGIN * scoring_seconds - FINISH_SECONDS
+        if train_deadline <= time.perf_counter():
+            raise ValueError(
+                f"--time-limit leaves no time to train (building pairs and teachers took "
+                f"{time.perf_counter() - started:.0f} s); raise it, lower --max-queries or pass --epochs 0"
+            )
+    order_rng, title_rng = random.Random(cfg.seed), random.Random(cfg.seed + 1)
+    train_started, stopped = time.perf_counter(), False
+    for epoch in range(1, cfg.epochs + 1):
+        _, stopped = train_epoch(
+            model,
+            start.tokenizer,
+            start.meta,
+            train_pairs,
+            optimiser,
+            LOSSES["bce"],
+            order_rng=order_rng,
+            title_rng=title_rng,
+            batch_size=cfg.batch_size,
+            use_title=start.meta.use_title,
+            title_dropout=cfg.title_dropout,
+            teacher_weight=cfg.teacher_weight,
+            desc=f"adapt {epoch}/{cfg.epochs}",
+            deadline=train_deadline,
+            progress=cfg.progress,
+        )
+        if stopped:
+            log(f"time limit: training stopped in epoch {epoch}")
+            break
+    return stopped, time.perf_counter() - train_started
+
+
 def _problems(checks: list[Check], cfg: AdaptConfig) -> tuple[list[str], list[str]]:
     """(reasons not to write the adapted evaluator, things to warn about when writing it)."""
     problems, warnings = [], []
     for check in checks:
         figures = f"(ROC-AUC {check.before:.3f} -> {check.after:.3f})"
-        if check.name == "held-apart pairs" and check.change < 0:
-            problems.append(f"worse than the starting evaluator on the held-apart pairs of your collection {figures}")
+        if check.name == "held-apart sets" and check.change < 0:
+            problems.append(
+                f"worse than the starting evaluator on the held-apart documents of your collection {figures}"
+            )
         if check.name == "labelled pairs" and check.change < 0:
             problems.append(f"worse than the starting evaluator on your labelled pairs {figures}")
         if check.name == "general set" and check.change < -cfg.refuse_general_drop:
@@ -343,15 +369,15 @@ def _problems(checks: list[Check], cfg: AdaptConfig) -> tuple[list[str], list[st
 
 def _save(
     start: Scorer,
-    start_scores: list[float],
     staging: Path,
     chunks: list[CollectionChunk],
     splits: dict[str, list[Pair]],
+    head: HeadData,
     cfg: AdaptConfig,
     held_by: str,
 ) -> Metadata:
-    """Export the fine-tuned model compactly into `staging`, then fit its blend and thresholds there;
-    `start_scores` are the starting evaluator's scores of the calibrate pairs, taken before training."""
+    """Export the (fine-tuned or starting) model compactly into `staging`, then fit its head and
+    thresholds there."""
     with tempfile.TemporaryDirectory(dir=staging) as full:
         full_meta = replace(start.meta, kind="full", base=PACKAGED_BASE, blend=None)
         start.model.save_pretrained(full)
@@ -359,37 +385,25 @@ def _save(
         full_meta.write(Path(full))
         export_compact(Path(full), staging, PACKAGED_BASE, start.meta.max_length)
     scorer = load_scorer(staging)
-    table = IdfTable.from_corpus(scorer.passage_text(c.text, c.title) for c in chunks)
+    # the starting evaluator's document frequencies, with which the head was measured (README, "A
+    # standing in the head"); a start without a blend gets the collection's own
+    table = (
+        start.lexical[1]
+        if start.lexical
+        else IdfTable.from_corpus(scorer.passage_text(c.text, c.title) for c in chunks)
+    )
     table.save(staging / IDF_FILE)
-    fit_on = cfg.labelled if cfg.labelled is not None else splits["calibrate"]
-    blend, scores = _fit_blend(scorer, table, fit_on)
-    kept = [i for i, score in enumerate(scores) if score is not None]
     if cfg.labelled is not None:  # real labels: the utility calibration `make evaluator` uses
+        blend, scores = _fit_blend(scorer, table, cfg.labelled)
+        kept = [i for i, score in enumerate(scores) if score is not None]
         calibration = calibrate(
-            [fit_on[i].label for i in kept], [scores[i] for i in kept], false_relevant_cost=cfg.false_relevant_cost
+            [cfg.labelled[i].label for i in kept],
+            [scores[i] for i in kept],
+            false_relevant_cost=cfg.false_relevant_cost,
         )
         thresholds, how = calibration.thresholds, calibration.as_dict()
-    else:  # self-made labels: keep the starting evaluator's route rates (calibration.match_rates)
-        matched = match_rates([start_scores[i] for i in kept], start.thresholds, [scores[i] for i in kept])
-        how = {
-            "method": "match_rates",
-            "n": len(kept),
-            "reference": [start.thresholds.upper, start.thresholds.lower],
-            "matched": [matched.upper, matched.lower],
-        }
-        scale = align_scale(matched, start.thresholds)
-        if scale is None:
-            thresholds = matched
-        else:  # same routes, on the starting evaluator's scale (calibration.align_scale)
-            a, b = scale
-            blend = replace(
-                blend,
-                model=round(a * blend.model, 6),
-                lexical=round(a * blend.lexical, 6),
-                bias=round(a * blend.bias + b, 6),
-            )
-            thresholds = start.thresholds
-            how["scale"] = [round(a, 6), round(b, 6)]
+    else:
+        blend, thresholds, how = fit_head(scorer, table, head, start.thresholds, cfg.seed, cfg.max_general_drop)
     meta = scorer.meta
     meta.blend = blend.as_dict()
     meta.thresholds = thresholds
