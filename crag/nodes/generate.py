@@ -59,12 +59,30 @@ def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
     "Transfer Data Between Threads with Message Passing - The Rust Programming Language: …"."""
     text = MARKERS.sub("", " ".join(reply.split()))
     text = re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    declined = declined_behind_title(text, titles)
+    if declined:
+        return declined
     title, rest = split_echo(text, titles)
     if not (title and rest):
         return text
     named = title.lower() in rest.lower() or title.lower() in question.lower()
     a_name = len(title.split()) <= NAME_WORDS and not PAGE_TITLE.search(title)
     return rest if named or not a_name else text
+
+
+TITLE_GLUE = " :-\u2013\u2014"  # what the model puts between a copied title and its words
+
+
+def declined_behind_title(text: str, titles: Sequence[str]) -> str | None:
+    """The model's decline when it copied a knowledge title in front of it, else None. Trying crag on
+    npm's documentation, "script that runs only before npm publish" was answered "npm-update - I don't
+    know.": no answer, but it did not read as a decline, and the title's word was "supported"."""
+    for title in sorted({t for t in titles if t}, key=len, reverse=True):
+        if text[: len(title)].lower() == title.lower() and text[len(title) : len(title) + 1] in TITLE_GLUE:
+            rest = text[len(title) :].lstrip(TITLE_GLUE)
+            if rest and abstains(rest):
+                return rest
+    return None
 
 
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:

@@ -129,6 +129,11 @@ def test_tidy_and_knowledge_format():
     for title in (page, heading, "os — Miscellaneous operating system interfaces", "Rc<T> | Rust Book"):
         assert tidy(f"{title}: Channels send values.", [title], "How do threads talk?") == "Channels send values."
     assert tidy("Ken Keyes Jr.: He wrote it.", [page, *titles], "Who wrote it?") == "Ken Keyes Jr.: He wrote it."
+    # a title copied in front of the model's decline leaves the decline (npm's documentation)
+    for reply in ("npm-update - I don't know.", "npm-update: I don't know.", "NPM-UPDATE \u2014 I don't know."):
+        assert tidy(reply, ["npm-update", "npm"], "script that runs before publish") == "I don't know."
+    assert tidy("npm-updates - I don't know.", ["npm-update"]) == "npm-updates - I don't know."  # not the title
+    assert tidy("npm-update - runs npm update.", ["npm-update"]) == "npm-update - runs npm update."
     assert format_knowledge(STRIPS) == (
         "Anna Berg: Anna Berg was a Swedish painter. She painted the sea.\n\n"
         "Carl Dahl: Carl Dahl is a footballer from Oslo."
