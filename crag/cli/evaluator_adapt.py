@@ -35,7 +35,8 @@ def adapt_cmd(
         ),
     ] = None,
     time_limit: Annotated[
-        float | None, typer.Option(min=1, help="Minutes for the whole run; training stops early to keep it.")
+        float | None,
+        typer.Option(min=1, help="Minutes for the whole run; fine-tuning (--epochs) stops early to keep it."),
     ] = None,
     epochs: Annotated[
         int,
