@@ -139,9 +139,9 @@ def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
     return classification_metrics(labels, scores, upper=0.0)["roc_auc"]
 
 
-def final_scores(scorer: Scorer, pairs: list[Pair]) -> list[float]:
+def final_scores(scorer: Scorer, pairs: list[Pair], progress: str | None = None) -> list[float]:
     """Scores as the checkpoint serves them (its titles setting, its lexical blend)."""
-    return evaluate_scorer(scorer, pairs, scorer.meta.use_title)
+    return evaluate_scorer(scorer, pairs, scorer.meta.use_title, progress=progress)
 
 
 def teacher_probabilities(
@@ -249,8 +249,15 @@ def adapt(
     checked = {"held-apart sets": sets["check"], "general set": guard}
     if cfg.labelled is not None:
         checked["labelled pairs"] = cfg.labelled
-    before = {name: auc([p.label for p in ps], final_scores(start, ps)) for name, ps in checked.items()}
-    start_calibrate = final_scores(start, sets["calibrate"])  # the thresholds keep its route rates
+
+    def bar(what: str) -> str | None:  # a progress bar's description, or none
+        return what if cfg.progress else None
+
+    before = {
+        name: auc([p.label for p in ps], final_scores(start, ps, bar(f"before: {name}")))
+        for name, ps in checked.items()
+    }
+    start_calibrate = final_scores(start, sets["calibrate"], bar("before: calibration sets"))  # to keep its route rates
     scoring_seconds = time.perf_counter() - scoring_started  # what scoring again after training will take
 
     train_seconds, stopped = 0.0, False
@@ -263,7 +270,10 @@ def adapt(
         head = HeadData(sets["train"], sets["calibrate"], start_calibrate, anchor, guard, before["general set"])
         meta = _save(start, staging, chunks, splits, head, cfg, held_by)
         adapted = load_scorer(staging)
-        after = {name: auc([p.label for p in ps], final_scores(adapted, ps)) for name, ps in checked.items()}
+        after = {
+            name: auc([p.label for p in ps], final_scores(adapted, ps, bar(f"after: {name}")))
+            for name, ps in checked.items()
+        }
         checks = [Check(name, len(checked[name]), before[name], after[name]) for name in checked]
         problems, warnings = _problems(checks, cfg)
         meta.hyperparameters["adapt"].update(
@@ -403,7 +413,9 @@ def _save(
         )
         thresholds, how = calibration.thresholds, calibration.as_dict()
     else:
-        blend, thresholds, how = fit_head(scorer, table, head, start.thresholds, cfg.seed, cfg.max_general_drop)
+        blend, thresholds, how = fit_head(
+            scorer, table, head, start.thresholds, cfg.seed, cfg.max_general_drop, progress=cfg.progress
+        )
     meta = scorer.meta
     meta.blend = blend.as_dict()
     meta.thresholds = thresholds

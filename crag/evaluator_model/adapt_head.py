@@ -56,16 +56,19 @@ class Features:
         return classification_metrics(self.labels, self.scored(blend), upper=0.0)["roc_auc"]
 
 
-def features(scorer: Scorer, table: IdfTable, pairs: Sequence[Pair], tag: str = "") -> Features:
+def features(
+    scorer: Scorer, table: IdfTable, pairs: Sequence[Pair], tag: str = "", progress: str | None = None
+) -> Features:
     """The model's logits and the lexical features of `pairs` (empty passages left out), titled as the
-    checkpoint reads passages. `tag` keeps the sets of two lists apart when they are fitted together."""
+    checkpoint reads passages. `tag` keeps the sets of two lists apart when they are fitted together;
+    `progress` describes a progress bar over the scoring."""
     texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
     keep = [i for i, (_, text) in enumerate(texts) if text.strip()]
     texts, kept = [texts[i] for i in keep], [pairs[i] for i in keep]
     groups = [p.group for p in kept]
     return Features(
         labels=[p.label for p in kept],
-        logits=[float(z) for z in scorer.model_logits(texts, batch_size=64)],
+        logits=[float(z) for z in scorer.model_logits(texts, batch_size=64, progress=progress)],
         overlaps=[overlap(table, *t) for t in texts],
         contrasts=contrasts(table, texts, groups),
         sets=[(tag, p.group, p.question) for p in kept],
@@ -133,19 +136,29 @@ class HeadData:
 
 
 def fit_head(
-    scorer: Scorer, table: IdfTable, head: HeadData, reference: Thresholds, seed: int, max_drop: float
+    scorer: Scorer,
+    table: IdfTable,
+    head: HeadData,
+    reference: Thresholds,
+    seed: int,
+    max_drop: float,
+    progress: bool = False,
 ) -> tuple[Blend, Thresholds, dict]:
     """(blend, thresholds, record): the anchored head `adapt_head.choose_head` picks, with thresholds
     that fire each route on the calibration sets as often as the starting evaluator's did
     (`calibration.match_rates`; self-made labels are too noisy for the utility calibration), put back
     on the starting evaluator's scale when they can be (`calibration.align_scale`)."""
-    fit = features(scorer, table, sample_sets(head.fit, FIT_QUERIES, seed), "collection")
-    calibrate_features = features(scorer, table, head.calibrate, "collection")
+
+    def bar(what: str) -> str | None:
+        return f"head: {what}" if progress else None
+
+    fit = features(scorer, table, sample_sets(head.fit, FIT_QUERIES, seed), "collection", bar("fitting sets"))
+    calibrate_features = features(scorer, table, head.calibrate, "collection", bar("calibration sets"))
     blend, chosen = choose_head(
         fit,
-        features(scorer, table, head.anchor, "general"),
+        features(scorer, table, head.anchor, "general", bar("general anchor")),
         calibrate_features,
-        features(scorer, table, head.guard, "general"),
+        features(scorer, table, head.guard, "general", bar("general guard")),
         head.guard_before,
         max_drop,
     )

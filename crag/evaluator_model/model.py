@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from crag.core.base_model import resolve_base
 from crag.core.extras import require
 from crag.core.passages import titled
@@ -101,9 +103,12 @@ class Scorer:
             return min(1.0, max(-1.0, z))
         return score_of(z)
 
-    def model_logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[float | None]:
+    def model_logits(
+        self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, progress: str | None = None
+    ) -> list[float | None]:
         """The model's raw output per pair (None for an empty passage), one padded forward pass per
-        mini-batch of `batch_size` pairs sorted by length so that padding stays small."""
+        mini-batch of `batch_size` pairs sorted by length so that padding stays small. `progress`: a
+        progress bar with that description (long scoring runs: `crag evaluator adapt`)."""
         import torch
 
         if batch_size < 1:
@@ -111,6 +116,7 @@ class Scorer:
         validate_pairs(pairs)
         out: list[float | None] = [None] * len(pairs)
         todo = sorted((i for i, (_, p) in enumerate(pairs) if p.strip()), key=lambda i: len(pairs[i][1]))
+        bar = tqdm(total=len(todo), desc=progress, unit="pair", leave=False, disable=progress is None)
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             with self._lock, torch.inference_mode():
@@ -122,6 +128,8 @@ class Scorer:
                 self.forward_passes += 1
             for i, value in zip(chunk, logits):
                 out[i] = float(value)
+            bar.update(len(chunk))
+        bar.close()
         return out
 
     def score(
@@ -131,6 +139,7 @@ class Scorer:
         *,
         blend: bool = True,
         groups: Sequence[object] | None = None,
+        progress: str | None = None,
     ) -> list[float]:
         """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores
         with the model alone where the checkpoint carries a lexical blend (the benchmark's ablation).
@@ -140,7 +149,7 @@ class Scorer:
         belongs to (by default all pairs with one question form one set)."""
         if groups is not None and len(groups) != len(pairs):
             raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
-        raw = self.model_logits(pairs, batch_size)
+        raw = self.model_logits(pairs, batch_size, progress)
         kept = [i for i, z in enumerate(raw) if z is not None]
         values = [raw[i] for i in kept]
         if blend and self.lexical is not None:

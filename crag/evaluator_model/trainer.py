@@ -139,9 +139,12 @@ def _target(pair: Pair, teacher_weight: float) -> float:
     return (1.0 - teacher_weight) * pair.label + teacher_weight * pair.teacher
 
 
-def evaluate_scorer(scorer: Scorer, pairs: list[Pair], use_title: bool, batch_size: int = 64) -> list[float]:
+def evaluate_scorer(
+    scorer: Scorer, pairs: list[Pair], use_title: bool, batch_size: int = 64, progress: str | None = None
+) -> list[float]:
     # each pair in the set of its group and question, as the graph grades a question's documents together
-    return scorer.score(_texts(pairs, use_title), batch_size=batch_size, groups=[p.group for p in pairs])
+    groups = [p.group for p in pairs]
+    return scorer.score(_texts(pairs, use_title), batch_size=batch_size, groups=groups, progress=progress)
 
 
 @dataclass

@@ -236,3 +236,11 @@ def test_a_checkpoint_with_a_standing_blend_scores_each_set_by_it(tiny_bert, tmp
     assert scorer.score(pairs + pairs[:1], groups=[0, 0, 0, 1])[:3] == pytest.approx(expected, abs=1e-5)
     alone = math.tanh((0.5 * logits[0] + overlaps[0] - 1.0) / 2)
     assert scorer.score(pairs + pairs[:1], groups=[0, 0, 0, 1])[3] == pytest.approx(alone, abs=1e-5)
+
+
+def test_scoring_with_a_progress_bar_scores_the_same(tiny_bert, capsys):
+    scorer = load_scorer(tiny_bert)
+    pairs = [("How do I make grep print context lines?", chunk) for chunk in GREP_CHUNKS] + [("q", " ")]
+    assert scorer.model_logits(pairs, 2, progress="scoring") == scorer.model_logits(pairs, 2)
+    assert "scoring" in capsys.readouterr().err  # the bar, on stderr
+    assert scorer.model_logits(pairs, 2)[-1] is None
