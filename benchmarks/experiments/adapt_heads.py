@@ -34,6 +34,7 @@ from sklearn.metrics import roc_auc_score
 
 from crag.backends.embeddings import default_embeddings
 from crag.backends.retrieval import open_existing, open_store
+from crag.core.standing import grouped_standings
 from crag.evaluator_model import lexical
 from crag.evaluator_model.adapt import split_pairs
 from crag.evaluator_model.general import load_general_check
@@ -96,30 +97,17 @@ def cached(out: Path, name: str, scorer, pairs: list[Pair]) -> dict[str, np.ndar
 
 
 # the heads' inputs: "standing" is a feature's distance from the mean of its set, in the set's spreads
-# (`standings`), as refinement reads the embedder's cosines; the first set is the one measured before
+# (`crag.core.standing`), as refinement reads the embedder's cosines; the first set is the one measured before
 HEADS = {
     "logit, overlap, contrast": ("logit", "overlap", "contrast"),
     "logit, overlap, standing": ("logit", "overlap", "logit standing"),
     "logit, overlap, contrast, standing": ("logit", "overlap", "contrast", "logit standing"),
     "logit, overlap, contrast, both standings": ("logit", "overlap", "contrast", "logit standing", "overlap standing"),
 }
-MIN_SET = 3  # in smaller sets the standing is 0: with two it is always ±1
-SPREAD_FLOOR = 0.02
-
-
-def standings(values: np.ndarray, sets: np.ndarray) -> np.ndarray:
-    """Each value's (value − its set's mean) / max(the set's spread, SPREAD_FLOOR)."""
-    out = np.zeros(len(values))
-    for key in np.unique(sets):
-        members = sets == key
-        if members.sum() >= MIN_SET:
-            v = values[members]
-            out[members] = (v - v.mean()) / max(float(v.std()), SPREAD_FLOOR)
-    return out
 
 
 def with_standings(row: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return row | {f"{k} standing": standings(row[k], row["set"]) for k in ("logit", "overlap")}
+    return row | {f"{k} standing": np.asarray(grouped_standings(row[k], row["set"])) for k in ("logit", "overlap")}
 
 
 def heads(rows: dict[str, dict[str, np.ndarray]], anchors=ANCHORS):

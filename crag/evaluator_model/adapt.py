@@ -41,13 +41,13 @@ import numpy as np
 
 from crag.core.base_model import PACKAGED_BASE
 from crag.core.thresholds import score_of
-from crag.evaluator_model.adapt_head import HeadData, fit_head, split_general
+from crag.evaluator_model.adapt_head import HeadData, features, fit_head, split_general
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
-from crag.evaluator_model.evaluation import classification_metrics
+from crag.evaluator_model.evaluation import roc_auc
 from crag.evaluator_model.general import load_general_check
-from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend, overlap
+from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend
 from crag.evaluator_model.losses import LOSSES
 from crag.evaluator_model.model import Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
@@ -135,10 +135,6 @@ def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pa
     return splits, "document" if by_document else "query"
 
 
-def auc(labels: Sequence[int], scores: Sequence[float]) -> float:
-    return classification_metrics(labels, scores, upper=0.0)["roc_auc"]
-
-
 def final_scores(scorer: Scorer, pairs: list[Pair], progress: str | None = None) -> list[float]:
     """Scores as the checkpoint serves them (its titles setting, its lexical blend)."""
     return evaluate_scorer(scorer, pairs, scorer.meta.use_title, progress=progress)
@@ -172,19 +168,6 @@ def collection_hash(chunks: list[CollectionChunk]) -> str:
     for text in sorted(c.text for c in chunks):
         digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()[:16]
-
-
-def _fit_blend(scorer: Scorer, table: IdfTable, pairs: list[Pair]):
-    """The adapted model's lexical blend fitted on `pairs`, and their blended scores (None where empty)."""
-    texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
-    keep = [i for i, (_, t) in enumerate(texts) if t.strip()]
-    logits = scorer.model_logits([texts[i] for i in keep], batch_size=64)
-    overlaps = [overlap(table, *texts[i]) for i in keep]
-    blend = fit_blend(logits, overlaps, [pairs[i].label for i in keep])
-    scores: list[float | None] = [None] * len(pairs)
-    for i, z in zip(keep, blend.logits(logits, overlaps)):
-        scores[i] = score_of(z)
-    return blend, scores
 
 
 def _check_labelled(pairs: list[Pair]) -> None:
@@ -254,7 +237,7 @@ def adapt(
         return what if cfg.progress else None
 
     before = {
-        name: auc([p.label for p in ps], final_scores(start, ps, bar(f"before: {name}")))
+        name: roc_auc([p.label for p in ps], final_scores(start, ps, bar(f"before: {name}")))
         for name, ps in checked.items()
     }
     start_calibrate = final_scores(start, sets["calibrate"], bar("before: calibration sets"))  # to keep its route rates
@@ -271,7 +254,7 @@ def adapt(
         meta = _save(start, staging, chunks, splits, head, cfg, held_by)
         adapted = load_scorer(staging)
         after = {
-            name: auc([p.label for p in ps], final_scores(adapted, ps, bar(f"after: {name}")))
+            name: roc_auc([p.label for p in ps], final_scores(adapted, ps, bar(f"after: {name}")))
             for name, ps in checked.items()
         }
         checks = [Check(name, len(checked[name]), before[name], after[name]) for name in checked]
@@ -404,11 +387,11 @@ def _save(
     )
     table.save(staging / IDF_FILE)
     if cfg.labelled is not None:  # real labels: the utility calibration `make evaluator` uses
-        blend, scores = _fit_blend(scorer, table, cfg.labelled)
-        kept = [i for i, score in enumerate(scores) if score is not None]
+        labelled = features(scorer, table, cfg.labelled)  # a head over logit and overlap
+        blend = fit_blend(labelled.logits, labelled.overlaps, labelled.labels)
         calibration = calibrate(
-            [cfg.labelled[i].label for i in kept],
-            [scores[i] for i in kept],
+            labelled.labels,
+            [score_of(z) for z in labelled.scored(blend)],
             false_relevant_cost=cfg.false_relevant_cost,
         )
         thresholds, how = calibration.thresholds, calibration.as_dict()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from crag.core.thresholds import Thresholds, score_of
 from crag.evaluator_model.calibration import align_scale, match_rates
-from crag.evaluator_model.evaluation import classification_metrics
+from crag.evaluator_model.evaluation import roc_auc
 from crag.evaluator_model.lexical import Blend, IdfTable, contrasts, fit_blend, overlap
 from crag.evaluator_model.model import Scorer
 from crag.evaluator_model.pairs import Pair
@@ -53,7 +53,7 @@ class Features:
         return blend.logits(self.logits, self.overlaps, self.contrasts, self.sets)
 
     def auc(self, blend: Blend) -> float:
-        return classification_metrics(self.labels, self.scored(blend), upper=0.0)["roc_auc"]
+        return roc_auc(self.labels, self.scored(blend))
 
 
 def features(

@@ -29,3 +29,8 @@ def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper
         "n": len(y),
         "positive_rate": float(y.mean()),
     }
+
+
+def roc_auc(labels: Sequence[int], scores: Sequence[float]) -> float:
+    """ROC-AUC alone (`classification_metrics`' figure; NaN with one class)."""
+    return classification_metrics(labels, scores, upper=0.0)["roc_auc"]
