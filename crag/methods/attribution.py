@@ -68,12 +68,32 @@ def _content(words: list[str]) -> set[str]:
     return set(stem_words([w for w in words if w and w not in STOPWORDS and w not in FILLER]))
 
 
+def _after_title(sentence: str, titles: Sequence[str], glue: str) -> tuple[str, str]:
+    """(the longest knowledge title `sentence` starts with (any case) followed by one of the `glue`
+    characters, or ""; what follows that character, unstripped)."""
+    for title in sorted({t for t in titles if t}, key=len, reverse=True):
+        after = sentence[len(title) : len(title) + 1]
+        if after and after in glue and sentence[: len(title)].lower() == title.lower():
+            return title, sentence[len(title) + 1 :]
+    return "", sentence
+
+
 def split_echo(sentence: str, titles: Sequence[str]) -> tuple[str, str]:
     """(the knowledge title `sentence` starts with, as "title:", or ""; the rest of the sentence)."""
-    for title in sorted({t for t in titles if t}, key=len, reverse=True):
-        if sentence[: len(title) + 1].lower() == f"{title}:".lower():
-            return title, sentence[len(title) + 1 :].lstrip()
-    return "", sentence
+    title, rest = _after_title(sentence, titles, ":")
+    return (title, rest.lstrip()) if title else ("", sentence)
+
+
+TITLE_GLUE = " :-\u2013\u2014"  # what the model puts between a copied title and its words
+
+
+def declined_behind_title(text: str, titles: Sequence[str]) -> str | None:
+    """The model's decline when it copied a knowledge title in front of it, else None. Trying crag on
+    npm's documentation, "script that runs only before npm publish" was answered "npm-update - I don't
+    know.": no answer, but it did not read as a decline, and the title's word was "supported"."""
+    title, rest = _after_title(text, titles, TITLE_GLUE)
+    rest = rest.lstrip(TITLE_GLUE)
+    return rest if title and rest and abstains(rest) else None
 
 
 def claim(sentence: str, question: str) -> set[str]:

@@ -22,7 +22,15 @@ from crag import resources
 from crag.context import Context
 from crag.core.passages import titled_once
 from crag.events import ANSWER_TAGS
-from crag.methods.attribution import abstains, attribute, grounded, loops, quotable, split_echo
+from crag.methods.attribution import (
+    abstains,
+    attribute,
+    declined_behind_title,
+    grounded,
+    loops,
+    quotable,
+    split_echo,
+)
 from crag.methods.routing import final_knowledge
 from crag.nodes.timing import timed
 from crag.prompts import (
@@ -68,21 +76,6 @@ def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
     named = title.lower() in rest.lower() or title.lower() in question.lower()
     a_name = len(title.split()) <= NAME_WORDS and not PAGE_TITLE.search(title)
     return rest if named or not a_name else text
-
-
-TITLE_GLUE = " :-\u2013\u2014"  # what the model puts between a copied title and its words
-
-
-def declined_behind_title(text: str, titles: Sequence[str]) -> str | None:
-    """The model's decline when it copied a knowledge title in front of it, else None. Trying crag on
-    npm's documentation, "script that runs only before npm publish" was answered "npm-update - I don't
-    know.": no answer, but it did not read as a decline, and the title's word was "supported"."""
-    for title in sorted({t for t in titles if t}, key=len, reverse=True):
-        if text[: len(title)].lower() == title.lower() and text[len(title) : len(title) + 1] in TITLE_GLUE:
-            rest = text[len(title) :].lstrip(TITLE_GLUE)
-            if rest and abstains(rest):
-                return rest
-    return None
 
 
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
