@@ -40,3 +40,12 @@ def terms(text: str) -> list[str]:
     """Lower-cased, stemmed words of `text` without stopwords and question words."""
     stop = _analyzer()[1]
     return stem_words([w for w in _WORD.findall(text.lower()) if w not in stop])
+
+
+def terms_at(text: str) -> list[tuple[int, str]]:
+    """`terms(text)` with where each word starts in `text` (a character offset)."""
+    stop = _analyzer()[1]
+    # each match lowered on its own: lowering the whole text first can shift offsets ("İ" is two
+    # characters lower-cased)
+    found = [(m.start(), w) for m in _WORD.finditer(text) if (w := m.group().lower()) not in stop]
+    return list(zip((start for start, _ in found), stem_words([w for _, w in found])))

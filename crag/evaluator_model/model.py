@@ -31,10 +31,11 @@ from crag.evaluator_model.compact import load_compact
 from crag.evaluator_model.lexical import Blend, IdfTable, contrasts, overlap
 from crag.evaluator_model.onnx_engine import EngineUnavailable, engine_from_env, onnx_forward
 from crag.evaluator_model.pairs import SEP, clean
+from crag.evaluator_model.reading import readings
 
 T5_TYPES = {"t5", "mt5", "umt5"}
 EMPTY_SCORE = -1.0  # an empty passage cannot support any answer
-CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; only max_length tokens are read
+CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; max_length tokens of them are read (`reading`)
 
 
 def _foreign_metadata(directory: Path) -> Metadata:
@@ -103,6 +104,13 @@ class Scorer:
             return min(1.0, max(-1.0, z))
         return score_of(z)
 
+    def readings(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The pairs as the model reads them: a passage longer than the model reads, by its start and
+        its stretch that holds the most of the question's terms (`crag.evaluator_model.reading`)."""
+        cap = self.meta.max_length * CHARS_PER_TOKEN_CAP
+        idf = self.lexical[1].idf if self.lexical is not None else None
+        return readings(self.tokenizer, self.meta.max_length, [(q, clean(p[:cap])) for q, p in pairs], idf)
+
     def model_logits(
         self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, progress: str | None = None
     ) -> list[float | None]:
@@ -120,7 +128,7 @@ class Scorer:
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             with self._lock, torch.inference_mode():
-                encoded = encode_pairs(self.tokenizer, self.meta, [pairs[i] for i in chunk])
+                encoded = encode_pairs(self.tokenizer, self.meta, self.readings([pairs[i] for i in chunk]))
                 if self.forward is None:
                     logits = self.model(**encoded).logits.reshape(-1).float().tolist()
                 else:
