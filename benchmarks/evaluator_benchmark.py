@@ -41,6 +41,9 @@ import numpy as np
 
 from crag.core.passages import titled
 from crag.core.thresholds import Thresholds
+from crag.evaluator_model import lexical as lexical_module
+from crag.evaluator_model import model as model_module
+from crag.evaluator_model import reading as reading_module
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import Pair, read_pairs
@@ -138,12 +141,20 @@ def cached(cache: Path | None, system: str, pairs: list[Pair], titles: bool, fn)
     return scores
 
 
+# the code that turns a checkpoint's weights into scores: a change to it (what the model reads of a
+# long passage, `reading`) scores afresh instead of serving the scores cached before it
+SCORING_CODE = [model_module, reading_module, lexical_module]
+
+
 def weights_key(path: Path | None) -> str:
-    """A checkpoint's identity for the cache: its folder and the hash of its weight files."""
+    """A checkpoint's identity for the cache: its folder, the hash of its weight files and of the
+    scoring code."""
     folder = Path(path) if path else DEFAULT_CHECKPOINT
     digest = hashlib.sha256()
     for file in sorted(folder.glob("*.safetensors")) + sorted(folder.glob("*.json")):
         digest.update(file.read_bytes())
+    for module in SCORING_CODE:
+        digest.update(Path(module.__file__).read_bytes())
     return f"{folder.resolve()}:{digest.hexdigest()[:16]}"
 
 

@@ -39,19 +39,38 @@ SPECIAL_TOKENS = 3  # [CLS] question [SEP] passage [SEP]
 def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -> str:
     """The text of `passage` the model reads for `question` within `max_length` tokens: the
     passage itself when it fits or when its start holds the question's terms best, else its start,
-    `JOIN` and the best stretch. `idf(term)` weighs the question's terms (equal weights without)."""
-    wanted = list(dict.fromkeys(terms(question)))
-    if not wanted:
-        return passage
-    budget = max_length - SPECIAL_TOKENS - len(tokenizer(question, add_special_tokens=False)["input_ids"])
-    if len(passage) <= budget:  # a token covers at least one character: it fits
-        return passage
-    offsets = tokenizer(passage, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    `JOIN` and the best stretch (by the question's terms in it, weighed as BM25 weighs them).
+    `idf(term)` weighs the question's terms (equal weights without)."""
+    return readings(tokenizer, max_length, [(question, passage)], idf)[0][1]
+
+
+def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
+    """`pairs` with each passage as the model reads it (`reading`): each question and the long
+    passages tokenized once, in one call."""
+    join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])
+    questions = {}
+    for question in dict.fromkeys(q for q, _ in pairs):
+        wanted = list(dict.fromkeys(terms(question)))
+        budget = max_length - SPECIAL_TOKENS - len(tokenizer(question, add_special_tokens=False)["input_ids"])
+        questions[question] = ({t: (idf(t) if idf else 1.0) for t in wanted}, budget)
+    # a token covers at least one character: a passage no longer than the budget fits
+    long = [i for i, (q, p) in enumerate(pairs) if questions[q][0] and len(p) > questions[q][1]]
+    out = list(pairs)
+    if not long:
+        return out
+    found = tokenizer([pairs[i][1] for i in long], add_special_tokens=False, return_offsets_mapping=True)
+    for i, offsets in zip(long, found["offset_mapping"]):
+        question, passage = pairs[i]
+        weights, budget = questions[question]
+        out[i] = (question, _read(passage, offsets, weights, budget, join))
+    return out
+
+
+def _read(passage: str, offsets: Sequence[tuple[int, int]], weights: dict[str, float], budget: int, join: int) -> str:
     head = min(HEAD_TOKENS, budget // 2)
-    span = budget - head - len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])
+    span = budget - head - join
     if len(offsets) <= budget or head < 1 or span < 1:
         return passage
-    weights = {t: (idf(t) if idf else 1.0) for t in wanted}
     where = [(start, term) for start, term in terms_at(passage) if term in weights]
     head_end = offsets[head - 1][1]
 
@@ -72,8 +91,3 @@ def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -
     if best_start == head:
         return passage
     return passage[:head_end] + JOIN + passage[offsets[best_start][0] : offsets[best_start + span - 1][1]]
-
-
-def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
-    """`pairs` with each passage as the model reads it (`reading`)."""
-    return [(q, reading(tokenizer, max_length, q, p, idf)) for q, p in pairs]
