@@ -46,7 +46,10 @@ def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -
 
 def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
     """`pairs` with each passage as the model reads it (`reading`): each question and the long
-    passages tokenized once, in one call."""
+    passages tokenized once, in one call. A tokenizer without character offsets (a "slow",
+    pure-Python one) reads every passage from its start, as before."""
+    if not getattr(tokenizer, "is_fast", False):
+        return list(pairs)
     join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])
     questions = {}
     for question in dict.fromkeys(q for q, _ in pairs):

@@ -49,6 +49,16 @@ def test_a_question_without_content_words_reads_the_passage_as_before(tokenizer)
     assert reading(tokenizer, 112, "What is it?", LATE) == LATE
 
 
+def test_a_tokenizer_without_offsets_reads_from_the_start():
+    class Slow:  # a pure-Python tokenizer: no character offsets to cut a passage by
+        is_fast = False
+
+        def __call__(self, *args, **kwargs):
+            raise NotImplementedError("return_offsets_mapping is not available")
+
+    assert reading(Slow(), 112, QUESTION, LATE) == LATE
+
+
 def test_rarer_terms_weigh_more(tokenizer):
     """Two stretches, each with one of the question's terms: the one with the rarer term is read."""
     passage = FILLER + " The warning is common. " + FILLER + " A recursion is rare. " + FILLER
