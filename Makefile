@@ -118,6 +118,9 @@ bench-adapt: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 		--chroma-dir .crag/eval/relevance-chroma --out $(ADAPTED_DOCS) --overwrite
 	$(BIN)/python benchmarks/evaluator_benchmark.py --slices $(SLICES) --train $(PAIRS)/train.jsonl \
 		--previous $(PREVIOUS) --checkpoint adapted=$(ADAPTED_DOCS) --json artifacts/bench/evaluator-adapted.json
+	# `crag eval run` resumes an output folder of the same settings and refuses one of others (a re-adapted
+	# evaluator): a measurement starts afresh, so that neither an old run's answers nor its refusal stand in
+	rm -rf artifacts/eval/docs-adapt
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
 		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems crag --out artifacts/eval/docs-adapt/shipped
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
