@@ -63,6 +63,7 @@ FINGERPRINT = (
     "evaluator",
     "evaluator_sha256",
     "max_answer_tokens",
+    "code_sha256",
 )
 # Keys added to FINGERPRINT after runs were kept, with the value the runs made before had; None where it
 # is unknown, and a run.json without such a key is then not told it changed.
@@ -70,7 +71,9 @@ FINGERPRINT = (
 # same path, and the path alone would have kept the old checkpoint's predictions.
 # `search` (2026-11-24): runs before it searched by embedding alone, so resuming one with hybrid search
 # is a change of settings.
-ADDED_TO_FINGERPRINT = {"evaluator_sha256": None, "search": "dense"}
+# `code_sha256` (2026-11-25): a change to how the evaluator reads a passage left the checkpoint's bytes
+# as they were, and a resumed run would have kept the answers the old code gave.
+ADDED_TO_FINGERPRINT = {"evaluator_sha256": None, "search": "dense", "code_sha256": None}
 
 
 @dataclass
@@ -142,6 +145,17 @@ def folder_digest(checkpoint: str | None) -> str:
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         digest.update(f"{path.relative_to(folder)}\0{file_digest(path)}\0".encode())
+    return digest.hexdigest()
+
+
+def code_digest(package: Path | None = None) -> str:
+    """sha256 over the `crag` package's Python sources (names and bytes; `package` for another folder):
+    the answers a run records depend on the code that made them as much as on the checkpoint, so a run
+    resumes only on the same code."""
+    package = package or Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(f"{path.relative_to(package).as_posix()}\0{file_digest(path)}\0".encode())
     return digest.hexdigest()
 
 
@@ -310,6 +324,7 @@ def run(settings: RunSettings) -> dict:
         "evaluator": settings.evaluator or "shipped",
         "evaluator_sha256": folder_digest(settings.evaluator),
         "max_answer_tokens": base.max_answer_tokens,
+        "code_sha256": code_digest(),
         "generate_prompt": base.generate_prompt,
         "thresholds": {
             s.name: [t.upper, t.lower]

@@ -242,6 +242,29 @@ def test_a_checkpoint_rewritten_at_the_same_path_is_a_changed_setting(tmp_path):
         _check_settings(out, {**first, "evaluator_sha256": folder_digest(str(checkpoint))})
 
 
+def test_a_run_made_by_other_code_is_not_resumed(tmp_path):
+    """A change to the code (how the evaluator reads a passage) leaves the checkpoint's bytes as they
+    were: its old answers must not be kept either."""
+    from crag.experiments.runner import PREDICTIONS, _check_settings, code_digest
+
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "reading.py").write_text("HEAD = 16\n")
+    before = code_digest(package)
+    assert before == code_digest(package)
+    (package / "notes.txt").write_text("not code")
+    assert code_digest(package) == before
+    out = tmp_path / "run"
+    out.mkdir()
+    _check_settings(out, {"code_sha256": before, "thresholds": {}})
+    (out / PREDICTIONS).write_text("{}\n")
+    _check_settings(out, {"code_sha256": before, "thresholds": {}})  # the same code: resumes
+    (package / "sub" / "reading.py").write_text("HEAD = 24\n")
+    with pytest.raises(ValueError, match="code_sha256"):
+        _check_settings(out, {"code_sha256": code_digest(package), "thresholds": {}})
+    assert code_digest() != before  # the real package is hashed by default
+
+
 def test_a_run_kept_from_before_the_checkpoint_digest_resumes(tmp_path):
     import json
 
