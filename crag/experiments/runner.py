@@ -71,7 +71,7 @@ FINGERPRINT = (
 # same path, and the path alone would have kept the old checkpoint's predictions.
 # `search` (2026-11-24): runs before it searched by embedding alone, so resuming one with hybrid search
 # is a change of settings.
-# `code_sha256` (2026-11-25): a change to how the evaluator reads a passage left the checkpoint's bytes
+# `code_sha256` (2026-11-24): a change to how the evaluator reads a passage left the checkpoint's bytes
 # as they were, and a resumed run would have kept the answers the old code gave.
 ADDED_TO_FINGERPRINT = {"evaluator_sha256": None, "search": "dense", "code_sha256": None}
 
