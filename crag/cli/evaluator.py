@@ -116,6 +116,12 @@ def train_cmd(
             help="Distillation: train towards (1-w)·label + w·(the base model's zero-shot probability), where build-data stored one.",
         ),
     ] = 0.0,
+    read_long: Annotated[
+        bool,
+        typer.Option(
+            help="Read a passage longer than --max-length as the scorer does: its start and the stretch with the most of the question's terms."
+        ),
+    ] = False,
 ) -> None:
     """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
     quiet_transformers()
@@ -140,6 +146,7 @@ def train_cmd(
         seed=seed,
         limit=limit,
         teacher_weight=teacher_weight,
+        read_long=read_long,
     )
     try:
         meta = train(config)

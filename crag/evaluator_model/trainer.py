@@ -13,6 +13,7 @@ import hashlib
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -25,9 +26,11 @@ from crag.core.passages import titled
 from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.evaluation import classification_metrics
+from crag.evaluator_model.lexical import IdfTable
 from crag.evaluator_model.losses import LOSSES
 from crag.evaluator_model.model import T5_TYPES, Scorer, encode_pairs
 from crag.evaluator_model.pairs import Pair, read_pairs
+from crag.evaluator_model.reading import readings
 
 RANDOM_T5_PRESETS = {
     # T5-small's shape; the vocabulary is the packaged WordPiece one (no T5 tokenizer ships offline)
@@ -58,6 +61,9 @@ class TrainConfig:
     limit: int | None = None
     false_relevant_cost: float = 2.0
     teacher_weight: float = 0.0  # train towards (1 − w)·label + w·teacher where a pair carries a teacher score
+    # read a long passage in training as the scorer reads it (`crag.evaluator_model.reading`: its start and
+    # the stretch with the most of the question's terms, IDF from the training passages), not from its start
+    read_long: bool = False
     extra: dict = field(default_factory=dict)
 
 
@@ -185,9 +191,11 @@ def train_epoch(
     desc: str,
     deadline: float | None = None,
     progress: bool = True,
+    read: Callable[[list[tuple[str, str]]], list[tuple[str, str]]] | None = None,
 ) -> tuple[float, bool]:
     """One pass over `pairs` in a seeded order; returns (mean loss, whether `deadline` (a
-    `time.perf_counter()` value) stopped it early). `train` and `crag evaluator adapt` share it."""
+    `time.perf_counter()` value) stopped it early). `train` and `crag evaluator adapt` share it.
+    `read`: what the model reads of each (question, passage) text, as the scorer will read it."""
     import torch
 
     model.train()
@@ -200,7 +208,8 @@ def train_epoch(
             stopped = True
             break
         batch = [pairs[i] for i in order[start : start + batch_size]]
-        encoded = encode_pairs(tokenizer, meta, _texts(batch, use_title, title_rng, title_dropout))
+        texts = _texts(batch, use_title, title_rng, title_dropout)
+        encoded = encode_pairs(tokenizer, meta, read(texts) if read is not None else texts)
         logits = model(**encoded).logits.reshape(-1)
         loss = loss_fn(logits, torch.tensor([_target(p, teacher_weight) for p in batch], dtype=torch.float32))
         loss.backward()
@@ -248,6 +257,10 @@ def train(cfg: TrainConfig) -> dict:
     cfg.out.mkdir(parents=True, exist_ok=True)
     order_rng = random.Random(cfg.seed)
     title_rng = random.Random(cfg.seed + 1)
+    read = None
+    if cfg.read_long:
+        table = IdfTable.from_corpus(dict.fromkeys(p.passage for p in train_pairs))
+        read = lambda texts: readings(tokenizer, meta.max_length, texts, table.idf)  # noqa: E731
     started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
         loss, _ = train_epoch(
@@ -264,6 +277,7 @@ def train(cfg: TrainConfig) -> dict:
             title_dropout=cfg.title_dropout,
             teacher_weight=cfg.teacher_weight,
             desc=f"epoch {epoch}/{cfg.epochs}",
+            read=read,
         )
         scores = evaluate_scorer(scorer, val_pairs, cfg.use_title)
         labels = [p.label for p in val_pairs]

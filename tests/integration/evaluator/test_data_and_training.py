@@ -112,6 +112,34 @@ def test_train_bert_full_and_lora_save_a_loadable_calibrated_checkpoint(built_da
     assert all(-1 <= s <= 1 for s in scorer.score([("What is Anna Berg's occupation?", "Anna Berg was a painter.")]))
 
 
+@pytest.mark.parametrize("read_long", [False, True])
+def test_training_reads_long_passages_as_the_scorer_does_when_asked(
+    built_data, tmp_path, tiny_bert, monkeypatch, read_long
+):
+    """With read_long, every training batch goes through `reading.readings` (the scorer's own reading,
+    at the training length) before it is encoded; without, passages are cut at their end as before."""
+    import crag.evaluator_model.trainer as trainer
+
+    seen = []
+
+    def spy(tokenizer, max_length, pairs, idf=None):
+        seen.append((max_length, len(pairs), idf("zzzunseen") if idf else None))
+        return readings(tokenizer, max_length, pairs, idf)
+
+    from crag.evaluator_model.reading import readings
+
+    monkeypatch.setattr(trainer, "readings", spy)
+    meta, _ = _train(built_data, tmp_path, base=str(tiny_bert), read_long=read_long)
+    assert meta["hyperparameters"]["read_long"] is read_long
+    if not read_long:
+        assert not seen
+        return
+    n = len(trainer.read_pairs(built_data[0] / "train.jsonl"))
+    assert sum(count for _, count, _ in seen) == n  # every training pair, once, at the training length
+    assert {length for length, _, _ in seen} == {48}
+    assert all(weight is not None and weight > 0 for _, _, weight in seen)  # IDF of the training passages
+
+
 def test_random_t5_trains_in_crag_format(built_data, tmp_path):
     meta, out = _train(built_data, tmp_path, base="random-t5-tiny", loss="mse")
     assert meta["input_format"] == "sep" and meta["score_transform"] == "clip"
