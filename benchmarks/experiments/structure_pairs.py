@@ -11,6 +11,21 @@ own collection); kept so the README's figures can be reproduced:
         --use-title --title-dropout 0.5 --lr 5e-5 --epochs 1 --teacher-weight 0.5 --out artifacts/models/c-structure
     python benchmarks/evaluator_benchmark.py --slices artifacts/evaluator-slices \
         --checkpoint c-structure=artifacts/models/c-structure --checkpoint b-from-v1=artifacts/models/b-from-v1
+
+Experiment D (2026-11-24, README "How the shipped evaluator was made"): the same pairs with the base
+model's zero-shot cosine as their teacher, mixed the same way, trained from the shipped evaluator
+(expanded from its int8 export) with training reading long passages as the scorer does:
+
+    python benchmarks/experiments/structure_pairs.py /tmp/sd --teacher --mix /tmp/sd/mix
+    python -c "from crag.evaluator_model.model import load_scorer; s = load_scorer('crag/evaluator_model/default'); \
+        s.model.save_pretrained('/tmp/sd/base'); s.tokenizer.save_pretrained('/tmp/sd/base')"
+    crag evaluator train --base /tmp/sd/base --data /tmp/sd/mix --validation dev --layers 3 --use-title \
+        --title-dropout 0.5 --lr 5e-5 --epochs 1 --teacher-weight 0.5 --read-long --out /tmp/sd/full-l3
+    crag evaluator export --model /tmp/sd/full-l3 --out /tmp/sd/d --max-length 112
+    crag evaluator blend --model /tmp/sd/d --pairs artifacts/evaluator-data/dev.jsonl --corpus /tmp/sd/mix/train.jsonl --no-contrast
+    crag evaluator calibrate --model /tmp/sd/d --pairs artifacts/evaluator-data/dev.jsonl --max-discard 0.05 \
+        --discard-pairs artifacts/evaluator-data/dev.jsonl --discard-pairs artifacts/evaluator-data/faq.jsonl
+    python benchmarks/evaluator_benchmark.py --slices artifacts/evaluator-slices --checkpoint d=/tmp/sd/d
 """
 
 import hashlib
@@ -196,5 +211,53 @@ def main(out: Path, per_page: int = 40, seed: int = 7):
     write_pairs(pairs, out, "structure")
 
 
+def with_teacher(out: Path) -> None:
+    """structure.jsonl again, each pair carrying the base model's zero-shot cosine as a probability
+    (`mining.teacher_probabilities`, as `crag evaluator build-data` gives the training pairs)."""
+    from dataclasses import replace
+
+    from crag.evaluator_model.mining import teacher_probabilities
+    from crag.evaluator_model.pairs import read_pairs
+
+    pairs = read_pairs(out / "structure.jsonl")
+    teacher = teacher_probabilities(DenseIndex([], cache=None, progress=False), pairs, progress=False)
+    write_pairs([replace(p, teacher=round(t, 4)) for p, t in zip(pairs, teacher)], out, "structure")
+
+
+def mix(out: Path, dest: Path, train_file: Path = Path("artifacts/evaluator-data/train.jsonl"), groups: int = 2600):
+    """dest/train.jsonl: half the question groups of `train_file` and `groups` structure groups, shuffled
+    (two seeded draws, in the order experiment D made them); dest/dev.jsonl: the dev pairs."""
+    import shutil
+
+    from crag.evaluator_model.pairs import read_pairs
+
+    structure = read_pairs(out / "structure.jsonl")
+    train = read_pairs(train_file)
+    rng = random.Random(7)
+    keep = set(rng.sample(sorted({p.group for p in train}), len({p.group for p in train}) // 2))
+    mixed = [p for p in train if p.group in keep] + structure
+    rng.shuffle(mixed)
+    rng = random.Random(7)
+    chosen = set(rng.sample(sorted({p.group for p in mixed if p.source == "structure"}), groups))
+    pairs = [p for p in mixed if p.source != "structure"] + [
+        p for p in mixed if p.source == "structure" and p.group in chosen
+    ]
+    rng.shuffle(pairs)
+    write_pairs(pairs, dest, "train")
+    shutil.copy(train_file.parent / "dev.jsonl", dest / "dev.jsonl")
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--teacher", action="store_true", help="add the zero-shot cosine teacher (experiment D)")
+    parser.add_argument("--mix", type=Path, help="write the training mix into this folder")
+    args = parser.parse_args()
+    if not (args.out / "structure.jsonl").exists():
+        main(args.out)
+    if args.teacher:
+        with_teacher(args.out)
+    if args.mix:
+        mix(args.out, args.mix)
