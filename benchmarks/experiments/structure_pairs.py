@@ -234,7 +234,8 @@ def mix(out: Path, dest: Path, train_file: Path = Path("artifacts/evaluator-data
     structure = read_pairs(out / "structure.jsonl")
     train = read_pairs(train_file)
     rng = random.Random(7)
-    keep = set(rng.sample(sorted({p.group for p in train}), len({p.group for p in train}) // 2))
+    groups_of_train = sorted({p.group for p in train})
+    keep = set(rng.sample(groups_of_train, len(groups_of_train) // 2))
     mixed = [p for p in train if p.group in keep] + structure
     rng.shuffle(mixed)
     rng = random.Random(7)

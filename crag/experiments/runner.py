@@ -139,24 +139,24 @@ class PredictionStore:
         self.records[(record["system"], record["qid"])] = record
 
 
-def folder_digest(checkpoint: str | None) -> str:
-    """sha256 over a checkpoint folder's files (names and bytes); the shipped one when None."""
-    folder = Path(checkpoint or DEFAULT_CHECKPOINT).expanduser()
+def tree_digest(folder: Path, pattern: str = "*") -> str:
+    """sha256 over the files under `folder` that match `pattern` (their relative names and bytes)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in sorted(p for p in folder.rglob(pattern) if p.is_file()):
         digest.update(f"{path.relative_to(folder)}\0{file_digest(path)}\0".encode())
     return digest.hexdigest()
+
+
+def folder_digest(checkpoint: str | None) -> str:
+    """sha256 over a checkpoint folder's files (names and bytes); the shipped one when None."""
+    return tree_digest(Path(checkpoint or DEFAULT_CHECKPOINT).expanduser())
 
 
 def code_digest(package: Path | None = None) -> str:
     """sha256 over the `crag` package's Python sources (names and bytes; `package` for another folder):
     the answers a run records depend on the code that made them as much as on the checkpoint, so a run
     resumes only on the same code."""
-    package = package or Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(f"{path.relative_to(package).as_posix()}\0{file_digest(path)}\0".encode())
-    return digest.hexdigest()
+    return tree_digest(package or Path(__file__).resolve().parents[1], "*.py")
 
 
 def _recorded(run: dict, key: str) -> Any:
