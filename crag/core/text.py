@@ -13,6 +13,13 @@ QUESTION_WORDS = frozenset(
     "i me my we our you your he she his her him they them their its there here been has have had was were am "
     "this these those than then so about tell anyone anybody someone somebody know".split()
 )
+# function words as people type them without the apostrophe: no passage spells them so, and some are
+# rare enough on wordfreq's scale ("hows" 2.8, "whos" 3.1, "isnt" 3.9) to pass for a question's subject.
+# Left out where the spelling is a word of its own ("ill", "id", "wont", "lets", "hes", "were", "well")
+CONTRACTIONS = frozenset(
+    "hows wheres whos whens whys thats theres heres dont doesnt didnt isnt arent wasnt werent cant couldnt "
+    "wouldnt shouldnt hasnt havent hadnt mustnt neednt im ive youre youve youll youd theyre theyve weve".split()
+)
 _WORD = re.compile(r"\w+")
 
 
@@ -28,7 +35,12 @@ def _analyzer():
     import Stemmer
     from bm25s.stopwords import STOPWORDS_EN
 
-    return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN) | QUESTION_WORDS
+    return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN) | QUESTION_WORDS | CONTRACTIONS
+
+
+def stopwords() -> frozenset[str]:
+    """The words `terms` leaves out: bm25s' English stopwords, question words and `CONTRACTIONS`."""
+    return _analyzer()[1]
 
 
 def stem_words(words: list[str]) -> list[str]:

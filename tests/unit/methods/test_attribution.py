@@ -198,6 +198,18 @@ def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
     assert about(named, terms("json: Encoding basic Python objects")) and not about(named, terms("pickle module"))
 
 
+def test_a_function_word_typed_without_its_apostrophe_names_no_subject():
+    from crag.methods.attribution import concerns, subject
+
+    # "whats" (Zipf 3.9) was the rarest word here, so no strip could be about the question
+    question = "show whats the time in los angeles right now from the terminal"
+    assert subject(question) == []
+    strip = {"title": "date", "text": "$ date --date='TZ=\"America/Los_Angeles\" 09:00 next Fri'"}
+    assert concerns(question, [strip]) == [True]
+    assert subject("whos the author of pyflakes") == [{"pyflak"}]
+    assert subject("hows Anna Berg doing, isnt she retired") == [{"berg"}]
+
+
 def test_a_strip_of_a_document_the_question_names_is_about_what_it_asks():
     """The rarest word of a question about a tool is often a detail the manual does not spell
     ("node_modules"); a strip of the manual the question names (its title) may still support the answer."""
