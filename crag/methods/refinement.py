@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 
 from crag.core.passages import passage, source_of, title_of, titled_once
 from crag.core.standing import MIN_SET, standings_of
+from crag.core.text import folded, terms
 from crag.core.thresholds import logit_of, score_of
 from crag.methods.records import Strip
 
@@ -31,6 +32,12 @@ MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps th
 # no validation slice): P(relevant) ~ 0.414 * evaluator logit + 1.130 * standing
 # (`benchmarks/experiments/set_weight.py`). README, "Refinement ranks strips within their set".
 SET_WEIGHT = 2.73
+# A strip whose words are this much the same as a better-ranked strip's (Jaccard of their `terms`)
+# says nothing new and would take a slot the next strip could fill. Documentation repeats itself:
+# Node.js's pages give every example twice (CommonJS and ES modules, 0.85-0.92 between the two),
+# and overlapping chunks share their edges. Tried on Node.js's API pages: 5 of 113 kept strips were
+# such repeats (README, "Node.js's API documentation, tried as a new user")
+NEAR_DUPLICATE = 0.8
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -185,6 +192,28 @@ def judged(strip: Strip) -> float:
     return gate_score(strip.get("lifted", strip["origin"] == "internal"), strip["score"], strip["selection_score"])
 
 
+def repeats(a: tuple[set[str], str], b: tuple[set[str], str]) -> bool:
+    """Whether two strips, as (terms, folded text), say the same: `NEAR_DUPLICATE` of their terms
+    shared, or (with no terms to compare) the same text."""
+    if not a[0] or not b[0]:
+        return a[1] == b[1]
+    return len(a[0] & b[0]) >= NEAR_DUPLICATE * len(a[0] | b[0])
+
+
+def distinct(texts: Sequence[str], order: Sequence[int], limit: int) -> list[int]:
+    """The first `limit` of `order` (indices into `texts`, best first) that `repeats` no better one."""
+    seen: list[tuple[set[str], str]] = []
+    found: list[int] = []
+    for i in order:
+        if len(found) == limit:
+            break
+        this = (set(terms(texts[i])), folded(texts[i]))
+        if not any(repeats(this, other) for other in seen):
+            seen.append(this)
+            found.append(i)
+    return found
+
+
 def refine(
     question: str,
     passages: Sequence[Document],
@@ -199,8 +228,8 @@ def refine(
     set_weight: float = SET_WEIGHT,
     rejected: Sequence[bool] | None = None,
 ) -> list[Strip]:
-    """The top `top_k` strips scoring at least `threshold`, in document order; with `keep_best`,
-    the best strip even when it scores lower.
+    """The top `top_k` strips scoring at least `threshold`, none repeating a better one (`distinct`),
+    in document order; with `keep_best`, the best strip even when it scores lower.
 
     With `embed` (texts -> vectors, the knowledge base's embeddings) and at least `MIN_SET` strips,
     strips are ranked by `set_adjusted` scores (`set_weight` 0: by the evaluator's alone, as the paper
@@ -232,9 +261,10 @@ def refine(
     selection = selection_scores(question, texts, scores, embed, set_weight)
     lifted = [origin == "internal" and not (rejected is not None and rejected[d]) for d, *_ in candidates]
     gate = [gate_score(up, s, g) for up, s, g in zip(lifted, scores, selection)]
-    ranked = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
+    best_first = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
+    ranked = distinct([strip for _, _, strip, _, _ in candidates], best_first, top_k)
     kept = sorted(
-        (i for n, i in enumerate(ranked[:top_k]) if gate[i] >= threshold or (keep_best and n == 0)),
+        (i for n, i in enumerate(ranked) if gate[i] >= threshold or (keep_best and n == 0)),
         key=lambda i: candidates[i][:2],
     )
     return [

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
+from itertools import combinations, pairwise
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.core.passages import passage
-from crag.methods.refinement import cosines, decompose, judged, refine, sentence_spans, set_adjusted, standings_of
+from crag.core.text import folded, terms
+from crag.methods.refinement import (
+    cosines,
+    decompose,
+    distinct,
+    judged,
+    refine,
+    repeats,
+    sentence_spans,
+    set_adjusted,
+    standings_of,
+)
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
 from tests.fakes import FakeEvaluator, WordEmbeddings
@@ -71,6 +82,41 @@ def test_refine_keeps_top_k_above_threshold_in_document_order_with_one_call():
         origin="external",
     )
     assert [(s["title"], s["source"], s["origin"]) for s in fixed] == [("Anna", "a.txt", "external")]
+
+
+def test_refine_keeps_no_strip_that_repeats_a_better_one_and_gives_its_slot_to_the_next():
+    # Node.js's pages give each example twice, as CommonJS and as an ES module
+    body = "const input = 'hello world'; const compressed = zlib.gzipSync(input); console.log(compressed.length);"
+    cjs = f"const zlib = require('node:zlib'); {body} Compressing a buffer at once blocks the event loop."
+    mjs = f"import zlib from 'node:zlib'; {body} Compressing a buffer at once blocks the event loop."
+    other = "zlib.deflateSync(buffer) compresses a buffer with Deflate instead of gzip, also synchronously."
+    passages = [passage(cjs, "Zlib", "z.md"), passage(mjs, "Zlib", "z.md"), passage(other, "Zlib", "z.md")]
+    evaluator = FakeEvaluator({"require": 0.9, "import": 0.85, "Deflate": 0.3}, default=-0.9)
+    strips = refine(
+        "gzip a buffer synchronously", passages, evaluator, mode="selection", top_k=2, threshold=-0.5, origin="internal"
+    )
+    assert [s["doc"] for s in strips] == [0, 2]  # the better of the two, then the next distinct strip
+
+
+@given(
+    st.lists(
+        st.sampled_from(["gzip a buffer now", "gzip the buffer now", "deflate a stream later", "1 2 3", "..."]),
+        max_size=8,
+    ),
+    st.integers(0, 9),
+)
+def test_distinct_keeps_the_first_of_each_repeat_in_order_up_to_the_limit(texts, limit):
+    order = list(range(len(texts)))[::-1]
+    found = distinct(texts, order, limit)
+    assert len(found) <= limit and found == [i for i in order if i in found]  # a subsequence of the order
+    assert not any(
+        repeats(*[(set(terms(texts[i])), folded(texts[i])) for i in pair]) for pair in combinations(found, 2)
+    )
+    skipped = [i for i in order[: order.index(found[-1]) + 1] if i not in found] if found else []
+    assert all(
+        any(repeats((set(terms(texts[i])), folded(texts[i])), (set(terms(texts[j])), folded(texts[j]))) for j in found)
+        for i in skipped
+    )
 
 
 def test_refine_drops_strips_under_four_words_and_everything_below_threshold():
