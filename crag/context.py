@@ -24,6 +24,7 @@ from crag.methods.refinement import Mode as RefineMode
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
 
 WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
+Route = Literal["auto", "correct", "incorrect", "ambiguous"]
 
 
 def _env(name: str, default: str | None) -> str | None:
@@ -63,6 +64,14 @@ class Context:
     )
     lower_threshold: float | None = field(
         default=None, metadata={"description": "Incorrect when every document scores below this; empty = calibrated."}
+    )
+    route: Route = field(
+        default="auto",
+        metadata={
+            "description": "'auto': the thresholds choose the action, as in the paper; 'correct', 'incorrect' or "
+            "'ambiguous' force that action (what one route answers; the threshold sweep), the documents still "
+            "labelled by the thresholds."
+        },
     )
     k: int = field(default=10, metadata={"description": "Documents retrieved from the knowledge base."})
     search: Search = field(
@@ -185,6 +194,8 @@ class Context:
             raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
+        if self.route not in get_args(Route):
+            raise ValueError(f"unknown route {self.route!r}; choose {' or '.join(get_args(Route))}")
         if self.search not in get_args(Search):
             raise ValueError(f"unknown search {self.search!r}; choose {' or '.join(get_args(Search))}")
         if self.refine_mode not in get_args(RefineMode):

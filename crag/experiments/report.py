@@ -103,10 +103,12 @@ def sweep(by_system: dict[str, list[dict]]) -> tuple[np.ndarray, dict] | None:
 def from_routes(by_system: dict[str, list[dict]], upper: float, lower: float) -> dict[str, list[dict]]:
     """Records of CRAG and Table 2's ablations assembled from the forced-route runs (`--sweep`).
 
-    A threshold only chooses which route a question takes, and every route's answer is
-    deterministic (greedy generation), so each question's record is the one its route gave when
-    forced. That gives Table 2 for the price of the sweep, and deriving `crag` too checks the
-    shortcut against the real run. Questions where a route failed are left out.
+    A threshold chooses which route a question takes, and every route's answer is deterministic
+    (greedy generation), so each question's record is the one its route gave when forced. The lower
+    threshold also decides which documents are rejected (their strips are judged by their own score),
+    and the forced routes reject by the run's pair: exact there (deriving `crag` checks the shortcut
+    against the real run), an approximation at other lower thresholds. That gives Table 2 for the
+    price of the sweep. Questions where a route failed are left out.
     """
     forced = forced_routes(by_system)
     if forced is None:

@@ -124,24 +124,28 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS},
         ),
         # one fixed route each, whatever the scores: with the scores they give the accuracy of any
-        # (upper, lower) pair without rerunning anything, i.e. the threshold sweep
+        # (upper, lower) pair without rerunning anything, i.e. the threshold sweep. The documents are
+        # still labelled by the run's thresholds (refinement judges the strips of a rejected one by
+        # their own score), so each route answers as it does when the thresholds choose it: exact at
+        # the run's pair; at another lower threshold, documents scored between the two would be judged
+        # otherwise. Forcing by thresholds (upper above every score, lower below) rejected none.
         System(
             "route_correct",
             "crag",
             "always Correct (for the threshold sweep)",
-            lambda ctx, upper, lower: {"upper_threshold": ALWAYS, "lower_threshold": ALWAYS},
+            lambda ctx, upper, lower: {"route": "correct"},
         ),
         System(
             "route_incorrect",
             "crag",
             "always Incorrect (for the threshold sweep)",
-            lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": NEVER},
+            lambda ctx, upper, lower: {"route": "incorrect"},
         ),
         System(
             "route_ambiguous",
             "crag",
             "always Ambiguous (for the threshold sweep)",
-            lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": ALWAYS},
+            lambda ctx, upper, lower: {"route": "ambiguous"},
         ),
     ]
 }

@@ -63,6 +63,20 @@ def test_incorrect_route_searches_the_web(make_context):
     assert {"rewrite", "search", "refine_web", "rewrite_and_search"} <= set(result["timings"])
 
 
+def test_a_forced_route_runs_that_route_and_keeps_the_thresholds_labels(make_context):
+    # the labels decide which documents refinement rejects, so a forced route (the threshold sweep's
+    # route_* systems) must answer as that route does when the thresholds choose it
+    ctx = dataclasses.replace(make_context({"painter": 0.9}, "Anna Berg, occupation", "A painter."), route="ambiguous")
+    nodes, _, _ = run(ctx)
+    assert sorted(nodes[3:5]) == ["refine", "rewrite_and_search"]
+    ctx = dataclasses.replace(make_context({"painter": 0.9}, "Anna Berg, occupation", "A painter."), route="ambiguous")
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "ambiguous" and result["labels"] == ["correct", "incorrect"]
+    assert result["reason"].startswith("Ambiguous, forced by the route setting") and "Correct)" in result["reason"]
+    with pytest.raises(ValueError, match="unknown route 'web'"):
+        dataclasses.replace(ctx, route="web")
+
+
 def test_ambiguous_runs_both_branches_and_generates_once(make_context):
     ctx = make_context({"Swedish": 0.0, "seascapes": 0.7}, "Anna Berg, occupation", "A painter of seascapes.")
     nodes, _updates, final = run(
