@@ -36,7 +36,7 @@ SET_WEIGHT = 2.73
 # says nothing new and would take a slot the next strip could fill. Documentation repeats itself:
 # Node.js's pages give every example twice (CommonJS and ES modules, 0.85-0.92 between the two),
 # and overlapping chunks share their edges. Tried on Node.js's API pages: 5 of 113 kept strips were
-# such repeats (README, "Node.js's API documentation, tried as a new user")
+# such repeats (README, "Node.js's API pages again, as a new user and through the eval harness")
 NEAR_DUPLICATE = 0.8
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
