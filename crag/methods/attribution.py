@@ -106,8 +106,10 @@ def subject(question: str) -> list[set[str]]:
     in a strip ("json.dumps" also as "json" and "dumps"); none when even the rarest is a common word.
     Function words count for nothing, however rare their spelling: "whats" (Zipf 3.9) was taken for the
     subject of "show whats the time in los angeles", and no strip could name it."""
-    skip = STOPWORDS | FILLER | stopwords()
-    rarity = {w: zipf(w) for w in _WORD.findall(question.lower()) if w not in skip}
+    stop = stopwords()
+    rarity = {
+        w: zipf(w) for w in _WORD.findall(question.lower()) if w not in STOPWORDS and w not in FILLER and w not in stop
+    }
     if not rarity or min(rarity.values()) >= SUBJECT_ZIPF:
         return []
     rarest = min(rarity.values())

@@ -192,8 +192,13 @@ def judged(strip: Strip) -> float:
     return gate_score(strip.get("lifted", strip["origin"] == "internal"), strip["score"], strip["selection_score"])
 
 
+def wording(text: str) -> tuple[set[str], str]:
+    """What `repeats` compares of a strip: its terms and its folded text."""
+    return set(terms(text)), folded(text)
+
+
 def repeats(a: tuple[set[str], str], b: tuple[set[str], str]) -> bool:
-    """Whether two strips, as (terms, folded text), say the same: `NEAR_DUPLICATE` of their terms
+    """Whether two strips, as their `wording`, say the same: `NEAR_DUPLICATE` of their terms
     shared, or (with no terms to compare) the same text."""
     if not a[0] or not b[0]:
         return a[1] == b[1]
@@ -207,7 +212,7 @@ def distinct(texts: Sequence[str], order: Sequence[int], limit: int) -> list[int
     for i in order:
         if len(found) == limit:
             break
-        this = (set(terms(texts[i])), folded(texts[i]))
+        this = wording(texts[i])
         if not any(repeats(this, other) for other in seen):
             seen.append(this)
             found.append(i)

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crag.core.passages import passage
-from crag.core.text import folded, terms
 from crag.methods.refinement import (
     cosines,
     decompose,
@@ -20,6 +19,7 @@ from crag.methods.refinement import (
     sentence_spans,
     set_adjusted,
     standings_of,
+    wording,
 )
 from crag.methods.rewrite import fallback_query, parse_query, subjects
 from crag.methods.routing import final_knowledge
@@ -109,14 +109,9 @@ def test_distinct_keeps_the_first_of_each_repeat_in_order_up_to_the_limit(texts,
     order = list(range(len(texts)))[::-1]
     found = distinct(texts, order, limit)
     assert len(found) <= limit and found == [i for i in order if i in found]  # a subsequence of the order
-    assert not any(
-        repeats(*[(set(terms(texts[i])), folded(texts[i])) for i in pair]) for pair in combinations(found, 2)
-    )
+    assert not any(repeats(wording(texts[i]), wording(texts[j])) for i, j in combinations(found, 2))
     skipped = [i for i in order[: order.index(found[-1]) + 1] if i not in found] if found else []
-    assert all(
-        any(repeats((set(terms(texts[i])), folded(texts[i])), (set(terms(texts[j])), folded(texts[j]))) for j in found)
-        for i in skipped
-    )
+    assert all(any(repeats(wording(texts[i]), wording(texts[j])) for j in found) for i in skipped)
 
 
 def test_refine_drops_strips_under_four_words_and_everything_below_threshold():
