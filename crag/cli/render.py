@@ -11,7 +11,7 @@ from typing import Any, Literal
 import typer
 
 from crag.core.passages import source_of, title_of, titled_once
-from crag.methods.attribution import abstains, loops
+from crag.methods.attribution import abstains, attribute, grounded, loops
 from crag.methods.routing import final_knowledge
 
 View = Literal["plain", "json", "stream"]
@@ -126,12 +126,21 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
             if not draft
             else "the model said it does not know"
             if abstains(draft)
+            else passed_over(result, draft_shown=draft_shown)
+            if not looped and grounded(attribute(draft, result.get("question", ""), final_knowledge(result)))
             else unsupported
         )
         return f"({said}: quoting the kept passage judged most relevant)"
     if draft and draft != answer:
         return f"({unsupported}: withheld)"
     return None
+
+
+def passed_over(result: dict[str, Any], *, draft_shown: bool) -> str:
+    """The note for a supported answer replaced by the strip it did not rest on (`attribution.rests_on`)."""
+    if draft_shown:
+        return "these words rest on a passage judged less relevant"
+    return f'the model wrote "{short(result.get("draft", ""), 160)}", which rests on a passage judged less relevant'
 
 
 def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) -> None:

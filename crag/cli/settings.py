@@ -40,8 +40,9 @@ AnswerWithoutKnowledge = Annotated[
 QuoteThreshold = Annotated[
     float | None,
     typer.Option(
-        help="When the model's answer is unsupported or it declines, quote a kept passage about the question's "
-        "subject scoring at least this instead (default: the evaluator's upper threshold; 2 = never)."
+        help="When the model's answer is unsupported, declines, or passes over the best passage, quote the best "
+        "kept passage about the question's subject scoring at least this instead (default: the evaluator's upper "
+        "threshold; 2 = never)."
     ),
 ]
 Prompt = Annotated[str | None, typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")]

@@ -55,6 +55,26 @@ def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
     assert summary["quoted"] is True and summary["grounded"] is True and summary["draft"] == "I don't know."
 
 
+def test_a_supported_answer_that_passed_over_the_best_passage_is_named_as_such(capsys):
+    from langchain_core.documents import Document
+    from langchain_core.runnables import RunnableLambda
+
+    docs = [
+        Document(page_content="Anna Berg was a Swedish painter.", metadata={"title": "", "source": "kb/a.txt"}),
+        Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
+    ]
+    ctx = fake_context(
+        {"painter": 0.9, "Stockholm": 0.7},
+        chat_model=fake_chat("She lived in Stockholm."),
+        retriever=RunnableLambda(lambda q: list(docs)),
+    )
+    state = graph.invoke({"question": QUESTION}, context=ctx)
+    print_run(state)
+    out = capsys.readouterr().out
+    assert state["quoted"] and "which rests on a passage judged less relevant: quoting the kept passage" in out
+    assert "no source supports" not in out
+
+
 def test_the_finish_of_a_run_without_tokens_prints_the_answer(capsys):
     printer = StreamPrinter()
     printer.finish({"answer": "I don't know: the sources hold nothing relevant to this question.", "draft": ""})

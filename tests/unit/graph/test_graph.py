@@ -224,6 +224,23 @@ def test_an_unsupported_answer_quotes_the_strip_the_evaluator_calls_relevant(mak
     assert result["history"][-1]["answer"] == result["answer"]
 
 
+def test_a_supported_answer_that_passes_over_the_best_strip_is_replaced_by_its_quote(make_context):
+    docs = [
+        Document(page_content="Anna Berg was a Swedish painter.", metadata={"title": "", "source": "kb/a.txt"}),
+        Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
+    ]
+    rules = {"painter": 0.9, "Stockholm": 0.7}  # both relevant; the painter strip is judged best
+    result = graph.invoke({"question": QUESTION}, context=make_context(rules, "She lived in Stockholm.", docs=docs))
+    assert result["draft"] == "She lived in Stockholm." and result["quoted"] is True
+    assert result["answer"] == QUOTE_ANSWER.format(quote=docs[0].page_content) and result["grounded"] is True
+    assert [s["source"] for s in result["sources"]] == ["kb/a.txt"]
+    on_best = graph.invoke({"question": QUESTION}, context=make_context(rules, "She was a painter.", docs=docs))
+    assert on_best["answer"] == "She was a painter." and on_best["quoted"] is False
+    never = make_context(rules, "She lived in Stockholm.", docs=docs, quote_threshold=NEVER)
+    result = graph.invoke({"question": QUESTION}, context=never)  # no quoting at all: the answer stands
+    assert result["answer"] == "She lived in Stockholm." and result["quoted"] is False and result["grounded"]
+
+
 @pytest.mark.parametrize(
     "rules, question, settings",
     [
