@@ -44,6 +44,11 @@ MAX_CITATIONS = 2  # strips cited per sentence: the best supporting ones
 # "Berg" 3.3, "Lovelace" 2.7, "shutil" 0; "father" 5.3 and "country" 5.5 name nothing). 3.5 and
 # 4.5 gave the same figures on PopQA; 3.0 let more wrong-subject answers through
 SUBJECT_ZIPF = 4.0
+# content words a strip must state beyond the question and its title to be quoted: a disambiguation stub
+# ("Phil Williams may refer to:") or a list of links ("See Also - npm install - package-lock.json") states
+# two or three; every other strip the four held-out sets would quote states five or more (README, "An
+# answer rests on the best strip")
+QUOTE_MIN_TERMS = 4
 # words a generator adds around any answer; they state nothing about the subject
 FILLER = frozenset(
     "answer answers question document documents passage passages text source sources according based provided "
@@ -224,13 +229,20 @@ def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | 
     reply than "I don't know", and it cannot be ungrounded. The evaluator's "relevant" (for a strip
     of the retrieved documents, as refinement ranks it: lifted by its standing among the question's
     strips) and the subject rule keep it from quoting whatever was retrieved for a question the
-    sources cannot answer (README, "Quoting instead of declining")."""
+    sources cannot answer (README, "Quoting instead of declining"). A strip that says next to nothing
+    (`says_something`) is not quoted."""
     candidates = [
         (judged(strip), -n, n)
         for (n, strip), relevant in zip(enumerate(strips, 1), concerns(question, strips))
-        if relevant and judged(strip) >= threshold
+        if relevant and judged(strip) >= threshold and says_something(question, strip)
     ]
     return max(candidates)[2] if candidates else None
+
+
+def says_something(question: str, strip: Strip) -> bool:
+    """Whether a strip states `QUOTE_MIN_TERMS` content words beyond the question and its own title: a
+    quote that only names the subject again, or lists links, answers nothing."""
+    return len(claim(strip["text"], question) - terms(strip["title"])) >= QUOTE_MIN_TERMS
 
 
 def rests_on(citations: Sequence[Citation], strips: Sequence[Strip], n: int) -> bool:

@@ -60,7 +60,10 @@ def test_a_supported_answer_that_passed_over_the_best_passage_is_named_as_such(c
     from langchain_core.runnables import RunnableLambda
 
     docs = [
-        Document(page_content="Anna Berg was a Swedish painter.", metadata={"title": "", "source": "kb/a.txt"}),
+        Document(
+            page_content="Anna Berg was a Swedish painter of harbours and seascapes.",
+            metadata={"title": "", "source": "kb/a.txt"},
+        ),
         Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
     ]
     ctx = fake_context(

@@ -226,7 +226,10 @@ def test_an_unsupported_answer_quotes_the_strip_the_evaluator_calls_relevant(mak
 
 def test_a_supported_answer_that_passes_over_the_best_strip_is_replaced_by_its_quote(make_context):
     docs = [
-        Document(page_content="Anna Berg was a Swedish painter.", metadata={"title": "", "source": "kb/a.txt"}),
+        Document(
+            page_content="Anna Berg was a Swedish painter of harbours and seascapes.",
+            metadata={"title": "", "source": "kb/a.txt"},
+        ),
         Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
     ]
     rules = {"painter": 0.9, "Stockholm": 0.7}  # both relevant; the painter strip is judged best

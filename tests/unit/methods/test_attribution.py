@@ -267,6 +267,9 @@ def test_a_question_of_common_words_is_about_its_named_phrase_whole():
     assert concerns("What is Anna Berg's occupation?", [strip("Berg was a painter.", "", 0)]) == [True]
 
 
+LONG = "Her harbour scenes hang in Stockholm's museum."  # what makes a strip say enough to be quoted
+
+
 def scored(text, score, title="", n=0, origin="internal"):
     return {**strip(text, title, n), "score": score, "selection_score": score, "origin": origin}
 
@@ -275,15 +278,17 @@ def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
     from crag.methods.attribution import quotable
 
     strips = [
-        scored("Anna Berg was a Swedish painter.", 0.7, "", 0),
-        scored("Carl Dahl is a footballer.", 0.95, "Carl Dahl", 1),  # best scored, but not about Berg
-        scored("She painted the sea.", 0.8, "Anna Berg", 2),  # the title names the subject
-        scored("Berg's works hang in Stockholm.", 0.4, "", 3),  # about Berg, below the threshold
+        scored("Anna Berg was a Swedish painter of harbours.", 0.7, "", 0),
+        scored(
+            "Carl Dahl is a footballer from Oslo who plays as a striker.", 0.95, "Carl Dahl", 1
+        ),  # best, not about Berg
+        scored("She painted the sea off Gotland.", 0.8, "Anna Berg", 2),  # the title names the subject
+        scored("Berg's works hang in Stockholm's museums.", 0.4, "", 3),  # about Berg, below the threshold
     ]
     assert quotable(QUESTION, strips, 0.5) == 3
     assert quotable(QUESTION, strips, 0.75) == 3 and quotable(QUESTION, strips, 0.85) is None
     assert quotable(QUESTION, [], 0.0) is None
-    tie = [scored("Anna Berg painted.", 0.6, "", 0), scored("Anna Berg sailed.", 0.6, "", 1)]
+    tie = [scored(f"Anna Berg {verb} {LONG}", 0.6, "", n) for n, verb in enumerate(("painted", "sailed"))]
     assert quotable(QUESTION, tie, 0.5) == 1  # ties go to the strip shown first
     # a question whose rarest word is common names no subject: any strip that scores may be quoted
     assert quotable("Who is the father of the bride?", strips, 0.9) == 2
@@ -292,7 +297,9 @@ def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
 @given(
     st.lists(
         st.tuples(
-            st.sampled_from(["Anna Berg painted.", "Carl Dahl played.", "Berg sailed.", "A ship."]),
+            st.sampled_from(["Anna Berg painted.", "Carl Dahl played.", "Berg sailed.", "A ship."]).map(
+                lambda text: f"{text} {LONG}"
+            ),
             st.floats(-1, 1),
             st.sampled_from(["", "Anna Berg", "Carl Dahl"]),
         ),
@@ -316,6 +323,27 @@ def test_a_quote_always_clears_the_threshold_and_names_the_subject(rows, thresho
         assert strips[n - 1]["score"] == max(s["score"] for s in eligible)
 
 
+@pytest.mark.parametrize(
+    "text, title, question",
+    [
+        ("Phil Williams Phil Williams may refer to:", "Phil Williams", "In what city was Phil Williams born?"),
+        (
+            "See Also - npm install - package-lock.json",
+            "npm-ci",
+            "on CI I want npm to install exactly what the lockfile says and fail if package.json disagrees",
+        ),
+        ("Anna Berg was a Swedish painter.", "", QUESTION),  # two things beyond the question: too little to quote
+    ],
+)
+def test_a_strip_that_says_next_to_nothing_is_not_quoted(text, title, question):
+    from crag.methods.attribution import quotable, says_something
+
+    stub = scored(text, 0.99, title)
+    assert not says_something(question, stub) and quotable(question, [stub], 0.5) is None
+    fuller = scored("-U, --unlink-first Remove each file prior to extracting over it.", 0.7, "tar")
+    assert says_something("tar extract over existing files", fuller)
+
+
 def test_an_answer_rests_on_the_best_strip_when_a_sentence_cites_it_or_a_strip_judged_as_high():
     from crag.methods.attribution import attribute, rests_on
 
@@ -337,11 +365,12 @@ def test_an_answer_rests_on_the_best_strip_when_a_sentence_cites_it_or_a_strip_j
 def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_evaluator_s():
     from crag.methods.attribution import quotable
 
-    lifted = {**scored("Anna Berg painted seascapes.", 0.2), "selection_score": 0.8}  # stood out among its strips
+    text = f"Anna Berg painted seascapes. {LONG}"
+    lifted = {**scored(text, 0.2), "selection_score": 0.8}  # stood out among its strips
     assert quotable(QUESTION, [lifted], 0.625) == 1
-    web = {**scored("Anna Berg painted seascapes.", 0.2, origin="external"), "selection_score": 0.8}
+    web = {**scored(text, 0.2, origin="external"), "selection_score": 0.8}
     assert quotable(QUESTION, [web], 0.625) is None  # web strips were not graded: the evaluator's own score
-    sunk = {**scored("Anna Berg painted seascapes.", 0.8), "selection_score": 0.2}
+    sunk = {**scored(text, 0.8), "selection_score": 0.2}
     assert quotable(QUESTION, [sunk, lifted], 0.625) == 2
 
 
