@@ -235,8 +235,7 @@ def markdown(
         "citation being a strip that supports its sentence); citation precision (citations pointing at a strip "
         "that contains an answer); quoted (answerable questions answered by quoting a strip because the model's "
         "own answer was unsupported, declined or passed over the best strip) and how many of those quotes hold an "
-        "answer; looping (drafts "
-        "that repeat a 4-word run or echo the question):",
+        "answer; looping (drafts that repeat a 4-word run or echo the question):",
         "",
         "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | abstained, answer in "
         "knowledge % | withheld correct % | strip recall % | supported % | citation precision % | quoted % | "
