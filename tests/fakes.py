@@ -35,6 +35,16 @@ DOCS = [
         metadata={"title": "Carl Dahl", "source": "kb/carl.txt"},
     ),
 ]
+# two passages about one subject, both relevant, the painter one judged best by `PASSED_OVER_RULES`: an
+# answer from the Stockholm one passes over the best strip (README, "An answer rests on the best strip")
+PASSED_OVER_DOCS = [
+    Document(
+        page_content="Anna Berg was a Swedish painter of harbours and seascapes.",
+        metadata={"title": "", "source": "kb/a.txt"},
+    ),
+    Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
+]
+PASSED_OVER_RULES = {"painter": 0.9, "Stockholm": 0.7}
 WEB = [
     passage(
         "Anna Berg (1890–1950) was a Swedish painter of seascapes and harbours.",

@@ -56,20 +56,14 @@ def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
 
 
 def test_a_supported_answer_that_passed_over_the_best_passage_is_named_as_such(capsys):
-    from langchain_core.documents import Document
     from langchain_core.runnables import RunnableLambda
 
-    docs = [
-        Document(
-            page_content="Anna Berg was a Swedish painter of harbours and seascapes.",
-            metadata={"title": "", "source": "kb/a.txt"},
-        ),
-        Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
-    ]
+    from tests.fakes import PASSED_OVER_DOCS, PASSED_OVER_RULES
+
     ctx = fake_context(
-        {"painter": 0.9, "Stockholm": 0.7},
+        PASSED_OVER_RULES,
         chat_model=fake_chat("She lived in Stockholm."),
-        retriever=RunnableLambda(lambda q: list(docs)),
+        retriever=RunnableLambda(lambda q: list(PASSED_OVER_DOCS)),
     )
     state = graph.invoke({"question": QUESTION}, context=ctx)
     print_run(state)

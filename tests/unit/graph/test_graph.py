@@ -16,7 +16,7 @@ from crag.experiments.systems import NEVER
 from crag.graph import build_graph, graph
 from crag.methods.question import InvalidQuestion
 from crag.prompts import LOOPING_ANSWER, NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
-from tests.fakes import DOCS, FakeWeb
+from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, FakeWeb
 
 QUESTION = "What is Anna Berg's occupation?"
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -225,14 +225,7 @@ def test_an_unsupported_answer_quotes_the_strip_the_evaluator_calls_relevant(mak
 
 
 def test_a_supported_answer_that_passes_over_the_best_strip_is_replaced_by_its_quote(make_context):
-    docs = [
-        Document(
-            page_content="Anna Berg was a Swedish painter of harbours and seascapes.",
-            metadata={"title": "", "source": "kb/a.txt"},
-        ),
-        Document(page_content="Anna Berg lived in Stockholm.", metadata={"title": "", "source": "kb/b.txt"}),
-    ]
-    rules = {"painter": 0.9, "Stockholm": 0.7}  # both relevant; the painter strip is judged best
+    docs, rules = PASSED_OVER_DOCS, PASSED_OVER_RULES  # both relevant; the painter strip is judged best
     result = graph.invoke({"question": QUESTION}, context=make_context(rules, "She lived in Stockholm.", docs=docs))
     assert result["draft"] == "She lived in Stockholm." and result["quoted"] is True
     assert result["answer"] == QUOTE_ANSWER.format(quote=docs[0].page_content) and result["grounded"] is True
