@@ -51,9 +51,7 @@ class OutputState(TypedDict, total=False):
     draft: str  # what the generator wrote (the answer, unless it was withheld as unsupported)
     answer: str
     grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
-    quoted: (
-        bool  # the answer quotes a strip word for word: the model's answer was unsupported, declined or passed it over
-    )
+    quoted: bool  # the answer quotes a strip word for word: the model's was withheld, declined or passed it over
     citations: list[Citation]
     sources: list[Source]  # the cited strips
     timings: Annotated[dict[str, float], merge_timings]  # seconds per stage of this turn

@@ -124,7 +124,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     # declined, was withheld, or wrote a supported answer that does not rest on that strip
     best = quotable(question, strips, resources.quote_threshold(ctx)) if strips else None
     overlooked = best is not None and grounded(citations) and not rests_on(citations, strips, best)
-    quote = best if best is not None and (abstains(answer) or overlooked) else None
+    quote = best if abstains(answer) or overlooked else None  # None when no strip is quotable
     if quote is not None:
         answer, citations = quoting(strips[quote - 1]["text"], quote)
     turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
