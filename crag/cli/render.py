@@ -11,7 +11,7 @@ from typing import Any, Literal
 import typer
 
 from crag.core.passages import source_of, title_of, titled_once
-from crag.methods.attribution import abstains, attribute, grounded, loops
+from crag.methods.attribution import abstains
 from crag.methods.routing import final_knowledge
 
 View = Literal["plain", "json", "stream"]
@@ -49,6 +49,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "answer": result.get("answer", ""),
         "grounded": bool(result.get("grounded")),
         "quoted": bool(result.get("quoted")),
+        "replaced": result.get("replaced"),
         "draft": result.get("draft", ""),
         "citations": result.get("citations", []),
         "sources": result.get("sources", []),
@@ -110,37 +111,28 @@ def _print_web(result: dict[str, Any]) -> None:
         typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
 
 
+# why the model's words do not stand (`generate`'s `replaced`), said once the streamed view has shown
+# them, and after quoting them; a draft that was empty or declined is said the same way in both views
+FAULTS = {
+    "looped": ("these words go round in circles", "goes round in circles"),
+    "unsupported": ("no source supports these words", "no source supports"),
+    "passed over": ("these words rest on a passage judged less relevant", "rests on a passage judged less relevant"),
+    "empty": ("the model wrote nothing", ""),
+    "declined": ("the model said it does not know", ""),
+}
+
+
 def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | None:
-    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None;
-    the draft is not repeated when the streamed view has just shown it."""
-    answer, draft = result.get("answer", ""), result.get("draft", "")
-    looped = loops(draft)  # withheld however well its turns are supported
-    if draft_shown:
-        unsupported = "these words go round in circles" if looped else "no source supports these words"
-    else:
-        fault = "goes round in circles" if looped else "no source supports"
-        unsupported = f'the model wrote "{short(draft, 160)}", which {fault}'
+    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None. The
+    draft is not repeated when the streamed view has just shown it."""
+    why = result.get("replaced")
+    if why not in FAULTS:
+        return None
+    shown, which = FAULTS[why]
+    said = shown if draft_shown or not which else f'the model wrote "{short(result.get("draft", ""), 160)}", which {which}'
     if result.get("quoted"):
-        said = (
-            "the model wrote nothing"
-            if not draft
-            else "the model said it does not know"
-            if abstains(draft)
-            else passed_over(result, draft_shown=draft_shown)
-            if not looped and grounded(attribute(draft, result.get("question", ""), final_knowledge(result)))
-            else unsupported
-        )
         return f"({said}: quoting the kept passage judged most relevant)"
-    if draft and draft != answer:
-        return f"({unsupported}: withheld)"
-    return None
-
-
-def passed_over(result: dict[str, Any], *, draft_shown: bool) -> str:
-    """The note for a supported answer replaced by the strip it did not rest on (`attribution.rests_on`)."""
-    if draft_shown:
-        return "these words rest on a passage judged less relevant"
-    return f'the model wrote "{short(result.get("draft", ""), 160)}", which rests on a passage judged less relevant'
+    return f"({said}: withheld)" if why in ("looped", "unsupported") else None
 
 
 def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) -> None:

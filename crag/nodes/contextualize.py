@@ -60,6 +60,7 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         "answer": "",
         "grounded": False,
         "quoted": False,
+        "replaced": None,
         "citations": [],
         "sources": [],
     }

@@ -44,7 +44,7 @@ from crag.prompts import (
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
 )
-from crag.state import Citation, Source, State, Strip, Turn
+from crag.state import Citation, Replaced, Source, State, Strip, Turn
 
 MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
 
@@ -104,6 +104,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     strips = final_knowledge(state)
     question = state["question"]
     knowledge = format_knowledge(strips)
+    replaced: Replaced | None = None  # why the model's answer does not stand, when it does not
     if not strips and not ctx.answer_without_knowledge:
         draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
     else:
@@ -117,9 +118,9 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []
         if loops(draft):  # no answer, however well its turns are supported
-            answer, citations = LOOPING_ANSWER, []
+            answer, citations, replaced = LOOPING_ANSWER, [], "looped"
         elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
-            answer, citations = UNSUPPORTED_ANSWER, []
+            answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
     # the best strip about the subject that the evaluator calls relevant, quoted when the model
     # declined, was withheld, or wrote a supported answer that does not rest on that strip
     best = quotable(question, strips, resources.quote_threshold(ctx)) if strips else None
@@ -127,12 +128,14 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     quote = best if abstains(answer) or overlooked else None  # None when no strip is quotable
     if quote is not None:
         answer, citations = quoting(strips[quote - 1]["text"], quote)
+        replaced = "passed over" if overlooked else replaced or "declined"
     turn = Turn(asked=state.get("asked") or question, question=question, answer=answer)
     return {
         "knowledge": knowledge,
         "draft": draft,
         "answer": answer,
         "quoted": quote is not None,
+        "replaced": replaced,
         "grounded": grounded(citations),
         "citations": citations,
         "sources": sources_of(citations, strips),

@@ -53,6 +53,18 @@ def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
     show(state, "json")
     summary = json.loads(capsys.readouterr().out)
     assert summary["quoted"] is True and summary["grounded"] is True and summary["draft"] == "I don't know."
+    assert summary["replaced"] == "declined"
+
+
+def test_an_empty_reply_is_named_as_such_and_not_withheld_when_nothing_can_be_quoted(capsys):
+    state = graph.invoke({"question": QUESTION}, context=fake_context(chat_model=fake_chat("")))
+    print_run(state)
+    assert "(the model wrote nothing: quoting the kept passage judged most relevant)" in capsys.readouterr().out
+    never = fake_context(chat_model=fake_chat(""), quote_threshold=2.0)
+    state = graph.invoke({"question": QUESTION}, context=never)
+    print_run(state)
+    out = capsys.readouterr().out
+    assert f"answer:\n  {UNSUPPORTED_ANSWER}" in out and "withheld" not in out and "UNGROUNDED" not in out
 
 
 def test_a_supported_answer_that_passed_over_the_best_passage_is_named_as_such(capsys):

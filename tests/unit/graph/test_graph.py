@@ -184,7 +184,7 @@ def test_unsupported_answers_are_withheld_and_model_citations_dropped(make_conte
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["answer"] == UNSUPPORTED_ANSWER and result["draft"] == "She was an astronaut."
     assert result["grounded"] is False and result["sources"] == [] and result["citations"] == []
-    assert result["quoted"] is False
+    assert result["quoted"] is False and result["replaced"] == "unsupported"
     kept = graph.invoke(
         {"question": QUESTION},
         context=make_context({"painter": 0.9}, "She painted [7].", answer_without_knowledge=True),
@@ -208,15 +208,25 @@ def test_the_models_own_i_dont_know_is_kept_unless_a_strip_can_be_quoted(make_co
     ctx = make_context({"painter": 0.9}, "I don't know.", quote_threshold=NEVER)
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["answer"] == "I don't know." and result["grounded"] is False and result["sources"] == []
+    assert result["replaced"] is None  # declining, the model's words stand
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
     assert result["quoted"] is True and result["answer"] == QUOTE_ANSWER.format(quote=DOCS[0].page_content)
+    assert result["replaced"] == "declined"
+
+
+def test_an_empty_reply_is_no_answer_and_is_replaced_by_a_quote_when_one_is_relevant(make_context):
+    result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, ""))
+    assert result["quoted"] is True and result["replaced"] == "empty" and result["draft"] == ""
+    never = make_context({"painter": 0.9}, "", quote_threshold=NEVER)
+    result = graph.invoke({"question": QUESTION}, context=never)
+    assert result["answer"] == UNSUPPORTED_ANSWER and result["replaced"] == "empty" and not result["grounded"]
 
 
 def test_an_unsupported_answer_quotes_the_strip_the_evaluator_calls_relevant(make_context):
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was an astronaut."))
     strip = DOCS[0].page_content  # one strip: the refined document, scored 0.9 >= the calibrated upper 0.5
     assert result["answer"] == QUOTE_ANSWER.format(quote=strip) and result["draft"] == "She was an astronaut."
-    assert result["quoted"] is True and result["grounded"] is True
+    assert result["quoted"] is True and result["grounded"] is True and result["replaced"] == "unsupported"
     [citation] = result["citations"]
     assert citation["sources"] == [1] and result["answer"][citation["start"] : citation["end"]] == strip
     [source] = result["sources"]
@@ -228,13 +238,16 @@ def test_a_supported_answer_that_passes_over_the_best_strip_is_replaced_by_its_q
     docs, rules = PASSED_OVER_DOCS, PASSED_OVER_RULES  # both relevant; the painter strip is judged best
     result = graph.invoke({"question": QUESTION}, context=make_context(rules, "She lived in Stockholm.", docs=docs))
     assert result["draft"] == "She lived in Stockholm." and result["quoted"] is True
+    assert result["replaced"] == "passed over"
     assert result["answer"] == QUOTE_ANSWER.format(quote=docs[0].page_content) and result["grounded"] is True
     assert [s["source"] for s in result["sources"]] == ["kb/a.txt"]
     on_best = graph.invoke({"question": QUESTION}, context=make_context(rules, "She was a painter.", docs=docs))
     assert on_best["answer"] == "She was a painter." and on_best["quoted"] is False
+    assert on_best["replaced"] is None
     never = make_context(rules, "She lived in Stockholm.", docs=docs, quote_threshold=NEVER)
     result = graph.invoke({"question": QUESTION}, context=never)  # no quoting at all: the answer stands
     assert result["answer"] == "She lived in Stockholm." and result["quoted"] is False and result["grounded"]
+    assert result["replaced"] is None
 
 
 @pytest.mark.parametrize(
@@ -356,11 +369,13 @@ def test_an_answer_that_goes_round_in_circles_is_withheld_or_replaced_by_a_quote
     looping = "Anna Berg was a Swedish painter. Anna Berg was a Swedish painter. Anna Berg was a Swedish painter."
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, looping))
     assert result["draft"] == looping and result["quoted"] is True  # every turn is supported, but it is no answer
+    assert result["replaced"] == "looped"
     assert result["answer"] == QUOTE_ANSWER.format(quote=DOCS[0].page_content)
     result = graph.invoke(
         {"question": QUESTION}, context=make_context({"painter": 0.9}, looping, quote_threshold=NEVER)
     )
     assert result["answer"] == LOOPING_ANSWER and result["grounded"] is False and result["sources"] == []
+    assert result["replaced"] == "looped"
     twice = "Anna Berg was a Swedish painter. Anna Berg was a Swedish painter."
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, twice))
     assert result["answer"] == twice and result["grounded"] is True  # a repeat is not yet a loop
