@@ -7,11 +7,17 @@ on this machine are not changelogs: READMEs, FAQs, policy manuals), and a user p
 ingest` at a package's documentation would otherwise get its short files and lose its long ones.
 A compressed file is decompressed whole in memory, up to `MAX_DECOMPRESSED` bytes, so that a small
 file that expands to gigabytes (a gzip bomb) is refused rather than read.
+
+A file whose name has no file type (`LICENSE`, `FAQ`, `README.Debian`, `/usr/share/common-licenses/
+MPL-2.0`) is read as plain text when its first bytes are text and it is neither a script (`#!`) nor a
+manual page's troff source: the licence texts, FAQs and READMEs of Unix tradition carry no suffix,
+and every one of the 17 licences on this machine had been skipped ("no .txt, .md … files").
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -40,21 +46,55 @@ def kind(path: Path) -> str:
 
 
 def stem(path: Path) -> str:
-    """The file's name without the suffixes it is read by: "README" for README.md and README.md.gz."""
-    name = Path(path.stem).stem if path.suffix.lower() == COMPRESSED else path.stem
+    """The file's name without the suffixes it is read by: "README" for README.md and README.md.gz,
+    "MPL-2.0" for MPL-2.0 and MPL-2.0.gz (no file type: `untyped`)."""
+    inner = Path(path.stem) if path.suffix.lower() == COMPRESSED else path
+    name = inner.name if untyped(path) else inner.stem
     return name or path.name
+
+
+# a file type as names carry one: a short lower-case word with a letter in it ("py", "json", "mp4"); a
+# version number ("MPL-2.0"), a capitalised or longer word ("README.Debian", "README.source") or nothing
+# at all ("LICENSE") is part of the name
+FILE_TYPE = re.compile(r"\.(?=[a-z0-9]*[a-z])[a-z0-9]{1,5}")
+# the lines that give away a manual page's troff source ("ls.1"): its header, a redirect, a comment
+TROFF = re.compile(rb"^(?:\.(?:TH|Dd|so|SH)\s|\.\\\"|'\\\")", re.MULTILINE)
+
+
+def untyped(path: Path) -> bool:
+    """Whether the file's name carries no file type (`FILE_TYPE`, or one of ours in any case), for `X.gz`
+    the name of `X`: "LICENSE", "FAQ.gz", "MPL-2.0", "README.Debian"."""
+    suffix = Path(path.stem).suffix if path.suffix.lower() == COMPRESSED else path.suffix
+    return not (FILE_TYPE.fullmatch(suffix) or suffix.lower() in SUFFIXES or is_info(suffix.lower()))
+
+
+def plain_text(path: Path) -> bool:
+    """Whether a file without a file type reads as plain text: its first bytes (decompressed) are text,
+    and it is neither a script (`#!`) nor troff (`TROFF`), whose requests would be read as words. A
+    file that cannot be opened is not."""
+    try:
+        head = _head(path)
+    except OSError:
+        return False
+    return bool(head.strip()) and not _binary(head) and not head.startswith(b"#!") and not TROFF.search(head)
 
 
 def supported(path: Path) -> bool:
     suffix = kind(path)
-    return suffix in SUFFIXES or is_info(suffix)
+    return suffix in SUFFIXES or is_info(suffix) or (untyped(path) and plain_text(path))
 
 
 def unsupported_message(path: Path) -> str:
+    if untyped(path):
+        return (
+            f"{path}: no file type in its name, and not plain text (empty, binary, a script or a manual page's "
+            "troff source: save what `man` shows, `man ./page.1 > page.txt`, and ingest that)"
+        )
     shown = "".join(path.suffixes[-2:]) if path.suffix.lower() == COMPRESSED else path.suffix
     return (
-        f"{path}: unsupported file type {shown or '(none)'!r}; supported: {', '.join(SUFFIXES)}, .info "
-        f"(GNU Info manuals; and each compressed, {COMPRESSED})"
+        f"{path}: unsupported file type {shown!r}; supported: {', '.join(SUFFIXES)}, .info "
+        f"(GNU Info manuals; and each compressed, {COMPRESSED}), and plain text files with no type in their "
+        "name (LICENSE, FAQ)"
     )
 
 
@@ -121,7 +161,10 @@ def _head(path: Path) -> bytes:
 def is_binary(path: Path) -> bool:
     """Whether a file's first bytes (decompressed) are not text: a NUL byte (as git and grep decide),
     or more than one in ten bytes a control character (random data, most binary formats)."""
-    head = _head(path)
+    return _binary(_head(path))
+
+
+def _binary(head: bytes) -> bool:
     if b"\0" in head:
         return True
     controls = sum(1 for byte in head if (byte < 32 and byte not in b"\t\n\r\f\b\x1b") or byte == 127)

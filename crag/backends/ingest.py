@@ -28,11 +28,13 @@ from crag.backends.files import (
     UnreadableFile,
     find_files,
     kind,
+    plain_text,
     read_bytes,
     read_text,
     split_binary,
     stem,
     unsupported_message,
+    untyped,
 )
 from crag.backends.info import is_info
 from crag.backends.info import nodes as info_nodes
@@ -144,7 +146,7 @@ def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[D
     elif suffix in RST_SUFFIXES:  # Sphinx sources: read as their built pages show them, named by their first title
         raw = read_text(path)
         text, title = rst_text(raw, path.parent), rst_title(raw) or name
-    elif suffix == ".txt":
+    elif suffix == ".txt" or (untyped(path) and plain_text(path)):  # "LICENSE", "FAQ": plain text by name
         text, title = terminal_text(read_text(path)), name
     else:
         raise ValueError(unsupported_message(path))

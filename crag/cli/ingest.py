@@ -43,7 +43,7 @@ def ingest_cmd(
         list[str] | None,
         typer.Argument(
             metavar="PATHS_OR_URLS",
-            help="Files or folders (.txt, .md/.markdown, .rst, .html/.htm, .pdf, .jsonl of {title, text} lines) and http(s):// pages.",
+            help="Files or folders (.txt, .md/.markdown, .rst, .html/.htm, .pdf, .jsonl of {title, text} lines, GNU .info, plain text with no type in its name such as LICENSE; each also .gz) and http(s):// pages.",
             show_default=False,
         ),
     ] = None,
@@ -80,7 +80,10 @@ def ingest_cmd(
         if not files and not urls:
             if not paths:
                 fail("nothing to ingest: give files, folders or URLs, or --urls FILE")
-            fail(f"no {', '.join(SUFFIXES)} files (or such files {COMPRESSED}) in {', '.join(map(str, paths))}")
+            fail(
+                f"no {', '.join(SUFFIXES)} files, plain text files with no type in their name (LICENSE) or such "
+                f"files {COMPRESSED} in {', '.join(map(str, paths))}"
+            )
         check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
             store = open_store(

@@ -74,12 +74,12 @@ def test_what_cannot_be_read_is_reported_and_the_rest_is_read(tmp_path, monkeypa
     (folder / "truncated.jsonl.gz").write_bytes(records[: len(records) // 2])  # it had stopped the whole ingest
     gz(folder / "bomb.txt.gz", b"a" * 5000)
     gz(folder / "binary.txt.gz", b"\x00\x01\x02 not text")
-    gz(folder / "FAQ.gz", b"Q: what? A: that.")  # no suffix before .gz: not a type we read
+    gz(folder / "FAQ.gz", b"Q: what? A: that.")  # no suffix before .gz: plain text by its name
     gz(folder / "logo.png.gz", b"\x89PNG")
     monkeypatch.setattr(files, "MAX_DECOMPRESSED", 4096)
     loaded = load_documents([folder])
-    assert [d.page_content for d in loaded.documents] == ["A readable compressed note about frobs."]
-    assert sorted(p.name for p in loaded.unsupported) == ["FAQ.gz", "logo.png.gz"]
+    assert sorted(d.page_content for d in loaded.documents) == ["A readable compressed note about frobs.", "Q: what? A: that."]
+    assert sorted(p.name for p in loaded.unsupported) == ["logo.png.gz"]
     assert [p.name for p in loaded.binary] == ["binary.txt.gz"]
     why = {line.split(": ", 1)[0].rsplit("/", 1)[-1]: line.split(": ", 1)[1] for line in loaded.unreadable}
     assert set(why) == {"broken.txt.gz", "truncated.md.gz", "truncated.jsonl.gz", "bomb.txt.gz"}
@@ -89,8 +89,8 @@ def test_what_cannot_be_read_is_reported_and_the_rest_is_read(tmp_path, monkeypa
 
 
 def test_named_files_must_be_of_a_type_read(tmp_path):
-    with pytest.raises(ValueError, match=r"unsupported file type '\.gz'.*compressed"):
-        find_files([gz(tmp_path / "FAQ.gz", b"text")])
+    with pytest.raises(ValueError, match=r"no file type in its name, and not plain text"):
+        find_files([gz(tmp_path / "FAQ.gz", b"\x00\x01 binary")])
     with pytest.raises(ValueError, match=r"unsupported file type '\.png\.gz'"):
         find_files([gz(tmp_path / "logo.png.gz", b"x")])
     assert find_files([gz(tmp_path / "Notes.TXT.GZ", b"x")])[0]  # suffixes in any case
@@ -123,3 +123,47 @@ def test_any_bytes_compressed_or_not_are_sniffed_and_read_without_crashing(tmp_p
     with contextlib.suppress(files.UnreadableFile):
         read_bytes(raw)
     is_binary(raw)  # never raises
+
+
+UNTYPED = {  # names without a file type, as Unix documentation and /usr/share/common-licenses carry them
+    "LICENSE": b"Permission is hereby granted, free of charge, to any person obtaining a copy.",
+    "MPL-2.0": b"Mozilla Public License Version 2.0\n1.1. Contributor means each individual.",
+    "README.Debian": b"This package is built with the frob plugin enabled.",
+    "NEWS.gz": gzip.compress(b"Version 2 drops the --old flag."),
+}
+NOT_PLAIN = {  # no file type either, but read as words they would be noise
+    "ls.1": b'.\\" DO NOT MODIFY THIS FILE!\n.TH LS "1" "2023"\n.SH NAME\nls \\- list directory contents\n',
+    "stub.3": b".so man3/other.3\n",
+    "frob": b"#!/bin/sh\nexec frob-real \"$@\"\n",
+    "blob": b"\x00\x01\x02\x03 binary",
+    "empty": b"",
+    "archive.tar": b"plain looking bytes, but a type we do not read",
+}
+
+
+def test_files_without_a_file_type_are_read_as_plain_text_when_they_are(tmp_path):
+    folder = tmp_path / "licenses"
+    folder.mkdir()
+    for name, data in {**UNTYPED, **NOT_PLAIN}.items():
+        (folder / name).write_bytes(data)
+    (folder / "GPL").symlink_to(folder / "MPL-2.0")  # Debian's GPL -> GPL-3: one file, read once
+    loaded = load_documents([folder])
+    titles = sorted(d.metadata["title"] for d in loaded.documents)
+    assert titles == ["LICENSE", "MPL-2.0", "NEWS", "README.Debian"]  # the whole name: MPL-2.0, not MPL-2
+    assert sorted(p.name for p in loaded.unsupported) == sorted(NOT_PLAIN)
+    [mpl] = [d for d in loaded.documents if d.metadata["title"] == "MPL-2.0"]
+    assert mpl.page_content.startswith("Mozilla Public License") and mpl.metadata["source"].endswith("MPL-2.0")
+    for name in NOT_PLAIN:  # named on the command line: an error that says why
+        with pytest.raises(ValueError, match="no file type in its name, and not plain text|unsupported file type '.tar'"):
+            find_files([folder / name])
+    [license_], _ = load_file(folder / "LICENSE")
+    assert license_.metadata["title"] == "LICENSE"
+
+
+def test_what_counts_as_a_file_type():
+    from pathlib import Path
+
+    typed = ["a.py", "a.json", "clip.mp4", "a.tar.gz", "a.TXT", "grep.info-1.gz", "page.markdown"]
+    untyped = ["LICENSE", "MPL-2.0", "LGPL-2.1", "README.Debian", "README.source", "FAQ.gz", "ls.1"]
+    assert [files.untyped(Path(n)) for n in typed] == [False] * len(typed)
+    assert [files.untyped(Path(n)) for n in untyped] == [True] * len(untyped)
