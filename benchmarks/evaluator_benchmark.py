@@ -19,7 +19,10 @@ Without titles, a slice our retriever builds is read from `SLICES/untitled/` whe
 questions retrieved from a titleless copy of the collection (`crag.experiments.relevance`), since
 hybrid search also matches titles and a knowledge base without them gives it none.
 
-Per slice: ROC-AUC, accuracy and F1 at the upper threshold, top-1 and top-3 (share of questions
+Per slice: ROC-AUC with a 95% interval (its questions resampled, 1,000 times) and each system's
+difference from zero-shot cosine and from BM25 with a paired interval (`evaluation.roc_auc_intervals`:
+a gap whose interval holds 0 is not one these questions can tell), accuracy and F1 at the upper
+threshold, top-1 and top-3 (share of questions
 with a relevant passage whose best-scored passage is relevant, or one of the best three; "retriever
 order" is the retriever's own first results) and the route mix (Correct / Ambiguous / Incorrect per
 question).
@@ -45,7 +48,7 @@ from crag.evaluator_model import lexical as lexical_module
 from crag.evaluator_model import model as model_module
 from crag.evaluator_model import reading as reading_module
 from crag.evaluator_model.calibration import calibrate
-from crag.evaluator_model.evaluation import classification_metrics
+from crag.evaluator_model.evaluation import classification_metrics, roc_auc_intervals
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
 from crag.experiments.relevance import UNTITLED
@@ -111,6 +114,26 @@ def checkpoint(path: Path | None):
 
 MODEL_ALONE = "model alone, no blend"
 COSINE = "cosine (zero-shot)"
+BM25 = "BM25"
+
+
+def _bracket(ci: list[float]) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _signed(difference: dict | None) -> str:
+    """A paired difference as "+0.012 [−0.010, +0.034]"; "–" for a baseline beside itself."""
+    if not difference:
+        return "–"
+    low, high = difference["ci"]
+    return f"{difference['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def auc_line(interval: dict, baselines: list[str]) -> str:
+    """One system's ROC-AUC, its interval and its differences from the baselines, for the console."""
+    return f"{interval['roc_auc']:.3f} {_bracket(interval['ci'])}" + "".join(
+        f"  − {b} {_signed(interval.get(f'minus_{b}'))}" for b in baselines if f"minus_{b}" in interval
+    )
 
 
 def model_alone(path: Path | None):
@@ -277,7 +300,7 @@ def main() -> None:
     if "cosine" not in args.skip:
         baselines[COSINE] = cosine
     if "bm25" not in args.skip:
-        baselines["BM25"] = lambda pairs, titles: squash(bm25(pairs, titles))
+        baselines[BM25] = lambda pairs, titles: squash(bm25(pairs, titles))
     if baselines:
         import random
 
@@ -299,9 +322,10 @@ def main() -> None:
             labels = [p.label for p in pairs]
             key = f"{slice_name} ({'titles' if titles else 'no titles'})"
             results[key] = {}
+            scored: dict[str, list[float]] = {}
             for name, (fn, pair, ident) in systems.items():
                 started = time.perf_counter()
-                scores = cached(args.cache, ident, pairs, titles, fn)
+                scores = scored[name] = cached(args.cache, ident, pairs, titles, fn)
                 row = {
                     **classification_metrics(labels, scores, pair.upper),
                     **per_question(pairs, scores, pair),
@@ -316,6 +340,14 @@ def main() -> None:
                     + "/".join(f"{row['routes'][r]:.2f}" for r in ("correct", "ambiguous", "incorrect")),
                     flush=True,
                 )
+            baselines_here = [b for b in (COSINE, BM25) if b in scored]
+            spread = roc_auc_intervals([p.group for p in pairs], labels, scored, against=baselines_here)
+            for name, interval in spread.items():
+                results[key][name]["roc_auc_ci"] = interval["ci"]
+                for b in baselines_here:
+                    if f"minus_{b}" in interval:
+                        results[key][name][f"roc_auc_minus_{b}"] = interval[f"minus_{b}"]
+                print(f"{key:<32} {name:<28} ROC-AUC {auc_line(interval, baselines_here)}", flush=True)
             first = next(iter(results[key].values()))
             lines += [
                 "",
@@ -323,15 +355,17 @@ def main() -> None:
                 f"{first['questions']} questions ({first['answerable']} with a relevant passage); "
                 f"retriever order top-1 {first['retriever_top1']:.3f}, top-3 {first['retriever_top3']:.3f}",
                 "",
-                "| system | ROC-AUC | accuracy | F1 | top-1 | top-3 | Correct / Ambiguous / Incorrect |",
-                "|---|---|---|---|---|---|---|",
+                "| system | ROC-AUC [95%] | − cosine [95%] | − BM25 [95%] | accuracy | F1 | top-1 | top-3 "
+                "| Correct / Ambiguous / Incorrect |",
+                "|---|---|---|---|---|---|---|---|---|",
             ]
             for name, r in results[key].items():
                 mix = " / ".join(f"{r['routes'][x]:.0%}" for x in ("correct", "ambiguous", "incorrect"))
                 mix = "(orders, does not route)" if name == ORDERED else mix
+                versus = [_signed(r.get(f"roc_auc_minus_{b}")) for b in (COSINE, BM25)]
                 lines.append(
-                    f"| {name} | {r['roc_auc']:.3f} | {r['accuracy']:.3f} | {r['f1']:.3f} | {r['top1']:.3f} "
-                    f"| {r['top3']:.3f} | {mix} |"
+                    f"| {name} | {r['roc_auc']:.3f} {_bracket(r['roc_auc_ci'])} | {versus[0]} | {versus[1]} "
+                    f"| {r['accuracy']:.3f} | {r['f1']:.3f} | {r['top1']:.3f} | {r['top3']:.3f} | {mix} |"
                 )
     speed = {}
     if "shipped" in systems and "popqa-retrieved" in names:

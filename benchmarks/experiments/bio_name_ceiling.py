@@ -14,7 +14,8 @@ grades (`crag.experiments.relevance.bio_slices`):
 - **the shipped evaluator** on the same pairs, with and without titles, beside it, and the evaluator's
   order within each name cell (is there anything it reads beyond the name?).
 
-Every ROC-AUC has a 95% interval from 1,000 bootstrap resamples of the questions. About a minute:
+Every ROC-AUC has a 95% interval from 1,000 bootstrap resamples of the questions (`evaluation.
+roc_auc_intervals`). About 3 minutes on 2 cores:
 
     python benchmarks/experiments/bio_name_ceiling.py            # --data ../shared/data by default
 """
@@ -23,18 +24,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Hashable
 from itertools import pairwise
 from pathlib import Path
 
-import numpy as np
-from sklearn.metrics import roc_auc_score
-
 from crag.core.passages import titled
 from crag.evaluator_model.data import norm_title, question_split
+from crag.evaluator_model.evaluation import roc_auc_intervals
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.runnable import get_scorer
 from crag.experiments.popqa import read_records
@@ -43,8 +41,6 @@ from crag.experiments.relevance import bio_slices
 # particles that a name shares with many others ("de", "van"): not evidence that a passage names X
 PARTICLES = frozenset("the of and de la le da di du van von der den jr sr ii iii".split())
 WORD = re.compile(r"[^\W_]+")
-BOOTSTRAP = 1000
-SEED = 0
 
 
 def words(text: str) -> list[str]:
@@ -80,28 +76,6 @@ def ordered_by_rate(cells: list[Hashable], labels: list[int], rates_from: list[b
     return [relevant[c] / seen[c] if seen[c] else prior for c in cells]
 
 
-def auc_with_interval(groups: list[str], labels: list[int], scores: list[float]) -> tuple[float, float, float]:
-    """ROC-AUC and a 95% interval from resampling the questions (a question's pairs move together)."""
-    by_group: dict[str, list[int]] = defaultdict(list)
-    for i, g in enumerate(groups):
-        by_group[g].append(i)
-    keys = sorted(by_group)
-    y, s = np.asarray(labels), np.asarray(scores)
-    rng = random.Random(SEED)
-    samples = []
-    for _ in range(BOOTSTRAP):
-        idx = [i for k in rng.choices(keys, k=len(keys)) for i in by_group[k]]
-        if 0 < y[idx].sum() < len(idx):
-            samples.append(roc_auc_score(y[idx], s[idx]))
-    low, high = np.percentile(samples, [2.5, 97.5])
-    return float(roc_auc_score(y, s)), float(low), float(high)
-
-
-def report(name: str, groups: list[str], labels: list[int], scores: list[float]) -> None:
-    auc, low, high = auc_with_interval(groups, labels, scores)
-    print(f"  {name:<58} {auc:.3f} [{low:.3f}, {high:.3f}]")
-
-
 def within_cells(cells: list[Hashable], first: list[float], then: list[float]) -> list[float]:
     """`first` orders the pairs; `then` breaks its ties (a rank within the cell, scaled below one step)."""
     order = sorted(set(first))
@@ -134,7 +108,14 @@ def main() -> None:
                 ordered_by_rate(cells, labels, [not h for h in half]), ordered_by_rate(cells, labels, half), half
             )
         ]
-        untitled, with_titles = evaluator(pairs, False), evaluator(pairs, True)
+        untitled = evaluator(pairs, False)
+        scores = {
+            "name evidence, in-sample (an upper figure)": in_sample,
+            "name evidence, cross-fitted by question halves": crossed,
+            "shipped evaluator, no titles": untitled,
+            "name evidence, in-sample, the evaluator's order within cells": within_cells(cells, in_sample, untitled),
+            "shipped evaluator, with titles": evaluator(pairs, True),
+        }
         shares = Counter(cells)
         print(
             f"{slice_name}: {len(pairs)} pairs, {len(set(groups))} questions, {sum(labels)} relevant; "
@@ -142,13 +123,10 @@ def main() -> None:
             f"{sum(1 for c, y in zip(cells, labels) if y and not c[0]) / sum(labels):.1%}, "
             f"irrelevant ones with it: {sum(1 for c, y in zip(cells, labels) if not y and c[0]) / (len(labels) - sum(labels)):.1%}"
         )
-        print(f"  {'ROC-AUC [95% interval, questions resampled]':<58}")
-        report("name evidence, in-sample (an upper figure)", groups, labels, in_sample)
-        report("name evidence, cross-fitted by question halves", groups, labels, crossed)
-        report("shipped evaluator, no titles", groups, labels, untitled)
-        report("name evidence, in-sample, the evaluator's order within cells", groups, labels,
-               within_cells(cells, in_sample, untitled))  # fmt: skip
-        report("shipped evaluator, with titles", groups, labels, with_titles)
+        print("  ROC-AUC [95% interval, questions resampled]")
+        for name, row in roc_auc_intervals(groups, labels, scores).items():
+            low, high = row["ci"]
+            print(f"  {name:<62} {row['roc_auc']:.3f} [{low:.3f}, {high:.3f}]")
 
 
 if __name__ == "__main__":
