@@ -129,7 +129,9 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
     if why not in FAULTS:
         return None
     shown, which = FAULTS[why]
-    said = shown if draft_shown or not which else f'the model wrote "{short(result.get("draft", ""), 160)}", which {which}'
+    said = (
+        shown if draft_shown or not which else f'the model wrote "{short(result.get("draft", ""), 160)}", which {which}'
+    )
     if result.get("quoted"):
         return f"({said}: quoting the kept passage judged most relevant)"
     return f"({said}: withheld)" if why in ("looped", "unsupported") else None

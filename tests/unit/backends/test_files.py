@@ -78,7 +78,10 @@ def test_what_cannot_be_read_is_reported_and_the_rest_is_read(tmp_path, monkeypa
     gz(folder / "logo.png.gz", b"\x89PNG")
     monkeypatch.setattr(files, "MAX_DECOMPRESSED", 4096)
     loaded = load_documents([folder])
-    assert sorted(d.page_content for d in loaded.documents) == ["A readable compressed note about frobs.", "Q: what? A: that."]
+    assert sorted(d.page_content for d in loaded.documents) == [
+        "A readable compressed note about frobs.",
+        "Q: what? A: that.",
+    ]
     assert sorted(p.name for p in loaded.unsupported) == ["logo.png.gz"]
     assert [p.name for p in loaded.binary] == ["binary.txt.gz"]
     why = {line.split(": ", 1)[0].rsplit("/", 1)[-1]: line.split(": ", 1)[1] for line in loaded.unreadable}
@@ -134,7 +137,7 @@ UNTYPED = {  # names without a file type, as Unix documentation and /usr/share/c
 NOT_PLAIN = {  # no file type either, but read as words they would be noise
     "ls.1": b'.\\" DO NOT MODIFY THIS FILE!\n.TH LS "1" "2023"\n.SH NAME\nls \\- list directory contents\n',
     "stub.3": b".so man3/other.3\n",
-    "frob": b"#!/bin/sh\nexec frob-real \"$@\"\n",
+    "frob": b'#!/bin/sh\nexec frob-real "$@"\n',
     "blob": b"\x00\x01\x02\x03 binary",
     "empty": b"",
     "archive.tar": b"plain looking bytes, but a type we do not read",
@@ -154,7 +157,9 @@ def test_files_without_a_file_type_are_read_as_plain_text_when_they_are(tmp_path
     [mpl] = [d for d in loaded.documents if d.metadata["title"] == "MPL-2.0"]
     assert mpl.page_content.startswith("Mozilla Public License") and mpl.metadata["source"].endswith("MPL-2.0")
     for name in NOT_PLAIN:  # named on the command line: an error that says why
-        with pytest.raises(ValueError, match="no file type in its name, and not plain text|unsupported file type '.tar'"):
+        with pytest.raises(
+            ValueError, match="no file type in its name, and not plain text|unsupported file type '.tar'"
+        ):
             find_files([folder / name])
     [license_], _ = load_file(folder / "LICENSE")
     assert license_.metadata["title"] == "LICENSE"
