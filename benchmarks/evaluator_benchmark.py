@@ -22,10 +22,9 @@ hybrid search also matches titles and a knowledge base without them gives it non
 Per slice: ROC-AUC with a 95% interval (its questions resampled, 1,000 times) and each system's
 difference from zero-shot cosine and from BM25 with a paired interval (`evaluation.roc_auc_intervals`:
 a gap whose interval holds 0 is not one these questions can tell), accuracy and F1 at the upper
-threshold, top-1 and top-3 (share of questions
-with a relevant passage whose best-scored passage is relevant, or one of the best three; "retriever
-order" is the retriever's own first results) and the route mix (Correct / Ambiguous / Incorrect per
-question).
+threshold, top-1 and top-3 (share of questions with a relevant passage whose best-scored passage is
+relevant, or one of the best three; "retriever order" is the retriever's own first results) and the
+route mix (Correct / Ambiguous / Incorrect per question).
 
     python benchmarks/evaluator_benchmark.py --slices artifacts/evaluator-slices --json artifacts/bench/evaluator.json
 """
@@ -344,9 +343,7 @@ def main() -> None:
             spread = roc_auc_intervals([p.group for p in pairs], labels, scored, against=baselines_here)
             for name, interval in spread.items():
                 results[key][name]["roc_auc_ci"] = interval["ci"]
-                for b in baselines_here:
-                    if f"minus_{b}" in interval:
-                        results[key][name][f"roc_auc_minus_{b}"] = interval[f"minus_{b}"]
+                results[key][name].update({f"roc_auc_{k}": v for k, v in interval.items() if k.startswith("minus_")})
                 print(f"{key:<32} {name:<28} ROC-AUC {auc_line(interval, baselines_here)}", flush=True)
             first = next(iter(results[key].values()))
             lines += [
