@@ -76,8 +76,8 @@ def ordered_by_rate(cells: list[Hashable], labels: list[int], rates_from: list[b
     return [relevant[c] / seen[c] if seen[c] else prior for c in cells]
 
 
-def within_cells(cells: list[Hashable], first: list[float], then: list[float]) -> list[float]:
-    """`first` orders the pairs; `then` breaks its ties (a rank within the cell, scaled below one step)."""
+def within_cells(first: list[float], then: list[float]) -> list[float]:
+    """`first` orders the pairs (one value per cell); `then` breaks its ties, scaled below one step."""
     order = sorted(set(first))
     step = min((b - a for a, b in pairwise(order)), default=1.0)
     lo, hi = min(then), max(then)
@@ -113,13 +113,12 @@ def main() -> None:
             "name evidence, in-sample (an upper figure)": in_sample,
             "name evidence, cross-fitted by question halves": crossed,
             "shipped evaluator, no titles": untitled,
-            "name evidence, in-sample, the evaluator's order within cells": within_cells(cells, in_sample, untitled),
+            "name evidence, in-sample, the evaluator's order within cells": within_cells(in_sample, untitled),
             "shipped evaluator, with titles": evaluator(pairs, True),
         }
-        shares = Counter(cells)
         print(
             f"{slice_name}: {len(pairs)} pairs, {len(set(groups))} questions, {sum(labels)} relevant; "
-            f"{len(shares)} name cells; relevant passages without X's whole name: "
+            f"{len(set(cells))} name cells; relevant passages without X's whole name: "
             f"{sum(1 for c, y in zip(cells, labels) if y and not c[0]) / sum(labels):.1%}, "
             f"irrelevant ones with it: {sum(1 for c, y in zip(cells, labels) if not y and c[0]) / (len(labels) - sum(labels)):.1%}"
         )
