@@ -97,6 +97,27 @@ def degenerate(draft: str, question: str) -> bool:
     return any(n > 1 for n in grams.values())
 
 
+# why an answerable question was declined, in the order they are told apart: the answer was in the
+# knowledge (the generator declined or drifted, or attribution withheld its draft); the retrieved
+# documents held it but the grade rejected them all (Incorrect, and the web had nothing); they held it
+# but refinement kept other strips; nothing retrieved or searched held it, where declining is right
+ABSTENTION_CAUSES = ("declined_with_answer", "rejected", "refined_away", "not_retrieved")
+
+
+def abstention_cause(record: dict) -> str | None:
+    """Which stage an answerable question's abstention is owed to (`ABSTENTION_CAUSES`); None when
+    the question is unanswerable or was answered. Reading each abstention back to the first stage
+    that lost the answer tells what an abstention target asks of each stage: the `not_retrieved`
+    share is declined by any honest system on the same retrieval."""
+    if not record.get("answerable", True) or not record.get("abstained", False):
+        return None
+    if record["knowledge_recall"]:
+        return "declined_with_answer"
+    if any(record.get("documents_with_answer") or []):
+        return "rejected" if record.get("action") == "incorrect" else "refined_away"
+    return "not_retrieved"
+
+
 def honesty(records: Sequence[dict]) -> dict:
     """Abstention and citation figures (issue 11), over the records that carry them.
 
@@ -112,7 +133,12 @@ def honesty(records: Sequence[dict]) -> dict:
       was unsupported, declined or passed over the best strip, `Context.quote_threshold`), and the
       share of those quotes that hold an answer;
     - citation precision: the share of citations that point at a strip containing an answer;
-    - degenerate: of the drafts the model wrote, the share that loop or echo the question.
+    - degenerate: of the drafts the model wrote, the share that loop or echo the question;
+    - abstained by cause: the abstention on answerable questions split by `abstention_cause`, each a
+      share of the answerable questions (they add up to the abstention on them);
+    - answer reachable: the share of answerable questions whose retrieved documents or web results
+      (as far as the knowledge shows) hold an answer. No honest system abstains on fewer than the
+      rest on the same retrieval: it cannot rightly answer them.
     """
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
@@ -137,6 +163,12 @@ def honesty(records: Sequence[dict]) -> dict:
         "degenerate": _mean(
             float(degenerate(r.get("draft") or "", r.get("question", ""))) for r in records if r.get("draft")
         ),
+        "answer_reachable": _mean(
+            float(bool(r["knowledge_recall"]) or any(r.get("documents_with_answer") or [])) for r in answerable
+        ),
+        "abstained_by_cause": {
+            cause: _mean(float(abstention_cause(r) == cause) for r in answerable) for cause in ABSTENTION_CAUSES
+        },
     }
 
 

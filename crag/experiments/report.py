@@ -250,6 +250,27 @@ def markdown(
             f"{_pct(r['citation_precision'])} | {_pct(r.get('quoted', 0.0))} | {_pct(r.get('quotes_correct', 0.0))} | "
             f"{_pct(r.get('degenerate', 0.0))} |"
         )
+    causes = [(name, r["abstained_by_cause"]) for name, r in results.items() if r.get("abstained_by_cause")]
+    if causes:
+        lines += [
+            "",
+            "Where the abstentions on answerable questions come from, each as a share of those questions (they add "
+            "up to the abstention on them): the answer was in the knowledge and the model declined or drifted, or "
+            "its draft was withheld; the retrieved documents held it but the grade rejected them all (Incorrect) "
+            "and the web had nothing; they held it but refinement kept other strips; nothing retrieved or searched "
+            "held it, where declining is right; and the share of answerable questions whose retrieved documents or "
+            "web results hold an answer at all (no honest system abstains on fewer than the rest):",
+            "",
+            "| system | answer in knowledge % | rejected by the grade % | lost in refinement % | not retrieved % | "
+            "answer reachable % |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {name} | "
+            + " | ".join(_pct(c.get(cause, 0.0)) for cause in metrics.ABSTENTION_CAUSES)
+            + f" | {_pct(results[name].get('answer_reachable', float('nan')))} |"
+            for name, c in causes
+        ]
     lines += [
         "",
         "Mean seconds per question in each stage (search includes the query rewrite, shown apart), and the "

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crag.experiments import answer_metrics as metrics
 
@@ -140,6 +142,42 @@ def test_honesty_figures_count_each_kind_of_question_apart():
     assert figures["supported"] == 0.25
     assert figures["citation_precision"] == 0.5
     assert figures["quoted"] == 0.25 and figures["quotes_correct"] == 1.0
+
+
+def test_each_abstention_is_owed_to_the_first_stage_that_lost_the_answer():
+    records = [
+        _honest_record(abstained=True, action="ambiguous"),  # the knowledge held it: the model declined
+        _honest_record(abstained=True, knowledge=False, action="incorrect"),  # the grade threw it away
+        _honest_record(abstained=True, knowledge=False, action="correct"),  # refinement kept other strips
+        _honest_record(abstained=True, knowledge=False, documents=False, action="incorrect"),  # never retrieved
+        _honest_record(abstained=False, knowledge=False, documents=False),  # answered: no cause
+        _honest_record(answerable=False, abstained=True, knowledge=False, documents=False),  # not counted
+    ]
+    causes = [metrics.abstention_cause(r) for r in records]
+    assert causes == ["declined_with_answer", "rejected", "refined_away", "not_retrieved", None, None]
+    figures = metrics.honesty(records)
+    assert figures["abstained_by_cause"] == dict.fromkeys(metrics.ABSTENTION_CAUSES, 0.2)
+    assert sum(figures["abstained_by_cause"].values()) == pytest.approx(figures["abstention_answerable"])
+    assert figures["answer_reachable"] == pytest.approx(0.6)  # neither the never-retrieved one nor the wrong answer
+
+
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "abstained": st.booleans(),
+                "knowledge": st.booleans(),
+                "documents": st.booleans(),
+                "action": st.sampled_from(metrics.ACTIONS),
+            }
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_the_causes_add_up_to_the_abstention_on_answerable_questions(rows):
+    figures = metrics.honesty([_honest_record(**row) for row in rows])
+    assert sum(figures["abstained_by_cause"].values()) == pytest.approx(figures["abstention_answerable"])
 
 
 def test_without_quotes_their_precision_is_undefined_not_zero():

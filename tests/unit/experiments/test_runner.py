@@ -21,6 +21,7 @@ RESULT_KEYS = {
     "latency",
     "wall_s",
     "n",
+    "abstained_by_cause",
 }
 
 
@@ -69,6 +70,8 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     assert "| system | n | accuracy % |" in report and "| crag | 2 | 100.0 |" in report
     assert "## CRAG against RAG (2 questions)" in report and "+50.0 points" in report
     assert "| crag | 100.0 (1) | – | 100.0 (1) |" in report  # accuracy by action
+    assert "| system | answer in knowledge % | rejected by the grade % |" in report
+    assert "| crag | 0.0 | 0.0 | 0.0 | 0.0 | 100.0 |" in report  # both answered: no abstention to explain
     for name in ("actions.png", "scores.png"):
         assert (out / name).stat().st_size > 1000 and f"({name})" in report
     assert not (out / "sweep.png").exists()
