@@ -176,13 +176,14 @@ def concerns(question: str, strips: Sequence[Strip]) -> list[bool]:
     named = subject(question)
     phrase = None if named else named_phrase(question)
     return [
-        (about(named, states(strip)) and (phrase is None or _says(f"{strip['title']} {strip['text']}", phrase)))
+        (about(named, names(strip)) and (phrase is None or _says(f"{strip['title']} {strip['text']}", phrase)))
         or named_document(question, strip["title"])
         for strip in strips
     ]
 
 
 _DIGITS = re.compile(r"\d+")
+_SNAKE = re.compile(r"[^\W_]+(?:_[^\W_]+)+")  # an identifier of words joined by underscores
 
 
 def states(strip: Strip) -> set[str]:
@@ -191,6 +192,17 @@ def states(strip: Strip) -> set[str]:
     1927)", whose year is no word of its own."""
     text = f"{strip['title']} {strip['text']}"
     return terms(text) | set(_DIGITS.findall(text))
+
+
+def names(strip: Strip) -> set[str]:
+    """What a strip names, for the subject rule: what it `states`, and each part of an identifier
+    joined by underscores. Documentation names a thing by its identifier: "zip_longest" is what
+    itertools says of zipping, and "Zipping two lists of different lengths …" had no strip about its
+    subject (zip) to quote. The parts name; they do not support a claim: counted as stated, the
+    "extract_dir" of a shutil strip supported "Extracting files from a directory is a bit tricky."
+    Only the strip's side is split: a question's "check_output" stays one name, not "output"."""
+    parts = [part for name in _SNAKE.findall(f"{strip['title']} {strip['text']}".lower()) for part in name.split("_")]
+    return states(strip) | _content(parts)
 
 
 def support(claimed: set[str], stated: set[str]) -> float:

@@ -198,6 +198,23 @@ def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
     assert about(named, terms("json: Encoding basic Python objects")) and not about(named, terms("pickle module"))
 
 
+def test_a_strip_names_a_subject_by_a_part_of_its_identifier():
+    from crag.methods.attribution import concerns, names, states, subject
+
+    question = "Zipping two lists of different lengths drops the extra items. How do I pad the short one?"
+    assert subject(question) == [{"zip"}]
+    itertools_strip = strip("class zip_longest(builtins.object) | zip_longest(iter1 [,iter2 [...]], [fillvalue=None])")
+    other = strip("class chain(builtins.object) | chain(*iterables) --> chain object")
+    assert concerns(question, [itertools_strip, other]) == [True, False]
+    assert {"zip", "longest", "zip_longest"} <= names(itertools_strip)
+    # a part names; it supports no claim ("extract_dir" does not state "extracting files")
+    shutil_strip = strip("`extract_dir` is the name of the target directory, where the archive is unpacked.")
+    assert "extract" not in states(shutil_strip)
+    assert not grounded(attribute("Extracting is tricky.", "how to unpack an archive", [shutil_strip]))
+    # the question's identifier stays whole: a strip must name check_output, not merely "output"
+    assert concerns("check_output how to merge the error output", [strip("the output of a command")]) == [False]
+
+
 def test_a_function_word_typed_without_its_apostrophe_names_no_subject():
     from crag.methods.attribution import concerns, subject
 
