@@ -22,6 +22,7 @@ RESULT_KEYS = {
     "wall_s",
     "n",
     "abstained_by_cause",
+    "answer_reachable",
 }
 
 
