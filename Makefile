@@ -2,7 +2,9 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# set up again when pyproject.toml changes, or when the venv's editable install was made from another
+# checkout (a fresh clone sharing this .venv by a symlink): `crag` would import that checkout's code
+STAMP  := $(VENV)/.installed-$(shell (cat pyproject.toml; echo "$(CURDIR)") | cksum | cut -d' ' -f1)
 DATA   ?= $(or $(CRAG_DATA_DIR),../shared/data)
 PAIRS  := artifacts/evaluator-data
 # the evaluator shipped before the realistic recipe, taken from git history: the base the shipped one
