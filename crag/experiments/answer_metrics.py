@@ -104,6 +104,11 @@ def degenerate(draft: str, question: str) -> bool:
 ABSTENTION_CAUSES = ("declined_with_answer", "rejected", "refined_away", "not_retrieved")
 
 
+def retrieved_answer(record: dict) -> bool:
+    """Whether some retrieved document of the record holds an answer."""
+    return any(record.get("documents_with_answer") or [])
+
+
 def abstention_cause(record: dict) -> str | None:
     """Which stage an answerable question's abstention is owed to (`ABSTENTION_CAUSES`); None when
     the question is unanswerable or was answered. Reading each abstention back to the first stage
@@ -113,7 +118,7 @@ def abstention_cause(record: dict) -> str | None:
         return None
     if record["knowledge_recall"]:
         return "declined_with_answer"
-    if any(record.get("documents_with_answer") or []):
+    if retrieved_answer(record):
         return "rejected" if record.get("action") == "incorrect" else "refined_away"
     return "not_retrieved"
 
@@ -142,7 +147,7 @@ def honesty(records: Sequence[dict]) -> dict:
     """
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
-    had_answer = [r for r in answerable if any(r.get("documents_with_answer") or [])]
+    had_answer = [r for r in answerable if retrieved_answer(r)]
     citations = [c for r in answerable for c in r.get("citations_with_answer") or []]
     return {
         "n_unanswerable": len(unanswerable),
@@ -163,9 +168,7 @@ def honesty(records: Sequence[dict]) -> dict:
         "degenerate": _mean(
             float(degenerate(r.get("draft") or "", r.get("question", ""))) for r in records if r.get("draft")
         ),
-        "answer_reachable": _mean(
-            float(bool(r["knowledge_recall"]) or any(r.get("documents_with_answer") or [])) for r in answerable
-        ),
+        "answer_reachable": _mean(float(bool(r["knowledge_recall"]) or retrieved_answer(r)) for r in answerable),
         "abstained_by_cause": {
             cause: _mean(float(abstention_cause(r) == cause) for r in answerable) for cause in ABSTENTION_CAUSES
         },

@@ -250,8 +250,8 @@ def markdown(
             f"{_pct(r['citation_precision'])} | {_pct(r.get('quoted', 0.0))} | {_pct(r.get('quotes_correct', 0.0))} | "
             f"{_pct(r.get('degenerate', 0.0))} |"
         )
-    causes = [(name, r["abstained_by_cause"]) for name, r in results.items() if r.get("abstained_by_cause")]
-    if causes:
+    traced = {name: r for name, r in results.items() if r.get("abstained_by_cause")}
+    if traced:
         lines += [
             "",
             "Where the abstentions on answerable questions come from, each as a share of those questions (they add "
@@ -267,9 +267,9 @@ def markdown(
         ]
         lines += [
             f"| {name} | "
-            + " | ".join(_pct(c.get(cause, 0.0)) for cause in metrics.ABSTENTION_CAUSES)
-            + f" | {_pct(results[name].get('answer_reachable', float('nan')))} |"
-            for name, c in causes
+            + " | ".join(_pct(r["abstained_by_cause"].get(cause, 0.0)) for cause in metrics.ABSTENTION_CAUSES)
+            + f" | {_pct(r.get('answer_reachable', float('nan')))} |"
+            for name, r in traced.items()
         ]
     lines += [
         "",
