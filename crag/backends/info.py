@@ -77,8 +77,8 @@ def nodes(text: str) -> list[Node]:
         part = part.lstrip("\r\n\f")
         first, _, body = part.partition("\n")
         header = _HEADER.match(first)
-        if header is None:  # the tag table, the list of a split manual's parts, Emacs' local variables
-            continue
+        if header is None or not header["node"].strip():  # the tag table, the list of a split manual's parts,
+            continue  # Emacs' local variables; a header without a node name (nothing to cite it by)
         cleaned = _clean(body)
         if len(cleaned.splitlines()) <= 1:  # a heading over a menu, or nothing
             continue
