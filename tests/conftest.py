@@ -1,6 +1,6 @@
-"""Settings every test shares: no download attempts, no transformers chatter, a cache folder of the run; and the
-harness's two-question input files, which the unit tests and the slow end-to-end test both use. Fakes are in
-`tests/fakes.py`, the servers the integration tests start in `tests/servers.py`."""
+"""Settings every test shares: no download attempts, no transformers chatter, the tiny chat model, a cache folder
+of the run; and the harness's two-question input files, which the unit tests and the slow end-to-end test both
+use. Fakes are in `tests/fakes.py`, the servers the integration tests start in `tests/servers.py`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import pytest
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the default run answers with SmolLM2-135M, which loads in a second and writes 145 tokens/s: the servers and
+# end-to-end tests check wiring, not answers. The default local model (1.5B) has its own slow-marked tests.
+os.environ.setdefault("CRAG_CHAT_MODEL", "local:tiny")
 
 
 @pytest.fixture(scope="session", autouse=True)

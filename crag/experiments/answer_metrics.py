@@ -188,6 +188,7 @@ def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) 
     latency["rewrite"] = _mean(r.get("latency", {}).get("rewrite", 0.0) for r in records)
     wall = [float(r.get("wall_s", 0.0)) for r in records]
     latency["per_question"] = _mean(wall)
+    latency["p50"], latency["p95"] = (float(np.percentile(wall, q)) for q in (50, 95)) if wall else (0.0, 0.0)
     return {
         "n": n,
         "accuracy": _mean(correct),

@@ -215,15 +215,16 @@ def markdown(
     ]
     lines.append(
         "| system | n | accuracy % | 95% CI | any-case % | 95% CI | knowledge recall % | knowledge tokens | "
-        "correct / ambiguous / incorrect | evaluator calls / q | s / question | wall s | errors |"
+        "correct / ambiguous / incorrect | evaluator calls / q | s / question | p50 / p95 s | wall s | errors |"
     )
-    lines.append("|---|" + "---|" * 12)
+    lines.append("|---|" + "---|" * 13)
     for name, r in results.items():
         actions = " / ".join(str(r["actions"].get(a, 0)) for a in metrics.ACTIONS) if r["actions"] else "–"
         lines.append(
             f"| {name} | {r['n']} | {_pct(r['accuracy'])} | {_ci(r['accuracy_ci'])} | {_pct(r['accuracy_insensitive'])} | "
             f"{_ci(r['accuracy_ci_insensitive'])} | {_pct(r['knowledge_recall'])} | {r['knowledge_tokens']:.0f} | {actions} | "
-            f"{r['evaluator_calls']:.1f} | {r['latency']['per_question']:.2f} | {r['wall_s']:.0f} | {r['errors']} |"
+            f"{r['evaluator_calls']:.1f} | {r['latency']['per_question']:.2f} | "
+            f"{r['latency'].get('p50', 0.0):.2f} / {r['latency'].get('p95', 0.0):.2f} | {r['wall_s']:.0f} | {r['errors']} |"
         )
     lines += [
         "",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -246,6 +247,11 @@ def prediction_record(
     }
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports ru_maxrss in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def warm_up(ctx: Context, evaluator: Any) -> None:
     """Load every model and index once before the clock starts, so no system's first question pays for it."""
     resources.retrieve(ctx, "warm up")
@@ -361,6 +367,9 @@ def run(settings: RunSettings) -> dict:
                 output, error = None, f"{type(exc).__name__}: {exc}"
             store.append(prediction_record(system, question, output, error, digests[system.name]))
             bar.update(1)
+    if settings.context is None:  # what the models of this run took; the largest of the sessions that resumed it
+        run_info["peak_rss_mib"] = max(peak_rss_mib(), json.loads((out / RUN_FILE).read_text()).get("peak_rss_mib", 0))
+        (out / RUN_FILE).write_text(json.dumps(run_info, indent=2, default=str) + "\n")
     return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)
 
 

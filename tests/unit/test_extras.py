@@ -29,6 +29,7 @@ def test_require_names_the_extra_of_a_missing_package(monkeypatch):
         require("json", "everything")
     assert DISTRIBUTION == "crag-langgraph" and set(EXTRAS) == {
         "local",
+        "local-small",
         "serve",
         "eval",
         "train",

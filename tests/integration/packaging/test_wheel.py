@@ -47,6 +47,9 @@ def test_the_wheel_installs_without_extras_and_scores_a_pair(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "crag/py.typed" in names and "crag/evaluator_model/default/crag_evaluator.json" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    # the bundled models' licence and attribution travel with the wheel
+    assert any(n.endswith(".dist-info/licenses/NOTICE") for n in names)
+    assert any(n.endswith(".dist-info/licenses/LICENSES/Apache-2.0.txt") for n in names)
     assert not any(n.startswith("tests/") for n in names)
 
     venv = tmp_path / "venv"

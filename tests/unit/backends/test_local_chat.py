@@ -36,16 +36,16 @@ class FakePool:
 
 
 def test_tokens_stream_as_written(monkeypatch):
-    monkeypatch.setattr(llm, "_pool", lambda path, n_ctx: FakePool(FakeLlama("A ", "painter.")))
-    model = LocalChatModel(model_path="unused.gguf")
+    monkeypatch.setattr(llm, "_pool", lambda model, n_ctx: FakePool(FakeLlama("A ", "painter.")))
+    model = LocalChatModel(model="local:tiny")
     assert [c.content for c in model.stream("Who?") if c.content] == ["A ", "painter."]
 
 
 def test_a_stop_before_the_first_token_is_an_empty_answer_not_an_error(monkeypatch):
     """The model may hit a stop sequence at once (seen with a follow-up on a user's PDFs): LangChain
     raises "No generations found in stream" for a stream that yields nothing."""
-    monkeypatch.setattr(llm, "_pool", lambda path, n_ctx: FakePool(FakeLlama()))
-    model = LocalChatModel(model_path="unused.gguf")
+    monkeypatch.setattr(llm, "_pool", lambda model, n_ctx: FakePool(FakeLlama()))
+    model = LocalChatModel(model="local:tiny")
     assert "".join(c.content for c in model.stream("Who?")) == ""
     # invoke through the stream, as when LangGraph streams the graph's messages (`crag ask --stream`, chat)
     assert model.invoke("Who?", stream=True).content == ""

@@ -1,0 +1,42 @@
+"""The local chat models as pip installs them: the part packages add up to the pinned files, and the
+default model, assembled from them into a fresh cache and checked, reads a passage and answers from
+it, or says it does not know. The reading test is slow (a 1.1 GB file, a 1.5B model): `make test-slow`."""
+
+from __future__ import annotations
+
+import pytest
+
+from crag.backends import gguf
+from crag.backends.llm import chat_model
+
+PASSAGE = (
+    "Passages:\nAda Lovelace: Augusta Ada King, Countess of Lovelace (1815-1852), was an English "
+    "mathematician and writer, chiefly known for her work on Charles Babbage's Analytical Engine.\n\n"
+    "Question: {question}\nAnswer the question in one short sentence, using only the passages above. "
+    "If they do not contain the answer, reply: I don't know.\nAnswer:"
+)
+
+
+@pytest.mark.parametrize("model", gguf.MODELS.values(), ids=lambda m: m.name)
+def test_the_installed_packages_hold_the_pinned_file(model):
+    if not gguf.installed(model):
+        pytest.skip(f"{model.title} is not installed")
+    if model.inside:
+        assert gguf.model_file(f"local:{model.name}").stat().st_size == model.size  # checked by SHA-256 too
+    else:
+        assert sum(p.stat().st_size for p in gguf.part_paths(model)) == model.size
+
+
+@pytest.mark.slow
+def test_the_default_model_is_assembled_checked_and_reads(monkeypatch, tmp_path):
+    if not gguf.installed(gguf.DEFAULT):
+        pytest.skip("the default local model is not installed")
+    monkeypatch.setenv("CRAG_CACHE_DIR", str(tmp_path))  # a first run: nothing assembled yet
+    monkeypatch.setattr(gguf, "_VERIFIED", {})
+    path = gguf.model_file("local", progress=False)
+    assert path.parent == tmp_path / "models" and path.stat().st_size == gguf.DEFAULT.size
+    model = chat_model("local", max_tokens=32)
+    said = model.invoke(PASSAGE.format(question="What was Ada Lovelace's occupation?")).content
+    assert "mathematician" in said.lower()
+    unknown = model.invoke(PASSAGE.format(question="What was the name of Ada Lovelace's dog?")).content
+    assert "don't know" in unknown.lower() or "do not know" in unknown.lower(), unknown
