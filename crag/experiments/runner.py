@@ -42,6 +42,7 @@ from crag.experiments.pipelines import run_question
 from crag.experiments.report import write_outputs, write_robustness
 from crag.experiments.systems import System, system_context
 from crag.methods.attribution import abstains
+from crag.methods.routing import final_knowledge
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
 
 PREDICTIONS = "predictions.jsonl"
@@ -222,6 +223,10 @@ def prediction_record(
         "grounded": bool(output.get("grounded")),
         "abstained": abstains(answer),
         "quoted": bool(output.get("quoted")),
+        "replaced": output.get("replaced"),
+        # the strips the generator was given, as it was given them: the answer path's rules can be replayed
+        # (and ablated) on the recorded drafts without asking the model again
+        "strips": final_knowledge(output) if output.get("action") else [],
         "cited": bool(sources),
         "citations_with_answer": [
             metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources
