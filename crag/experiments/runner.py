@@ -372,9 +372,9 @@ def run(settings: RunSettings) -> dict:
                 output, error = None, f"{type(exc).__name__}: {exc}"
             store.append(prediction_record(system, question, output, error, digests[system.name]))
             bar.update(1)
-    if settings.context is None:  # what the models of this run took; the largest of the sessions that resumed it
-        run_info["peak_rss_mib"] = max(peak_rss_mib(), json.loads((out / RUN_FILE).read_text()).get("peak_rss_mib", 0))
-        (out / RUN_FILE).write_text(json.dumps(run_info, indent=2, default=str) + "\n")
+    # what the models of this run took: this process's peak, or a resumed session's if it was larger
+    run_info["peak_rss_mib"] = max(peak_rss_mib(), json.loads((out / RUN_FILE).read_text()).get("peak_rss_mib", 0))
+    (out / RUN_FILE).write_text(json.dumps(run_info, indent=2, default=str) + "\n")
     return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)
 
 

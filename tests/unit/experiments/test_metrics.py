@@ -91,6 +91,12 @@ def test_summarize_row():
     assert metrics.summarize([_record(True, action=None)])["actions"] == {}
 
 
+def test_seconds_per_question_at_the_median_and_the_95th_percentile():
+    latency = metrics.summarize([_record(True, wall=w) for w in (1.0, 2.0, 3.0, 4.0, 100.0)])["latency"]
+    assert latency["p50"] == pytest.approx(3.0) and latency["p95"] == pytest.approx(80.8)
+    assert latency["per_question"] == pytest.approx(22.0)  # the mean, which one slow question pulls up
+
+
 def test_threshold_sweep_picks_the_outcome_of_the_action_the_pair_implies():
     scores = {"a": [0.9, -0.9], "b": [-0.95], "c": [0.1]}
     outcomes = {

@@ -54,7 +54,17 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     assert on_disk == json.loads(json.dumps(results))
     for row in on_disk.values():
         assert set(row) >= RESULT_KEYS and row["n"] == 2
-        assert set(row["latency"]) >= {"retrieve", "grade", "refine", "search", "generate", "per_question"}
+        assert set(row["latency"]) >= {
+            "retrieve",
+            "grade",
+            "refine",
+            "search",
+            "generate",
+            "per_question",
+            "p50",
+            "p95",
+        }
+        assert 0 < row["latency"]["p50"] <= row["latency"]["p95"]
         assert len(row["accuracy_ci"]) == 2 and row["accuracy_ci"][0] <= row["accuracy"] <= row["accuracy_ci"][1]
     # the subject-aware evaluator sends the Carl question to the web, which answers it
     assert on_disk["crag"]["accuracy"] == 1.0 and on_disk["rag"]["accuracy"] == 0.5
@@ -67,6 +77,9 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     crag_q2 = next(r for r in rows if r["system"] == "crag" and r["qid"] == "q2")
     assert crag_q2["action"] == "incorrect" and crag_q2["knowledge_recall"] and crag_q2["scores"] == [-0.9, -0.9]
     assert crag_q2["documents_with_answer"] == [False, False] and crag_q2["rewritten_query"] == "Carl, Dahl"
+    # what the generator was given, strip by strip, for replaying the answer path on the recorded draft
+    assert crag_q2["strips"] and all(s["origin"] == "external" for s in crag_q2["strips"])
+    assert "replaced" in crag_q2 and all(r["strips"] == [] for r in rows if r["system"] != "crag")
     report = (out / "report.md").read_text()
     assert "| system | n | accuracy % |" in report and "| crag | 2 | 100.0 |" in report
     assert "## CRAG against RAG (2 questions)" in report and "+50.0 points" in report
@@ -78,6 +91,7 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     assert not (out / "sweep.png").exists()
     run_info = json.loads((out / "run.json").read_text())
     assert run_info["thresholds"]["crag"] == [0.5, -0.5] and run_info["kb_dropped"] == 0
+    assert run_info["peak_rss_mib"] > 10  # this process's peak memory, in MiB
 
 
 def test_an_interrupted_run_continues_without_redoing_questions(inputs, tmp_path, make_context):
