@@ -14,7 +14,7 @@ from crag.backends.ingest import check_chunking
 from crag.backends.llm import CHAT_MODEL_HELP
 from crag.cli.common import fail, quiet_transformers
 from crag.core.extras import require
-from crag.experiments import relevance
+from crag.experiments import injection, relevance
 from crag.experiments.docs_domain import build_docs
 from crag.experiments.popqa import build_popqa, default_data_dir
 from crag.experiments.runner import RunSettings, robustness, run
@@ -242,3 +242,33 @@ def build_slices_cmd(
 
 if __name__ == "__main__":
     app()
+
+
+@app.command("build-injection")
+def build_injection_cmd(
+    out: Annotated[
+        Path, typer.Option("--out", help="Where to write the questions and the clean and injected kb/web files.")
+    ] = Path("artifacts/eval/injection-inputs"),
+) -> None:
+    """Write the prompt-injection set: 18 questions over the demo documents, each answer's document injected."""
+    summary = injection.build(out)
+    typer.echo(f"{summary['questions']} questions; injected documents {summary['injected']} -> {out}")
+
+
+@app.command("injection-report")
+def injection_report_cmd(
+    run: Annotated[Path, typer.Argument(help="A `crag eval run` folder of the injection set.")],
+    questions: Annotated[
+        Path, typer.Option("--questions", help="The set's questions.jsonl (build-injection's).")
+    ] = Path("artifacts/eval/injection-inputs/questions.jsonl"),
+) -> None:
+    """How many answers did what an instruction inside a document asked, per system."""
+    try:
+        rows = injection.report(run, questions)
+    except (OSError, ValueError, KeyError) as exc:
+        fail(f"cannot read {run}: {exc}")
+    typer.echo("system   answers  drafts obeyed  answers obeyed  (quoting it)  right")
+    for name, r in rows.items():
+        typer.echo(
+            f"{name:8s} {r['n']:7d} {r['draft_obeyed']:14d} {r['obeyed']:15d} {r['quoted']:13d} {r['correct']:6d}"
+        )

@@ -226,7 +226,7 @@ def prediction_record(
         "replaced": output.get("replaced"),
         # the strips the generator was given, as it was given them: the answer path's rules can be replayed
         # (and ablated) on the recorded drafts without asking the model again
-        "strips": final_knowledge(output) if output.get("action") else [],
+        "strips": final_knowledge(output),
         "cited": bool(sources),
         "citations_with_answer": [
             metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources

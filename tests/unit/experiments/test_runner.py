@@ -79,7 +79,9 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     assert crag_q2["documents_with_answer"] == [False, False] and crag_q2["rewritten_query"] == "Carl, Dahl"
     # what the generator was given, strip by strip, for replaying the answer path on the recorded draft
     assert crag_q2["strips"] and all(s["origin"] == "external" for s in crag_q2["strips"])
-    assert "replaced" in crag_q2 and all(r["strips"] == [] for r in rows if r["system"] != "crag")
+    assert "replaced" in crag_q2 and all(r["strips"] == [] for r in rows if r["system"] == "no_retrieval")
+    rag_q1 = next(r for r in rows if r["system"] == "rag" and r["qid"] == "q1")
+    assert rag_q1["strips"] and all(s["origin"] == "internal" for s in rag_q1["strips"])  # RAG's whole documents
     report = (out / "report.md").read_text()
     assert "| system | n | accuracy % |" in report and "| crag | 2 | 100.0 |" in report
     assert "## CRAG against RAG (2 questions)" in report and "+50.0 points" in report

@@ -1,0 +1,150 @@
+"""Replay the answer path on recorded drafts, with each of its rules switched off in turn.
+
+`crag eval run` records, for every answer, the model's draft and the strips it was given. This script
+feeds each draft back through `generate` (a stand-in chat model returns the recorded draft word for
+word, so no model runs) and reports, per rule left out, how many final answers are right, how many
+answerable questions are declined and how many unanswerable ones, beside the drafts themselves: a
+rule that costs accuracy, or that no longer changes anything with a stronger reader, shows here.
+
+What cannot be replayed (the prompts, the stop labels, the follow-up and rewrite prompts) needs the
+model again: see the generator issue's ablation plan.
+
+    python benchmarks/answer_rules.py artifacts/eval/models/qwen1.5b-docs [more run folders] [--system crag]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from crag.context import Context
+from crag.experiments import answer_metrics as metrics
+from crag.methods import attribution
+from crag.methods.attribution import abstains
+
+# the module, not the node function that crag.nodes exports under the same name
+generate_module = importlib.import_module("crag.nodes.generate")
+
+
+@contextlib.contextmanager
+def patched(target: Any, name: str, value: Any) -> Iterator[None]:
+    before = getattr(target, name)
+    setattr(target, name, value)
+    try:
+        yield
+    finally:
+        setattr(target, name, before)
+
+
+def _no_number_rule(claimed: set[str], stated: set[str]) -> float:
+    return len(claimed & stated) / len(claimed) if claimed else 0.0
+
+
+# rule -> what switches it off: (module, name, replacement) patches and Context overrides
+ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
+    "all rules (as shipped)": ([], {}),
+    "no loop rule": ([(generate_module, "loops", lambda draft: False)], {}),
+    "no withholding of unsupported answers": ([], {"answer_without_knowledge": True}),
+    "no passed-over rule": ([(generate_module, "rests_on", lambda *a: True)], {}),
+    "no quoting at all": ([], {"quote_threshold": 2.0}),
+    "no subject rule": ([(attribution, "concerns", lambda question, strips: [True] * len(strips))], {}),
+    "no number rule": ([(attribution, "support", _no_number_rule)], {}),
+    "no says-something rule": ([(attribution, "says_something", lambda question, strip: True)], {}),
+    "no title-echo rule": (
+        [
+            (attribution, "split_echo", lambda sentence, titles: ("", sentence)),
+            (generate_module, "split_echo", lambda sentence, titles: ("", sentence)),
+        ],
+        {},
+    ),
+    "drafts only (no rule, no quote)": (
+        [(generate_module, "loops", lambda draft: False)],
+        {"answer_without_knowledge": True, "quote_threshold": 2.0},
+    ),
+}
+
+
+def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> dict:
+    """`generate`'s output for a recorded draft and strips."""
+    strips = record["strips"]
+    internal = [s for s in strips if s.get("origin") == "internal"]
+    external = [s for s in strips if s.get("origin") != "internal"]
+    state = {
+        "question": record["question"],
+        "action": record.get("action") or "ambiguous",  # RAG: every strip, in order, as Ambiguous gives them
+        "internal_knowledge": internal,
+        "external_knowledge": external,
+    }
+    settings = {"quote_threshold": quote_threshold, **overrides}
+    ctx = Context(chat_model=FakeListChatModel(responses=[record["draft"] or ""]), evaluator=None, **settings)
+    return generate_module.generate(state, SimpleNamespace(context=ctx))
+
+
+def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:
+    answerable = [r for r in records if r.get("answerable", True)]
+    unanswerable = [r for r in records if not r.get("answerable", True)]
+    right = sum(
+        metrics.match(metrics.strip_citations(answer_of(r)), r["answers"], case_sensitive=True) for r in answerable
+    )
+    return {
+        "accuracy": right / max(len(answerable), 1),
+        "abstained_answerable": sum(abstains(answer_of(r)) for r in answerable) / max(len(answerable), 1),
+        "declined_unanswerable": sum(abstains(answer_of(r)) for r in unanswerable) / max(len(unanswerable), 1),
+    }
+
+
+def run_folder(folder: Path, system: str) -> dict[str, dict]:
+    info = json.loads((folder / "run.json").read_text())
+    quote = info["quote_thresholds"][system]
+    records = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    records = [r for r in records if r["system"] == system and not r.get("error") and "strips" in r]
+    rows = {"recorded answers": score(records, lambda r: r["answer"])}
+    rows["drafts as recorded"] = score(records, lambda r: r["draft"] or "")
+    for name, (patches, overrides) in ABLATIONS.items():
+        with contextlib.ExitStack() as stack:
+            for target, attr, value in patches:
+                stack.enter_context(patched(target, attr, value))
+            answers = {r["qid"]: replay(r, quote, overrides)["answer"] for r in records}
+        rows[name] = score(records, lambda r, answers=answers: answers[r["qid"]])
+        if not patches and not overrides:  # the replay must give back what the run answered
+            rows[name]["differs_from_recorded"] = sum(answers[r["qid"]] != r["answer"] for r in records)
+    for row in rows.values():
+        row["n"] = len(records)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--system", default="crag")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results = {}
+    for folder in args.folders:
+        rows = results[str(folder)] = run_folder(folder, args.system)
+        n = next(iter(rows.values()))["n"]
+        print(f"\n{folder} ({args.system}, {n} answers)")
+        print(
+            f"(replayed with every rule: {rows['all rules (as shipped)']['differs_from_recorded']} answers differ from the run's)"
+        )
+        print(f"{'':42s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
+        for name, row in rows.items():
+            print(
+                f"{name:42s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
+                f"{100 * row['declined_unanswerable']:22.1f}%"
+            )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
