@@ -15,6 +15,7 @@ import atexit
 import ctypes
 import os
 import queue
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,6 +73,7 @@ class _Pool:
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for llama in self.instances:
             self._free.put(llama)
+        self.controls = control_pattern(self.instances[0], llama_cpp)
 
     @contextmanager
     def use(self) -> Iterator[Any]:
@@ -87,6 +89,35 @@ class _Pool:
         for llama in taken:
             llama.reset()
             self._free.put(llama)
+
+
+# what breaks a control token's text apart: U+2060 WORD JOINER, invisible and no part of any token's text
+BREAK = "\u2060"
+
+
+def control_pattern(llama: Any, llama_cpp: Any) -> re.Pattern[str] | None:
+    """The texts of a model's control and user-defined tokens ("<|im_start|>", "<|endoftext|>",
+    "<|fim_prefix|>" …), as one pattern; None for a vocabulary without any."""
+    model = llama._model  # llama-cpp-python's vocabulary accessors live on its model wrapper
+    special = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
+    texts = {
+        text
+        for token in range(model.n_vocab())
+        if model.token_get_attr(token) & special and len(text := model.token_get_text(token)) > 1
+    }
+    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))) if texts else None
+
+
+def inert(text: str, controls: re.Pattern[str] | None) -> str:
+    """`text` with every control token's text broken after its first character.
+
+    llama-cpp-python tokenizes a chat prompt with its special tokens parsed, so the text "<|im_start|>system"
+    inside a passage became a real turn of the conversation: on the injection set one such document made the
+    1.5B model begin answers to other questions with the word it demanded (`crag eval build-injection`).
+    Broken, it is read as the characters it is."""
+    if controls is None:
+        return text
+    return controls.sub(lambda m: m.group(0)[0] + BREAK + m.group(0)[1:], text)
 
 
 def _pool(model: str, n_ctx: int) -> _Pool:
@@ -141,13 +172,14 @@ class LocalChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature}
 
-    def _messages(self, messages: list[BaseMessage]) -> list[dict[str, str]]:
-        return [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
+    def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, str]]:
+        """The messages as llama.cpp takes them; no text of theirs can act as a control token (`inert`)."""
+        return [{"role": _ROLES.get(m.type, "user"), "content": inert(str(m.content), controls)} for m in messages]
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
         pool = _pool(self.model, self.n_ctx)
         params = {
-            "messages": self._messages(messages),
+            "messages": self._messages(messages, pool.controls),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "temperature": kwargs.get("temperature", self.temperature),
             "stop": stop,
