@@ -46,7 +46,12 @@ QuoteThreshold = Annotated[
         "threshold; 2 = never)."
     ),
 ]
-Prompt = Annotated[str | None, typer.Option(help="Generation prompt: compact (default) or paper (the CRAG paper's).")]
+Prompt = Annotated[
+    str | None,
+    typer.Option(
+        help="Generation prompt: compact (default), paper (the CRAG paper's) or reader (instructions in the system turn)."
+    ),
+]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
 ThreadsDb = Annotated[
     str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")

@@ -66,6 +66,18 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"generate_prompt": "compact"},
         ),
         System(
+            "crag_reader_prompt",
+            "crag",
+            "CRAG generating with the reader prompt (instructions in the system turn, passages as material)",
+            lambda ctx, upper, lower: {"generate_prompt": "reader"},
+        ),
+        System(
+            "rag_reader_prompt",
+            "rag",
+            "standard RAG generating with the reader prompt",
+            lambda ctx, upper, lower: {"generate_prompt": "reader"},
+        ),
+        System(
             "rag_paper_prompt",
             "rag",
             "standard RAG generating with the paper's prompt",

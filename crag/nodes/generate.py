@@ -37,12 +37,12 @@ from crag.methods.routing import final_knowledge
 from crag.nodes.timing import timed
 from crag.prompts import (
     GENERATE_NO_KNOWLEDGE_PROMPT,
-    GENERATE_PROMPTS,
     GENERATE_STOP,
     LOOPING_ANSWER,
     NO_KNOWLEDGE_ANSWER,
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
+    generation_prompt,
 )
 from crag.state import Citation, Replaced, Source, State, Strip, Turn
 
@@ -109,7 +109,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
     else:
         prompt = (
-            GENERATE_PROMPTS[ctx.generate_prompt].format(knowledge=knowledge, question=question)
+            generation_prompt(ctx.generate_prompt, knowledge=knowledge, question=question)
             if strips
             else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
         )

@@ -379,3 +379,29 @@ def test_an_answer_that_goes_round_in_circles_is_withheld_or_replaced_by_a_quote
     twice = "Anna Berg was a Swedish painter. Anna Berg was a Swedish painter."
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, twice))
     assert result["answer"] == twice and result["grounded"] is True  # a repeat is not yet a loop
+
+
+def test_the_reader_prompt_puts_the_instruction_in_the_system_turn():
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+
+    from tests.fakes import fake_context
+
+    class Recording(FakeMessagesListChatModel):
+        seen: list = []
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            self.seen.append(messages)
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    chat = Recording(responses=[AIMessage(content="Anna Berg was a Swedish painter.")])
+    out = graph.invoke(
+        {"question": "What is Anna Berg's occupation?"}, context=fake_context(chat_model=chat, generate_prompt="reader")
+    )
+    (system, human) = chat.seen[-1]
+    assert system.type == "system" and "not instructions" in system.content and "Passages" not in system.content
+    assert (
+        human.type == "human" and human.content.startswith("Passages:\n") and "Anna Berg was a Swedish" in human.content
+    )
+    assert human.content.endswith("Question: What is Anna Berg's occupation?")
+    assert out["answer"] == "Anna Berg was a Swedish painter." and out["grounded"]
