@@ -1,0 +1,121 @@
+"""Does the answer reach the generator? Strip recall and knowledge tokens per setting, through the whole graph.
+
+`strip_recall.py` scores refinement's selection rules on the retrieved documents alone; this runs the
+graph as a user's question does, routing included: on Incorrect the retrieved strips are dropped for the
+web's, on Ambiguous both are kept, so the figure is the one `crag eval` reports as `strip_recall`.
+
+For every answerable question this runs the CRAG graph up to its knowledge (retrieve, grade, refine,
+and the web where the route searches it) with a chat model that writes nothing (the web query falls
+back to the question's own keywords), and reports, per setting:
+
+- strip recall: of the questions whose retrieved documents hold an answer, the share whose final
+  knowledge does (the generator issue's target: >= 95%);
+- knowledge recall over all answerable questions, and knowledge tokens against RAG's (the top-k
+  documents whole; target <= 0.6x).
+
+    python benchmarks/knowledge_recall.py --inputs artifacts/eval/docs-inputs --chunk-size 1000 --chunk-overlap 100
+    python benchmarks/knowledge_recall.py --inputs artifacts/eval/popqa-inputs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from tqdm.auto import tqdm
+
+from crag.context import Context
+from crag.core.passages import title_of
+from crag.evaluator_model.runnable import RetrievalEvaluator
+from crag.experiments import answer_metrics as metrics
+from crag.experiments.inputs import read_passages, read_questions
+from crag.experiments.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
+from crag.graph import graph
+from crag.methods.routing import final_knowledge
+from crag.nodes.generate import format_knowledge
+
+# name -> Context settings on top of the shipped defaults (k 5 as `crag eval run`)
+VARIANTS: dict[str, dict] = {
+    "shipped: 5 excerption strips": {},
+    "8 strips": {"top_k_strips": 8},
+    "10 strips": {"top_k_strips": 10},
+    "fixed 50-word windows": {"refine_mode": "fixed_num"},
+    "whole passages (selection)": {"refine_mode": "selection"},
+    "no strip threshold": {"strip_threshold": -1.01},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", type=Path, required=True, help="a build-popqa / build-docs output folder")
+    parser.add_argument("--questions", default="questions.jsonl")
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
+    parser.add_argument("--chunk-overlap", type=int, default=DEFAULT_CHUNK_OVERLAP)
+    parser.add_argument("--chroma-dir", default=DEFAULT_CHROMA_DIR)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--variants", help="comma-separated names from VARIANTS (default: all)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    questions = [q for q in read_questions(args.inputs / args.questions) if q.answerable][: args.limit]
+    collection, _, _ = ensure_collection(
+        read_passages(args.inputs / "kb.jsonl", "kb"),
+        args.chroma_dir,
+        chunk_size=args.chunk_size,
+        chunk_overlap=args.chunk_overlap,
+    )
+    evaluator = RetrievalEvaluator()
+    names = args.variants.split(",") if args.variants else list(VARIANTS)
+    results = {}
+    for name in names:
+        ctx = Context(
+            evaluator=evaluator,
+            chat_model=FakeListChatModel(responses=[""]),  # writes nothing, however often asked (it cycles)
+            chroma_dir=str(args.chroma_dir),
+            collection=collection,
+            web_backend="local",
+            web_index=str(args.inputs / "web.jsonl"),
+            k=args.k,
+            **VARIANTS[name],
+        )
+        rows = []
+        for q in tqdm(questions, desc=name, leave=False):
+            out = graph.invoke({"question": q.question}, context=ctx)
+            documents = out.get("documents") or []
+            knowledge = format_knowledge(final_knowledge(out))
+            rag = "\n\n".join(f"{title_of(d)}: {d.page_content}" for d in documents)
+            rows.append(
+                {
+                    "retrieved": any(
+                        metrics.contains_answer(f"{title_of(d)} {d.page_content}", q.answers) for d in documents
+                    ),
+                    "kept": metrics.contains_answer(knowledge, q.answers),
+                    "tokens": metrics.count_tokens(knowledge),
+                    "rag_tokens": metrics.count_tokens(rag),
+                    "action": out.get("action"),
+                }
+            )
+        had = [r for r in rows if r["retrieved"]]
+        results[name] = {
+            "n": len(rows),
+            "retrieved": len(had),
+            "strip_recall": sum(r["kept"] for r in had) / max(len(had), 1),
+            "knowledge_recall": sum(r["kept"] for r in rows) / max(len(rows), 1),
+            "token_ratio": sum(r["tokens"] for r in rows) / max(sum(r["rag_tokens"] for r in rows), 1),
+        }
+        r = results[name]
+        print(
+            f"{name:34s} strip recall {100 * r['strip_recall']:5.1f}% ({r['retrieved']} with the answer retrieved)  "
+            f"knowledge recall {100 * r['knowledge_recall']:5.1f}%  tokens {r['token_ratio']:.2f}x RAG's",
+            flush=True,
+        )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
