@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import importlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,9 +27,11 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from crag.context import Context
+from crag.core.text import stem_words
 from crag.experiments import answer_metrics as metrics
 from crag.methods import attribution
 from crag.methods.attribution import abstains
+from crag.methods.rewrite import zipf
 
 # the module, not the node function that crag.nodes exports under the same name
 generate_module = importlib.import_module("crag.nodes.generate")
@@ -48,6 +51,38 @@ def _no_number_rule(claimed: set[str], stated: set[str]) -> float:
     return len(claimed & stated) / len(claimed) if claimed else 0.0
 
 
+# Candidates, not rules of the shipped path: support weighted by how informative each claimed word is.
+# A model that writes whole sentences ("The `shutil.which` function is similar to the Unix `which`
+# command, which searches the PATH …") claims many common words no strip repeats; counting each the
+# same withheld its right answers. Each stem weighs by the rarest word it came from (wordfreq's Zipf).
+_RARITY: dict[str, float] = {}
+
+
+def _noted_terms(text: str) -> set[str]:
+    for token in attribution._WORD.findall(text.lower()):
+        for word in [token, *re.split(r"[.+-]+", token)]:
+            if word and word not in attribution.STOPWORDS and word not in attribution.FILLER:
+                stem = stem_words([word])[0]
+                _RARITY[stem] = min(_RARITY.get(stem, 99.0), zipf(word))
+    return TERMS(text)
+
+
+def _weighted_support(claimed: set[str], stated: set[str]) -> float:
+    if not claimed or any(t not in stated and any(c.isdigit() for c in t) for t in claimed):
+        return 0.0
+    weight = {t: max(0.5, 7.0 - _RARITY.get(t, 0.0)) for t in claimed}
+    return sum(weight[t] for t in claimed & stated) / sum(weight.values())
+
+
+def _rare_support(claimed: set[str], stated: set[str], below: float = 4.0) -> float:
+    """The share of the claim's rare words (Zipf below 4) a strip states; all its words when it has none."""
+    rare = {t for t in claimed if _RARITY.get(t, 0.0) < below} or claimed
+    return SUPPORT(rare, stated)
+
+
+TERMS, SUPPORT = attribution.terms, attribution.support
+
+
 # rule -> what switches it off: (module, name, replacement) patches and Context overrides
 ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
     "all rules (as shipped)": ([], {}),
@@ -62,6 +97,22 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
         [
             (attribution, "split_echo", lambda sentence, titles: ("", sentence)),
             (generate_module, "split_echo", lambda sentence, titles: ("", sentence)),
+        ],
+        {},
+    ),
+    "candidate: support weighted by rarity": (
+        [(attribution, "terms", _noted_terms), (attribution, "support", _weighted_support)],
+        {},
+    ),
+    "candidate: support over rare words": (
+        [(attribution, "terms", _noted_terms), (attribution, "support", _rare_support)],
+        {},
+    ),
+    "candidate: weighted, no passed-over": (
+        [
+            (attribution, "terms", _noted_terms),
+            (attribution, "support", _weighted_support),
+            (generate_module, "rests_on", lambda *a: True),
         ],
         {},
     ),
