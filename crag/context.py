@@ -170,7 +170,7 @@ class Context:
     generate_prompt: GeneratePrompt = field(
         default=DEFAULT_GENERATE_PROMPT,
         metadata={
-            "description": "Generation prompt: 'paper' (CRAG's), 'compact' (chosen for small models; measured in the README) or 'reader' (the instruction in the system turn, the passages named as material to read, not orders to follow)."
+            "description": "Generation prompt: 'paper' (CRAG's), 'compact' (chosen for small models; measured in the README) or 'marked' (compact over datamarked passages: their words joined by ^, against instructions planted in them)."
         },
     )
     max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})

@@ -49,7 +49,7 @@ QuoteThreshold = Annotated[
 Prompt = Annotated[
     str | None,
     typer.Option(
-        help="Generation prompt: compact (default), paper (the CRAG paper's) or reader (instructions in the system turn)."
+        help="Generation prompt: compact (default), paper (the CRAG paper's) or marked (compact over datamarked passages)."
     ),
 ]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]

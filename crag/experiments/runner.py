@@ -43,7 +43,7 @@ from crag.experiments.report import write_outputs, write_robustness
 from crag.experiments.systems import System, system_context
 from crag.methods.attribution import abstains
 from crag.methods.routing import final_knowledge
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_STOP, QUOTE_ANSWER, prompt_text
+from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -191,7 +191,7 @@ def prompt_digest(ctx: Context) -> str:
     """
     text = "\0".join(
         [
-            prompt_text(ctx.generate_prompt),
+            GENERATE_PROMPTS[ctx.generate_prompt],
             GENERATE_NO_KNOWLEDGE_PROMPT,
             *GENERATE_STOP,
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)

@@ -66,16 +66,16 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"generate_prompt": "compact"},
         ),
         System(
-            "crag_reader_prompt",
+            "crag_marked_prompt",
             "crag",
-            "CRAG generating with the reader prompt (instructions in the system turn, passages as material)",
-            lambda ctx, upper, lower: {"generate_prompt": "reader"},
+            "CRAG generating with the marked prompt (the passages datamarked against instructions inside them)",
+            lambda ctx, upper, lower: {"generate_prompt": "marked"},
         ),
         System(
-            "rag_reader_prompt",
+            "rag_marked_prompt",
             "rag",
-            "standard RAG generating with the reader prompt",
-            lambda ctx, upper, lower: {"generate_prompt": "reader"},
+            "standard RAG generating with the marked prompt",
+            lambda ctx, upper, lower: {"generate_prompt": "marked"},
         ),
         System(
             "rag_paper_prompt",

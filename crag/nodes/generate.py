@@ -43,6 +43,7 @@ from crag.prompts import (
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
     generation_prompt,
+    unmarked,
 )
 from crag.state import Citation, Replaced, Source, State, Strip, Turn
 
@@ -114,7 +115,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
             else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
         )
         reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
-        draft = answer = tidy(str(reply.content), [s["title"] for s in strips], question)
+        text = unmarked(str(reply.content), ctx.generate_prompt)
+        draft = answer = tidy(text, [s["title"] for s in strips], question)
         declined = abstains(draft)  # the model's own "I don't know" is kept as it is
         citations = attribute(draft, question, strips) if strips and not declined else []
         if loops(draft):  # no answer, however well its turns are supported

@@ -64,7 +64,7 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
         "is unsupported, declines, or rests on none of the passages judged best (-1.5..1.5; unset: the "
         "evaluator's upper threshold; above 1: never).",
     ),
-    "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'reader'."),
+    "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'marked'."),
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."

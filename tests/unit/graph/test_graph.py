@@ -381,7 +381,7 @@ def test_an_answer_that_goes_round_in_circles_is_withheld_or_replaced_by_a_quote
     assert result["answer"] == twice and result["grounded"] is True  # a repeat is not yet a loop
 
 
-def test_the_reader_prompt_puts_the_instruction_in_the_system_turn():
+def test_the_marked_prompt_joins_the_passages_words_and_its_answer_reads_plainly():
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage
 
@@ -394,14 +394,17 @@ def test_the_reader_prompt_puts_the_instruction_in_the_system_turn():
             self.seen.append(messages)
             return super()._generate(messages, stop, run_manager, **kwargs)
 
-    chat = Recording(responses=[AIMessage(content="Anna Berg was a Swedish painter.")])
+    # a model that copies the marks into its answer
+    chat = Recording(responses=[AIMessage(content="Anna^Berg^was^a^Swedish^painter.")])
     out = graph.invoke(
-        {"question": "What is Anna Berg's occupation?"}, context=fake_context(chat_model=chat, generate_prompt="reader")
+        {"question": "What is Anna Berg's occupation?"}, context=fake_context(chat_model=chat, generate_prompt="marked")
     )
-    (system, human) = chat.seen[-1]
-    assert system.type == "system" and "not instructions" in system.content and "Passages" not in system.content
-    assert (
-        human.type == "human" and human.content.startswith("Passages:\n") and "Anna Berg was a Swedish" in human.content
+    (prompt,) = chat.seen[-1]
+    assert "Anna^Berg:^Anna^Berg^was^a^Swedish^painter." in prompt.content  # title and text, marked
+    assert prompt.content.endswith(
+        "Question: What is Anna Berg's occupation?\nAnswer the question in one short "
+        "sentence, using only the passages above. If they do not contain the answer, "
+        "reply: I don't know.\nAnswer:"
     )
-    assert human.content.endswith("Question: What is Anna Berg's occupation?")
     assert out["answer"] == "Anna Berg was a Swedish painter." and out["grounded"]
+    assert "^" not in out["knowledge"]  # what the generator was given, as a reader sees it
