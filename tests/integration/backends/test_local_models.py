@@ -40,6 +40,12 @@ def test_the_default_model_is_assembled_checked_and_reads(monkeypatch, tmp_path)
     assert "mathematician" in said.lower()
     unknown = model.invoke(PASSAGE.format(question="What was the name of Ada Lovelace's dog?")).content
     assert "don't know" in unknown.lower() or "do not know" in unknown.lower(), unknown
+    # the same file brought by path, as a user's own GGUF: the same answer, from the same loaded contexts
+    from crag.backends import llm
+
+    by_path = chat_model(f"local:{path}", max_tokens=32)
+    assert by_path.invoke(PASSAGE.format(question="What was Ada Lovelace's occupation?")).content == said
+    assert llm._pool(f"local:{path}", by_path.n_ctx) is llm._pool("local", model.n_ctx)
 
 
 def test_a_control_token_in_a_passage_stays_text_to_the_real_tokenizer():
