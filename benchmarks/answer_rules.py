@@ -80,7 +80,15 @@ def _rare_support(claimed: set[str], stated: set[str], below: float = 4.0) -> fl
     return SUPPORT(rare, stated)
 
 
-TERMS, SUPPORT = attribution.terms, attribution.support
+TERMS, SUPPORT, CONCERNS = attribution.terms, attribution.support, attribution.concerns
+
+
+def _concerns_by_document(question: str, strips) -> list[bool]:
+    """A strip is about the question when it, or another strip of its document, names the subject: a
+    manual names its function once ("lru_cache") and its strip on cache_info() does not."""
+    own = CONCERNS(question, strips)
+    named = {(s.get("origin"), s.get("source")) for s, ok in zip(strips, own) if ok}
+    return [ok or (s.get("origin"), s.get("source")) in named for s, ok in zip(strips, own)]
 
 
 # rule -> what switches it off: (module, name, replacement) patches and Context overrides
@@ -114,6 +122,11 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
             (attribution, "support", _weighted_support),
             (generate_module, "rests_on", lambda *a: True),
         ],
+        {},
+    ),
+    "candidate: subject by document": ([(attribution, "concerns", _concerns_by_document)], {}),
+    "candidate: subject by document, no passed-over": (
+        [(attribution, "concerns", _concerns_by_document), (generate_module, "rests_on", lambda *a: True)],
         {},
     ),
     "drafts only (no rule, no quote)": (

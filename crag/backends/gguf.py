@@ -132,7 +132,7 @@ def packaged(spec: str) -> PackagedModel | None:
         return None
     model = MODELS.get(ALIASES.get(rest, rest))
     if model is None:
-        names = ", ".join([LOCAL] + [f"{LOCAL}:{n}" for n in (*ALIASES.keys() - {""}, *MODELS)])
+        names = ", ".join([LOCAL] + [f"{LOCAL}:{n}" for n in [*(a for a in ALIASES if a), *MODELS]])
         raise ValueError(f"unknown local model {spec!r}; choose {names} or {LOCAL}:/path/to/model.gguf")
     return model
 
@@ -174,11 +174,11 @@ def sha256_of(path: Path, progress: Callable[[int], None] | None = None) -> str:
 
 def _bar(total: int, desc: str, always: bool):
     # assembling takes seconds to a minute and happens once: always shown; the check before each
-    # process's first load takes about three seconds: shown on a terminal only
+    # process's first load takes about two seconds: shown on a terminal only
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=False if always else None)
 
 
-_VERIFIED: dict[str, tuple[Path, tuple[int, int]]] = {}  # spec -> (file, (size, mtime_ns)) checked here
+_VERIFIED: dict[str, tuple[Path, tuple[int, int]]] = {}  # model name -> (file, (size, mtime_ns)) checked here
 _LOCK = threading.Lock()
 
 

@@ -127,7 +127,9 @@ def test_names_aliases_and_paths():
     assert gguf.packaged("local:qwen2.5-coder-1.5b") is gguf.DEFAULT
     for path in ("local:/models/x.gguf", "local:~/x.gguf", "local:model.gguf", "local:./x"):
         assert gguf.packaged(path) is None
-    with pytest.raises(ValueError, match=r"unknown local model 'local:huge'; choose local, .*local:tiny.*/path/to"):
+    with pytest.raises(
+        ValueError, match=r"unknown local model 'local:huge'; choose local, local:small, local:tiny, .*/path/to"
+    ):
         gguf.packaged("local:huge")
     assert gguf.is_local("local") and gguf.is_local("local:tiny") and not gguf.is_local("ollama:local")
     assert not gguf.is_local("localhost:x") and not gguf.is_local(None)
