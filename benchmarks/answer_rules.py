@@ -96,7 +96,6 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
     "all rules (as shipped)": ([], {}),
     "no loop rule": ([(generate_module, "loops", lambda draft: False)], {}),
     "no withholding of unsupported answers": ([], {"answer_without_knowledge": True}),
-    "no passed-over rule": ([(generate_module, "rests_on", lambda *a: True)], {}),
     "no quoting at all": ([], {"quote_threshold": 2.0}),
     "no subject rule": ([(attribution, "concerns", lambda question, strips: [True] * len(strips))], {}),
     "no number rule": ([(attribution, "support", _no_number_rule)], {}),
@@ -116,17 +115,23 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
         [(attribution, "terms", _noted_terms), (attribution, "support", _rare_support)],
         {},
     ),
-    "candidate: weighted, no passed-over": (
+    "candidate: subject by document": ([(attribution, "concerns", _concerns_by_document)], {}),
+    "candidate: rare-word support, subject by document": (
         [
             (attribution, "terms", _noted_terms),
-            (attribution, "support", _weighted_support),
-            (generate_module, "rests_on", lambda *a: True),
+            (attribution, "support", _rare_support),
+            (attribution, "concerns", _concerns_by_document),
         ],
         {},
     ),
-    "candidate: subject by document": ([(attribution, "concerns", _concerns_by_document)], {}),
-    "candidate: subject by document, no passed-over": (
-        [(attribution, "concerns", _concerns_by_document), (generate_module, "rests_on", lambda *a: True)],
+    "candidate: none of loop, number, says-something, title-echo": (
+        [
+            (generate_module, "loops", lambda draft: False),
+            (attribution, "support", _no_number_rule),
+            (attribution, "says_something", lambda question, strip: True),
+            (attribution, "split_echo", lambda sentence, titles: ("", sentence)),
+            (generate_module, "split_echo", lambda sentence, titles: ("", sentence)),
+        ],
         {},
     ),
     "drafts only (no rule, no quote)": (
@@ -169,7 +174,9 @@ def run_folder(folder: Path, system: str) -> dict[str, dict]:
     info = json.loads((folder / "run.json").read_text())
     quote = info["quote_thresholds"][system]
     records = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines() if line.strip()]
-    records = [r for r in records if r["system"] == system and not r.get("error") and "strips" in r]
+    records = [r for r in records if r["system"] == system and not r.get("error")]
+    if not any(r.get("strips") for r in records):  # runs from before RAG's strips were recorded
+        raise SystemExit(f"{folder}: no strips recorded for {system}; run it again to replay its answers")
     rows = {"recorded answers": score(records, lambda r: r["answer"])}
     rows["drafts as recorded"] = score(records, lambda r: r["draft"] or "")
     for name, (patches, overrides) in ABLATIONS.items():
@@ -178,7 +185,7 @@ def run_folder(folder: Path, system: str) -> dict[str, dict]:
                 stack.enter_context(patched(target, attr, value))
             answers = {r["qid"]: replay(r, quote, overrides)["answer"] for r in records}
         rows[name] = score(records, lambda r, answers=answers: answers[r["qid"]])
-        if not patches and not overrides:  # the replay must give back what the run answered
+        if not patches and not overrides:  # the same code as the run's gives back what it answered
             rows[name]["differs_from_recorded"] = sum(answers[r["qid"]] != r["answer"] for r in records)
     for row in rows.values():
         row["n"] = len(records)
@@ -199,10 +206,10 @@ def main() -> None:
         print(
             f"(replayed with every rule: {rows['all rules (as shipped)']['differs_from_recorded']} answers differ from the run's)"
         )
-        print(f"{'':42s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
+        print(f"{'':72s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
         for name, row in rows.items():
             print(
-                f"{name:42s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
+                f"{name:72s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
                 f"{100 * row['declined_unanswerable']:22.1f}%"
             )
     if args.json:

@@ -149,8 +149,8 @@ class Context:
     quote_threshold: float | None = field(
         default=None,
         metadata={
-            "description": "When the model's answer is unsupported, it says it does not know, or its answer "
-            "rests on none of the strips judged best, quote the best kept strip that names the question's "
+            "description": "When the model's answer is unsupported or it says it does not know, quote the best "
+            "kept strip that names the question's "
             "subject and scores at least this (a retrieved strip by its selection score, a web strip by the "
             "evaluator's) instead. Empty: the evaluator's calibrated upper threshold (its own 'relevant'); "
             "above 1: never."

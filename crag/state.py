@@ -30,9 +30,9 @@ def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None)
 
 
 # why an answer is not the model's own words: it wrote nothing, went round in circles or wrote what no
-# strip supports (withheld), said it does not know, or wrote a supported answer that rests on none of the
-# strips judged best (these two are replaced only by a quote); `generate` decides, the CLI words it
-Replaced = Literal["empty", "declined", "looped", "unsupported", "passed over"]
+# strip supports (withheld), or said it does not know (replaced only by a quote); `generate` decides, the
+# CLI words it
+Replaced = Literal["empty", "declined", "looped", "unsupported"]
 
 
 class InputState(TypedDict):
@@ -57,7 +57,7 @@ class OutputState(TypedDict, total=False):
     draft: str  # what the generator wrote (the answer, unless it was withheld as unsupported)
     answer: str
     grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
-    quoted: bool  # the answer quotes a strip word for word: the model's was withheld, declined or passed it over
+    quoted: bool  # the answer quotes a strip word for word: the model's was withheld or declined
     replaced: Replaced | None  # why the answer is not the model's words; None when they stand or it was not asked
     citations: list[Citation]
     sources: list[Source]  # the cited strips

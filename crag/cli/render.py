@@ -116,7 +116,6 @@ def _print_web(result: dict[str, Any]) -> None:
 FAULTS = {
     "looped": ("these words go round in circles", "goes round in circles"),
     "unsupported": ("no source supports these words", "no source supports"),
-    "passed over": ("these words rest on a passage judged less relevant", "rests on a passage judged less relevant"),
     "empty": ("the model wrote nothing", ""),
     "declined": ("the model said it does not know", ""),
 }

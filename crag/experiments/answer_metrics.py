@@ -135,7 +135,7 @@ def honesty(records: Sequence[dict]) -> dict:
       share whose knowledge (what the generator was given) still does;
     - supported: the share of answerable questions answered with at least one supported citation;
     - quoted: the share of answerable questions answered by quoting a strip (the model's own answer
-      was unsupported, declined or passed over the best strip, `Context.quote_threshold`), and the
+      was unsupported or declined, `Context.quote_threshold`), and the
       share of those quotes that hold an answer;
     - citation precision: the share of citations that point at a strip containing an answer;
     - degenerate: of the drafts the model wrote, the share that loop or echo the question;

@@ -235,7 +235,7 @@ def markdown(
         "whose knowledge still does); supported (answerable questions answered with at least one citation, every "
         "citation being a strip that supports its sentence); citation precision (citations pointing at a strip "
         "that contains an answer); quoted (answerable questions answered by quoting a strip because the model's "
-        "own answer was unsupported, declined or passed over the best strip) and how many of those quotes hold an "
+        "own answer was unsupported or declined) and how many of those quotes hold an "
         "answer; looping (drafts that repeat a 4-word run or echo the question):",
         "",
         "| system | unanswerable n | abstained, unanswerable % | abstained, answerable % | abstained, answer in "

@@ -257,19 +257,6 @@ def says_something(question: str, strip: Strip) -> bool:
     return len(claim(strip["text"], question) - terms(strip["title"])) >= QUOTE_MIN_TERMS
 
 
-def rests_on(citations: Sequence[Citation], strips: Sequence[Strip], n: int) -> bool:
-    """Whether a cited sentence rests on strip `n` or on a strip judged as high (a tie).
-
-    A supported answer can still be a misreading: the 135M-parameter model often answers from a
-    lesser strip (a page's title line, a neighbouring option, a namesake's passage) whose words
-    support what it wrote, while the strip the evaluator judges best goes unused ("The stash entry
-    is cleared when git stash pop runs into conflicts." beside git-stash's "the stash entry is not
-    removed"). Where the answer does not rest on the best strip, `generate` quotes that strip
-    (README, "An answer rests on the best strip")."""
-    best = judged(strips[n - 1])
-    return any(judged(strips[m - 1]) >= best for c in citations for m in c["sources"])
-
-
 def grounded(citations: Sequence[Citation]) -> bool:
     return any(c["sources"] for c in citations)
 

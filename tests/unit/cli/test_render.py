@@ -67,23 +67,6 @@ def test_an_empty_reply_is_named_as_such_and_not_withheld_when_nothing_can_be_qu
     assert f"answer:\n  {UNSUPPORTED_ANSWER}" in out and "withheld" not in out and "UNGROUNDED" not in out
 
 
-def test_a_supported_answer_that_passed_over_the_best_passage_is_named_as_such(capsys):
-    from langchain_core.runnables import RunnableLambda
-
-    from tests.fakes import PASSED_OVER_DOCS, PASSED_OVER_RULES
-
-    ctx = fake_context(
-        PASSED_OVER_RULES,
-        chat_model=fake_chat("She lived in Stockholm."),
-        retriever=RunnableLambda(lambda q: list(PASSED_OVER_DOCS)),
-    )
-    state = graph.invoke({"question": QUESTION}, context=ctx)
-    print_run(state)
-    out = capsys.readouterr().out
-    assert state["quoted"] and "which rests on a passage judged less relevant: quoting the kept passage" in out
-    assert "no source supports" not in out
-
-
 def test_the_finish_of_a_run_without_tokens_prints_the_answer(capsys):
     printer = StreamPrinter()
     printer.finish({"answer": "I don't know: the sources hold nothing relevant to this question.", "draft": ""})

@@ -234,34 +234,13 @@ def test_an_unsupported_answer_quotes_the_strip_the_evaluator_calls_relevant(mak
     assert result["history"][-1]["answer"] == result["answer"]
 
 
-def test_a_supported_answer_that_passes_over_the_best_strip_is_replaced_by_its_quote(make_context):
+def test_a_supported_answer_stands_whichever_kept_strip_supports_it(make_context):
+    """No strip judged better replaces it: the passed-over rule cost the 1.5B reader's right answers."""
     docs, rules = PASSED_OVER_DOCS, PASSED_OVER_RULES  # both relevant; the painter strip is judged best
     result = graph.invoke({"question": QUESTION}, context=make_context(rules, "She lived in Stockholm.", docs=docs))
-    assert result["draft"] == "She lived in Stockholm." and result["quoted"] is True
-    assert result["replaced"] == "passed over"
-    assert result["answer"] == QUOTE_ANSWER.format(quote=docs[0].page_content) and result["grounded"] is True
-    assert [s["source"] for s in result["sources"]] == ["kb/a.txt"]
-    on_best = graph.invoke({"question": QUESTION}, context=make_context(rules, "She was a painter.", docs=docs))
-    assert on_best["answer"] == "She was a painter." and on_best["quoted"] is False
-    assert on_best["replaced"] is None
-    never = make_context(rules, "She lived in Stockholm.", docs=docs, quote_threshold=NEVER)
-    result = graph.invoke({"question": QUESTION}, context=never)  # no quoting at all: the answer stands
-    assert result["answer"] == "She lived in Stockholm." and result["quoted"] is False and result["grounded"]
-    assert result["replaced"] is None
-
-
-@pytest.mark.parametrize(
-    "rules, question, settings",
-    [
-        ({"painter": 0.3}, QUESTION, {}),  # kept (above the strip threshold) but below upper: not "relevant"
-        ({"painter": 0.9}, "What is Lena Holm's occupation?", {}),  # relevant, but about someone else
-        ({"painter": 0.9}, QUESTION, {"quote_threshold": 0.95}),  # an explicit threshold it does not reach
-    ],
-)
-def test_no_quote_without_a_relevant_strip_about_the_subject(make_context, rules, question, settings):
-    ctx = make_context(rules, "Anna Berg, occupation", "She was an astronaut.", **settings)
-    result = graph.invoke({"question": question}, context=ctx)
-    assert result["answer"] == UNSUPPORTED_ANSWER and result["quoted"] is False and not result["grounded"]
+    assert result["answer"] == result["draft"] == "She lived in Stockholm." and result["quoted"] is False
+    assert result["replaced"] is None and result["grounded"] is True
+    assert [s["source"] for s in result["sources"]] == ["kb/b.txt"]
 
 
 def test_an_explicit_quote_threshold_below_upper_quotes_more(make_context):

@@ -361,24 +361,6 @@ def test_a_strip_that_says_next_to_nothing_is_not_quoted(text, title, question):
     assert says_something("tar extract over existing files", fuller)
 
 
-def test_an_answer_rests_on_the_best_strip_when_a_sentence_cites_it_or_a_strip_judged_as_high():
-    from crag.methods.attribution import attribute, rests_on
-
-    strips = [
-        scored("Anna Berg was a Swedish painter.", 0.9, "", 0),
-        scored("Anna Berg lived in Stockholm.", 0.7, "", 1),
-        scored("Anna Berg was a painter of the sea.", 0.9, "", 2),
-    ]
-    lesser = attribute("She lived in Stockholm.", QUESTION, strips)
-    assert [c["sources"] for c in lesser] == [[2]] and not rests_on(lesser, strips, 1)
-    best = attribute("She was a Swedish painter.", QUESTION, strips)
-    assert rests_on(best, strips, 1)
-    both = attribute("She lived in Stockholm. She was a Swedish painter.", QUESTION, strips)
-    assert rests_on(both, strips, 1)  # one sentence on the best strip is enough
-    assert rests_on(attribute("She painted the sea.", QUESTION, strips), strips, 1)  # strip 3 ties strip 1
-    assert not rests_on([], strips, 1)
-
-
 def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_evaluator_s():
     from crag.methods.attribution import quotable
 
