@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import importlib
 import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,11 +26,9 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from crag.context import Context
-from crag.core.text import stem_words
 from crag.experiments import answer_metrics as metrics
 from crag.methods import attribution
 from crag.methods.attribution import abstains
-from crag.methods.rewrite import zipf
 
 # the module, not the node function that crag.nodes exports under the same name
 generate_module = importlib.import_module("crag.nodes.generate")
@@ -47,48 +44,9 @@ def patched(target: Any, name: str, value: Any) -> Iterator[None]:
         setattr(target, name, before)
 
 
-def _no_number_rule(claimed: set[str], stated: set[str]) -> float:
-    return len(claimed & stated) / len(claimed) if claimed else 0.0
-
-
-# Candidates, not rules of the shipped path: support weighted by how informative each claimed word is.
-# A model that writes whole sentences ("The `shutil.which` function is similar to the Unix `which`
-# command, which searches the PATH …") claims many common words no strip repeats; counting each the
-# same withheld its right answers. Each stem weighs by the rarest word it came from (wordfreq's Zipf).
-_RARITY: dict[str, float] = {}
-
-
-def _noted_terms(text: str) -> set[str]:
-    for token in attribution._WORD.findall(text.lower()):
-        for word in [token, *re.split(r"[.+-]+", token)]:
-            if word and word not in attribution.STOPWORDS and word not in attribution.FILLER:
-                stem = stem_words([word])[0]
-                _RARITY[stem] = min(_RARITY.get(stem, 99.0), zipf(word))
-    return TERMS(text)
-
-
-def _weighted_support(claimed: set[str], stated: set[str]) -> float:
-    if not claimed or any(t not in stated and any(c.isdigit() for c in t) for t in claimed):
-        return 0.0
-    weight = {t: max(0.5, 7.0 - _RARITY.get(t, 0.0)) for t in claimed}
-    return sum(weight[t] for t in claimed & stated) / sum(weight.values())
-
-
-def _rare_support(claimed: set[str], stated: set[str], below: float = 4.0) -> float:
-    """The share of the claim's rare words (Zipf below 4) a strip states; all its words when it has none."""
-    rare = {t for t in claimed if _RARITY.get(t, 0.0) < below} or claimed
-    return SUPPORT(rare, stated)
-
-
-TERMS, SUPPORT, CONCERNS = attribution.terms, attribution.support, attribution.concerns
-
-
-def _concerns_by_document(question: str, strips) -> list[bool]:
-    """A strip is about the question when it, or another strip of its document, names the subject: a
-    manual names its function once ("lru_cache") and its strip on cache_info() does not."""
-    own = CONCERNS(question, strips)
-    named = {(s.get("origin"), s.get("source")) for s, ok in zip(strips, own) if ok}
-    return [ok or (s.get("origin"), s.get("source")) in named for s, ok in zip(strips, own)]
+def _no_number_rule(claimed: set[str], stated: set[str], key: set[str] | None = None) -> float:
+    key = key or claimed
+    return len(key & stated) / len(key) if claimed else 0.0
 
 
 # rule -> what switches it off: (module, name, replacement) patches and Context overrides
@@ -107,24 +65,12 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
         ],
         {},
     ),
-    "candidate: support weighted by rarity": (
-        [(attribution, "terms", _noted_terms), (attribution, "support", _weighted_support)],
+    "no rare-word support (every claimed word counts)": (
+        [(attribution, "informative", lambda sentence, claimed: claimed)],
         {},
     ),
-    "candidate: support over rare words": (
-        [(attribution, "terms", _noted_terms), (attribution, "support", _rare_support)],
-        {},
-    ),
-    "candidate: subject by document": ([(attribution, "concerns", _concerns_by_document)], {}),
-    "candidate: rare-word support, subject by document": (
-        [
-            (attribution, "terms", _noted_terms),
-            (attribution, "support", _rare_support),
-            (attribution, "concerns", _concerns_by_document),
-        ],
-        {},
-    ),
-    "candidate: none of loop, number, says-something, title-echo": (
+    "no subject by document (each strip on its own)": ([(attribution, "_document", lambda strip: id(strip))], {}),
+    "none of loop, number, says-something, title-echo": (
         [
             (generate_module, "loops", lambda draft: False),
             (attribution, "support", _no_number_rule),

@@ -171,15 +171,24 @@ def _says(text: str, phrase: str) -> bool:
 
 def concerns(question: str, strips: Sequence[Strip]) -> list[bool]:
     """Whether each strip is about what the question asks about: it names the question's subject (its
-    rarest word; or, when all its words are common, its `named_phrase` whole), or the question names
-    the strip's document (`named_document`)."""
+    rarest word; or, when all its words are common, its `named_phrase` whole), the question names
+    the strip's document (`named_document`), or another kept strip of the same document names the
+    subject. A manual names its function once: functools' strip on `cache_info()` does not say
+    "lru_cache", the strip before it does, and the 1.5B reader's right answer from it was withheld. A
+    namesake's page is another document, so the rule's purpose stands."""
     named = subject(question)
     phrase = None if named else named_phrase(question)
-    return [
+    own = [
         (about(named, names(strip)) and (phrase is None or _says(f"{strip['title']} {strip['text']}", phrase)))
         or named_document(question, strip["title"])
         for strip in strips
     ]
+    documents = {_document(strip) for strip, ok in zip(strips, own) if ok}
+    return [ok or _document(strip) in documents for strip, ok in zip(strips, own)]
+
+
+def _document(strip: Strip) -> tuple[str, str]:
+    return strip.get("origin", ""), strip.get("source", "")
 
 
 _DIGITS = re.compile(r"\d+")
@@ -205,14 +214,35 @@ def names(strip: Strip) -> set[str]:
     return states(strip) | _content(parts)
 
 
-def support(claimed: set[str], stated: set[str]) -> float:
-    """Share of the claim that a strip stating `stated` (its terms, title included) states; none when
-    the claim holds a number the strip does not state. A number is often the whole answer, and the
-    one a model invents is the one no passage holds: "The default port of Postgres is 5432." claims
-    {postgres, 5432}, and a strip on the postgres user stated half of it."""
+def support(claimed: set[str], stated: set[str], key: set[str] | None = None) -> float:
+    """Share of the claim's `key` terms (its `informative` ones; all of it by default) that a strip
+    stating `stated` (its terms, title included) states; none when the claim holds a number the strip
+    does not state. A number is often the whole answer, and the one a model invents is the one no
+    passage holds: "The default port of Postgres is 5432." claims {postgres, 5432}, and a strip on the
+    postgres user stated half of it."""
     if not claimed or any(term not in stated and any(c.isdigit() for c in term) for term in claimed):
         return 0.0
-    return len(claimed & stated) / len(claimed)
+    key = key or claimed
+    return len(key & stated) / len(key)
+
+
+def informative(sentence: str, claimed: set[str]) -> set[str]:
+    """The claim's terms that come from an uncommon word (Zipf below SUBJECT_ZIPF: names, identifiers,
+    technical words), or the whole claim when it has none. A model that writes whole sentences wraps
+    the answer in common words no strip repeats: "The `shutil.which` function in Python is similar to
+    the Unix `which` command, which searches … for a specified executable" claims "similar",
+    "specified", "function"; counted like "shutil.which" they withheld the 1.5B reader's right answers."""
+    rarity: dict[str, float] = {}
+    code = {w for c in _CODE.findall(sentence.lower()) for w in _WORD.findall(c)}  # `-S`, `which`: names, not words
+    for token in _WORD.findall(sentence.lower()):
+        for word in [token, *(re.split(r"[.+-]+", token) if re.search(r"[.+-]", token) else [])]:
+            if word and word not in STOPWORDS and word not in FILLER:
+                stem = stem_words([word])[0]
+                rarity[stem] = min(rarity.get(stem, SUBJECT_ZIPF), 0.0 if token in code else zipf(word))
+    return {term for term in claimed if rarity.get(term, 0.0) < SUBJECT_ZIPF} or claimed
+
+
+_CODE = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*")  # inline code, and command-line options
 
 
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
@@ -223,8 +253,10 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     titles = [strip["title"] for strip in strips]
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
-        claimed = claim(split_echo(sentence, titles)[1], question)
-        scored = [(support(claimed, words), n) for n, words in enumerate(stated, 1) if relevant[n - 1]]
+        said = split_echo(sentence, titles)[1]
+        claimed = claim(said, question)
+        key = informative(said, claimed)
+        scored = [(support(claimed, words, key), n) for n, words in enumerate(stated, 1) if relevant[n - 1]]
         best = max((s for s, _ in scored), default=0.0)
         cited = [] if best < SUPPORT_MIN else sorted(n for s, n in scored if s == best)[:MAX_CITATIONS]
         citations.append(Citation(sentence=sentence, start=start, end=end, sources=cited))

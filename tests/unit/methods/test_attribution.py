@@ -204,7 +204,7 @@ def test_a_strip_names_a_subject_by_a_part_of_its_identifier():
     question = "Zipping two lists of different lengths drops the extra items. How do I pad the short one?"
     assert subject(question) == [{"zip"}]
     itertools_strip = strip("class zip_longest(builtins.object) | zip_longest(iter1 [,iter2 [...]], [fillvalue=None])")
-    other = strip("class chain(builtins.object) | chain(*iterables) --> chain object")
+    other = strip("class chain(builtins.object) | chain(*iterables) --> chain object", n=1)  # another document
     assert concerns(question, [itertools_strip, other]) == [True, False]
     assert {"zip", "longest", "zip_longest"} <= names(itertools_strip)
     # a part names; it supports no claim ("extract_dir" does not state "extracting files")
@@ -395,3 +395,46 @@ def test_a_loop_is_a_four_word_run_three_times(draft, looping):
 
     assert loops(draft) is looping
     assert abstains(LOOPING_ANSWER)
+
+
+def test_a_strip_is_about_the_subject_when_another_strip_of_its_document_names_it():
+    from crag.methods.attribution import concerns
+
+    question = "How can I see how many cache hits and misses my lru_cache-decorated function has had?"
+    named = strip("lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator.", "functools", 0)
+    same_page = strip(
+        "The wrapped function is instrumented with a cache_info() function that returns a named "
+        "tuple showing hits, misses, maxsize and currsize.",
+        "functools",
+        0,
+    )
+    other_page = strip("Cache hits and misses are counted by the statistics module.", "statistics", 1)
+    assert concerns(question, [named, same_page, other_page]) == [True, True, False]
+    assert concerns(question, [same_page, other_page]) == [False, False]  # nothing names it: no document does
+    draft = "You can see the cache statistics named tuple (hits, misses, maxsize, currsize) with f.cache_info()."
+    assert grounded(attribute(draft, question, [named, same_page]))
+    assert not grounded(attribute(draft, question, [same_page]))
+
+
+def test_support_counts_the_claims_uncommon_words():
+    from crag.methods.attribution import claim, informative, support
+
+    question = "python locate executable in PATH like unix which command"
+    draft = (
+        "The `shutil.which` function in Python is similar to the Unix `which` command: it gives the path of a program."
+    )
+    claimed = claim(draft, question)
+    key = informative(draft, claimed)
+    assert key == {"shutil.which", "shutil"} and {"similar", "function", "program"} <= claimed
+    stated = terms("shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None) Return the path to an executable.")
+    assert support(claimed, stated) < 0.5 and support(claimed, stated, key) == 1.0
+    # an option or inline code is a name, however common its letters: "-S" is the answer, "order" is not
+    option = "The `-S` option sorts files by size in descending order."
+    assert informative(option, claim(option, "ls sort by file size, biggest first")) == {"s", "descend"}
+    # a claim of common words only is counted whole
+    plain = claim("She lived by the sea.", "Where did Anna Berg live?")
+    assert plain == {"sea"} and informative("She lived by the sea.", plain) == plain
+    # a number no strip states still supports nothing, however few the key words
+    port = "The default port of Postgres is 5432."
+    claimed = claim(port, "What is the default port of Postgres?")
+    assert support(claimed, terms("Postgres listens on port 5433."), informative(port, claimed)) == 0.0
