@@ -226,6 +226,9 @@ def support(claimed: set[str], stated: set[str], key: set[str] | None = None) ->
     return len(key & stated) / len(key)
 
 
+_CODE = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*")  # inline code, and command-line options
+
+
 def informative(sentence: str, claimed: set[str]) -> set[str]:
     """The claim's terms that come from an uncommon word (Zipf below SUBJECT_ZIPF: names, identifiers,
     technical words), or the whole claim when it has none. A model that writes whole sentences wraps
@@ -240,9 +243,6 @@ def informative(sentence: str, claimed: set[str]) -> set[str]:
                 stem = stem_words([word])[0]
                 rarity[stem] = min(rarity.get(stem, SUBJECT_ZIPF), 0.0 if token in code else zipf(word))
     return {term for term in claimed if rarity.get(term, 0.0) < SUBJECT_ZIPF} or claimed
-
-
-_CODE = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*")  # inline code, and command-line options
 
 
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:

@@ -10,8 +10,8 @@ answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept i
 model's answer is withheld or it declines, but a kept strip about the question's subject scores as
 relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quoted`). A supported answer
 stands as the model wrote it, whichever kept strip supports it: with the 1.5B reader, replacing answers that
-rested on a strip judged less relevant than the best cost 5.2 points on the documentation set (README's
-report of 2026-11-27).
+rested on a strip judged less relevant than the best cost 5.2 points on the documentation set
+(docs/reports/2026-11-27-local-models.md).
 """
 
 from __future__ import annotations
