@@ -26,6 +26,8 @@ def models_cmd(
 ) -> None:
     """List the local chat models (chat_model 'local', 'local:tiny', …), or prepare one."""
     if prepare is not None:
+        if not gguf.is_local(prepare):
+            fail(f"--prepare takes a local model's name ('local', 'local:tiny', …), not {prepare!r}")
         try:
             if gguf.packaged(prepare) is None:
                 fail("--prepare takes a packaged model's name; a GGUF file of your own needs no preparing")
