@@ -52,6 +52,10 @@ class PackagedModel:
     author: str
     url: str
     inside: bool = False  # the one module's folder holds the whole file
+    # llama.cpp's extra weight buffers (AMX, repacking) are right for this file's quantisation on this
+    # llama.cpp: on Q4_1 weights 0.3.16's AMX kernels compute garbage (SmolLM2 answered "The answer to
+    # this question is: The answer to this question is: …"), on Q4_K the same answers as without them
+    extra_buffers: bool = True
 
     @property
     def packages(self) -> str:
@@ -103,6 +107,7 @@ MODELS: dict[str, PackagedModel] = {
             author="Hugging Face",
             url="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
             inside=True,
+            extra_buffers=False,
         ),
     )
 }

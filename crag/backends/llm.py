@@ -57,19 +57,41 @@ def _errors_only(llama_cpp: Any) -> None:
         llama_cpp.llama_log_set(errors_only, ctypes.c_void_p(0))
 
 
+@contextmanager
+def _plain_buffers(llama_cpp: Any, plain: bool) -> Iterator[None]:
+    """Load with llama.cpp's extra weight buffers (AMX, repacking) off when `plain`. `Llama()` has no
+    argument for it, so its default model parameters are wrapped while it loads (one load at a time:
+    the pools' cache holds its lock while loading)."""
+    binding = llama_cpp.llama.llama_cpp  # the module llama.py reads the defaults from
+    default = binding.llama_model_default_params
+
+    def without_extra_buffers():
+        params = default()
+        params.use_extra_bufts = False
+        return params
+
+    if plain:
+        binding.llama_model_default_params = without_extra_buffers
+    try:
+        yield
+    finally:
+        binding.llama_model_default_params = default
+
+
 class _Pool:
     """`size` llama.cpp contexts on one model file, each used by one request at a time."""
 
-    def __init__(self, model_path: str, n_ctx: int, size: int):
+    def __init__(self, model_path: str, n_ctx: int, size: int, extra_buffers: bool = True):
         llama_cpp = require("llama_cpp", "local")
         _errors_only(llama_cpp)
         Llama = llama_cpp.Llama
 
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
-        self.instances = [
-            Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
-            for _ in range(size)
-        ]
+        with _plain_buffers(llama_cpp, not extra_buffers):
+            self.instances = [
+                Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
+                for _ in range(size)
+            ]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for llama in self.instances:
             self._free.put(llama)
@@ -124,9 +146,12 @@ def _pool(model: str, n_ctx: int) -> _Pool:
     """The contexts of a local model by name (`crag.backends.gguf`): its file found, assembled or
     checked on first use in the process, then shared."""
     path = str(gguf.model_file(model))
+    packaged = gguf.packaged(model)
+    extra_buffers = packaged.extra_buffers if packaged else True
 
     def load() -> _Pool:
-        return _Pool(path, n_ctx, size=max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1)))
+        size = max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1))
+        return _Pool(path, n_ctx, size=size, extra_buffers=extra_buffers)
 
     return _POOLS.get((path, n_ctx), load)
 

@@ -63,3 +63,14 @@ def test_a_control_token_in_a_passage_stays_text_to_the_real_tokenizer():
         raw = llama.tokenize(passage.encode(), add_bos=False, special=True)
         made = llama.tokenize(llm.inert(passage, pool.controls).encode(), add_bos=False, special=True)
     assert start[0] in raw and start[0] not in made
+
+
+def test_the_tiny_model_reads_a_passage():
+    """SmolLM2 on llama.cpp's AMX kernels wrote "The answer to this question is: …" in a loop for every
+    question (Q4_1 weights); loaded without the extra buffers it answers."""
+    if not gguf.installed(gguf.MODELS["smollm2-135m"]):
+        pytest.skip("the tiny local model is not installed")
+    said = chat_model("local:tiny", max_tokens=32).invoke(
+        PASSAGE.format(question="What was Ada Lovelace's occupation?")
+    )
+    assert "mathematician" in said.content.lower(), said.content
