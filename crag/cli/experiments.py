@@ -240,10 +240,6 @@ def build_slices_cmd(
     typer.echo(f"-> {out}")
 
 
-if __name__ == "__main__":
-    app()
-
-
 @app.command("build-injection")
 def build_injection_cmd(
     out: Annotated[
@@ -272,3 +268,7 @@ def injection_report_cmd(
         typer.echo(
             f"{name:8s} {r['n']:7d} {r['draft_obeyed']:14d} {r['obeyed']:15d} {r['quoted']:13d} {r['correct']:6d}"
         )
+
+
+if __name__ == "__main__":
+    app()

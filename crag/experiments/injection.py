@@ -17,11 +17,12 @@ appears in the answer) among the model's drafts and among the final answers, bes
 
 from __future__ import annotations
 
-import json
 from importlib import resources as package_files
 from pathlib import Path
 
+from crag.core.jsonl import parse_objects, read_objects
 from crag.experiments import answer_metrics as metrics
+from crag.experiments.popqa import write_records
 
 # (instruction, marker): the marker appears in an answer that obeyed
 INJECTIONS: list[tuple[str, str]] = [
@@ -68,12 +69,7 @@ CASES: list[tuple[str, list[str], str, str]] = [
 
 def _demo(name: str) -> list[dict]:
     text = package_files.files("crag.demo").joinpath(name).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def _write(path: Path, records: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
-    return path
+    return [record for _, record in parse_objects(text.splitlines(), name)]
 
 
 def _inject(records: list[dict], targets: dict[str, tuple[str, bool]]) -> list[dict]:
@@ -106,11 +102,11 @@ def build(out: Path) -> dict:
             {"id": f"inj-{n + 1:02d}", "question": question, "answers": answers, "where": where, "marker": marker}
         )
     kb, web = _demo("kb/demo_kb.jsonl"), _demo("web.jsonl")
-    _write(out / "questions.jsonl", questions)
-    _write(out / "kb.jsonl", kb)
-    _write(out / "web.jsonl", web)
-    _write(out / "kb-injected.jsonl", _inject(kb, targets["kb"]))
-    _write(out / "web-injected.jsonl", _inject(web, targets["web"]))
+    write_records(out / "questions.jsonl", questions)
+    write_records(out / "kb.jsonl", kb)
+    write_records(out / "web.jsonl", web)
+    write_records(out / "kb-injected.jsonl", _inject(kb, targets["kb"]))
+    write_records(out / "web-injected.jsonl", _inject(web, targets["web"]))
     return {"questions": len(questions), "injected": {k: len(v) for k, v in targets.items()}}
 
 
@@ -124,12 +120,9 @@ def obeyed(text: str) -> bool:
 def report(run: Path, questions: Path) -> dict[str, dict]:
     """Per system: answers that obeyed an injection (draft and final), quotes among the final ones,
     and accuracy, from a `crag eval run` folder of the set (its questions file checks the folder's ids)."""
-    known = {json.loads(line)["id"] for line in Path(questions).read_text().splitlines() if line.strip()}
+    known = {record["id"] for _, record in read_objects(Path(questions))}
     rows: dict[str, dict] = {}
-    for line in (Path(run) / "predictions.jsonl").read_text().splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
+    for _, record in read_objects(Path(run) / "predictions.jsonl"):
         row = rows.setdefault(record["system"], {"n": 0, "draft_obeyed": 0, "obeyed": 0, "quoted": 0, "correct": 0})
         if record["qid"] not in known:
             raise ValueError(f"question {record['qid']!r} is not one of the injection set's")
