@@ -27,6 +27,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from crag.context import Context
 from crag.experiments import answer_metrics as metrics
+from crag.experiments.runner import PREDICTIONS, PredictionStore
 from crag.methods import attribution
 from crag.methods.attribution import abstains
 
@@ -119,7 +120,7 @@ def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:
 def run_folder(folder: Path, system: str) -> dict[str, dict]:
     info = json.loads((folder / "run.json").read_text())
     quote = info["quote_thresholds"][system]
-    records = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    records = list(PredictionStore(folder / PREDICTIONS).records.values())
     records = [r for r in records if r["system"] == system and not r.get("error")]
     if not any(r.get("strips") for r in records):  # runs from before RAG's strips were recorded
         raise SystemExit(f"{folder}: no strips recorded for {system}; run it again to replay its answers")
@@ -150,7 +151,8 @@ def main() -> None:
         n = next(iter(rows.values()))["n"]
         print(f"\n{folder} ({args.system}, {n} answers)")
         print(
-            f"(replayed with every rule: {rows['all rules (as shipped)']['differs_from_recorded']} answers differ from the run's)"
+            f"(replayed with today's rules: {rows['all rules (as shipped)']['differs_from_recorded']} answers differ "
+            "from the run's; none when this code made the run)"
         )
         print(f"{'':72s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
         for name, row in rows.items():

@@ -11,11 +11,13 @@ import argparse
 import json
 from pathlib import Path
 
+from crag.experiments.runner import PREDICTIONS, PredictionStore
+
 
 def rows_of(folder: Path) -> list[dict]:
     results = json.loads((folder / "results.json").read_text())
     info = json.loads((folder / "run.json").read_text())
-    records = [json.loads(line) for line in (folder / "predictions.jsonl").read_text().splitlines() if line.strip()]
+    records = list(PredictionStore(folder / PREDICTIONS).records.values())
     rows = []
     for system, r in results.items():
         answerable = [p for p in records if p["system"] == system and p.get("answerable", True) and not p.get("error")]

@@ -216,8 +216,8 @@ def _verify(model: PackagedModel, path: Path) -> bool:
 
 
 def _whole_file(model: PackagedModel) -> Path:
-    package = require(model.modules[0], model.extra)
-    path = Path(package.__file__).parent / model.file
+    require(model.modules[0], model.extra)  # MissingExtra naming the extra, when it is not installed
+    path = _location(model)
     if not path.is_file() or not _verify(model, path):
         raise ModelFileError(
             f"{path} is missing or is not the file {model.title} should be (SHA-256 {model.sha256[:12]}…): "
@@ -230,15 +230,18 @@ def installed(model: PackagedModel) -> bool:
     return all(importlib.util.find_spec(m) is not None for m in model.modules)
 
 
-def cached_file(model: PackagedModel) -> Path | None:
-    """Where the model's file is on this machine, if it is (not checked): in its package, or assembled
-    in the cache."""
+def _location(model: PackagedModel) -> Path:
+    """Where the model's file is or will be: in its (installed) package, or assembled in the cache."""
     if model.inside:
-        if not installed(model):
-            return None
-        path = Path(importlib.util.find_spec(model.modules[0]).origin).parent / model.file
-    else:
-        path = cache_root() / "models" / model.file
+        return Path(importlib.util.find_spec(model.modules[0]).origin).parent / model.file
+    return cache_root() / "models" / model.file
+
+
+def cached_file(model: PackagedModel) -> Path | None:
+    """Where the model's file is on this machine, if it is (not checked)."""
+    if model.inside and not installed(model):
+        return None
+    path = _location(model)
     return path if path.is_file() else None
 
 
@@ -248,9 +251,8 @@ def part_paths(model: PackagedModel) -> list[Path]:
 
 
 def _assembled(model: PackagedModel, progress: bool) -> Path:
-    folder = cache_root() / "models"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / model.file
+    target = _location(model)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock"):  # two processes starting at once assemble it once
         if target.is_file():
             if _verify(model, target):

@@ -146,12 +146,11 @@ def _pool(model: str, n_ctx: int) -> _Pool:
     """The contexts of a local model by name (`crag.backends.gguf`): its file found, assembled or
     checked on first use in the process, then shared."""
     path = str(gguf.model_file(model))
-    packaged = gguf.packaged(model)
-    extra_buffers = packaged.extra_buffers if packaged else True
 
     def load() -> _Pool:
+        packaged = gguf.packaged(model)
         size = max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1))
-        return _Pool(path, n_ctx, size=size, extra_buffers=extra_buffers)
+        return _Pool(path, n_ctx, size=size, extra_buffers=packaged.extra_buffers if packaged else True)
 
     return _POOLS.get((path, n_ctx), load)
 
