@@ -5,8 +5,9 @@ graph as a user's question does, routing included: on Incorrect the retrieved st
 web's, on Ambiguous both are kept, so the figure is the one `crag eval` reports as `strip_recall`.
 
 For every answerable question this runs the CRAG graph up to its knowledge (retrieve, grade, refine,
-and the web where the route searches it) with a chat model that writes nothing (the web query falls
-back to the question's own keywords), and reports, per setting:
+and the web where the route searches it) with a chat model that writes nothing, so that the web query
+falls back to the question's own keywords (the "model rewrite" setting has the default local model
+write it, as `crag eval` does), and reports, per setting:
 
 - strip recall: of the questions whose retrieved documents hold an answer, the share whose final
   knowledge does (the generator issue's target: >= 95%);
@@ -44,6 +45,8 @@ VARIANTS: dict[str, dict] = {
     "fixed 50-word windows": {"refine_mode": "fixed_num"},
     "whole passages (selection)": {"refine_mode": "selection"},
     "no strip threshold": {"strip_threshold": -1.01},
+    # the web query written by the default local model (the paper's rewrite) instead of the question's keywords
+    "model rewrite": {"chat_model": "local"},
 }
 
 
@@ -71,16 +74,16 @@ def main() -> None:
     names = args.variants.split(",") if args.variants else list(VARIANTS)
     results = {}
     for name in names:
-        ctx = Context(
-            evaluator=evaluator,
-            chat_model=FakeListChatModel(responses=[""]),  # writes nothing, however often asked (it cycles)
-            chroma_dir=str(args.chroma_dir),
-            collection=collection,
-            web_backend="local",
-            web_index=str(args.inputs / "web.jsonl"),
-            k=args.k,
-            **VARIANTS[name],
-        )
+        settings = {
+            "evaluator": evaluator,
+            "chat_model": FakeListChatModel(responses=[""]),  # writes nothing, however often asked (it cycles)
+            "chroma_dir": str(args.chroma_dir),
+            "collection": collection,
+            "web_backend": "local",
+            "web_index": str(args.inputs / "web.jsonl"),
+            "k": args.k,
+        }
+        ctx = Context(**{**settings, **VARIANTS[name]})
         rows = []
         for q in tqdm(questions, desc=name, leave=False):
             out = graph.invoke({"question": q.question}, context=ctx)

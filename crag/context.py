@@ -21,6 +21,7 @@ from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
 from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import SET_WEIGHT
 from crag.methods.refinement import Mode as RefineMode
+from crag.methods.rewrite import Rewrite
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
 
 WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
@@ -156,10 +157,12 @@ class Context:
             "above 1: never."
         },
     )
-    rewrite: bool = field(
-        default=True,
+    rewrite: Rewrite = field(
+        default="keywords",
         metadata={
-            "description": "Rewrite the question into keywords before searching the web (off: search with the question; the paper's ablation)."
+            "description": "How the web query is made: 'keywords' (the question's subjects and rarest words; no model "
+            "call), 'model' (the paper's few-shot rewrite by rewrite_model) or 'off' (the question as asked; the "
+            "paper's ablation). true/false, its old values, mean 'model'/'off'."
         },
     )
     web_k: int = field(default=5, metadata={"description": "Web results used per search."})
@@ -195,6 +198,10 @@ class Context:
             raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
+        if isinstance(self.rewrite, bool):  # the setting's values before it had three
+            self.rewrite = "model" if self.rewrite else "off"
+        if self.rewrite not in get_args(Rewrite):
+            raise ValueError(f"unknown rewrite {self.rewrite!r}; choose {' or '.join(get_args(Rewrite))}")
         if self.route not in get_args(Route):
             raise ValueError(f"unknown route {self.route!r}; choose {' or '.join(get_args(Route))}")
         if self.search not in get_args(Search):

@@ -127,7 +127,14 @@ SYSTEMS: dict[str, System] = {
             "crag_no_rewrite",
             "crag",
             "w/o rewrite: the web is searched with the question itself (Table 3)",
-            lambda ctx, upper, lower: {"rewrite": False},
+            lambda ctx, upper, lower: {"rewrite": "off"},
+        ),
+        System(
+            "crag_model_rewrite",
+            "crag",
+            "the web query written by the chat model with the paper's few-shot prompt (the default takes the "
+            "question's own keywords)",
+            lambda ctx, upper, lower: {"rewrite": "model"},
         ),
         System(
             "crag_no_selection",

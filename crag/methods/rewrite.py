@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+# How the web query is made (`Context.rewrite`): the question's own keywords (`fallback_query`, no model
+# call), the chat model's few-shot rewrite (the paper's), or the question as asked (the paper's ablation).
+Rewrite = Literal["keywords", "model", "off"]
 
 MAX_KEYWORDS = 3
 MAX_KEYWORD_WORDS = 6  # the paper's longest example keyword has 6 words; longer ones are sentences

@@ -26,6 +26,7 @@ from crag.context import Context, RefineMode, Search, WebBackend
 from crag.core.thresholds import PRESETS, Thresholds
 from crag.graph import graph
 from crag.methods.question import MAX_QUESTION_CHARS
+from crag.methods.rewrite import Rewrite
 from crag.prompts import GeneratePrompt
 from crag.state import OutputState
 from crag.threads import check_thread_id
@@ -53,7 +54,7 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
         "(the server's wikipedia_url), 'searxng' (the server's searxng_url, if it has one) or 'none'.",
     ),
     "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
-    "rewrite": (bool, "Rewrite the question into keywords before searching the web."),
+    "rewrite": (Rewrite | bool, "How the web query is made: 'keywords', 'model' or 'off' (true/false: model/off)."),
     "answer_without_knowledge": (
         bool,
         "With nothing relevant found, answer from the model's memory (marked ungrounded).",

@@ -76,7 +76,9 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     }
     crag_q2 = next(r for r in rows if r["system"] == "crag" and r["qid"] == "q2")
     assert crag_q2["action"] == "incorrect" and crag_q2["knowledge_recall"] and crag_q2["scores"] == [-0.9, -0.9]
-    assert crag_q2["documents_with_answer"] == [False, False] and crag_q2["rewritten_query"] == "Carl, Dahl"
+    assert (
+        crag_q2["documents_with_answer"] == [False, False] and crag_q2["rewritten_query"] == "Carl Dahl, occupation"
+    )  # the question's own keywords
     # what the generator was given, strip by strip, for replaying the answer path on the recorded draft
     assert crag_q2["strips"] and all(s["origin"] == "external" for s in crag_q2["strips"])
     assert "replaced" in crag_q2 and all(r["strips"] == [] for r in rows if r["system"] == "no_retrieval")

@@ -106,11 +106,14 @@ def test_no_selection_keeps_every_strip(make_context):
     assert everything.count("\n\n") == 1 and "Oslo" in everything
 
 
-def test_no_rewrite_searches_with_the_question(make_context):
+def test_the_three_ways_of_making_the_web_query(make_context):
     rules = {"painter": -0.9, "Oslo is": -0.9, "footballer": 0.8}
     ctx = make_context(rules)
-    answer("crag", ctx)
-    assert ctx.web_backend.queries == ["Anna, Berg"]
+    out = answer("crag", ctx)  # the default: the question's own keywords, no model call
+    assert ctx.web_backend.queries == ["Anna Berg, occupation"] and "rewrite" not in out["latency"]
+    ctx = make_context(rules)
+    out = answer("crag_model_rewrite", ctx)  # the echoing chat model's keywords
+    assert ctx.web_backend.queries == ["Anna, Berg"] and out["latency"]["rewrite"] >= 0
     ctx = make_context(rules)
     out = answer("crag_no_rewrite", ctx)
     assert ctx.web_backend.queries == [ANNA] and out["rewritten_query"] == ANNA
@@ -126,7 +129,7 @@ def test_routes_are_forced_whatever_the_scores(make_context, scores):
 
 
 def test_ambiguous_times_both_branches_and_the_rewrite(make_context):
-    out = answer("crag", make_context({"painter": 0.0, "Oslo is": -0.9, "footballer": 0.8}))
+    out = answer("crag_model_rewrite", make_context({"painter": 0.0, "Oslo is": -0.9, "footballer": 0.8}))
     assert out["action"] == "ambiguous"
     assert {"retrieve", "grade", "refine", "search", "rewrite", "generate"} <= set(out["latency"])
     assert out["latency"]["rewrite"] <= out["latency"]["search"] <= out["wall_s"]

@@ -18,7 +18,9 @@ def make_context():
             chat_model=fake_chat(*replies),
             retriever=RunnableLambda(lambda q: list(docs)),
             web_backend=web if web is not None else FakeWeb(WEB),
-            **{"embeddings": WordEmbeddings(), **kw},
+            # the scripted replies begin with the web query's: the model writes it here (the default takes
+            # the question's keywords, tests/unit/graph/test_graph.py checks it)
+            **{"embeddings": WordEmbeddings(), "rewrite": "model", **kw},
         )
 
     return make

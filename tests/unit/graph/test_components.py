@@ -117,7 +117,7 @@ def test_the_compressor_inside_contextual_compression_retriever_and_a_chain():
 
 
 def crag_retriever(rules, *, web=None, documents=None) -> CRAGRetriever:
-    context = Context(evaluator=FakeEvaluator(rules), web_backend=web or "none", rewrite=False, refine_mode="selection")
+    context = Context(evaluator=FakeEvaluator(rules), web_backend=web or "none", rewrite="off", refine_mode="selection")
     return CRAGRetriever(retriever=ListRetriever(documents=documents or list(DOCS)), context=context)
 
 
@@ -133,7 +133,7 @@ def test_the_retriever_returns_the_refined_internal_knowledge_on_correct():
 def test_the_retriever_searches_the_web_on_incorrect_and_names_the_page():
     web = FakeWeb(WEB)
     found = crag_retriever({"seascapes": 0.7}, web=web).invoke("What did Anna Berg paint?")
-    assert web.queries == ["What did Anna Berg paint?"]  # rewrite=False: the question itself
+    assert web.queries == ["What did Anna Berg paint?"]  # rewrite="off": the question itself
     assert [d.metadata["origin"] for d in found] == ["external"]
     assert found[0].metadata["source"] == "local://Anna Berg (painter)"
     assert found[0].metadata["crag_action"] == "incorrect" and "seascapes" in found[0].page_content

@@ -16,7 +16,7 @@ from crag.experiments.systems import NEVER
 from crag.graph import build_graph, graph
 from crag.methods.question import InvalidQuestion
 from crag.prompts import LOOPING_ANSWER, NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
-from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, FakeWeb
+from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, WEB, FakeWeb
 
 QUESTION = "What is Anna Berg's occupation?"
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -152,6 +152,24 @@ def test_web_failure_with_nothing_internal_says_so_without_asking_the_model(make
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["action"] == "incorrect" and result["sources"] == [] and result["answer"] == NO_KNOWLEDGE_ANSWER
     assert result["grounded"] is False and result["draft"] == ""
+
+
+@pytest.mark.parametrize("rewrite, query", [("keywords", "Anna Berg, occupation"), ("off", QUESTION)])
+def test_the_web_query_needs_no_model_unless_asked(make_context, rewrite, query):
+    web = FakeWeb(WEB)
+    ctx = make_context({"seascapes": 0.7}, "A painter.", web=web, rewrite=rewrite)  # one reply: the answer's
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    assert result["action"] == "incorrect" and web.queries == [query] and result["rewritten_query"] == query
+    assert result["draft"] == "A painter."  # the only reply went to the answer
+
+
+def test_the_rewrite_setting(make_context):
+    assert Context.default("rewrite") == "keywords"
+    ctx = make_context({})
+    assert dataclasses.replace(ctx, rewrite=True).rewrite == "model"  # the setting's values before it had three
+    assert dataclasses.replace(ctx, rewrite=False).rewrite == "off"
+    with pytest.raises(ValueError, match="unknown rewrite 'llm'"):
+        dataclasses.replace(ctx, rewrite="llm")
 
 
 def test_no_web_backend_skips_the_rewrite_and_the_search(make_context):

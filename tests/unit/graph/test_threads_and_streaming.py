@@ -172,6 +172,7 @@ def test_custom_events_from_every_node_and_answer_tokens_only():
     ctx = context(
         "Anna Berg, occupation",
         "She painted seascapes.",
+        rewrite="model",  # the model writes the web query (its tokens must not stream as the answer's)
         rules={"Swedish": 0.0, "seascapes": 0.7},
         web=FakeWeb(
             [

@@ -1,0 +1,110 @@
+"""Ask the model again for recorded answers, with another generation prompt or without stop labels.
+
+The generation prompt and the stop labels act on one model call, `generate`'s: everything before it
+(retrieval, grading, refinement, the web) and the knowledge it is given are recorded by `crag eval run`.
+So their ablation needs that one call again, on the recorded strips, not the whole run. For each prompt
+this asks the run's chat model once without stop labels (greedy decoding: the reply with them is the
+same reply cut before the first label, which is what llama.cpp and the APIs do), then feeds both drafts
+through `generate`'s rules as `answer_rules.py` does and scores them.
+
+    python benchmarks/regenerate.py artifacts/eval/models/local-docs --prompts compact,marked,paper
+
+The first row checks the method: the run's own prompt with its stop labels should reproduce the
+recorded drafts ("drafts as recorded"; a few differ when the run's machine computed differently).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from answer_rules import replay, score  # this folder's replay of `generate`'s rules
+from tqdm.auto import tqdm
+
+from crag import resources
+from crag.context import Context
+from crag.experiments.runner import PREDICTIONS, PredictionStore
+from crag.nodes.generate import format_knowledge, tidy
+from crag.prompts import GENERATE_PROMPTS, GENERATE_STOP, generation_prompt, unmarked
+
+
+def cut(reply: str, labels: list[str]) -> str:
+    """The reply as generation with `labels` as stop sequences returns it: up to the first label."""
+    ends = [reply.find(label) for label in labels if label in reply]
+    return reply[: min(ends)] if ends else reply
+
+
+def regenerate(records: list[dict], chat_model: str, prompt: str, max_tokens: int) -> dict[str, str]:
+    """Each record's raw reply to `prompt` over its recorded strips, without stop labels (by qid)."""
+    ctx = Context(chat_model=chat_model, evaluator=None, generate_prompt=prompt, max_answer_tokens=max_tokens)
+    model = resources.chat(ctx, "answer")
+    replies = {}
+    for record in tqdm(records, desc=prompt, leave=False):
+        if not record["strips"]:  # the model is not asked without knowledge
+            continue
+        text = generation_prompt(prompt, knowledge=format_knowledge(record["strips"]), question=record["question"])
+        replies[record["qid"]] = str(model.invoke(text).content)
+    return replies
+
+
+def as_draft(reply: str, prompt: str, record: dict) -> str:
+    return tidy(unmarked(reply, prompt), [s["title"] for s in record["strips"]], record["question"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="a `crag eval run` output folder")
+    parser.add_argument("--system", default="crag")
+    parser.add_argument("--prompts", default=",".join(GENERATE_PROMPTS), help="comma-separated prompt names")
+    parser.add_argument("--limit", type=int, help="the first N records only (a quick look)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    info = json.loads((args.folder / "run.json").read_text())
+    quote = info["quote_thresholds"][args.system]
+    records = [
+        r
+        for r in PredictionStore(args.folder / PREDICTIONS).records.values()
+        if r["system"] == args.system and not r.get("error")
+    ][: args.limit]
+    rows: dict[str, Any] = {"recorded answers": score(records, lambda r: r["answer"])}
+    rows["recorded drafts"] = score(records, lambda r: r["draft"] or "")
+    for prompt in args.prompts.split(","):
+        replies = regenerate(records, info["chat_model"], prompt, info["max_answer_tokens"])
+        for stops in (True, False):
+            name = f"{prompt}, {'with' if stops else 'without'} stop labels"
+            drafts = {
+                r["qid"]: as_draft(cut(replies[r["qid"]], GENERATE_STOP) if stops else replies[r["qid"]], prompt, r)
+                for r in records
+                if r["qid"] in replies
+            }
+            answers = {
+                r["qid"]: replay({**r, "draft": drafts.get(r["qid"], "")}, quote, {"generate_prompt": prompt})["answer"]
+                for r in records
+            }
+            rows[f"{name}: drafts"] = score(records, lambda r, d=drafts: d.get(r["qid"], ""))
+            rows[f"{name}: answers"] = score(records, lambda r, a=answers: a[r["qid"]])
+            if prompt == info["generate_prompt"] and stops:
+                rows[f"{name}: drafts"]["differs_from_recorded"] = sum(
+                    drafts.get(r["qid"], "") != (r["draft"] or "") for r in records
+                )
+            rows[f"{name}: answers"]["stop_label_cut"] = sum(
+                cut(reply, GENERATE_STOP) != reply for reply in replies.values()
+            )
+    print(f"\n{args.folder} ({args.system}, {len(records)} answers, {info['chat_model']})")
+    print(f"{'':52s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
+    for name, row in rows.items():
+        extra = "".join(f"  {k}: {v}" for k, v in row.items() if k in ("differs_from_recorded", "stop_label_cut"))
+        print(
+            f"{name:52s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
+            f"{100 * row['declined_unanswerable']:22.1f}%{extra}"
+        )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
