@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from crag import __version__
 from crag.cli.chat import chat_cmd
 from crag.cli.common import (
     ChatModel,
@@ -55,6 +56,23 @@ from crag.serve.service import SAFE_SETTINGS
 from crag.threads import thread_config, thread_turn, threaded_graph
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"crag-langgraph {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    pass
+
+
 app.add_typer(evaluator_app, name="evaluator")
 app.add_typer(eval_app, name="eval")
 app.command("ingest")(ingest_cmd)

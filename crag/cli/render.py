@@ -160,13 +160,18 @@ def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) 
         )
 
 
+def counted(n: int, noun: str) -> str:
+    """ "1 document", "2 documents": the streamed lines count in English."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def event_line(event: dict[str, Any]) -> str:
     """One readable line per custom stream event."""
     node = event.get("node")
     if node == "contextualize":
         return f"follow-up read as: {event['question']}"
     if node == "retrieve":
-        return f"retrieved {len(event['documents'])} documents"
+        return f"retrieved {counted(len(event['documents']), 'document')}"
     if node == "grade":
         return f"graded: {event['action'].upper()} (" + ", ".join(f"{s:+.2f}" for s in event["scores"]) + ")"
     if event.get("web_status") == "not configured":
@@ -176,9 +181,9 @@ def event_line(event: dict[str, Any]) -> str:
     if "web_error" in event:
         return f"web search failed: {event['web_error']}"
     if "results" in event:
-        return f"web: {len(event['results'])} results, {len(event['strips'])} strips kept"
+        return f"web: {counted(len(event['results']), 'result')}, {counted(len(event['strips']), 'strip')} kept"
     if node == "refine":
-        return f"refined: {len(event['strips'])} strips kept"
+        return f"refined: {counted(len(event['strips']), 'strip')} kept"
     return json.dumps(event, ensure_ascii=False)[:200]
 
 

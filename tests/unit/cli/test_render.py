@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from crag.cli.render import StreamPrinter, print_run, show, stream_run
+from crag.cli.render import StreamPrinter, event_line, print_run, show, stream_run
 from crag.graph import graph
 from crag.prompts import QUOTE_ANSWER, UNSUPPORTED_ANSWER
 from tests.fakes import DOCS, fake_chat, fake_context
@@ -90,3 +90,11 @@ def test_a_web_that_is_not_configured_says_where_to_configure_it(capsys):
     print_run({"action": "incorrect", "web_status": "not configured", "answer": "I don't know."})
     out = capsys.readouterr().out
     assert "web search: not configured" in out and "where the graph runs: here, or on the server" in out
+
+
+def test_progress_lines_count_in_english():
+    assert event_line({"node": "retrieve", "documents": [{}]}) == "retrieved 1 document"
+    assert event_line({"node": "retrieve", "documents": [{}, {}]}) == "retrieved 2 documents"
+    assert event_line({"node": "refine", "strips": [{}]}) == "refined: 1 strip kept"
+    web = {"node": "rewrite_and_search", "results": [{}], "strips": []}
+    assert event_line(web) == "web: 1 result, 0 strips kept"
