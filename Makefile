@@ -12,7 +12,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-unit test-slow lint demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
+.PHONY: setup test test-unit test-slow lint docs demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty eval-models
 
 setup: $(STAMP)
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip uninstall -q -y crag 2>/dev/null || true  # the distribution's old name, in a venv made before
-	$(BIN)/pip install -q --disable-pip-version-check -e ".[all,test]"
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[all,test,docs]"
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -36,9 +36,13 @@ test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
 # ruff (rules in pyproject.toml) and import-linter (the layers' contracts, also a test)
+# the documentation site into site/ (docs/, mkdocs.yml); --strict: a broken link or reference fails
+docs: setup
+	$(BIN)/mkdocs build --strict
+
 lint: setup
-	$(BIN)/ruff check crag tests benchmarks
-	$(BIN)/ruff format --check crag tests benchmarks
+	$(BIN)/ruff check crag tests benchmarks docs
+	$(BIN)/ruff format --check crag tests benchmarks docs
 	$(BIN)/lint-imports --no-cache
 
 $(PAIRS)/manifest.json: | setup
@@ -106,7 +110,7 @@ bench-evaluator: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 # /usr/share/doc and PopQA: recall at 1/3/5/10 and MRR (about 4 minutes; the collections come from
 # evaluator-slices)
 bench-retrieval: evaluator-slices
-	$(BIN)/python benchmarks/retrieval_benchmark.py --json artifacts/bench/retrieval.json
+	$(BIN)/python benchmarks/retrieval_benchmark.py --data-dir $(DATA) --json artifacts/bench/retrieval.json
 
 bench-engines: evaluator-slices
 	$(BIN)/python benchmarks/evaluator_engines.py --slices $(SLICES) --json artifacts/bench/evaluator-engines.json

@@ -8,6 +8,8 @@ and a CLI or a server that needs neither should not pay for them.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -65,3 +67,24 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """`crag.graph` is the compiled graph, as `from crag import graph` promises, in every process.
+
+    The module `crag/graph.py` has the same name, and the import system binds each submodule on its
+    package once it is imported: `from crag import graph` then gave the module wherever anything had
+    imported it first (the documentation's examples, run by the tests, found it). The property keeps
+    the name for the graph; `from crag.graph import build_graph` still reaches the module.
+    """
+
+    @property
+    def graph(self) -> Any:
+        return importlib.import_module("crag.graph").graph
+
+    @graph.setter
+    def graph(self, value: Any) -> None:  # the import system binding the submodule: the name stays the graph's
+        pass
+
+
+sys.modules[__name__].__class__ = _Package

@@ -45,14 +45,21 @@ class Context:
 
     evaluator: str | None = field(
         default_factory=lambda: _env("CRAG_EVALUATOR", None),
-        metadata={"description": "Evaluator checkpoint folder; empty = the shipped evaluator."},
+        metadata={
+            "env": "CRAG_EVALUATOR",
+            "description": "Evaluator checkpoint folder; empty = the shipped evaluator.",
+        },
     )
     chat_model: str = field(
         default_factory=lambda: _env("CRAG_CHAT_MODEL", "local") or "local",
-        metadata={"description": f"Generator: {CHAT_MODEL_HELP}."},
+        metadata={"env": "CRAG_CHAT_MODEL", "description": f"Generator: {CHAT_MODEL_HELP}."},
     )
     rewrite_model: str | None = field(
-        default=None, metadata={"description": "Query rewriter; empty = the same model as chat_model."}
+        default=None,
+        metadata={
+            "description": "Model for the web query (with rewrite 'model') and for follow-ups the rules cannot "
+            "resolve; empty = chat_model."
+        },
     )
     preset: Preset | None = field(
         default=None,
@@ -101,19 +108,21 @@ class Context:
     )
     chroma_dir: str = field(
         default_factory=lambda: str(default_chroma_dir()),
-        metadata={"description": "Embedded Chroma folder (ignored when chroma_url is set)."},
+        metadata={"env": "CRAG_CHROMA_DIR", "description": "Embedded Chroma folder (ignored when chroma_url is set)."},
     )
     chroma_url: str | None = field(
-        default_factory=lambda: _env("CRAG_CHROMA_URL", None), metadata={"description": "A Chroma server URL."}
+        default_factory=lambda: _env("CRAG_CHROMA_URL", None),
+        metadata={"env": "CRAG_CHROMA_URL", "description": "A Chroma server URL."},
     )
     collection: str = field(
         default_factory=default_collection,
-        metadata={"description": "Chroma collection of the knowledge base."},
+        metadata={"env": "CRAG_COLLECTION", "description": "Chroma collection of the knowledge base."},
     )
     embeddings: str = field(  # or an Embeddings object (see the class docstring)
         default_factory=default_embeddings,
         metadata={
-            "description": f"Embeddings of the Chroma collection (the ones it was ingested with): {EMBEDDINGS_HELP}."
+            "env": "CRAG_EMBEDDINGS",
+            "description": f"Embeddings of the Chroma collection (the ones it was ingested with): {EMBEDDINGS_HELP}.",
         },
     )
     # There is no default web: a made-up fallback (the demo's Wikipedia pages behind a user's own
@@ -121,24 +130,32 @@ class Context:
     web_backend: WebBackend | None = field(
         default_factory=lambda: _env("CRAG_WEB_BACKEND", None) or None,  # type: ignore[return-value]
         metadata={
+            "env": "CRAG_WEB_BACKEND",
             "description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY), 'wikipedia' (the "
             "MediaWiki API at wikipedia_url), 'searxng' (the instance at searxng_url) or 'none' (no web: "
-            "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'."
+            "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'.",
         },
     )
     web_index: str | None = field(
         default_factory=lambda: _env("CRAG_WEB_INDEX", None) or None,
-        metadata={"description": "JSONL {title, text} corpus searched by the local web backend (required by it)."},
+        metadata={
+            "env": "CRAG_WEB_INDEX",
+            "description": "JSONL {title, text} corpus searched by the local web backend (required by it).",
+        },
     )
     wikipedia_url: str = field(
         default_factory=lambda: _env("CRAG_WIKIPEDIA_URL", None) or DEFAULT_WIKIPEDIA_URL,
         metadata={
-            "description": "MediaWiki API of the wikipedia web backend (another language's or a private wiki's)."
+            "env": "CRAG_WIKIPEDIA_URL",
+            "description": "MediaWiki API of the wikipedia web backend (another language's or a private wiki's).",
         },
     )
     searxng_url: str | None = field(
         default_factory=lambda: _env("CRAG_SEARXNG_URL", None) or None,
-        metadata={"description": "SearxNG instance searched by the searxng web backend (required by it)."},
+        metadata={
+            "env": "CRAG_SEARXNG_URL",
+            "description": "SearxNG instance searched by the searxng web backend (required by it).",
+        },
     )
     answer_without_knowledge: bool = field(
         default=False,
@@ -173,7 +190,7 @@ class Context:
     generate_prompt: GeneratePrompt = field(
         default=DEFAULT_GENERATE_PROMPT,
         metadata={
-            "description": "Generation prompt: 'paper' (CRAG's), 'compact' (chosen for small models; measured in the README) or 'marked' (compact over datamarked passages: their words joined by ^, against instructions planted in them)."
+            "description": "Generation prompt: 'paper' (CRAG's), 'compact' (chosen for small models; see the grounding page) or 'marked' (compact over datamarked passages: their words joined by ^, against instructions planted in them)."
         },
     )
     max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})

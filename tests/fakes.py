@@ -36,7 +36,7 @@ DOCS = [
     ),
 ]
 # two passages about one subject, both relevant, the painter one judged best by `PASSED_OVER_RULES`: an
-# answer from the Stockholm one passes over the best strip (README, "An answer rests on the best strip")
+# answer from the Stockholm one stands (the rule that replaced such answers was removed on 2026-11-27)
 PASSED_OVER_DOCS = [
     Document(
         page_content="Anna Berg was a Swedish painter of harbours and seascapes.",

@@ -41,7 +41,7 @@ AnswerWithoutKnowledge = Annotated[
 QuoteThreshold = Annotated[
     float | None,
     typer.Option(
-        help="When the model's answer is unsupported, declines, or passes over the best passage, quote the best "
+        help="When the model's answer is unsupported or declines, quote the best "
         "kept passage about the question's subject scoring at least this instead (default: the evaluator's upper "
         "threshold; 2 = never)."
     ),

@@ -62,8 +62,7 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "quote_threshold": (
         Threshold,
         "Quote the best kept passage about the question's subject scoring at least this when the model's answer "
-        "is unsupported, declines, or rests on none of the passages judged best (-1.5..1.5; unset: the "
-        "evaluator's upper threshold; above 1: never).",
+        "is unsupported or declines (-1.5..1.5; unset: the evaluator's upper threshold; above 1: never).",
     ),
     "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'marked'."),
 }

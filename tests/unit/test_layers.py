@@ -68,3 +68,7 @@ def test_the_package_exports_its_main_names_on_first_use():
         [sys.executable, "-c", "import crag; crag.nothing_here"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert "module 'crag' has no attribute 'nothing_here'" in failed.stderr
+    # `graph` is the compiled graph even after its module of the same name was imported first
+    code = "import crag.components, crag.graph; from crag import graph; print(type(graph).__name__)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "CompiledStateGraph", done.stderr[-2000:]

@@ -46,101 +46,102 @@ CAPITAL = turn("What is the capital of Norway?", "Oslo is the capital of Norway.
 UNDO = turn("How do I undo a commit in git?", "Run git revert.")
 
 
-@pytest.mark.parametrize(
-    "history, question, expected",
-    [
-        # "he"/"she" after a who-question: the person the answer names, not the question's thing
-        (
-            [FASTAPI],
-            "What other command line library did he write?",
-            "What other command line library did Sebastián Ramírez write?",
-        ),
-        ([HAMLET], "Where was he born?", "Where was William Shakespeare born?"),
-        ([JAWS], "What other films did he make?", "What other films did Steven Spielberg make?"),
-        ([JAWS], "How old was he then?", "How old was Steven Spielberg then?"),
-        # "he"/"she"/"her" about the person the question was about
-        ([ADA], "When was she born?", "When was Ada Lovelace born?"),
-        ([ADA], "Who was her father?", "Who was Ada Lovelace's father?"),
-        ([ADA], "Did she marry?", "Did Ada Lovelace marry?"),
-        ([ANNA], "Where did she study?", "Where did Anna Berg study?"),
-        ([ANNA], "What are her best-known works?", "What are Anna Berg's best-known works?"),
-        ([ADA_BORN], "Who were her parents?", "Who were Ada Lovelace's parents?"),
-        # "it"/"its": the thing, even after a who-question
-        ([FASTAPI], "When was it first released?", "When was FastAPI first released?"),
-        ([FASTAPI], "What is its license?", "What is FastAPI's license?"),
-        ([HAMLET], "When was it first performed?", "When was Hamlet first performed?"),
-        ([HTTPX], "Does it support HTTP/2?", "Does httpx support HTTP/2?"),
-        ([CERTIFI], "How do I update it?", "How do I update certifi?"),
-        ([DUMPS], "What are its arguments?", "What are json.dumps's arguments?"),
-        ([GIT], "How is it different from merge?", "How is rebase different from merge?"),
-        ([HTTPX], "Is it safe?", "Is httpx safe?"),  # not an expletive: nothing follows
-        ([HTTPX], "Is it possible to make it retry?", "Is it possible to make httpx retry?"),
-        ([TOKYO_UNI], "When was it founded?", "When was University of Tokyo founded?"),
-        ([BAIKAL], "How deep is it?", "How deep is Lake Baikal?"),
-        ([KYOTO], "What is its population?", "What is Kyoto's population?"),
-        # "there": the place the answer gives to a where-question about someone; else the place asked about
-        ([ADA_BORN], "What is the population there?", "What is the population in London?"),
-        ([KYOTO], "What is there to see?", "What is in Kyoto to see?"),
-        ([BAIKAL], "Which fish live there?", "Which fish live in Lake Baikal?"),
-        # an existential "there" refers to nothing; the other pronoun still resolves
-        ([HTTPX], "Is there a way to make it retry?", "Is there a way to make httpx retry?"),
-        ([CERTIFI], "Are there any alternatives to it?", "Are there any alternatives to certifi?"),
-        # "they"/"them"/"their": the group the answer names when the question asked for one
-        ([MICROSOFT], "Where did they meet?", "Where did Bill Gates and Paul Allen meet?"),
-        ([CURIE], "Were they married?", "Were Marie Curie and Pierre Curie married?"),
-        ([BEATLES], "When did they break up?", "When did Beatles break up?"),
-        ([REQUESTS], "Where is their website?", "Where is Python Software Foundation's website?"),
-        # "this library", "that person", a bare "that"
-        ([HTTPX], "Who maintains this library?", "Who maintains httpx?"),
-        ([HTTPX], "Who maintains that library?", "Who maintains httpx?"),
-        ([CERTIFI], "Why do I need this package?", "Why do I need certifi?"),
-        ([JAWS], "How old is that man?", "How old is Steven Spielberg?"),
-        ([GIT], "When should I avoid that?", "When should I avoid rebase?"),
-        # two pronouns of different kinds in one question
-        ([FASTAPI], "When did he start it?", "When did Sebastián Ramírez start FastAPI?"),
-        (
-            [HAMLET],
-            "How old was he when he wrote it?",
-            "How old was William Shakespeare when William Shakespeare wrote Hamlet?",
-        ),
-        # a relative "that" is not a referent; the pronoun beside it still is
-        ([HTTPX], "Is there an option that makes it retry?", "Is there an option that makes httpx retry?"),
-        ([ADA], "What is the machine that she wrote about?", "What is the machine that Ada Lovelace wrote about?"),
-        ([GIT], "What happens to commits that it rewrites?", "What happens to commits that rebase rewrites?"),
-        # "are there" at the end of a question that names no subject of its own: the place
-        ([KYOTO], "What restaurants are there?", "What restaurants are in Kyoto?"),
-        # an antecedent in the question without a clause boundary before the pronoun is not one
-        ([CERTIFI], "What is a good alternative to it?", "What is a good alternative to certifi?"),
-        # a command with its subcommand, when the answer says them together; else the first subject
-        ([NPM_CI], "Does it change package.json?", "Does npm ci change package.json?"),
-        ([NPM], "Can I make it skip optional dependencies?", "Can I make npm skip optional dependencies?"),
-        ([GREP], "Does it follow symlinks?", "Does grep follow symlinks?"),
-        # "what about X, …?": the pronouns after the comma are X
-        ([NPM_CI], "What about npm install, does it update the lock file?", "Does npm install update the lock file?"),
-        ([ADA], "And Charles Babbage, where was he born?", "Where was Charles Babbage born?"),
-        ([NPM], "what about yarn, what is its lock file called?", "What is yarn's lock file called?"),
-        # ellipsis: "and X?" asks the previous question about X
-        ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
-        ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
-        # … and with no name, about the previous question's first subject; a subcommand for a subcommand
-        ([CERTIFI], "And httpx?", "How do I install httpx?"),
-        ([GIT], "What about merge?", "What does git merge do?"),
-        (
-            [turn("Does npm ci change package.json?", "No.")],
-            "What about npm install?",
-            "Does npm install change package.json?",
-        ),
-        # the thing a question defines is "it", before a name after it; a how-question's thing for a
-        # pronoun that is not the follow-up's subject; an attribute of a name ("the capital of") is not
-        ([CLOSURE], "How is it different from a function?", "How is a closure different from a function?"),
-        ([CLOSURE], "Can it capture variables by reference?", "Can a closure capture variables by reference?"),
-        ([VECTOR], "And how do I add elements to it?", "And how do I add elements to a vector?"),
-        ([VECTOR], "How do I sort it?", "How do I sort a vector?"),
-        ([UNDO], "How do I push it?", "How do I push a commit?"),
-        ([CAPITAL], "How big is it?", "How big is Norway?"),
-        ([turn("What is the University of Tokyo?", "A university.")], "Where is it?", "Where is University of Tokyo?"),
-    ],
-)
+# (history, follow-up, the self-contained question): also read by benchmarks/followups.py, which asks the model
+RESOLVED = [
+    # "he"/"she" after a who-question: the person the answer names, not the question's thing
+    (
+        [FASTAPI],
+        "What other command line library did he write?",
+        "What other command line library did Sebastián Ramírez write?",
+    ),
+    ([HAMLET], "Where was he born?", "Where was William Shakespeare born?"),
+    ([JAWS], "What other films did he make?", "What other films did Steven Spielberg make?"),
+    ([JAWS], "How old was he then?", "How old was Steven Spielberg then?"),
+    # "he"/"she"/"her" about the person the question was about
+    ([ADA], "When was she born?", "When was Ada Lovelace born?"),
+    ([ADA], "Who was her father?", "Who was Ada Lovelace's father?"),
+    ([ADA], "Did she marry?", "Did Ada Lovelace marry?"),
+    ([ANNA], "Where did she study?", "Where did Anna Berg study?"),
+    ([ANNA], "What are her best-known works?", "What are Anna Berg's best-known works?"),
+    ([ADA_BORN], "Who were her parents?", "Who were Ada Lovelace's parents?"),
+    # "it"/"its": the thing, even after a who-question
+    ([FASTAPI], "When was it first released?", "When was FastAPI first released?"),
+    ([FASTAPI], "What is its license?", "What is FastAPI's license?"),
+    ([HAMLET], "When was it first performed?", "When was Hamlet first performed?"),
+    ([HTTPX], "Does it support HTTP/2?", "Does httpx support HTTP/2?"),
+    ([CERTIFI], "How do I update it?", "How do I update certifi?"),
+    ([DUMPS], "What are its arguments?", "What are json.dumps's arguments?"),
+    ([GIT], "How is it different from merge?", "How is rebase different from merge?"),
+    ([HTTPX], "Is it safe?", "Is httpx safe?"),  # not an expletive: nothing follows
+    ([HTTPX], "Is it possible to make it retry?", "Is it possible to make httpx retry?"),
+    ([TOKYO_UNI], "When was it founded?", "When was University of Tokyo founded?"),
+    ([BAIKAL], "How deep is it?", "How deep is Lake Baikal?"),
+    ([KYOTO], "What is its population?", "What is Kyoto's population?"),
+    # "there": the place the answer gives to a where-question about someone; else the place asked about
+    ([ADA_BORN], "What is the population there?", "What is the population in London?"),
+    ([KYOTO], "What is there to see?", "What is in Kyoto to see?"),
+    ([BAIKAL], "Which fish live there?", "Which fish live in Lake Baikal?"),
+    # an existential "there" refers to nothing; the other pronoun still resolves
+    ([HTTPX], "Is there a way to make it retry?", "Is there a way to make httpx retry?"),
+    ([CERTIFI], "Are there any alternatives to it?", "Are there any alternatives to certifi?"),
+    # "they"/"them"/"their": the group the answer names when the question asked for one
+    ([MICROSOFT], "Where did they meet?", "Where did Bill Gates and Paul Allen meet?"),
+    ([CURIE], "Were they married?", "Were Marie Curie and Pierre Curie married?"),
+    ([BEATLES], "When did they break up?", "When did Beatles break up?"),
+    ([REQUESTS], "Where is their website?", "Where is Python Software Foundation's website?"),
+    # "this library", "that person", a bare "that"
+    ([HTTPX], "Who maintains this library?", "Who maintains httpx?"),
+    ([HTTPX], "Who maintains that library?", "Who maintains httpx?"),
+    ([CERTIFI], "Why do I need this package?", "Why do I need certifi?"),
+    ([JAWS], "How old is that man?", "How old is Steven Spielberg?"),
+    ([GIT], "When should I avoid that?", "When should I avoid rebase?"),
+    # two pronouns of different kinds in one question
+    ([FASTAPI], "When did he start it?", "When did Sebastián Ramírez start FastAPI?"),
+    (
+        [HAMLET],
+        "How old was he when he wrote it?",
+        "How old was William Shakespeare when William Shakespeare wrote Hamlet?",
+    ),
+    # a relative "that" is not a referent; the pronoun beside it still is
+    ([HTTPX], "Is there an option that makes it retry?", "Is there an option that makes httpx retry?"),
+    ([ADA], "What is the machine that she wrote about?", "What is the machine that Ada Lovelace wrote about?"),
+    ([GIT], "What happens to commits that it rewrites?", "What happens to commits that rebase rewrites?"),
+    # "are there" at the end of a question that names no subject of its own: the place
+    ([KYOTO], "What restaurants are there?", "What restaurants are in Kyoto?"),
+    # an antecedent in the question without a clause boundary before the pronoun is not one
+    ([CERTIFI], "What is a good alternative to it?", "What is a good alternative to certifi?"),
+    # a command with its subcommand, when the answer says them together; else the first subject
+    ([NPM_CI], "Does it change package.json?", "Does npm ci change package.json?"),
+    ([NPM], "Can I make it skip optional dependencies?", "Can I make npm skip optional dependencies?"),
+    ([GREP], "Does it follow symlinks?", "Does grep follow symlinks?"),
+    # "what about X, …?": the pronouns after the comma are X
+    ([NPM_CI], "What about npm install, does it update the lock file?", "Does npm install update the lock file?"),
+    ([ADA], "And Charles Babbage, where was he born?", "Where was Charles Babbage born?"),
+    ([NPM], "what about yarn, what is its lock file called?", "What is yarn's lock file called?"),
+    # ellipsis: "and X?" asks the previous question about X
+    ([ADA], "And Charles Babbage?", "Who was Charles Babbage?"),
+    ([ANNA], "What about Carl Larsson?", "What is Carl Larsson's occupation?"),
+    # … and with no name, about the previous question's first subject; a subcommand for a subcommand
+    ([CERTIFI], "And httpx?", "How do I install httpx?"),
+    ([GIT], "What about merge?", "What does git merge do?"),
+    (
+        [turn("Does npm ci change package.json?", "No.")],
+        "What about npm install?",
+        "Does npm install change package.json?",
+    ),
+    # the thing a question defines is "it", before a name after it; a how-question's thing for a
+    # pronoun that is not the follow-up's subject; an attribute of a name ("the capital of") is not
+    ([CLOSURE], "How is it different from a function?", "How is a closure different from a function?"),
+    ([CLOSURE], "Can it capture variables by reference?", "Can a closure capture variables by reference?"),
+    ([VECTOR], "And how do I add elements to it?", "And how do I add elements to a vector?"),
+    ([VECTOR], "How do I sort it?", "How do I sort a vector?"),
+    ([UNDO], "How do I push it?", "How do I push a commit?"),
+    ([CAPITAL], "How big is it?", "How big is Norway?"),
+    ([turn("What is the University of Tokyo?", "A university.")], "Where is it?", "Where is University of Tokyo?"),
+]
+
+
+@pytest.mark.parametrize("history, question, expected", RESOLVED)
 def test_follow_ups_resolve_to_the_right_referent(history, question, expected):
     assert refers_back(question)
     assert resolve(question, history) == expected

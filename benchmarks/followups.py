@@ -1,0 +1,151 @@
+"""Follow-up questions: the rules, the model asked to condense, and both (the shipped order), side by side.
+
+`contextualize` makes a follow-up self-contained before anything is retrieved: the rules of
+`crag.methods.followup` first, the chat model with `CONDENSE_PROMPT` when they find nothing, and the
+previous question appended when the model's rewrite is unusable. This asks which of the three earns
+its place, on two sets:
+
+- the hand-written cases of tests/unit/methods/test_followups.py (`RESOLVED`: 61 follow-ups after one or
+  two turns, written while building the rules, so they favour them);
+- follow-ups made from PopQA's validation questions, which nobody here wrote: turn 1 is the question
+  and its first gold answer, turn 2 asks about the same subject by a pronoun ("What was his occupation?"
+  after "In what city was X born?"; "Where was she born?" after "What is X's occupation?"; "Who made
+  it?" after "What genre is X?"). The only person or thing in the conversation is the subject, so a
+  right rewrite names it whichever pronoun is used. Only the three templates are ours.
+
+A rewrite is right when it names the referent (the hand-written case's words the follow-up lacks; the
+PopQA subject), exact when it equals the hand-written one (case and final "?" aside), and "appended"
+when it is the follow-up with the previous question in brackets (the last resort). Prints seconds per
+follow-up too: the model's rewrite is a model call on every follow-up the rules could resolve.
+
+    python benchmarks/followups.py --chat-model local --limit 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from crag import resources
+from crag.context import Context
+from crag.experiments.inputs import read_questions
+from crag.methods.followup import append_previous, format_history, parse_condensed, resolve
+from crag.methods.rewrite import content_words
+from crag.nodes.contextualize import condense
+from crag.prompts import CONDENSE_PROMPT
+from crag.state import Turn
+
+# prop of the first question -> the follow-up asked after it ({p}: a pronoun of the subject)
+FOLLOW_UPS = {
+    "place of birth": ("What was {p} occupation?", ("his", "her")),
+    "occupation": ("Where was {p} born?", ("he", "she")),
+    "genre": ("Who made {p}?", ("it", "it")),
+}
+
+
+def turn(question: str, answer: str) -> Turn:
+    return Turn(asked=question, question=question, answer=answer)
+
+
+def hand_written() -> list[dict]:
+    from tests.unit.methods.test_followups import RESOLVED
+
+    cases = []
+    for history, question, expected in RESOLVED:
+        referent = content_words(expected) - content_words(question)
+        cases.append({"history": history, "question": question, "expected": expected, "referent": sorted(referent)})
+    return cases
+
+
+def from_popqa(path: Path, limit: int | None) -> list[dict]:
+    cases = []
+    for n, q in enumerate(read_questions(path)):
+        template, subject = FOLLOW_UPS.get(q.extra.get("prop", "")), q.extra.get("subject")
+        if not template or not subject:
+            continue
+        text, pronouns = template
+        answer = q.answers[0]
+        reply = f"{answer[0].upper()}{answer[1:]}."
+        question = text.format(p=pronouns[n % 2])
+        cases.append({"history": [turn(q.question, reply)], "question": question, "subject": subject})
+    return cases[:limit]
+
+
+def model_only(ctx: Context, question: str, history: list[Turn]) -> str:
+    """The shipped path without the rules: the model's rewrite, else the previous question appended."""
+    try:
+        reply = resources.chat(ctx, "rewrite").invoke(
+            CONDENSE_PROMPT.format(history=format_history(history), question=question)
+        )
+        condensed = parse_condensed(str(reply.content), question)
+    except Exception:  # as the node: a failing model must not stop the turn
+        condensed = None
+    return condensed or append_previous(question, history)
+
+
+def rules_only(ctx: Context, question: str, history: list[Turn]) -> str:
+    return resolve(question, history) or append_previous(question, history)
+
+
+VARIANTS: dict[str, Callable[[Context, str, list[Turn]], str]] = {
+    "rules, then the model (shipped)": condense,
+    "the model alone": model_only,
+    "the rules alone": rules_only,
+}
+
+
+def norm(text: str) -> str:
+    return re.sub(r"[?.!\s]+$", "", " ".join(text.split())).lower()
+
+
+def judge(case: dict, rewritten: str) -> dict[str, bool]:
+    appended = rewritten == append_previous(case["question"], case["history"])
+    if "subject" in case:
+        right = case["subject"].lower() in rewritten.lower() and not appended
+        return {"right": right, "exact": right, "appended": appended}
+    words = content_words(rewritten)
+    return {
+        "right": all(w in words for w in case["referent"]) and not appended,
+        "exact": norm(rewritten) == norm(case["expected"]),
+        "appended": appended,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chat-model", default="local")
+    parser.add_argument("--popqa", type=Path, default=Path("artifacts/eval/popqa-inputs/questions.jsonl"))
+    parser.add_argument("--limit", type=int, help="PopQA follow-ups used (default: all)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    ctx = Context(chat_model=args.chat_model, evaluator=None)
+    resources.chat(ctx, "rewrite").invoke("Say OK.")  # loaded before the clock starts
+    sets = {"hand-written (61)": hand_written(), "PopQA-made": from_popqa(args.popqa, args.limit)}
+    results: dict[str, dict] = {}
+    for set_name, cases in sets.items():
+        for name, rewrite in VARIANTS.items():
+            rows, clock = [], time.perf_counter()
+            for case in tqdm(cases, desc=f"{set_name}: {name}", leave=False):
+                rewritten = rewrite(ctx, case["question"], case["history"])
+                rows.append({**judge(case, rewritten), "question": case["question"], "rewritten": rewritten})
+            seconds = (time.perf_counter() - clock) / max(len(cases), 1)
+            row = {k: sum(r[k] for r in rows) / max(len(rows), 1) for k in ("right", "exact", "appended")}
+            results[f"{set_name} | {name}"] = {**row, "n": len(rows), "s_per_follow_up": seconds, "rows": rows}
+            print(
+                f"{set_name:18s} {name:34s} right {100 * row['right']:5.1f}%  exact {100 * row['exact']:5.1f}%  "
+                f"appended {100 * row['appended']:5.1f}%  {seconds:.2f} s each  (n={len(rows)})",
+                flush=True,
+            )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

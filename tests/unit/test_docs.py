@@ -1,0 +1,76 @@
+"""The configuration page's table comes from `Context` (docs/hooks.py), and what it says is what the code does:
+each environment variable it names sets its setting, each flag is one `crag ask` takes, each "per request"
+setting is one the server accepts, and the page keeps the marker where the table goes."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import pytest
+import typer
+
+from crag.cli.main import app
+from crag.context import Context
+from crag.serve.service import SAFE_SETTINGS
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+hooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(hooks)
+
+ROWS = {row["setting"].strip("`"): row for row in hooks.settings_rows()}
+# a value each environment variable may take, to see it reach its setting
+ENV_VALUES = {
+    "evaluator": "/models/evaluator",
+    "chat_model": "local:tiny",
+    "chroma_dir": "/data/chroma",
+    "chroma_url": "http://127.0.0.1:9",
+    "collection": "papers",
+    "embeddings": "local:/models/e5",
+    "web_backend": "wikipedia",
+    "web_index": "/data/web.jsonl",
+    "wikipedia_url": "https://de.wikipedia.org/w/api.php",
+    "searxng_url": "http://127.0.0.1:8888",
+}
+
+
+def test_every_setting_has_a_row_and_the_page_keeps_the_marker():
+    assert list(ROWS) == [f.name for f in dataclasses.fields(Context)]
+    assert hooks.MARKER in (ROOT / "docs" / "guides" / "configuration.md").read_text()
+    page = hooks.on_page_markdown(hooks.MARKER, page=None)
+    assert page.count("\n") == len(ROWS) + 2 and "| `rewrite` | `keywords` |" in page
+
+
+def test_the_environment_column_is_what_the_defaults_read(monkeypatch):
+    assert {name for name, row in ROWS.items() if row["env"]} == set(ENV_VALUES)
+    for name, value in ENV_VALUES.items():
+        variable = ROWS[name]["env"].strip("`")
+        monkeypatch.setenv(variable, value)
+        assert str(Context.default(name)) == value, name
+    for name in set(ROWS) - set(ENV_VALUES):  # a variable named after a setting without one changes nothing
+        monkeypatch.setenv(f"CRAG_{name.upper()}", "7")
+        assert Context.default(name) != "7", name
+
+
+def test_defaults_are_the_built_in_ones_whatever_this_machine_sets(monkeypatch):
+    monkeypatch.setenv("CRAG_CHAT_MODEL", "openai:gpt-4o-mini")
+    assert ROWS["chat_model"]["default"] == "`local`"
+    assert hooks.settings_rows()[1]["default"] == "`local`"
+
+
+def test_every_flag_is_one_crag_ask_takes():
+    ask = typer.main.get_command(app).commands["ask"]
+    options = {opt for param in ask.params for opt in param.opts}
+    flags = {row["flag"].strip("`") for row in ROWS.values() if row["flag"]}
+    assert flags and flags <= options, flags - options
+
+
+def test_per_request_settings_are_the_servers():
+    assert {name for name, row in ROWS.items() if row["server"]} == set(SAFE_SETTINGS) & set(ROWS)
+
+
+@pytest.mark.parametrize("text", ["a | b", "two\nlines"])
+def test_cells_stay_in_their_column(text):
+    assert "\n" not in hooks._cell(text) and "\\|" in hooks._cell("a | b")
