@@ -51,7 +51,7 @@ $(PAIRS)/manifest.json: | setup
 evaluator-data: $(PAIRS)/manifest.json
 
 # documentation-domain dev pairs from the FAQs on this machine (crag/evaluator_model/faq.py; under a minute):
-# the shipped lower threshold is capped on them (below), and the contrast blend in the README was fitted on them
+# the shipped lower threshold is capped on them (below), and the contrast blend (docs/reports/2026-11-23-evaluator-contrast.md) was fitted on them
 $(PAIRS)/faq.jsonl: | setup
 	$(BIN)/crag evaluator build-faq --out $(PAIRS)
 
@@ -64,8 +64,8 @@ evaluator-faq: $(PAIRS)/faq.jsonl
 # packaged base, blended with lexical overlap (IDF from the training passages; a logistic head fitted on
 # the dev pairs: training questions held apart, retrieved and phrased as the graph meets them, with and
 # without titles), then calibrated on the same dev pairs, its lower threshold capped so that at most 5% of the
-# questions with a relevant document go to Incorrect, in dev and in the FAQ pairs (README, "The lower threshold
-# as an abstention threshold"). About 35 minutes on 2 cores (most of it training).
+# questions with a relevant document go to Incorrect, in dev and in the FAQ pairs (docs/reports/
+# 2026-11-23-lower-threshold-and-subject-rule.md). About 35 minutes on 2 cores (most of it training).
 EVALUATOR_TRAIN := --layers 3 --use-title --title-dropout 0.5 --lr 5e-5 --epochs 1 --teacher-weight 0.5
 evaluator: evaluator-data $(PAIRS)/faq.jsonl $(PREVIOUS)-full/config.json
 	$(BIN)/crag evaluator train --base $(PREVIOUS)-full --data $(PAIRS) --validation dev $(EVALUATOR_TRAIN) \
@@ -159,9 +159,9 @@ eval-docs: setup $(DOCS_IN)/questions.jsonl
 
 # honest answers (issue 11): PopQA validation and the documentation set, each interleaved with questions
 # the sources cannot answer; reports abstention, strip recall, supported answers and citation precision
-# the README's figures: the first 200 PopQA questions with unanswerable ones interleaved (147 answerable,
+# the honesty figures (docs/evaluation/results.md): the first 200 PopQA questions with unanswerable ones interleaved (147 answerable,
 # 53 not; HONESTY_LIMIT= for all) and the whole documentation set (114 + 30); rag and crag use the
-# default prompt, the *_paper_prompt systems the paper's (HONESTY_SYSTEMS=rag,crag for the README's tables)
+# default prompt, the *_paper_prompt systems the paper's (HONESTY_SYSTEMS=rag,crag for the results' tables)
 HONESTY_SYSTEMS := rag,crag,rag_paper_prompt,crag_paper_prompt
 HONESTY_LIMIT ?= 200
 eval-honesty: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl

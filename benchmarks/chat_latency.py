@@ -1,7 +1,7 @@
 """Latency of the three ways to ask, on the demo knowledge base with the real local models (shipped
 evaluator, MiniLM, the default chat model via llama.cpp; `CRAG_CHAT_MODEL` picks another): a cold
-`crag ask` per question, `crag chat` (time to the first answer with the models' loading, then each later question), and `crag ask --server` against a
-warm `crag serve`. Each is timed as a user meets it, from the command's start to its answer.
+`crag ask` per question, `crag chat` (time to the first answer with the models' loading, then each
+later question), and `crag ask --server` against a warm `crag serve`. Each is timed as a user meets it, from the command's start to its answer.
 
 It ingests the demo knowledge base into a temporary folder, asks the same conversation each way
 (the demo's three questions with a follow-up after the first) and prints a table.

@@ -72,7 +72,7 @@ class CRAGCompressor(BaseDocumentCompressor):
         scores = [float(s) for s in evaluator.invoke({"question": query, "documents": list(documents)})]
         thresholds = resources.thresholds(self.context, evaluator)
         # the order, not the labels: a standing says which document of a set answers, not whether any
-        # does (README, "CRAG's parts as LangChain components")
+        # does (docs/guides/components.md)
         selection = selection_scores(
             query,
             [titled(doc.page_content, title_of(doc)) for doc in documents],

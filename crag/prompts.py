@@ -70,7 +70,7 @@ def unmarked(reply: str, name: str) -> str:
     return reply.replace(PASSAGE_MARK, " ") if name in MARKED_PROMPTS else reply
 
 
-# chosen by `make eval-honesty` (README "Honest answers"): on PopQA validation CRAG with "compact"
+# chosen by `make eval-honesty` (docs/reports/2026-11-22-choosing-the-prompt.md): on PopQA validation CRAG with "compact"
 # answered 50.0% against 41.9% and looped in 3.8% of drafts against 11.4%; on the documentation set
 # 3.5% against 5.3% (2 of 114 questions), looping 31% against 78%
 DEFAULT_GENERATE_PROMPT = "compact"
@@ -82,7 +82,7 @@ GENERATE_STOP = ["Question:", "Passages:", "Instruction:", "Documents:"]
 # A reply that begins by echoing "Question: …" is therefore empty (10 of the 114 documentation questions
 # with "compact"). Asking again with the other prompt was tried and dropped: on the documentation set it
 # answered 1 more question right and 4 wrong for CRAG, and 17 wrong for RAG, in verbose sentences that the
-# lexical attribution supports (README, "Quoting instead of declining"). An empty draft is withheld or quoted.
+# lexical attribution supports (docs/reports/2026-11-23-quoting-instead-of-declining.md). An empty draft is withheld or quoted.
 
 # With no knowledge left and `answer_without_knowledge` set, the generator answers from its own memory.
 GENERATE_NO_KNOWLEDGE_PROMPT = "Answer the question in one short sentence: {question}"

@@ -1,4 +1,5 @@
-"""MkDocs hook: the configuration page's table of settings, generated from `crag.context.Context`.
+"""MkDocs hooks: the configuration page's table of settings, generated from `crag.context.Context`, and
+the list of dated reports, generated from docs/reports/.
 
 One source: each setting's default, description and environment variable are read from the `Context`
 field (its `metadata`), its command-line flag from `crag.cli.settings.FIELDS` and whether a request to
@@ -11,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import posixpath
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from crag.cli.settings import OPTION_OF, flag
@@ -19,6 +23,8 @@ from crag.context import Context
 from crag.serve.service import SAFE_SETTINGS
 
 MARKER = "<!-- settings-table -->"
+REPORTS_MARKER = "<!-- reports-list -->"
+REPORTS = Path(__file__).parent / "reports"
 
 
 @contextlib.contextmanager
@@ -70,5 +76,22 @@ def settings_table() -> str:
     )
 
 
+def reports_list(page_uri: str = "reports/index.md") -> str:
+    """Every dated report, newest first, as "- date: [title](link)" lines linked from the page at `page_uri`;
+    the date and title come from each report's first line ("# Title (YYYY-MM-DD)")."""
+    lines = []
+    for path in sorted(REPORTS.glob("20*.md"), reverse=True):
+        title = path.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+        dated = re.match(r"(.*) \((\d{4}-\d{2}-\d{2})\)$", title)
+        name, date = (dated.group(1), dated.group(2)) if dated else (title, path.name[:10])
+        link = posixpath.relpath(f"reports/{path.name}", posixpath.dirname(page_uri) or ".")
+        lines.append(f"- {date}: [{name}]({link})")
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
-    return markdown.replace(MARKER, settings_table()) if MARKER in markdown else markdown
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, settings_table())
+    if REPORTS_MARKER in markdown:
+        markdown = markdown.replace(REPORTS_MARKER, reports_list(page.file.src_uri))
+    return markdown

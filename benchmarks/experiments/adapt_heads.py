@@ -1,4 +1,4 @@
-"""Refitting the evaluator's head on a collection's retrieved sets (issue 13; README "What was tried").
+"""Refitting the evaluator's head on a collection's retrieved sets (issue 13; docs/reports/2026-11-23-adapt-refit-heads.md).
 
 `crag evaluator adapt` fine-tunes the model on self-made pairs with picked negatives and fits its
 head (logit, lexical overlap) on them. This measures the alternative the similarity experiment

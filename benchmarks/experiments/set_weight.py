@@ -1,4 +1,4 @@
-"""Where refinement's `SET_WEIGHT` comes from (README, "Refinement ranks strips within their set").
+"""Where refinement's `SET_WEIGHT` comes from (docs/reports/2026-11-24-strips-ranked-within-their-set.md).
 
 A logistic head over two features of a (question, passage) pair, fitted on the evaluator's dev pairs
 and the FAQ pairs (`make evaluator-faq`; neither is a validation slice, and neither is a set of strips):

@@ -1,4 +1,4 @@
-"""Set-relative embedding similarity as evaluator features (issue 10; README, "What was tried").
+"""Set-relative embedding similarity as evaluator features (issue 10; docs/reports/2026-11-23-evaluator-set-relative-similarity.md).
 
 Not a product feature yet: it measures whether the retriever's own embedding model, read *within*
 the set of passages retrieved for one question, ranks documentation chunks where the shipped

@@ -1,8 +1,8 @@
-"""Experiment C of the README ("weak supervision from document structure"): self-supervised
+"""Experiment C of docs/reports/2026-11-22-evaluator-what-was-tried.md ("weak supervision from document structure"): self-supervised
 (query, chunk) pairs from this machine's pydoc and man pages, disjoint from the `docs` slice's 30 pages.
 
 Not a product feature (issue 13's `crag evaluator adapt` is where it belongs, built from the user's
-own collection); kept so the README's figures can be reproduced:
+own collection); kept so the report's figures can be reproduced:
 
     python benchmarks/experiments/structure_pairs.py /tmp/sx          # -> /tmp/sx/structure.jsonl
     # mix: 2,600 structure groups + half the question groups of artifacts/evaluator-data/train.jsonl
@@ -12,7 +12,7 @@ own collection); kept so the README's figures can be reproduced:
     python benchmarks/evaluator_benchmark.py --slices artifacts/evaluator-slices \
         --checkpoint c-structure=artifacts/models/c-structure --checkpoint b-from-v1=artifacts/models/b-from-v1
 
-Experiment D (2026-11-24, README "How the shipped evaluator was made"): the same pairs with the base
+Experiment D (2026-11-24, docs/reports/2026-11-24-evaluator-experiment-d.md): the same pairs with the base
 model's zero-shot cosine as their teacher, mixed the same way, trained from the shipped evaluator
 (expanded from its int8 export) with training reading long passages as the scorer does:
 

@@ -3,7 +3,7 @@
 Dense retrieval misses what only the words give away: a documentation question names a flag or a
 function (`sort_keys`, `--porcelain`), a PopQA question a rare name, and MiniLM's embedding of a
 1,000-character chunk blurs both. BM25 finds them, and fusing the two lists finds more of the
-relevant chunks than either (README, "Hybrid retrieval, measured").
+relevant chunks than either (docs/reports/2026-11-24-hybrid-retrieval.md).
 
 Chroma's local store has no ranked full-text search (its `$contains` filter only matches), so the
 index is built here with bm25s (already behind the local web backend) from the collection's own

@@ -41,7 +41,7 @@ EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name 
 # from outweighing a chunk that both lists rank well.
 RRF_K = 60
 Search = Literal["hybrid", "dense"]
-DEFAULT_SEARCH: Search = "hybrid"  # README, "Hybrid retrieval, measured"
+DEFAULT_SEARCH: Search = "hybrid"  # docs/reports/2026-11-24-hybrid-retrieval.md
 
 _STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = ResourceCache("store")
 

@@ -1,4 +1,4 @@
-"""A user's own web backend, as the README promises: any object with `.search(query, k)`, a
+"""A user's own web backend, as docs/guides/backends.md promises: any object with `.search(query, k)`, a
 LangChain retriever (`invoke(query)` returns Documents) or a LangChain tool (a search tool such as
 TavilySearch: `invoke({"query": query})`).
 
@@ -100,7 +100,7 @@ def _call(backend: Any, name: str, query: str, k: int) -> Any:
 def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[Document]:
     """Search with a user's backend: bounded by `timeout`, and any failure a `WebSearchError`.
 
-    The README promises that a failing search never fails a run, so whatever the backend raises or
+    The documentation promises that a failing search never fails a run, so whatever the backend raises or
     returns is turned into results or into that one error the node handles.
     """
     name = f"web backend {backend.name if isinstance(backend, BaseTool) else type(backend).__name__}"

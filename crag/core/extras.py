@@ -14,7 +14,7 @@ from types import ModuleType
 
 DISTRIBUTION = "crag-langgraph"  # the name on PyPI ("crag" is another project's); the import name is crag
 
-# extra -> what it adds (the README's table and the errors say the same)
+# extra -> what it adds (docs/getting-started.md's table and the errors say the same)
 EXTRAS = {
     "local": "the offline chat models on llama.cpp (Qwen2.5-Coder-1.5B-Instruct, and SmolLM2-135M-Instruct as local:tiny)",
     "local-small": "the 0.5B offline chat model (Qwen2.5-Coder-0.5B-Instruct, chat_model='local:small')",

@@ -6,7 +6,7 @@ sentences as queries, each graded among the chunks the collection's own retrieve
 fits the evaluator's head on them (`adapt_head.py`: the logit, lexical overlap, contrast and each
 pair's standing in its set, anchored by half of a general set so that it does not forget). Fine-tuning
 the cross-encoder on the same queries (`epochs`, off by default) is kept for collections where it
-helps; on the documentation set it did not (README, "A standing in the head"). Three things keep it
+helps; on the documentation set it did not (docs/reports/2026-11-24-adapt-standings.md). Three things keep it
 honest:
 
 - **held-apart documents**: a share of the documents is never fitted on; half of them choose the
@@ -378,8 +378,8 @@ def _save(
         full_meta.write(Path(full))
         export_compact(Path(full), staging, PACKAGED_BASE, start.meta.max_length)
     scorer = load_scorer(staging)
-    # the starting evaluator's document frequencies, with which the head was measured (README, "A
-    # standing in the head"); a start without a blend gets the collection's own
+    # the starting evaluator's document frequencies, with which the head was measured (docs/reports/
+    # 2026-11-24-adapt-standings.md); a start without a blend gets the collection's own
     table = (
         start.lexical[1]
         if start.lexical

@@ -1,6 +1,6 @@
 """The head `crag evaluator adapt` fits on a user's collection, and how it chooses it without labels.
 
-Measured on the documentation set (README, "A standing in the head"): fine-tuning the cross-encoder
+Measured on the documentation set (docs/reports/2026-11-24-adapt-standings.md): fine-tuning the cross-encoder
 on self-made pairs moved its ranking of real documentation questions little, while a head refitted on
 the collection's self-made queries *graded among the chunks the retriever returns for them* (as the
 graph grades documents) ranked them far better, and forgot Wikipedia questions in step. Two things
@@ -15,7 +15,7 @@ make that head usable:
 `w` is chosen by what adapt can see: among `ANCHOR_WEIGHTS`, the head that ranks the calibration
 documents' sets best while losing at most `max_drop` ROC-AUC on the guard half. On the documentation
 set it chose w = 1, which ranks the `docs` slice's questions at 0.755 against the shipped 0.672 and
-the PopQA slice 0.005 lower (README, "Adapting to your own documents").
+the PopQA slice 0.005 lower (docs/guides/adapting.md).
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def cap_discards(
     clearly off topic. The upper threshold, and with it the Correct route, is left as calibrated.
     Shipped (-0.94) together with attribution's subject rule: at the cap alone, PopQA's
     unanswerable questions moved to Ambiguous were answered from strips about another subject
-    (README, "The lower threshold as an abstention threshold").
+    (docs/reports/2026-11-23-lower-threshold-and-subject-rule.md).
     """
     bound = min((discard_bound(r, m, max_discard) for r, m in question_sets), default=1.0)
     if bound >= calibration.lower:

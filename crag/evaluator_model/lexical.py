@@ -1,6 +1,6 @@
 """Lexical evidence blended into the evaluator's score: how much of the question a passage spells out.
 
-Measured on the validation slices (README, "Retrieval evaluator"), a 3-layer cross-encoder
+Measured on the validation slices (docs/concepts/evaluator.md), a 3-layer cross-encoder
 fine-tuned on Wikipedia questions misses what plain term overlap sees: on man pages and pydoc,
 BM25 ranks relevant chunks better than the model (0.79 against 0.62 ROC-AUC), and on every slice
 the two disagree in useful ways. So the shipped score is a logistic blend of the model's logit and
@@ -128,7 +128,7 @@ class Blend:
 
     The standings (`crag.core.standing`) are what `crag evaluator adapt` fits on a user's collection:
     all the chunks retrieved from one document score alike on their own, and the one that answers is
-    the one above its neighbours (README, "A standing in the head")."""
+    the one above its neighbours (docs/reports/2026-11-24-evaluator-standings-shipped-head.md)."""
 
     model: float
     lexical: float

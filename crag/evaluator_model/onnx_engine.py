@@ -4,7 +4,7 @@ Why: the retrieval evaluator runs on every graded document and every refinement 
 On two AVX2 cores the shipped three-layer model scores ten 100-word documents (10 × 112 tokens) in
 121–133 ms p50 in torch; ONNX Runtime runs the same float32 graph, after its transformer fusions
 (attention, GELU, layer norm), in 76–84 ms, its scores within 10⁻⁵ of torch's on all 30,000 pairs of
-the evaluator's validation slices (README, "The retrieval evaluator → Speed"; `make bench-engines`).
+the evaluator's validation slices (docs/reports/2026-11-24-evaluator-onnx-runtime.md; `make bench-engines`).
 Equal scores mean the blend and the calibrated thresholds of a checkpoint hold unchanged. Dynamic
 int8 quantization would be faster still but moves logits by up to 0.2, which would need every
 threshold refitted; not done.

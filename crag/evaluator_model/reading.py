@@ -16,7 +16,7 @@ beats the passage's own start, the passage is read as before, from the start. Th
 tokenization and a stemming pass (about 0.6 ms a long passage): the model still reads one window
 per passage. Reading every window and keeping the best (MaxP, Dai & Callan 2019) ranked the `docs`
 slice a little better (ROC-AUC 0.689 against 0.685, from 0.672) but costs a forward pass per
-window, two to four times the latency; README, "What the model reads of a long passage".
+window, two to four times the latency; docs/reports/2026-11-24-evaluator-long-passages.md.
 
 Hand-written: the pieces are the tokenizer's offsets and the lexical overlap's terms; no library
 picks a passage window by term overlap for a cross-encoder.

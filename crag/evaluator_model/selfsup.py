@@ -148,7 +148,7 @@ def self_supervised_sets(
     Training pairs: the query's positive and the negatives picked as the module says. Retrieved sets:
     the query graded among what the retriever returns for it, its positive and the `depth - 1`
     nearest other chunks that do not hold the query's text, labelled irrelevant. The evaluator grades
-    exactly such sets in the graph (README, "What was tried": a head fitted on them ranks documentation
+    exactly such sets in the graph (docs/reports/2026-11-22-evaluator-what-was-tried.md: a head fitted on them ranks documentation
     better than adapt's, and forgets more).
 
     `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the

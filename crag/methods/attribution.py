@@ -12,8 +12,8 @@ citation, and an answer none of whose sentences is supported is not grounded.
 A strip must also be about what the question asks about: it must name the question's rarest word
 (its subject, by `subject`). "Borysławice is a village in … Gmina Fredropol" states every word it
 adds, but the strip it copies is about Borysławka; without this rule such answers to questions the
-sources cannot answer were grounded on a strip about a namesake (README, "The lower threshold as
-an abstention threshold"). A question whose words are all common ("Who is the author of Facing the
+sources cannot answer were grounded on a strip about a namesake (docs/reports/
+2026-11-23-lower-threshold-and-subject-rule.md). A question whose words are all common ("Who is the author of Facing the
 Future?") has no rarest word to name it; its capitalised name (`named_phrase`) must then be in the
 strip whole, or a strip on "Looking Forward" that says "future" and "author" supports any author.
 A strip whose document the question names in full (`named_document`: the
@@ -46,8 +46,8 @@ MAX_CITATIONS = 2  # strips cited per sentence: the best supporting ones
 SUBJECT_ZIPF = 4.0
 # content words a strip must state beyond the question and its title to be quoted: a disambiguation stub
 # ("Phil Williams may refer to:") or a list of links ("See Also - npm install - package-lock.json") states
-# two or three; every other strip the four held-out sets would quote states five or more (README, "An
-# answer rests on the best strip")
+# two or three; every other strip the four held-out sets would quote states five or more (docs/reports/
+# 2026-11-25-answer-rests-on-best-strip.md)
 QUOTE_MIN_TERMS = 4
 # words a generator adds around any answer; they state nothing about the subject
 FILLER = frozenset(
@@ -273,7 +273,7 @@ def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | 
     reply than "I don't know", and it cannot be ungrounded. The evaluator's "relevant" (for a strip
     of the retrieved documents, as refinement ranks it: lifted by its standing among the question's
     strips) and the subject rule keep it from quoting whatever was retrieved for a question the
-    sources cannot answer (README, "Quoting instead of declining"). A strip that says next to nothing
+    sources cannot answer (docs/reports/2026-11-23-quoting-instead-of-declining.md). A strip that says next to nothing
     (`says_something`) is not quoted."""
     candidates = [
         (judged(strip), -n, n)

@@ -30,13 +30,13 @@ MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps th
 # Ranking strips by their standing in the set (`set_adjusted`). The weight is a logistic head's
 # ratio, 1.130 / 0.414, fitted on the evaluator's dev pairs and the FAQ pairs (documents, not strips;
 # no validation slice): P(relevant) ~ 0.414 * evaluator logit + 1.130 * standing
-# (`benchmarks/experiments/set_weight.py`). README, "Refinement ranks strips within their set".
+# (`benchmarks/experiments/set_weight.py`). docs/reports/2026-11-24-strips-ranked-within-their-set.md.
 SET_WEIGHT = 2.73
 # A strip whose words are this much the same as a better-ranked strip's (Jaccard of their `terms`)
 # says nothing new and would take a slot the next strip could fill. Documentation repeats itself:
 # Node.js's pages give every example twice (CommonJS and ES modules, 0.85-0.92 between the two),
 # and overlapping chunks share their edges. Tried on Node.js's API pages: 5 of 113 kept strips were
-# such repeats (README, "Node.js's API pages again, as a new user and through the eval harness")
+# such repeats (docs/reports/2026-11-25-nodejs-api-pages.md)
 NEAR_DUPLICATE = 0.8
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
@@ -147,7 +147,7 @@ def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: fl
     them alike; the strip that answers is the one closer to the question than its neighbours. On the
     documentation set's questions whose five documents hold an answer, the kept strips held it for
     74.7% with the evaluator's ranking and 90.1% with this one (PopQA validation: 86.6% and 92.4%),
-    at the same `top_k` and threshold (README, "Refinement ranks strips within their set")."""
+    at the same `top_k` and threshold (docs/reports/2026-11-24-strips-ranked-within-their-set.md)."""
     inside = lambda s: min(max(s, -1.0 + 1e-6), 1.0 - 1e-6)  # noqa: E731 - ±1 has no logit
     return [score_of(logit_of(inside(s)) + weight * z) for s, z in zip(scores, standings)]
 

@@ -74,3 +74,23 @@ def test_per_request_settings_are_the_servers():
 @pytest.mark.parametrize("text", ["a | b", "two\nlines"])
 def test_cells_stay_in_their_column(text):
     assert "\n" not in hooks._cell(text) and "\\|" in hooks._cell("a | b")
+
+
+def test_every_report_is_listed_by_its_date_and_title():
+    reports = sorted((ROOT / "docs" / "reports").glob("20*.md"))
+    listed = hooks.reports_list("evaluation/index.md").splitlines()
+    assert len(listed) == len(reports) > 0
+    for path in reports:
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith("# "), path.name
+        assert any(line.startswith(f"- {path.name[:10]}: [") and f"(../reports/{path.name})" in line for line in listed)
+    assert hooks.REPORTS_MARKER in (ROOT / "docs" / "reports" / "index.md").read_text()
+
+
+def test_the_readmes_links_into_the_repository_resolve():
+    import re
+
+    links = re.findall(r"\]\(((?!https?:|#)[^)]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert links
+    for link in links:
+        assert (ROOT / link.split("#")[0]).exists(), link

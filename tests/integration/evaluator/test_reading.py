@@ -82,7 +82,7 @@ def test_any_text_reads_as_the_passage_or_its_start_and_a_piece_of_it(tokenizer,
 
 def test_the_shipped_evaluator_grades_a_chunk_by_its_stretch_about_the_question():
     """perldiag's chunk that opens with another warning and ends with the one asked about: read from
-    its start only, it scored −0.93 ("Deep recursion", README)."""
+    its start only, it scored −0.93 ("Deep recursion", docs/reports/2026-11-24-evaluator-long-passages.md)."""
     from crag.evaluator_model.runnable import get_scorer
 
     scorer = get_scorer(None)
