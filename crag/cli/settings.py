@@ -52,6 +52,14 @@ Prompt = Annotated[
         help="Generation prompt: compact (default), paper (the CRAG paper's) or marked (compact over datamarked passages)."
     ),
 ]
+RewriteMode = Annotated[
+    str | None,
+    typer.Option(
+        "--rewrite",
+        help="The web query: keywords (the question's own; default), model (the paper's rewrite by the chat "
+        "model) or off (the question as asked).",
+    ),
+]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
 ThreadsDb = Annotated[
     str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
@@ -74,6 +82,7 @@ FIELDS = {
     "answer_without_knowledge": "answer_without_knowledge",
     "quote_threshold": "quote_threshold",
     "prompt": "generate_prompt",
+    "rewrite": "rewrite",
     "chroma_dir": "chroma_dir",
     "chroma_url": "chroma_url",
     "collection": "collection",

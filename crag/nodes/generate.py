@@ -2,8 +2,9 @@
 support it, or say plainly that the sources hold nothing that answers the question.
 
 Correct uses the refined internal knowledge, Incorrect the external, Ambiguous both (the paper's
-knowledge combination). The knowledge is numbered per strip: a citation points at a passage a
-reader can check, not at a whole file. The model only writes the answer; `crag.methods.attribution` does
+knowledge combination). The knowledge is given strip by strip, unnumbered (a small model copies "[1]"
+where the fact belongs); the citations number the strips, so one points at a passage a reader can check,
+not at a whole file. The model only writes the answer; `crag.methods.attribution` does
 the citing, and an answer none of whose sentences any strip supports is not grounded. Ungrounded
 answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
 `answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the

@@ -258,3 +258,9 @@ def test_crag_chat_refuses_bad_options_before_loading(fakes, tmp_path):
     assert bad_thread.exit_code == 2 and "error: invalid thread id 'a/b'" in bad_thread.output
     bad_backend = CliRunner().invoke(app, ["chat", "--web-backend", "bogus"], input="")
     assert bad_backend.exit_code == 2 and "unknown web_backend 'bogus'" in bad_backend.output
+
+
+def test_set_rewrite_reaches_the_context():
+    from crag.cli.settings import field_of, parse_value
+
+    assert field_of("rewrite") == "rewrite" and parse_value("rewrite", "model") == "model"
