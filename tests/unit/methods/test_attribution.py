@@ -140,24 +140,12 @@ def test_tidy_and_knowledge_format():
     )
 
 
-def test_a_number_no_strip_states_is_not_supported():
-    """Trying Debian's documentation with an adapted evaluator: "what is the default port of postgresql"
-    was answered "The default port of Postgres is 5432." and cited to a strip on the postgres user."""
-    question = "what is the default port of postgresql"
-    users = strip("- postgres - Postgresql databases are owned by this user and group.", "Users and Groups", 0)
-    assert [c["sources"] for c in attribute("The default port of Postgres is 5432.", question, [users])] == [[]]
-    port = strip("The server listens on port 5432 by default; Postgres users change it in postgresql.conf.", "", 1)
-    assert [c["sources"] for c in attribute("The default port of Postgres is 5432.", question, [users, port])] == [[2]]
-    glued = strip("Robert Scarborough (October 29, 1861November 23, 1927) was born in Chesterfield.", "", 2)
-    born = "Robert Scarborough was born in Chesterfield in 1861."
-    assert [c["sources"] for c in attribute(born, "Where was Robert Scarborough born?", [glued])] == [[1]]
-    assert support({"born", "1828"}, {"born", "1828", "perry"}) == 1.0
-    assert support({"born", "1828"}, {"born", "1829"}) == 0.0
-
-
 def test_a_copied_title_claims_nothing():
     """Trying libffi's manual: "The Basics (libffi: …): The Closure API is not thread-safe." was cited
-    to the Thread Safety page because the copied title's words counted as the sentence's claim."""
+    to the Thread Safety page because the copied title's words counted as the sentence's claim. `generate`
+    drops such a title before the answer is attributed (`tidy`), so attribution needs no rule of its own."""
+    from crag.nodes.generate import tidy
+
     title = "The Basics (libffi: the portable foreign function interface library)"
     strips = [
         strip("ffi_prep_cif returns FFI_BAD_ABI if the abi parameter is invalid.", title, 0),
@@ -168,9 +156,12 @@ def test_a_copied_title_claims_nothing():
         ),
     ]
     question = "what does ffi_prep_cif return if the abi is invalid"
-    echo = f"{title}: ffi_cif returns a status code of type ffi_cif_status."
+    titles = [s["title"] for s in strips]
+    echo = tidy(f"{title}: ffi_cif returns a status code of type ffi_cif_status.", titles, question)
+    assert echo == "ffi_cif returns a status code of type ffi_cif_status."
     assert [c["sources"] for c in attribute(echo, question, strips)] == [[]]
-    assert [c["sources"] for c in attribute(f"{title}: It returns FFI_BAD_ABI.", question, strips)] == [[1]]
+    right = tidy(f"{title}: It returns FFI_BAD_ABI.", titles, question)
+    assert [c["sources"] for c in attribute(right, question, strips)] == [[1]]
 
 
 def test_a_strip_about_another_subject_supports_nothing():
@@ -373,6 +364,45 @@ def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_e
     assert quotable(QUESTION, [sunk, lifted], 0.625) == 2
 
 
+def test_a_strip_is_about_the_subject_when_another_strip_of_its_document_names_it():
+    from crag.methods.attribution import concerns
+
+    question = "How can I see how many cache hits and misses my lru_cache-decorated function has had?"
+    named = strip("lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator.", "functools", 0)
+    same_page = strip(
+        "The wrapped function is instrumented with a cache_info() function that returns a named "
+        "tuple showing hits, misses, maxsize and currsize.",
+        "functools",
+        0,
+    )
+    other_page = strip("Cache hits and misses are counted by the statistics module.", "statistics", 1)
+    assert concerns(question, [named, same_page, other_page]) == [True, True, False]
+    assert concerns(question, [same_page, other_page]) == [False, False]  # nothing names it: no document does
+    draft = "You can see the cache statistics named tuple (hits, misses, maxsize, currsize) with f.cache_info()."
+    assert grounded(attribute(draft, question, [named, same_page]))
+    assert not grounded(attribute(draft, question, [same_page]))
+
+
+def test_support_counts_the_claims_uncommon_words():
+    from crag.methods.attribution import claim, informative
+
+    question = "python locate executable in PATH like unix which command"
+    draft = (
+        "The `shutil.which` function in Python is similar to the Unix `which` command: it gives the path of a program."
+    )
+    claimed = claim(draft, question)
+    key = informative(draft, claimed)
+    assert key == {"shutil.which", "shutil"} and {"similar", "function", "program"} <= claimed
+    stated = terms("shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None) Return the path to an executable.")
+    assert support(claimed, stated) < 0.5 and support(claimed, stated, key) == 1.0
+    # an option or inline code is a name, however common its letters: "-S" is the answer, "order" is not
+    option = "The `-S` option sorts files by size in descending order."
+    assert informative(option, claim(option, "ls sort by file size, biggest first")) == {"s", "descend"}
+    # a claim of common words only is counted whole
+    plain = claim("She lived by the sea.", "Where did Anna Berg live?")
+    assert plain == {"sea"} and informative("She lived by the sea.", plain) == plain
+
+
 @pytest.mark.parametrize(
     "draft, looping",
     [
@@ -395,46 +425,3 @@ def test_a_loop_is_a_four_word_run_three_times(draft, looping):
 
     assert loops(draft) is looping
     assert abstains(LOOPING_ANSWER)
-
-
-def test_a_strip_is_about_the_subject_when_another_strip_of_its_document_names_it():
-    from crag.methods.attribution import concerns
-
-    question = "How can I see how many cache hits and misses my lru_cache-decorated function has had?"
-    named = strip("lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator.", "functools", 0)
-    same_page = strip(
-        "The wrapped function is instrumented with a cache_info() function that returns a named "
-        "tuple showing hits, misses, maxsize and currsize.",
-        "functools",
-        0,
-    )
-    other_page = strip("Cache hits and misses are counted by the statistics module.", "statistics", 1)
-    assert concerns(question, [named, same_page, other_page]) == [True, True, False]
-    assert concerns(question, [same_page, other_page]) == [False, False]  # nothing names it: no document does
-    draft = "You can see the cache statistics named tuple (hits, misses, maxsize, currsize) with f.cache_info()."
-    assert grounded(attribute(draft, question, [named, same_page]))
-    assert not grounded(attribute(draft, question, [same_page]))
-
-
-def test_support_counts_the_claims_uncommon_words():
-    from crag.methods.attribution import claim, informative, support
-
-    question = "python locate executable in PATH like unix which command"
-    draft = (
-        "The `shutil.which` function in Python is similar to the Unix `which` command: it gives the path of a program."
-    )
-    claimed = claim(draft, question)
-    key = informative(draft, claimed)
-    assert key == {"shutil.which", "shutil"} and {"similar", "function", "program"} <= claimed
-    stated = terms("shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None) Return the path to an executable.")
-    assert support(claimed, stated) < 0.5 and support(claimed, stated, key) == 1.0
-    # an option or inline code is a name, however common its letters: "-S" is the answer, "order" is not
-    option = "The `-S` option sorts files by size in descending order."
-    assert informative(option, claim(option, "ls sort by file size, biggest first")) == {"s", "descend"}
-    # a claim of common words only is counted whole
-    plain = claim("She lived by the sea.", "Where did Anna Berg live?")
-    assert plain == {"sea"} and informative("She lived by the sea.", plain) == plain
-    # a number no strip states still supports nothing, however few the key words
-    port = "The default port of Postgres is 5432."
-    claimed = claim(port, "What is the default port of Postgres?")
-    assert support(claimed, terms("Postgres listens on port 5433."), informative(port, claimed)) == 0.0
