@@ -52,7 +52,7 @@ def test_plain_and_streamed_views(serve):
     streamed = ask(QUESTION, "--server", f"{url}/crag/", "--stream")  # the endpoint's own URL works too
     assert streamed.exit_code == 0, streamed.output
     lines = streamed.output.splitlines()
-    assert lines[:3] == ["· retrieved 2 documents", "· graded: CORRECT (+0.90, -0.90)", "· refined: 1 strips kept"]
+    assert lines[:3] == ["· retrieved 2 documents", "· graded: CORRECT (+0.90, -0.90)", "· refined: 1 strip kept"]
     assert f"answer: {ANSWER}" in lines and "sources:" in lines
 
 
