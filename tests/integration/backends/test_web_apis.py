@@ -303,7 +303,7 @@ def test_the_incorrect_route_searches_and_reads_the_fake_wikipedia(apis):
     )
     result = graph.invoke({"question": "What is Zofia Nowak's theorem about?"}, context=context)
     assert result["action"] == "incorrect" and result["web_status"] == "searched" and result["web_error"] is None
-    assert result["rewritten_query"] == "Zofia, Nowak"
+    assert result["rewritten_query"] == "Zofia Nowak, theorem"  # the question's own keywords
     assert [source_of(r) for r in result["web_results"]] == [f"{url}/wiki/Zofia_Nowak", f"{url}/wiki/Nowak_(surname)"]
     assert result["web_results"][0].page_content == LEAD  # the hits keep only the lead: the state stays small
     # the knowledge is from the body of the page, which only the API's whole-page text holds
@@ -311,4 +311,4 @@ def test_the_incorrect_route_searches_and_reads_the_fake_wikipedia(apis):
     assert strip["text"] == f"Zofia Nowak: {BODY[3]}" and strip["source"] == f"{url}/wiki/Zofia_Nowak"
     assert result["answer"] == BODY[3] and result["sources"][0]["text"] == strip["text"]
     assert {path for path, _, _ in seen} == {"/w/api.php"}  # no page was downloaded as HTML
-    assert seen[0][1]["gsrsearch"] == "Zofia, Nowak"  # no "Wikipedia, " prefix
+    assert seen[0][1]["gsrsearch"] == "Zofia Nowak, theorem"  # no "Wikipedia, " prefix
