@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,7 @@ def turn(question: str, answer: str) -> Turn:
 
 
 def hand_written() -> list[dict]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for `tests`
     from tests.unit.methods.test_followups import RESOLVED
 
     cases = []
