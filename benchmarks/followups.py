@@ -19,6 +19,7 @@ when it is the follow-up with the previous question in brackets (the last resort
 follow-up too: the model's rewrite is a model call on every follow-up the rules could resolve.
 
     python benchmarks/followups.py --chat-model local --limit 120
+    python benchmarks/followups.py --chat-model local --follow-up "Who made it?"
 """
 
 from __future__ import annotations
@@ -124,11 +125,14 @@ def main() -> None:
     parser.add_argument("--chat-model", default="local")
     parser.add_argument("--popqa", type=Path, default=Path("artifacts/eval/popqa-inputs/questions.jsonl"))
     parser.add_argument("--limit", type=int, help="PopQA follow-ups used (default: all)")
+    parser.add_argument("--follow-up", help='only the PopQA-made follow-ups asking this ("Who made it?")')
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     ctx = Context(chat_model=args.chat_model, evaluator=None)
     resources.chat(ctx, "rewrite").invoke("Say OK.")  # loaded before the clock starts
-    sets = {"hand-written (61)": hand_written(), "PopQA-made": from_popqa(args.popqa, args.limit)}
+    made = from_popqa(args.popqa, None)
+    made = [c for c in made if args.follow_up in (None, c["question"])][: args.limit]
+    sets = {"hand-written (61)": hand_written(), "PopQA-made": made}
     results: dict[str, dict] = {}
     for set_name, cases in sets.items():
         for name, rewrite in VARIANTS.items():
