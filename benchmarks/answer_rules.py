@@ -98,13 +98,30 @@ def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:
     }
 
 
-def run_folder(folder: Path, system: str) -> dict[str, dict]:
+def recorded(folder: Path, system: str) -> tuple[dict, list[dict]]:
+    """A run's settings (run.json) and the answers `system` gave without error, strips included."""
     info = json.loads((folder / "run.json").read_text())
-    quote = info["quote_thresholds"][system]
     records = list(PredictionStore(folder / PREDICTIONS).records.values())
     records = [r for r in records if r["system"] == system and not r.get("error")]
     if not any(r.get("strips") for r in records):  # runs from before RAG's strips were recorded
         raise SystemExit(f"{folder}: no strips recorded for {system}; run it again to replay its answers")
+    return info, records
+
+
+def print_rows(rows: dict[str, dict], width: int, notes: tuple[str, ...] = ()) -> None:
+    """The scores as a table: accuracy and declines per row, then the row's `notes` keys that it holds."""
+    print(f"{'':{width}s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
+    for name, row in rows.items():
+        extra = "".join(f"  {k}: {v}" for k, v in row.items() if k in notes)
+        print(
+            f"{name:{width}s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
+            f"{100 * row['declined_unanswerable']:22.1f}%{extra}"
+        )
+
+
+def run_folder(folder: Path, system: str) -> dict[str, dict]:
+    info, records = recorded(folder, system)
+    quote = info["quote_thresholds"][system]
     rows = {"recorded answers": score(records, lambda r: r["answer"])}
     rows["drafts as recorded"] = score(records, lambda r: r["draft"] or "")
     for name, (patches, overrides) in ABLATIONS.items():
@@ -135,12 +152,7 @@ def main() -> None:
             f"(replayed with today's rules: {rows['all rules (as shipped)']['differs_from_recorded']} answers differ "
             "from the run's; none when this code made the run)"
         )
-        print(f"{'':72s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
-        for name, row in rows.items():
-            print(
-                f"{name:72s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
-                f"{100 * row['declined_unanswerable']:22.1f}%"
-            )
+        print_rows(rows, 72)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -37,10 +37,9 @@ from tqdm.auto import tqdm
 from crag import resources
 from crag.context import Context
 from crag.experiments.inputs import read_questions
-from crag.methods.followup import append_previous, format_history, parse_condensed, resolve
+from crag.methods.followup import append_previous, resolve
 from crag.methods.rewrite import content_words
-from crag.nodes.contextualize import condense
-from crag.prompts import CONDENSE_PROMPT
+from crag.nodes.contextualize import condense, model_condensed
 from crag.state import Turn
 
 # prop of the first question -> the follow-up asked after it ({p}: a pronoun of the subject)
@@ -82,14 +81,7 @@ def from_popqa(path: Path, limit: int | None) -> list[dict]:
 
 def model_only(ctx: Context, question: str, history: list[Turn]) -> str:
     """The shipped path without the rules: the model's rewrite, else the previous question appended."""
-    try:
-        reply = resources.chat(ctx, "rewrite").invoke(
-            CONDENSE_PROMPT.format(history=format_history(history), question=question)
-        )
-        condensed = parse_condensed(str(reply.content), question)
-    except Exception:  # as the node: a failing model must not stop the turn
-        condensed = None
-    return condensed or append_previous(question, history)
+    return model_condensed(ctx, question, history) or append_previous(question, history)
 
 
 def rules_only(ctx: Context, question: str, history: list[Turn]) -> str:

@@ -20,14 +20,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from answer_rules import replay, score  # this folder's replay of `generate`'s rules
+from answer_rules import print_rows, recorded, replay, score  # this folder's replay of `generate`'s rules
 from tqdm.auto import tqdm
 
 from crag import resources
 from crag.context import Context
-from crag.experiments.runner import PREDICTIONS, PredictionStore
-from crag.nodes.generate import format_knowledge, tidy
-from crag.prompts import GENERATE_PROMPTS, GENERATE_STOP, generation_prompt, unmarked
+from crag.nodes.generate import format_knowledge
+from crag.prompts import GENERATE_PROMPTS, GENERATE_STOP, generation_prompt
 
 
 def cut(reply: str, labels: list[str]) -> str:
@@ -49,10 +48,6 @@ def regenerate(records: list[dict], chat_model: str, prompt: str, max_tokens: in
     return replies
 
 
-def as_draft(reply: str, prompt: str, record: dict) -> str:
-    return tidy(unmarked(reply, prompt), [s["title"] for s in record["strips"]], record["question"])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path, help="a `crag eval run` output folder")
@@ -62,45 +57,32 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    info = json.loads((args.folder / "run.json").read_text())
+    info, records = recorded(args.folder, args.system)
+    records = records[: args.limit]
     quote = info["quote_thresholds"][args.system]
-    records = [
-        r
-        for r in PredictionStore(args.folder / PREDICTIONS).records.values()
-        if r["system"] == args.system and not r.get("error")
-    ][: args.limit]
     rows: dict[str, Any] = {"recorded answers": score(records, lambda r: r["answer"])}
     rows["recorded drafts"] = score(records, lambda r: r["draft"] or "")
     for prompt in args.prompts.split(","):
         replies = regenerate(records, info["chat_model"], prompt, info["max_answer_tokens"])
         for stops in (True, False):
             name = f"{prompt}, {'with' if stops else 'without'} stop labels"
-            drafts = {
-                r["qid"]: as_draft(cut(replies[r["qid"]], GENERATE_STOP) if stops else replies[r["qid"]], prompt, r)
-                for r in records
-                if r["qid"] in replies
-            }
-            answers = {
-                r["qid"]: replay({**r, "draft": drafts.get(r["qid"], "")}, quote, {"generate_prompt": prompt})["answer"]
+            reply = {qid: cut(text, GENERATE_STOP) if stops else text for qid, text in replies.items()}
+            # `generate` itself turns each reply into its draft (unmarked, tidied) and its answer
+            out = {
+                r["qid"]: replay({**r, "draft": reply.get(r["qid"], "")}, quote, {"generate_prompt": prompt})
                 for r in records
             }
-            rows[f"{name}: drafts"] = score(records, lambda r, d=drafts: d.get(r["qid"], ""))
-            rows[f"{name}: answers"] = score(records, lambda r, a=answers: a[r["qid"]])
+            rows[f"{name}: drafts"] = score(records, lambda r, o=out: o[r["qid"]]["draft"])
+            rows[f"{name}: answers"] = score(records, lambda r, o=out: o[r["qid"]]["answer"])
             if prompt == info["generate_prompt"] and stops:
                 rows[f"{name}: drafts"]["differs_from_recorded"] = sum(
-                    drafts.get(r["qid"], "") != (r["draft"] or "") for r in records
+                    out[r["qid"]]["draft"] != (r["draft"] or "") for r in records
                 )
             rows[f"{name}: answers"]["stop_label_cut"] = sum(
                 cut(reply, GENERATE_STOP) != reply for reply in replies.values()
             )
     print(f"\n{args.folder} ({args.system}, {len(records)} answers, {info['chat_model']})")
-    print(f"{'':52s} {'accuracy':>9s} {'declined, answerable':>21s} {'declined, unanswerable':>23s}")
-    for name, row in rows.items():
-        extra = "".join(f"  {k}: {v}" for k, v in row.items() if k in ("differs_from_recorded", "stop_label_cut"))
-        print(
-            f"{name:52s} {100 * row['accuracy']:8.1f}% {100 * row['abstained_answerable']:20.1f}% "
-            f"{100 * row['declined_unanswerable']:22.1f}%{extra}"
-        )
+    print_rows(rows, 52, ("differs_from_recorded", "stop_label_cut"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2) + "\n")

@@ -18,18 +18,20 @@ from crag.prompts import CONDENSE_PROMPT
 from crag.state import State
 
 
-def condense(ctx: Context, question: str, history: list) -> str:
-    resolved = resolve(question, history)
-    if resolved:
-        return resolved
+def model_condensed(ctx: Context, question: str, history: list) -> str | None:
+    """The chat model's self-contained question, or None when its rewrite is unusable or it fails."""
     try:
         reply = resources.chat(ctx, "rewrite").invoke(
             CONDENSE_PROMPT.format(history=format_history(history), question=question), config={"tags": CONDENSE_TAGS}
         )
-        condensed = parse_condensed(str(reply.content), question)
+        return parse_condensed(str(reply.content), question)
     except Exception:  # a failing rewriter must not stop the turn
-        condensed = None
-    return condensed or append_previous(question, history)
+        return None
+
+
+def condense(ctx: Context, question: str, history: list) -> str:
+    """The rules' rewrite, else the model's, else the previous question appended."""
+    return resolve(question, history) or model_condensed(ctx, question, history) or append_previous(question, history)
 
 
 @timed("contextualize")

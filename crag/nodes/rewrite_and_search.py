@@ -2,7 +2,7 @@
 
 The query is the question's own keywords by default (`Context.rewrite`): on the documentation set and
 PopQA they reach the same knowledge as the 1.5B model's few-shot rewrite, which took 2 s of a
-question's 6 (docs/reports/2026-11-27-local-models.md); `rewrite="model"` asks the model, as the paper does.
+question's 6 (docs/reports/2026-11-27-models-side-by-side.md); `rewrite="model"` asks the model, as the paper does.
 
 A failing or slow search never fails the run: the error is recorded in `web_error` and the
 answer is generated from whatever internal knowledge there is. With no web backend configured
