@@ -12,7 +12,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-unit test-slow lint docs demo demo-kb dev serve evaluator-data evaluator-faq evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
+.PHONY: setup test test-unit test-slow lint docs demo demo-kb dev serve evaluator-data evaluator-faq generate-questions evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty eval-models
 
 setup: $(STAMP)
@@ -45,8 +45,16 @@ lint: setup
 	$(BIN)/ruff format --check crag tests benchmarks docs
 	$(BIN)/lint-imports --no-cache
 
+# questions the local chat model wrote for passages of this machine's man pages, pydoc, /usr/share/doc and
+# the shared Wikipedia passages (crag/evaluator_model/generated.py; committed). The generator resumes
+# where it stopped: `make generate-questions MINUTES=120` writes about 700 more passages' questions
+GENERATED := data/generated-questions.jsonl
+MINUTES   ?= 60
+generate-questions: setup
+	$(BIN)/crag evaluator generate-questions --out $(GENERATED) --time-limit $(MINUTES)
+
 $(PAIRS)/manifest.json: | setup
-	$(BIN)/crag evaluator build-data --data-dir $(DATA) --out $(PAIRS)
+	$(BIN)/crag evaluator build-data --data-dir $(DATA) --out $(PAIRS) --generated $(GENERATED)
 
 evaluator-data: $(PAIRS)/manifest.json
 

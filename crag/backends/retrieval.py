@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from crag.backends import keywords
 from crag.backends.embeddings import DEFAULT_EMBEDDINGS, embeddings, embeddings_name
 from crag.core.cache import ResourceCache
+from crag.core.fusion import fuse
 from crag.core.passages import distinct
 
 if TYPE_CHECKING:
@@ -36,10 +37,6 @@ DEFAULT_COLLECTION = "crag"
 DEFAULT_CHROMA_PORT = 8000
 OVERFETCH = 2  # chunks fetched per chunk returned, so that duplicate texts dropped leave k (`distinct`)
 EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name (`embeddings_name`)
-# Reciprocal rank fusion's constant: a chunk at rank r of a list earns 1 / (RRF_K + r). 60 is Cormack,
-# Clarke and Büttcher's (SIGIR 2009) and LangChain's EnsembleRetriever's; it keeps one list's top hit
-# from outweighing a chunk that both lists rank well.
-RRF_K = 60
 Search = Literal["hybrid", "dense"]
 DEFAULT_SEARCH: Search = "hybrid"  # docs/reports/2026-11-24-hybrid-retrieval.md
 
@@ -249,19 +246,6 @@ def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefi
 def clear_store_cache() -> None:
     """Forget the opened stores (tests, or after deleting a collection's folder)."""
     _STORES.clear()
-
-
-def fuse(*rankings: list[str]) -> list[str]:
-    """Ids ordered by reciprocal rank fusion of several rankings (best first in each); ties keep the
-    order in which the ids were first met, the first ranking's before the second's.
-
-    Hand-written: LangChain's EnsembleRetriever does the same over two retrievers, but it would need
-    a BM25 retriever holding every text of the collection as Documents (rank_bm25, pure Python)."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(scores, key=lambda key: -scores[key])
 
 
 def _dense(store: Chroma, question: str, n: int) -> list[Document]:

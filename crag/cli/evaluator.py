@@ -13,6 +13,7 @@ import typer
 
 from crag.cli.common import fail, quiet_transformers
 from crag.cli.evaluator_adapt import adapt_cmd
+from crag.cli.evaluator_generate import generate_cmd
 from crag.core.base_model import PACKAGED_BASE
 from crag.evaluator_model.calibration import calibrate, cap_discards, question_maxima
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
@@ -40,16 +41,29 @@ def build_data_cmd(
     ] = None,
     out: Annotated[Path, typer.Option(help="Where to write train/validation pairs.")] = DEFAULT_DATA_OUT,
     bm25_negatives: Annotated[int, typer.Option(min=0, help="BM25 hard negatives per question.")] = 4,
+    generated: Annotated[
+        Path | None,
+        typer.Option(help="Generated questions (crag evaluator generate-questions): their pairs join train and dev."),
+    ] = None,
 ) -> None:
     """Build question-disjoint train/validation pairs by the paper's recipe."""
+    if generated is not None and not generated.is_file():
+        fail(f"generated questions not found: {generated}")
     try:
-        manifest = build_data(data_dir, out, Recipe(bm25_negatives=bm25_negatives))
+        manifest = build_data(
+            data_dir, out, Recipe(bm25_negatives=bm25_negatives, generated=str(generated) if generated else "")
+        )
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     for split, info in manifest["splits"].items():
         typer.echo(
             f"{split:<10} {info['pairs']:>6} pairs  {info['positives']:>5} relevant "
             f"({info['positive_rate']:.1%})  {info['questions']} questions  -> {out / info['files'][0]}"
+        )
+    if made := manifest.get("generated"):
+        typer.echo(
+            f"generated: {made['kept']} of {made['questions']} questions passed the round trip "
+            f"({made['pages_rendered']} of {made['pages']} pages rendered here, {made['pool_chunks']} chunks)"
         )
 
 
@@ -375,3 +389,4 @@ def eval_cmd(
 
 
 app.command("adapt")(adapt_cmd)  # in its own module: the adapt command alone is ~90 lines
+app.command("generate-questions")(generate_cmd)

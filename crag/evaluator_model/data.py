@@ -29,6 +29,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from crag.evaluator_model.generated_pairs import build_generated
 from crag.evaluator_model.mining import DenseIndex, chunk_pool, teacher_probabilities
 from crag.evaluator_model.pairs import Pair, clean, iter_jsonl, write_pairs
 from crag.evaluator_model.phrasings import sample_training_phrasings
@@ -78,6 +79,7 @@ class Recipe:
     retrieval_k: int = 10  # training only: the dense retriever's top k per question, labelled by gold page
     phrasings: int = 1  # training only: each question also asked in this many training phrasings
     dev_fraction: float = 0.1  # training questions held apart to pick the epoch and calibrate
+    generated: str = ""  # the generated questions' JSONL (`generated_pairs`); "" leaves them out
     seed: int = 13
 
 
@@ -291,6 +293,13 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), 
         bios = [b for b in bio_train if _is_dev(b["qid"], recipe) == dev]
         realistic = _retrieved_pairs(popqa, index, recipe, rng) + _bio_pairs(bios, recipe, rng)
         splits[split] = splits.get(split, []) + (realistic + _without_titles(realistic) if dev else realistic)
+    generated_stats = None
+    if recipe.generated:
+        made, generated_stats = build_generated(
+            recipe.generated, root / "corpus/wiki_passages.jsonl", cache=out / ".cache", progress=progress
+        )
+        splits["train"] += made["train"]
+        splits["dev"] += made["dev"] + _without_titles(made["dev"])
     splits = {name: _finish(pairs, recipe) for name, pairs in splits.items()}
     teacher = teacher_probabilities(index, splits["train"], progress=progress)
     splits["train"] = [replace(p, teacher=round(t, 4)) for p, t in zip(splits["train"], teacher)]
@@ -298,6 +307,7 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), 
         "data_hash": _hash_sources(root),
         "recipe": {**recipe.__dict__, "validation_range": list(recipe.validation_range)},
         "splits": {},
+        "generated": generated_stats,
     }
     for split, pairs in splits.items():
         tsv, jsonl = write_pairs(pairs, out, split)

@@ -1,0 +1,69 @@
+"""`crag evaluator generate-questions`: the chat model writes questions for passages of this machine's
+documentation and Wikipedia (issue 47; the work is `crag.evaluator_model.generated`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crag.backends.llm import CHAT_MODEL_HELP, chat_model
+from crag.cli.common import fail
+from crag.evaluator_model.data import data_dir as shared_data_dir
+from crag.evaluator_model.faq import FAQ_FILES
+from crag.evaluator_model.generated import Exclusions, candidate_passages, generate_questions
+from crag.experiments.docs_domain import SOURCES
+
+DEFAULT_OUT = Path("data/generated-questions.jsonl")
+
+
+def held_out() -> Exclusions:
+    """The documentation validation set's pages and the FAQ dev pairs' files: never generated from."""
+    return Exclusions(
+        man=frozenset((s.name, s.section) for s in SOURCES if s.kind == "man"),
+        pydoc=frozenset(s.name for s in SOURCES if s.kind == "pydoc"),
+        files=frozenset(FAQ_FILES),
+    )
+
+
+def generate_cmd(
+    out: Annotated[Path, typer.Option(help="The JSONL to append to (a stopped run resumes from it).")] = DEFAULT_OUT,
+    chat_model_spec: Annotated[
+        str, typer.Option("--chat-model", help=f"The question writer: {CHAT_MODEL_HELP}.")
+    ] = "local",
+    limit: Annotated[int | None, typer.Option(min=1, help="New passages to write questions for, at most.")] = None,
+    time_limit: Annotated[float | None, typer.Option(min=0.1, help="Minutes to run, at most.")] = None,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Shared data, for its Wikipedia passages (default: $CRAG_DATA_DIR or ../shared/data)."),
+    ] = None,
+    no_wiki: Annotated[bool, typer.Option("--no-wiki", help="Documentation only.")] = False,
+    seed: Annotated[int, typer.Option(help="The order in which pages are visited.")] = 0,
+) -> None:
+    """Questions in five styles (and two made from them) for passages of man pages, pydoc,
+    /usr/share/doc and Wikipedia; resumable: run it again to go on."""
+    if limit is None and time_limit is None:
+        fail("give --limit or --time-limit: a whole run takes days on two cores")
+    try:
+        model = chat_model(chat_model_spec, max_tokens=160)
+        wiki = None if no_wiki else shared_data_dir(data_dir) / "corpus" / "wiki_passages.jsonl"
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    passages = candidate_passages(exclude=held_out(), wiki_file=wiki, seed=seed)
+
+    def ask(prompt: str) -> str:
+        return str(model.invoke(prompt).content)
+
+    stats = generate_questions(
+        passages,
+        ask,
+        out,
+        limit=limit,
+        time_limit=time_limit * 60 if time_limit else None,
+        writer=chat_model_spec,
+    )
+    typer.echo(
+        f"{stats['written']} passages written ({stats['unparsed']} replies without questions), "
+        f"{stats['already']} already there, in {stats['seconds']:.0f} s -> {out}"
+    )
