@@ -46,7 +46,7 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 
 # questions the local chat model wrote for passages of this machine's man pages, pydoc, /usr/share/doc and
-# the shared Wikipedia passages (crag/evaluator_model/generated.py; committed). The generator resumes
+# the shared Wikipedia passages (crag/evaluator_model/training/generated.py; committed). The generator resumes
 # where it stopped: `make generate-questions MINUTES=120` writes about 700 more passages' questions
 GENERATED := data/generated-questions.jsonl
 MINUTES   ?= 60
@@ -58,7 +58,7 @@ $(PAIRS)/manifest.json: | setup
 
 evaluator-data: $(PAIRS)/manifest.json
 
-# documentation-domain dev pairs from the FAQs on this machine (crag/evaluator_model/faq.py; under a minute):
+# documentation-domain dev pairs from the FAQs on this machine (crag/evaluator_model/training/faq.py; under a minute):
 # the shipped lower threshold is capped on them (below), and the contrast blend (docs/reports/2026-11-23-evaluator-contrast.md) was fitted on them
 $(PAIRS)/faq.jsonl: | setup
 	$(BIN)/crag evaluator build-faq --out $(PAIRS)

@@ -46,10 +46,10 @@ from crag.core.thresholds import Thresholds
 from crag.evaluator_model import lexical as lexical_module
 from crag.evaluator_model import model as model_module
 from crag.evaluator_model import reading as reading_module
-from crag.evaluator_model.calibration import calibrate
-from crag.evaluator_model.evaluation import classification_metrics, roc_auc_intervals
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, get_scorer
+from crag.evaluator_model.training.calibration import calibrate
+from crag.evaluator_model.training.evaluation import classification_metrics, roc_auc_intervals
 from crag.experiments.relevance import UNTITLED
 from crag.methods.refinement import set_selection
 from crag.methods.routing import decide_action

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from evaluator_benchmark import latency_ms, slice_pairs, texts
 
-from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.pairs import read_pairs
 from crag.evaluator_model.runnable import get_scorer
+from crag.evaluator_model.training.evaluation import classification_metrics
 
 ENGINES = ("onnx", "torch")
 

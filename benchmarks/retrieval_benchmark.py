@@ -7,7 +7,7 @@ index `crag.backends.keywords`):
   page and holds its evidence phrase;
 - `faq`: the FAQs of lsof, sed, zlib, xz and valgrind in /usr/share/doc, their answers ingested in
   `crag ingest`'s chunks, asked the questions their authors wrote (369); a chunk is relevant when it
-  holds a good part of the question's answer (`crag.evaluator_model.faq`);
+  holds a good part of the question's answer (`crag.evaluator_model.training.faq`);
 - `popqa`, `popqa-phrased`: every titled passage of the shared data (21,914 chunks) and the 300 PopQA
   validation questions, as asked and in two everyday phrasings each; a chunk is relevant when it
   comes from the gold page. Only questions whose gold page is in the collection count (about a third).
@@ -34,8 +34,8 @@ from crag.backends import keywords
 from crag.backends.ingest import ingest
 from crag.backends.retrieval import open_store, retrieve
 from crag.core.passages import source_of, title_of
-from crag.evaluator_model.data import norm_title
-from crag.evaluator_model.faq import faq_corpus
+from crag.evaluator_model.training.data import norm_title
+from crag.evaluator_model.training.faq import faq_corpus
 from crag.experiments.docs_domain import is_relevant, load_questions
 from crag.experiments.kb import ensure_collection
 from crag.experiments.phrasings import sample_phrasings

@@ -36,12 +36,12 @@ from crag.backends.embeddings import default_embeddings
 from crag.backends.retrieval import open_existing, open_store
 from crag.core.standing import grouped_standings
 from crag.evaluator_model import lexical
-from crag.evaluator_model.adapt import split_pairs
-from crag.evaluator_model.general import load_general_check
 from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
-from crag.evaluator_model.selfsup import collection_chunks, self_supervised_sets
+from crag.evaluator_model.training.adapt import split_pairs
+from crag.evaluator_model.training.general import load_general_check
+from crag.evaluator_model.training.selfsup import collection_chunks, self_supervised_sets
 
 FIT_QUERIES = 1000
 ANCHORS = (0.25, 1.0)  # the default --anchor values

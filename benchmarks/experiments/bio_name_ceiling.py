@@ -31,10 +31,10 @@ from itertools import pairwise
 from pathlib import Path
 
 from crag.core.passages import titled
-from crag.evaluator_model.data import norm_title, question_split
-from crag.evaluator_model.evaluation import roc_auc_intervals
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.runnable import get_scorer
+from crag.evaluator_model.training.data import norm_title, question_split
+from crag.evaluator_model.training.evaluation import roc_auc_intervals
 from crag.experiments.popqa import read_records
 from crag.experiments.relevance import bio_slices
 

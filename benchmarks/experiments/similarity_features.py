@@ -45,9 +45,9 @@ from crag.backends.embeddings import LocalEmbeddings
 from crag.core.passages import titled
 from crag.core.thresholds import score_of
 from crag.evaluator_model import lexical
-from crag.evaluator_model.calibration import calibrate, cap_discards, question_maxima
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import get_scorer
+from crag.evaluator_model.training.calibration import calibrate, cap_discards, question_maxima
 from crag.methods.refinement import MIN_STRIP_WORDS, decompose
 
 SLICES = ["popqa-retrieved", "popqa-phrased", "bio", "bio-phrased", "multihop", "docs"]
@@ -130,7 +130,7 @@ def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list
 
     from crag.backends.embeddings import default_embeddings
     from crag.backends.retrieval import open_existing
-    from crag.evaluator_model.selfsup import collection_chunks, self_supervised_sets
+    from crag.evaluator_model.training.selfsup import collection_chunks, self_supervised_sets
 
     store = open_existing(persist_dir=chroma_dir, collection=collection, embedder=default_embeddings())
     picked, retrieved = self_supervised_sets(

@@ -37,8 +37,8 @@ from pathlib import Path
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from crag.core.text import terms
-from crag.evaluator_model.mining import Chunk, DenseIndex
 from crag.evaluator_model.pairs import Pair, clean, write_pairs
+from crag.evaluator_model.training.mining import Chunk, DenseIndex
 from crag.experiments.docs_domain import MAN_PAGES, PYDOC_MODULES, Source, SourceMissing, render
 
 PYDOC = """os posixpath pathlib datetime time calendar random math string struct copy pickle glob fnmatch heapq bisect
@@ -216,8 +216,8 @@ def with_teacher(out: Path) -> None:
     (`mining.teacher_probabilities`, as `crag evaluator build-data` gives the training pairs)."""
     from dataclasses import replace
 
-    from crag.evaluator_model.mining import teacher_probabilities
     from crag.evaluator_model.pairs import read_pairs
+    from crag.evaluator_model.training.mining import teacher_probabilities
 
     pairs = read_pairs(out / "structure.jsonl")
     teacher = teacher_probabilities(DenseIndex([], cache=None, progress=False), pairs, progress=False)

@@ -15,16 +15,16 @@ from crag.cli.common import fail, quiet_transformers
 from crag.cli.evaluator_adapt import adapt_cmd
 from crag.cli.evaluator_generate import generate_cmd
 from crag.core.base_model import PACKAGED_BASE
-from crag.evaluator_model.calibration import calibrate, cap_discards, question_maxima
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
-from crag.evaluator_model.data import Recipe, build_data
-from crag.evaluator_model.evaluation import classification_metrics
-from crag.evaluator_model.faq import FAQ_FILES, build_faq_pairs
 from crag.evaluator_model.lexical import IDF_FILE, IdfTable, contrasts, fit_blend, overlap
 from crag.evaluator_model.pairs import read_pairs, write_pairs
 from crag.evaluator_model.runnable import get_scorer
-from crag.evaluator_model.trainer import TrainConfig, train
+from crag.evaluator_model.training.calibration import calibrate, cap_discards, question_maxima
+from crag.evaluator_model.training.data import Recipe, build_data
+from crag.evaluator_model.training.evaluation import classification_metrics
+from crag.evaluator_model.training.faq import FAQ_FILES, build_faq_pairs
+from crag.evaluator_model.training.trainer import TrainConfig, train
 
 app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.", no_args_is_help=True)
 
@@ -76,7 +76,7 @@ def build_faq_cmd(
     ] = None,
 ) -> None:
     """Documentation-domain dev pairs from FAQs: each question against the retriever's top 10 chunks
-    of the FAQs' answers, labelled by answer span (crag/evaluator_model/faq.py). `blend` and
+    of the FAQs' answers, labelled by answer span (crag/evaluator_model/training/faq.py). `blend` and
     `calibrate` use them beside the dev pairs."""
     try:
         pairs, manifest = build_faq_pairs(faq or FAQ_FILES, cache=out / "cache")

@@ -1,5 +1,5 @@
 """`crag evaluator adapt`: fit the evaluator to an ingested collection without labels (issue 13;
-the work is `crag.evaluator_model.adapt`, this is its command line)."""
+the work is `crag.evaluator_model.training.adapt`, this is its command line)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import typer
 from crag.backends.embeddings import EmbeddingError, default_embeddings
 from crag.backends.retrieval import StoreError, default_chroma_dir, default_collection, open_existing
 from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
-from crag.evaluator_model.adapt import AdaptConfig, adapt
 from crag.evaluator_model.checkpoint import EvaluatorError
 from crag.evaluator_model.pairs import read_pairs
-from crag.evaluator_model.selfsup import collection_chunks
+from crag.evaluator_model.training.adapt import AdaptConfig, adapt
+from crag.evaluator_model.training.selfsup import collection_chunks
 
 
 def adapt_cmd(

@@ -1,5 +1,5 @@
 """`crag evaluator generate-questions`: the chat model writes questions for passages of this machine's
-documentation and Wikipedia (issue 47; the work is `crag.evaluator_model.generated`)."""
+documentation and Wikipedia (issue 47; the work is `crag.evaluator_model.training.generated`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import typer
 
 from crag.backends.llm import CHAT_MODEL_HELP, chat_model
 from crag.cli.common import fail
-from crag.evaluator_model.data import data_dir as shared_data_dir
-from crag.evaluator_model.faq import FAQ_FILES
-from crag.evaluator_model.generated import Exclusions, candidate_passages, generate_questions
+from crag.evaluator_model.training.data import data_dir as shared_data_dir
+from crag.evaluator_model.training.faq import FAQ_FILES
+from crag.evaluator_model.training.generated import Exclusions, candidate_passages, generate_questions
 from crag.experiments.docs_domain import SOURCES
 
 DEFAULT_OUT = Path("data/generated-questions.jsonl")

@@ -1,5 +1,5 @@
 """Reciprocal rank fusion: the project's hybrid search (embeddings and BM25) and the evaluator's
-training retrieval (`crag.evaluator_model.generated_pairs`) fuse their two rankings the same way."""
+training retrieval (`crag.evaluator_model.training.generated_pairs`) fuse their two rankings the same way."""
 
 from __future__ import annotations
 

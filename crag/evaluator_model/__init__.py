@@ -1,8 +1,10 @@
 """The retrieval evaluator: a fine-tuned sequence classifier scoring (question, document) pairs in [-1, 1].
 
-Kept apart as in sentence-transformers' cross_encoder: `model` (load and score), `losses`,
-`trainer`, `metrics` and `calibration` (evaluation), `data` (training pairs), `runnable`
-(the LangChain face). Importing this package loads no model.
+What answering a question needs lives here: `model` (load and score), `checkpoint`, `compact`
+(the int8 weights), `onnx_engine`, `reading` (long passages), `lexical` (the overlap blend), `pairs`
+(the pair format) and `runnable` (the LangChain face). Making and adapting the evaluator is in
+`crag.evaluator_model.training` (data, trainer, losses, calibration, adapt), kept apart as in
+sentence-transformers' cross_encoder; nothing here imports it. Importing this package loads no model.
 """
 
 from crag.evaluator_model.checkpoint import EvaluatorError

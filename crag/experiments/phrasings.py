@@ -6,7 +6,7 @@ ask the same things in many ways: lower case, no question mark, search-box keywo
 "dad" for "father". These templates are how the validation slices ask them.
 
 They are never used in training. The training recipe has its own, different templates
-(`crag.evaluator_model.phrasings`), and a test checks that the two sets share no template, so a
+(`crag.evaluator_model.training.phrasings`), and a test checks that the two sets share no template, so a
 gain on these phrasings is a gain on phrasings the model has not seen.
 """
 

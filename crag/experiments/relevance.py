@@ -41,8 +41,8 @@ from crag.backends.embeddings import DEFAULT_EMBEDDINGS
 from crag.backends.ingest import ingest
 from crag.backends.retrieval import DEFAULT_SEARCH, open_store, retrieve
 from crag.core.passages import source_of, title_of
-from crag.evaluator_model.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.evaluator_model.pairs import Pair, write_pairs
+from crag.evaluator_model.training.data import Recipe, multihop_pairs, norm_title, question_split
 from crag.experiments.docs_domain import is_relevant, load_questions
 from crag.experiments.inputs import Passage
 from crag.experiments.kb import ensure_collection

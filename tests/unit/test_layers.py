@@ -72,3 +72,17 @@ def test_the_package_exports_its_main_names_on_first_use():
     code = "import crag.components, crag.graph; from crag import graph; print(type(graph).__name__)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "CompiledStateGraph", done.stderr[-2000:]
+
+
+def test_scoring_with_the_shipped_evaluator_imports_no_training_code():
+    """The evaluator's runtime and its training are two folders (issue 47): grading documents loads the
+    model, and none of `crag.evaluator_model.training` (data, trainer, adapt)."""
+    code = (
+        "import json, sys; from crag.evaluator_model import RetrievalEvaluator; "
+        "scores = RetrievalEvaluator().invoke({'question': 'Who painted the sea?', "
+        "'documents': ['Anna Berg was a Swedish painter. She painted the sea.']}); "
+        "print(json.dumps([len(scores), sorted(m for m in sys.modules if m.startswith('crag.evaluator_model.training'))]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [1, []]

@@ -9,10 +9,10 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from crag.evaluator_model.adapt import AdaptConfig, Check, _check_labelled, _problems, adapt, split_pairs
-from crag.evaluator_model.adapt_head import ANCHOR_WEIGHTS
-from crag.evaluator_model.general import load_general_check
 from crag.evaluator_model.pairs import Pair
+from crag.evaluator_model.training.adapt import AdaptConfig, Check, _check_labelled, _problems, adapt, split_pairs
+from crag.evaluator_model.training.adapt_head import ANCHOR_WEIGHTS
+from crag.evaluator_model.training.general import load_general_check
 
 MODULES = [
     "json",
@@ -101,9 +101,9 @@ def test_the_shipped_general_set_mixes_domains_and_labels():
 def test_training_stops_at_the_deadline(tiny_bert):
     import time
 
-    from crag.evaluator_model.losses import LOSSES
     from crag.evaluator_model.model import load_scorer
-    from crag.evaluator_model.trainer import Optimiser, train_epoch
+    from crag.evaluator_model.training.losses import LOSSES
+    from crag.evaluator_model.training.trainer import Optimiser, train_epoch
 
     scorer = load_scorer(tiny_bert)
     pairs = [Pair(f"question {i}", f"passage {i}", i % 2) for i in range(32)]
@@ -167,7 +167,7 @@ def _config(out, **extra):
 def test_adapting_writes_a_normal_compact_checkpoint_with_its_checks(pydoc_collection, tmp_path):
     from crag.evaluator_model.model import load_scorer
     from crag.evaluator_model.runnable import RetrievalEvaluator
-    from crag.evaluator_model.selfsup import collection_chunks
+    from crag.evaluator_model.training.selfsup import collection_chunks
 
     _, store = pydoc_collection
     out = tmp_path / "adapted"
@@ -211,7 +211,7 @@ def test_adapting_writes_a_normal_compact_checkpoint_with_its_checks(pydoc_colle
 
 
 def test_a_model_that_fails_a_check_is_not_written(pydoc_collection, tmp_path):
-    from crag.evaluator_model.selfsup import collection_chunks
+    from crag.evaluator_model.training.selfsup import collection_chunks
 
     _, store = pydoc_collection
     chunks = collection_chunks(store)

@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 from crag.cli.main import app
 from crag.core.thresholds import Thresholds
 from crag.evaluator_model.checkpoint import METADATA_FILE
-from crag.evaluator_model.data import data_dir, norm_title
 from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.pairs import read_pairs
-from crag.evaluator_model.trainer import TrainConfig, train
+from crag.evaluator_model.training.data import data_dir, norm_title
+from crag.evaluator_model.training.trainer import TrainConfig, train
 
 
 def test_titles_compare_like_wikipedia_page_names():
@@ -118,7 +118,7 @@ def test_training_reads_long_passages_as_the_scorer_does_when_asked(
 ):
     """With read_long, every training batch goes through `reading.readings` (the scorer's own reading,
     at the training length) before it is encoded; without, passages are cut at their end as before."""
-    import crag.evaluator_model.trainer as trainer
+    import crag.evaluator_model.training.trainer as trainer
 
     seen = []
 
@@ -300,7 +300,7 @@ def test_title_dropout_is_seeded_and_partial():
     import random
 
     from crag.evaluator_model.pairs import Pair
-    from crag.evaluator_model.trainer import _texts
+    from crag.evaluator_model.training.trainer import _texts
 
     pairs = [Pair("q", f"passage {i}", 1, "Title") for i in range(200)]
     first = _texts(pairs, True, random.Random(1), 0.5)

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from crag.evaluator_model.selfsup import (
+from crag.evaluator_model.training.selfsup import (
     CollectionChunk,
     cloze_query,
     collection_chunks,

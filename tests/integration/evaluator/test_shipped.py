@@ -83,7 +83,7 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
 
     from crag.backends.embeddings import LocalEmbeddings
     from crag.core.passages import titled
-    from crag.evaluator_model.evaluation import classification_metrics
+    from crag.evaluator_model.training.evaluation import classification_metrics
     from crag.experiments.relevance import bio_slices
 
     shared = Path(os.environ.get("CRAG_DATA_DIR", Path(__file__).resolve().parents[4] / "shared" / "data"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from crag.evaluator_model import phrasings as training
-from crag.evaluator_model.data import Recipe, question_split
+from crag.evaluator_model.training import phrasings as training
+from crag.evaluator_model.training.data import Recipe, question_split
 from crag.experiments import phrasings as validation
 
 
@@ -129,7 +129,7 @@ def test_a_titleless_copy_keeps_texts_embeddings_and_the_gold_title(tmp_path):
 
 
 def test_training_retrieval_chunks_like_the_harness_knowledge_base():
-    from crag.evaluator_model.mining import CHUNK_OVERLAP, CHUNK_SIZE
+    from crag.evaluator_model.training.mining import CHUNK_OVERLAP, CHUNK_SIZE
     from crag.experiments.kb import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
 
     assert (CHUNK_SIZE, CHUNK_OVERLAP) == (DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP)

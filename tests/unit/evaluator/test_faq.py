@@ -1,4 +1,4 @@
-"""The FAQ parser behind the documentation-domain dev pairs (crag/evaluator_model/faq.py)."""
+"""The FAQ parser behind the documentation-domain dev pairs (crag/evaluator_model/training/faq.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crag.backends.ingest import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
-from crag.evaluator_model import faq
+from crag.evaluator_model.training import faq
 from crag.experiments.docs_domain import SOURCES
 
 ANSWER = "Use the option that does exactly this; it is described in the manual page with an example of its use."

@@ -10,8 +10,8 @@ import pytest
 
 from crag.cli.evaluator_generate import held_out
 from crag.core.manuals import Source
-from crag.evaluator_model import generated
-from crag.evaluator_model.generated import (
+from crag.evaluator_model.training import generated
+from crag.evaluator_model.training.generated import (
     Exclusions,
     candidate_passages,
     generate_questions,
@@ -91,9 +91,7 @@ def test_the_validation_pages_and_faq_files_are_never_read(tmp_path, monkeypatch
         return PROSE
 
     monkeypatch.setattr(generated, "render", fake_render)
-    exclude = Exclusions(
-        man=held_out().man, pydoc=held_out().pydoc, files=frozenset({str(doc / "sed" / "README")})
-    )
+    exclude = Exclusions(man=held_out().man, pydoc=held_out().pydoc, files=frozenset({str(doc / "sed" / "README")}))
     passages = list(candidate_passages(exclude=exclude, man_root=tmp_path / "man", doc_root=doc))
     validation = {s.stem for s in SOURCES}
     assert {s.name for s in rendered if s.kind == "man"} == {"other"}
@@ -143,13 +141,14 @@ def test_unreadable_documentation_files_are_skipped(tmp_path, raw):
 def _page(topic: str, sections: int) -> str:
     """A page of `sections` ~900-character sections, each about its own numbered setting."""
     return "\n\n".join(
-        f"{topic.upper()} SECTION {i}\n" + " ".join([f"The {topic} setting number{i} controls the {topic} value {i}."] * 14)
+        f"{topic.upper()} SECTION {i}\n"
+        + " ".join([f"The {topic} setting number{i} controls the {topic} value {i}."] * 14)
         for i in range(sections)
     )
 
 
 def test_round_trip_keeps_findable_questions_and_labels_the_retrievers_other_results():
-    from crag.evaluator_model.generated_pairs import HybridIndex, generated_pairs, is_dev_page, pool_chunks
+    from crag.evaluator_model.training.generated_pairs import HybridIndex, generated_pairs, is_dev_page, pool_chunks
 
     pages = {"man:alpha.1": _page("alpha", 6), "man:beta.1": _page("beta", 6), "man:gamma.1": _page("gamma", 6)}
     chunks = pool_chunks([{"source": s, "title": s[4:-2], "text": ""} for s in pages], pages)
@@ -160,7 +159,10 @@ def test_round_trip_keeps_findable_questions_and_labels_the_retrievers_other_res
         "source": "man:alpha.1",
         "title": "alpha",
         "text": target.text,
-        "questions": {"detail": "What does the alpha setting number3 control?", "keywords": "weather in paris tomorrow"},
+        "questions": {
+            "detail": "What does the alpha setting number3 control?",
+            "keywords": "weather in paris tomorrow",
+        },
     }
     index = HybridIndex(pool_chunks([record], pages), progress=False)
     splits, stats = generated_pairs([record], index, progress=False)
@@ -168,5 +170,7 @@ def test_round_trip_keeps_findable_questions_and_labels_the_retrievers_other_res
     pairs = splits["dev" if is_dev_page("man:alpha.1") else "train"]
     assert [p.label for p in pairs].count(1) == 1 and pairs[0].passage == " ".join(target.text.split())
     negatives = [p for p in pairs if p.label == 0]
-    assert negatives and all(f"number{i} " not in p.passage for p in negatives for i in (2, 3, 4))  # neighbours left out
+    assert negatives and all(
+        f"number{i} " not in p.passage for p in negatives for i in (2, 3, 4)
+    )  # neighbours left out
     assert all(p.group == "generated:r1:detail" for p in pairs)

@@ -15,7 +15,7 @@ machine has no shared data.
 
 Rebuilt (deterministically) with
 
-    python -m crag.evaluator_model.general artifacts/evaluator-data/dev.jsonl
+    python -m crag.evaluator_model.training.general artifacts/evaluator-data/dev.jsonl
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from crag.evaluator_model.generated_pairs import build_generated
-from crag.evaluator_model.mining import DenseIndex, chunk_pool, teacher_probabilities
 from crag.evaluator_model.pairs import Pair, clean, iter_jsonl, write_pairs
-from crag.evaluator_model.phrasings import sample_training_phrasings
+from crag.evaluator_model.training.generated_pairs import build_generated
+from crag.evaluator_model.training.mining import DenseIndex, chunk_pool, teacher_probabilities
+from crag.evaluator_model.training.phrasings import sample_training_phrasings
 
 DEFAULT_DATA_DIR = "../shared/data"
 SOURCE_FILES = (

@@ -30,9 +30,9 @@ from tqdm.auto import tqdm
 from crag.core.fusion import fuse
 from crag.core.manuals import Source, SourceMissing, render
 from crag.core.text import terms
-from crag.evaluator_model.generated import CHUNK_OVERLAP, CHUNK_SIZE, read_doc
-from crag.evaluator_model.mining import Chunk, DenseIndex
 from crag.evaluator_model.pairs import Pair, clean
+from crag.evaluator_model.training.generated import CHUNK_OVERLAP, CHUNK_SIZE, read_doc
+from crag.evaluator_model.training.mining import Chunk, DenseIndex
 
 TOP_K = 10  # what the graph grades
 ROUND_TRIP = 3  # the chunk must be among the retriever's first three for its question

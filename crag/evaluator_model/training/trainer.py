@@ -23,14 +23,14 @@ from tqdm.auto import tqdm
 from crag.core.base_model import PACKAGED_BASE, resolve_base
 from crag.core.extras import require
 from crag.core.passages import titled
-from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
-from crag.evaluator_model.evaluation import classification_metrics
 from crag.evaluator_model.lexical import IdfTable
-from crag.evaluator_model.losses import LOSSES
 from crag.evaluator_model.model import T5_TYPES, Scorer, encode_pairs
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.reading import readings
+from crag.evaluator_model.training.calibration import calibrate
+from crag.evaluator_model.training.evaluation import classification_metrics
+from crag.evaluator_model.training.losses import LOSSES
 
 RANDOM_T5_PRESETS = {
     # T5-small's shape; the vocabulary is the packaged WordPiece one (no T5 tokenizer ships offline)

@@ -41,19 +41,24 @@ import numpy as np
 
 from crag.core.base_model import PACKAGED_BASE
 from crag.core.thresholds import score_of
-from crag.evaluator_model.adapt_head import HeadData, features, fit_head, split_general
-from crag.evaluator_model.calibration import calibrate
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
-from crag.evaluator_model.evaluation import roc_auc
-from crag.evaluator_model.general import load_general_check
 from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend
-from crag.evaluator_model.losses import LOSSES
 from crag.evaluator_model.model import Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
-from crag.evaluator_model.selfsup import RETRIEVED_DEPTH, CollectionChunk, held_apart_split, self_supervised_sets
-from crag.evaluator_model.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
+from crag.evaluator_model.training.adapt_head import HeadData, features, fit_head, split_general
+from crag.evaluator_model.training.calibration import calibrate
+from crag.evaluator_model.training.evaluation import roc_auc
+from crag.evaluator_model.training.general import load_general_check
+from crag.evaluator_model.training.losses import LOSSES
+from crag.evaluator_model.training.selfsup import (
+    RETRIEVED_DEPTH,
+    CollectionChunk,
+    held_apart_split,
+    self_supervised_sets,
+)
+from crag.evaluator_model.training.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 
 MIN_DOCUMENTS_TO_HOLD_APART = 10  # fewer documents are held apart by query instead (see `split_pairs`)
 MIN_LABELLED_PAIRS = 10

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crag.evaluator_model.mining import Chunk, DenseIndex
 from crag.evaluator_model.pairs import Pair, clean
+from crag.evaluator_model.training.mining import Chunk, DenseIndex
 
 # Debian's documentation of packages on this machine kind; a missing file is skipped
 FAQ_FILES = (

@@ -25,11 +25,11 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from crag.core.thresholds import Thresholds, score_of
-from crag.evaluator_model.calibration import align_scale, match_rates
-from crag.evaluator_model.evaluation import roc_auc
 from crag.evaluator_model.lexical import Blend, IdfTable, contrasts, fit_blend, overlap
 from crag.evaluator_model.model import Scorer
 from crag.evaluator_model.pairs import Pair
+from crag.evaluator_model.training.calibration import align_scale, match_rates
+from crag.evaluator_model.training.evaluation import roc_auc
 
 ANCHOR_WEIGHTS = (0.1, 0.25, 0.5, 1.0, 2.0)  # the general half's total weight against the collection's sets
 FIT_QUERIES = 1000  # retrieved sets the head is fitted on (a seeded sample): 10,000 pairs, about a minute
