@@ -12,12 +12,15 @@ Python's pydoc, Debian's `/usr/share/doc` and the shared Wikipedia passages. The
 validation set's pages, the FAQs kept as documentation dev pairs and anything describing a Python
 package (kept for the held-out check) are never read: the caller names them in `exclude`.
 
-The model is asked once per passage for one question in each style (`STYLES`): the ones users
-type, which no template makes. Two more are made from them without the model, because a model asked
-for a typo or for lower case mostly returns the question unchanged: `lower` (the casual question
-lower-cased, its final question mark dropped) and `typo` (one adjacent-letter swap in the longest
-word of the how-to question). Generation is greedy, so a run is repeatable; it appends one JSON line
-per passage and flushes, so a stopped run resumes where it stopped (`generate_questions`).
+The model is asked once per passage for one question in each of three styles (`STYLES`): a "How do
+I" task, a specific detail, a casual chat question; the ones users type, which no template makes.
+Three more are made from them without the model (`DERIVED_STYLES`), because the 1.5B model asked
+for keywords, lower case or a typo wrote another full question instead: `keywords` (the detail
+question's content words), `lower` (the task question lower-cased, "how to …", no question mark)
+and `typo` (one adjacent-letter swap in the detail question's longest word). A follow-up reaches the
+evaluator already condensed into a question that stands alone (`crag.methods.followup`), which these
+styles cover. Generation is greedy, so a run is repeatable; it appends one JSON line per passage and
+flushes, so a stopped run resumes where it stopped (`generate_questions`).
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from crag.core.manuals import Source, SourceMissing, render
+from crag.core.text import QUESTION_WORDS, stopwords
 
-STYLES = ("how-to", "detail", "keywords", "casual", "follow-up")
-DERIVED_STYLES = ("lower", "typo")
+STYLES = ("how-to", "detail", "casual")
+DERIVED_STYLES = ("keywords", "lower", "typo")
 CHUNK_SIZE, CHUNK_OVERLAP = 1000, 100  # crag ingest's defaults: the chunks a user's documents become
 FAMILY_CAP = 3  # pages of one family (git-*, gcloud_*, one package's documentation folder)
 PER_SOURCE = 2  # chunks asked about per page: many pages teach more than many chunks of one
@@ -57,13 +61,11 @@ QUESTION_PROMPT = """Here is a passage from "{title}":
 
 {text}
 
-Write five different questions that a user of this software or reader of this text could ask and that this passage answers. Do not copy sentences from the passage.
-1. A task question starting with "How do I" or "How can I".
-2. A question about one specific detail (an option, a value, a name, a date, a behaviour).
-3. A search-box query of two to five keywords, without a question mark.
-4. A short casual question, as typed quickly into a chat.
-5. A question that someone would ask next, after reading the answer to question 1.
-Reply with the five numbered lines only."""
+Write three questions that this passage answers, as its users would ask them:
+1. a task question beginning "How do I"
+2. a question about one specific detail the passage states (an option, a value, a name, a behaviour)
+3. a short casual question typed quickly into a chat
+The passage itself must answer each question. Reply with the three numbered lines only."""
 
 
 @dataclass(frozen=True)
@@ -296,8 +298,16 @@ def parse_questions(reply: str) -> dict[str, str]:
 
 
 def lower_style(question: str) -> str:
-    """The casual question as typed without capitals or a final question mark."""
-    return question.lower().rstrip("?").rstrip()
+    """The task question as typed without capitals or a question mark: "how to use tar with gzip"."""
+    text = question.lower().rstrip("?").rstrip()
+    return re.sub(r"^how (?:do|can) i ", "how to ", text)
+
+
+def keywords_style(question: str) -> str | None:
+    """The detail question's content words in order, as typed into a search box; None if fewer than two."""
+    drop = stopwords() | QUESTION_WORDS
+    words = [w for w in re.findall(r"[\w./-]+", question.lower()) if w.strip("./-") and w not in drop]
+    return " ".join(words) if len(words) >= 2 else None
 
 
 def typo_style(question: str) -> str | None:
@@ -315,12 +325,16 @@ def typo_style(question: str) -> str | None:
 
 
 def with_derived(questions: dict[str, str]) -> dict[str, str]:
-    """The model's questions with the styles made from them."""
+    """The model's questions with the styles made from them (a model asked for keywords, lower case or a
+    typo mostly writes another full question: measured on the first passages, 2026-11-27)."""
     out = dict(questions)
-    if "casual" in questions:
-        out["lower"] = lower_style(questions["casual"])
-    if "how-to" in questions and (typo := typo_style(questions["how-to"])):
-        out["typo"] = typo
+    if "how-to" in questions:
+        out["lower"] = lower_style(questions["how-to"])
+    if "detail" in questions:
+        if made := keywords_style(questions["detail"]):
+            out["keywords"] = made
+        if typo := typo_style(questions["detail"]):
+            out["typo"] = typo
     return out
 
 

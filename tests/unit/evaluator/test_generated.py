@@ -27,10 +27,8 @@ from crag.experiments.docs_domain import SOURCES
 PROSE = " ".join(f"The option --flag{i} makes the tool print every matching line with its number." for i in range(40))
 
 REPLY = """1. How do I print line numbers with the tool?
-2. **Detail question:** Which option prints the number of each matching line?
-3. tool print line numbers
-4. how to get line numbers??
-5. "Can it also print file names?"
+2. **Detail question:** Which option prints the `number` of each matching line?
+3. "line numbers??"
 """
 
 
@@ -38,10 +36,8 @@ def test_parse_takes_each_numbered_style_once_without_labels_or_quotes():
     got = parse_questions(REPLY + "1. A second first line is ignored\n")
     assert got == {
         "how-to": "How do I print line numbers with the tool?",
-        "detail": "Which option prints the number of each matching line?",
-        "keywords": "tool print line numbers",
-        "casual": "how to get line numbers??",
-        "follow-up": "Can it also print file names?",
+        "detail": "Which option prints the `number` of each matching line?",
+        "casual": "line numbers??",
     }
     assert parse_questions("Sure! Here are some questions.") == {}
     assert parse_questions("1. ok\n2. What now?") == {"detail": "What now?"}  # a one-word line is no question
@@ -49,10 +45,12 @@ def test_parse_takes_each_numbered_style_once_without_labels_or_quotes():
 
 def test_derived_styles_come_from_the_model_questions():
     got = with_derived(parse_questions(REPLY))
-    assert got["lower"] == "how to get line numbers"
-    assert got["typo"] != got["how-to"] and sorted(got["typo"]) == sorted(got["how-to"])
+    assert got["lower"] == "how to print line numbers with the tool"
+    assert got["keywords"] == "option prints number each matching line"
+    assert got["typo"] != got["detail"] and sorted(got["typo"]) == sorted(got["detail"])
     assert typo_style("How do I do it?") is None  # no word long enough to mistype
-    assert "typo" not in with_derived({"casual": "hi there"})
+    assert with_derived({"casual": "hi there"}) == {"casual": "hi there"}
+    assert "keywords" not in with_derived({"detail": "What is it?"})  # no content word to search with
 
 
 def test_pages_give_a_few_readable_chunks_and_no_licence_text():
@@ -124,7 +122,7 @@ def test_generation_resumes_and_survives_a_torn_last_line(tmp_path):
     assert second == {**second, "written": 3, "already": 2}
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in records] == [f"id{i}" for i in range(5)]
-    assert records[0]["questions"]["keywords"] == "tool print line numbers" and "typo" in records[0]["questions"]
+    assert records[0]["questions"]["casual"] == "line numbers??" and "typo" in records[0]["questions"]
     assert PROSE[:200] in asked[0]
 
 
