@@ -6,13 +6,17 @@ web's, on Ambiguous both are kept, so the figure is the one `crag eval` reports 
 
 For every answerable question this runs the CRAG graph up to its knowledge (retrieve, grade, refine,
 and the web where the route searches it) with a chat model that writes nothing, so that the web query
-falls back to the question's own keywords (the "model rewrite" setting has the default local model
-write it, as `crag eval` does), and reports, per setting:
+falls back to the question's own keywords (the "model rewrite" and "requery" settings have the default
+local model write the web query or the knowledge base's second search, as `crag eval` does), and reports,
+per setting:
 
 - strip recall: of the questions whose retrieved documents hold an answer, the share whose final
   knowledge does (the generator issue's target: >= 95%);
 - knowledge recall over all answerable questions, and knowledge tokens against RAG's (the top-k
-  documents whole; target <= 0.6x).
+  documents whole; target <= 0.6x);
+- the share of answerable questions whose graded documents hold an answer (after a second search,
+  with requery), how many were searched again, seconds per question (no answer is written) and the
+  action mix.
 
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/docs-inputs --chunk-size 1000 --chunk-overlap 100
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/popqa-inputs
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -46,7 +51,11 @@ VARIANTS: dict[str, dict] = {
     "whole passages (selection)": {"refine_mode": "selection"},
     "no strip threshold": {"strip_threshold": -1.01},
     # the web query written by the default local model (the paper's rewrite) instead of the question's keywords
-    "model rewrite": {"chat_model": "local"},
+    "model rewrite": {"rewrite_model": "local", "rewrite": "model"},
+    # on Incorrect or Ambiguous, the knowledge base searched again with the default local model's query or
+    # hypothetical passage (`Context.requery`, the evaluator issue)
+    "requery rewrite": {"rewrite_model": "local", "requery": "rewrite"},
+    "requery hyde": {"rewrite_model": "local", "requery": "hyde"},
 }
 
 
@@ -86,7 +95,9 @@ def main() -> None:
         ctx = Context(**{**settings, **VARIANTS[name]})
         rows = []
         for q in tqdm(questions, desc=name, leave=False):
+            clock = time.perf_counter()
             out = graph.invoke({"question": q.question}, context=ctx)
+            seconds = time.perf_counter() - clock
             documents = out.get("documents") or []
             knowledge = format_knowledge(final_knowledge(out))
             rag = "\n\n".join(f"{title_of(d)}: {d.page_content}" for d in documents)
@@ -99,6 +110,8 @@ def main() -> None:
                     "tokens": metrics.count_tokens(knowledge),
                     "rag_tokens": metrics.count_tokens(rag),
                     "action": out.get("action"),
+                    "requeried": bool(out.get("requeried")),
+                    "seconds": seconds,
                 }
             )
         had = [r for r in rows if r["retrieved"]]
@@ -108,11 +121,18 @@ def main() -> None:
             "strip_recall": sum(r["kept"] for r in had) / max(len(had), 1),
             "knowledge_recall": sum(r["kept"] for r in rows) / max(len(rows), 1),
             "token_ratio": sum(r["tokens"] for r in rows) / max(sum(r["rag_tokens"] for r in rows), 1),
+            "reachable": len(had) / max(len(rows), 1),
+            "requeried": sum(r["requeried"] for r in rows),
+            "seconds_mean": sum(r["seconds"] for r in rows) / max(len(rows), 1),
+            "actions": {a: sum(r["action"] == a for r in rows) for a in ("correct", "ambiguous", "incorrect")},
         }
         r = results[name]
         print(
             f"{name:34s} strip recall {100 * r['strip_recall']:5.1f}% ({r['retrieved']} with the answer retrieved)  "
-            f"knowledge recall {100 * r['knowledge_recall']:5.1f}%  tokens {r['token_ratio']:.2f}x RAG's",
+            f"knowledge recall {100 * r['knowledge_recall']:5.1f}%  tokens {r['token_ratio']:.2f}x RAG's  "
+            f"answer in the documents {100 * r['reachable']:5.1f}%  searched again {r['requeried']}  "
+            f"{r['seconds_mean']:.2f} s/question  C/A/I {r['actions']['correct']}/{r['actions']['ambiguous']}/"
+            f"{r['actions']['incorrect']}",
             flush=True,
         )
     if args.json:

@@ -22,7 +22,7 @@ from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import SET_WEIGHT
 from crag.methods.refinement import Mode as RefineMode
 from crag.methods.rewrite import Rewrite
-from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt
+from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt, Requery
 
 WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
 Route = Literal["auto", "correct", "incorrect", "ambiguous"]
@@ -57,8 +57,8 @@ class Context:
     rewrite_model: str | None = field(
         default=None,
         metadata={
-            "description": "Model for the web query (with rewrite 'model') and for follow-ups the rules cannot "
-            "resolve; empty = chat_model."
+            "description": "Model for the web query (with rewrite 'model'), the knowledge base's second search "
+            "(requery) and follow-ups the rules cannot resolve; empty = chat_model."
         },
     )
     preset: Preset | None = field(
@@ -182,6 +182,16 @@ class Context:
             "paper's ablation). true/false, its old values, mean 'model'/'off'."
         },
     )
+    requery: Requery = field(
+        default_factory=lambda: _env("CRAG_REQUERY", "off") or "off",  # type: ignore[return-value]
+        metadata={
+            "env": "CRAG_REQUERY",
+            "description": "When the grade is Incorrect or Ambiguous, search the knowledge base again before the "
+            "web: 'rewrite' (a query in the documents' words, written by rewrite_model), 'hyde' (a short passage "
+            "that would answer, searched for as a document) or 'off'. The best-graded documents of both searches "
+            "are kept and the action decided again.",
+        },
+    )
     web_k: int = field(default=5, metadata={"description": "Web results used per search."})
     web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
     allow_private_fetch: bool = field(
@@ -219,6 +229,8 @@ class Context:
             self.rewrite = "model" if self.rewrite else "off"
         if self.rewrite not in get_args(Rewrite):
             raise ValueError(f"unknown rewrite {self.rewrite!r}; choose {' or '.join(get_args(Rewrite))}")
+        if self.requery not in get_args(Requery):
+            raise ValueError(f"unknown requery {self.requery!r}; choose {' or '.join(get_args(Requery))}")
         if self.route not in get_args(Route):
             raise ValueError(f"unknown route {self.route!r}; choose {' or '.join(get_args(Route))}")
         if self.search not in get_args(Search):

@@ -19,6 +19,7 @@ from langchain_core.callbacks import dispatch_custom_event
 ANSWER_TAGS = ["crag:answer"]
 REWRITE_TAGS = ["crag:rewrite", "nostream"]
 CONDENSE_TAGS = ["crag:condense", "nostream"]
+REQUERY_TAGS = ["crag:requery", "nostream"]
 
 
 def emit(runtime: Any, node: str, **payload: Any) -> None:

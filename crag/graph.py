@@ -1,17 +1,21 @@
-"""The CRAG graph (wiring only): contextualize → retrieve → grade → refine | rewrite_and_search | both → generate."""
+"""The CRAG graph (wiring only): contextualize → retrieve → grade [→ requery] → refine | rewrite_and_search | both → generate."""
 
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
 from crag.context import Context
-from crag.methods.routing import branches
-from crag.nodes import contextualize, generate, grade, refine, retrieve, rewrite_and_search
+from crag.methods.routing import after_grade, branches
+from crag.nodes import contextualize, generate, grade, refine, requery, retrieve, rewrite_and_search
 from crag.state import InputState, OutputState, State
 
 
 def route(state: State) -> list[str]:
     return branches(state["action"])
+
+
+def route_after_grade(state: State) -> list[str]:
+    return after_grade(state["action"], state.get("requery_due", False))
 
 
 def build_graph(*, answer: bool = True):
@@ -23,10 +27,12 @@ def build_graph(*, answer: bool = True):
     builder.add_node("grade", grade)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
+    builder.add_node("requery", requery)
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade")
-    builder.add_conditional_edges("grade", route, ["refine", "rewrite_and_search"])
+    builder.add_conditional_edges("grade", route_after_grade, ["requery", "refine", "rewrite_and_search"])
+    builder.add_conditional_edges("requery", route, ["refine", "rewrite_and_search"])
     last = END
     if answer:
         builder.add_node("generate", generate)

@@ -120,3 +120,22 @@ TOOL_DESCRIPTION = (
     "the retrieved documents are not relevant. Input: one self-contained question. Output: a short "
     "answer with its numbered sources, or a statement that the sources hold nothing relevant."
 )
+
+
+# The knowledge base searched again when the grade found nothing relevant (`Context.requery`, the
+# `requery` node): with what the chat model makes of the question. "rewrite": a search query in the
+# words the documents would use; "hyde": a short passage that would answer it (Gao et al. 2022,
+# "Precise Zero-Shot Dense Retrieval without Relevance Labels"), searched for as a document is.
+Requery = Literal["off", "rewrite", "hyde"]
+REQUERY_PROMPTS: dict[str, str] = {
+    "rewrite": (
+        "A search of the documents for this question found nothing relevant. Write one different search query "
+        "for it, in the words the documents would use (names, commands, options, functions).\n\n"
+        "Question: {question}\n\nReply with the query only."
+    ),
+    "hyde": (
+        "Write a short passage, two or three sentences, of the documentation or reference text that answers "
+        "this question. It is only used to search the documents, so write it as they would be written.\n\n"
+        "Question: {question}\n\nReply with the passage only."
+    ),
+}

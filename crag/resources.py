@@ -110,9 +110,17 @@ def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], 
     return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
 
 
+# the longest reply each use of the chat model needs: a query is a few words, a hypothetical passage three sentences
+_REPLY_TOKENS = {"rewrite": 24, "requery": 32, "hyde": 96}
+
+
 def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
-    spec = ctx.rewrite_model if purpose == "rewrite" and ctx.rewrite_model is not None else ctx.chat_model
-    return chat_model(spec, max_tokens=ctx.max_answer_tokens if purpose == "answer" else 24)
+    """The chat model for `purpose`: "answer" (the generator), or a search query's ("rewrite", "requery",
+    "hyde") and a follow-up's, written by `rewrite_model` when it is set."""
+    if purpose == "answer":
+        return chat_model(ctx.chat_model, max_tokens=ctx.max_answer_tokens)
+    spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model
+    return chat_model(spec, max_tokens=_REPLY_TOKENS.get(purpose, 24))
 
 
 def warm_up(ctx: Context) -> None:

@@ -47,6 +47,7 @@ class OutputState(TypedDict, total=False):
     labels: list[str]
     thresholds: dict[str, float]  # the (upper, lower) pair the action was decided with
     reason: str  # why that action, in words
+    requeried: str  # what the knowledge base was searched again with (`Context.requery`); "" when it was not
     rewritten_query: str
     web_status: Literal["", "searched", "failed", "not configured"]  # "" when the route does not search
     web_error: str | None
@@ -67,3 +68,4 @@ class OutputState(TypedDict, total=False):
 
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
+    requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs

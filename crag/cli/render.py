@@ -174,6 +174,15 @@ def event_line(event: dict[str, Any]) -> str:
         return f"retrieved {counted(len(event['documents']), 'document')}"
     if node == "grade":
         return f"graded: {event['action'].upper()} (" + ", ".join(f"{s:+.2f}" for s in event["scores"]) + ")"
+    if node == "requery":
+        if "requery_error" in event:
+            return f"searched again: failed ({event['requery_error']})"
+        if not event.get("requery_query"):
+            return "searched again: the model wrote no new query"
+        return (
+            f"searched again with: {short(event['requery_query'], 80)}; "
+            f"{counted(event['added'], 'new document')} kept: {event['action'].upper()}"
+        )
     if event.get("web_status") == "not configured":
         return "web search: not configured"
     if "rewritten_query" in event:

@@ -60,6 +60,14 @@ RewriteMode = Annotated[
         "model) or off (the question as asked).",
     ),
 ]
+RequeryMode = Annotated[
+    str | None,
+    typer.Option(
+        "--requery",
+        help="When nothing relevant is found, search the knowledge base again first, with a query (rewrite) or a "
+        "passage (hyde) the chat model writes; off: not (default $CRAG_REQUERY or off).",
+    ),
+]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
 ThreadsDb = Annotated[
     str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
@@ -83,6 +91,7 @@ FIELDS = {
     "quote_threshold": "quote_threshold",
     "prompt": "generate_prompt",
     "rewrite": "rewrite",
+    "requery": "requery",
     "chroma_dir": "chroma_dir",
     "chroma_url": "chroma_url",
     "collection": "collection",

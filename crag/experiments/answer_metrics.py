@@ -20,7 +20,7 @@ import numpy as np
 from crag.core.thresholds import Thresholds
 from crag.methods.routing import decide_action
 
-STAGES = ("retrieve", "grade", "refine", "search", "generate")
+STAGES = ("retrieve", "grade", "requery", "refine", "search", "generate")
 ACTIONS = ("correct", "ambiguous", "incorrect")
 _CITATION = re.compile(r"\s*\[\d+\]")
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -41,6 +41,7 @@ from crag.state import InputState, OutputState, State
 STAGE_OF_NODE = {
     "retrieve": "retrieve",
     "grade": "grade",
+    "requery": "requery",
     "refine": "refine",
     "rewrite_and_search": "search",
     "web_search": "search",

@@ -38,9 +38,31 @@ def document_labels(scores: Sequence[float], thresholds: Thresholds) -> list[str
     return [thresholds.label(s) for s in scores]
 
 
+def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto") -> tuple[Action, list[str], str]:
+    """The action, each document's label and the reason in words, for `grade` and `requery` alike.
+    `route` other than "auto" forces the action; the labels stay the thresholds' (refinement judges
+    strips of rejected documents by their own score on every route, so a forced route answers as the
+    route it forces would)."""
+    decided = decide_action(scores, thresholds)
+    reason = explain(decided, scores, thresholds)
+    if route == "auto":
+        return decided, document_labels(scores, thresholds), reason
+    forced: Action = route  # type: ignore[assignment]
+    return (
+        forced,
+        document_labels(scores, thresholds),
+        f"{forced.title()}, forced by the route setting (by the thresholds: {reason})",
+    )
+
+
 def branches(action: Action) -> list[str]:
     """Nodes that run after grading: Ambiguous runs both, and `generate` joins them."""
     return {"correct": ["refine"], "incorrect": ["rewrite_and_search"]}.get(action, ["refine", "rewrite_and_search"])
+
+
+def after_grade(action: Action, requery_due: bool) -> list[str]:
+    """After `grade`: the knowledge base searched again first when `grade` said so, else the action's nodes."""
+    return ["requery"] if requery_due else branches(action)
 
 
 def final_knowledge(state: Mapping[str, Any]) -> list[Strip]:

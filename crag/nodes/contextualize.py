@@ -51,6 +51,8 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         "labels": [],
         "thresholds": {},
         "reason": "",
+        "requery_due": False,
+        "requeried": "",
         "rewritten_query": "",
         "web_status": "",
         "web_results": [],

@@ -1,4 +1,5 @@
-"""`grade`: score every retrieved document in one batched evaluator call and pick the action."""
+"""`grade`: score every retrieved document in one batched evaluator call and pick the action; when it is
+not Correct and `Context.requery` is on, the knowledge base is searched again before the action runs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import emit
-from crag.methods.routing import decide_action, document_labels, explain
+from crag.methods.routing import decision
 from crag.nodes.timing import timed
 from crag.state import State
 
@@ -20,14 +21,17 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     scores = scorer.invoke({"question": state["question"], "documents": documents}) if documents else []
     scores = [float(s) for s in scores]
     pair = resources.thresholds(ctx, scorer)
-    decided = decide_action(scores, pair)
-    action = decided if ctx.route == "auto" else ctx.route
-    labels = document_labels(scores, pair)
-    reason = explain(decided, scores, pair)
-    if ctx.route != "auto":
-        # the labels stay the thresholds': refinement judges strips of rejected documents by their own
-        # score on every route, so a forced route answers as the route it forces would
-        reason = f"{action.title()}, forced by the route setting (by the thresholds: {reason})"
+    action, labels, reason = decision(scores, pair, ctx.route)
     thresholds = pair.as_dict()
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
-    return {"scores": scores, "labels": labels, "action": action, "thresholds": thresholds, "reason": reason}
+    # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
+    # one that returned nothing at all is empty, and a second search would find nothing either
+    due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)
+    return {
+        "scores": scores,
+        "labels": labels,
+        "action": action,
+        "thresholds": thresholds,
+        "reason": reason,
+        "requery_due": due,
+    }

@@ -27,7 +27,7 @@ from crag.core.thresholds import PRESETS, Thresholds
 from crag.graph import graph
 from crag.methods.question import MAX_QUESTION_CHARS
 from crag.methods.rewrite import Rewrite
-from crag.prompts import GeneratePrompt
+from crag.prompts import GeneratePrompt, Requery
 from crag.state import OutputState
 from crag.threads import check_thread_id
 
@@ -55,6 +55,10 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     ),
     "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
     "rewrite": (Rewrite | bool, "How the web query is made: 'keywords', 'model' or 'off' (true/false: model/off)."),
+    "requery": (
+        Requery,
+        "When nothing relevant is found, search the knowledge base again first: 'rewrite', 'hyde' or 'off'.",
+    ),
     "answer_without_knowledge": (
         bool,
         "With nothing relevant found, answer from the model's memory (marked ungrounded).",

@@ -33,6 +33,7 @@ ENV_VALUES = {
     "web_index": "/data/web.jsonl",
     "wikipedia_url": "https://de.wikipedia.org/w/api.php",
     "searxng_url": "http://127.0.0.1:8888",
+    "requery": "hyde",
 }
 
 
