@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from crag.backends.embeddings import EmbeddingError, default_embeddings
+from crag.backends.llm import CHAT_MODEL_HELP, chat_model
 from crag.backends.retrieval import StoreError, default_chroma_dir, default_collection, open_existing
 from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
 from crag.evaluator_model.checkpoint import EvaluatorError
@@ -57,6 +58,17 @@ def adapt_cmd(
             help="Share of documents never fitted on: half choose the head and thresholds, half check.",
         ),
     ] = 0.3,
+    chat_model_spec: Annotated[
+        str,
+        typer.Option(
+            "--chat-model",
+            help=f"The model that writes questions for sampled chunks: {CHAT_MODEL_HELP}; 'none': headings and "
+            "cut-out sentences only.",
+        ),
+    ] = "local",
+    question_chunks: Annotated[
+        int, typer.Option(min=1, help="Chunks the chat model writes questions for, at most (about 5 s each locally).")
+    ] = AdaptConfig.max_question_chunks,
     seed: Annotated[int, typer.Option()] = 0,
     force: Annotated[bool, typer.Option(help="Write the adapted evaluator even when a check finds it worse.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing checkpoint at --out.")] = False,
@@ -80,6 +92,13 @@ def adapt_cmd(
             embedder=embeddings or default_embeddings(),
         )
         chunks = collection_chunks(store)
+        writer = None
+        if chat_model_spec.strip().lower() != "none":
+            model = chat_model(chat_model_spec, max_tokens=160)
+
+            def writer(prompt: str) -> str:
+                return str(model.invoke(prompt).content)
+
         config = AdaptConfig(
             out=out,
             start=start,
@@ -91,6 +110,9 @@ def adapt_cmd(
             seed=seed,
             force=force,
             progress=progress,
+            question_writer=writer,
+            question_writer_name=chat_model_spec if writer else "",
+            max_question_chunks=question_chunks,
         )
         result = adapt(
             chunks,

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from crag.core.base_model import PACKAGED_BASE
 from crag.core.thresholds import score_of
@@ -51,6 +52,7 @@ from crag.evaluator_model.training.adapt_head import HeadData, features, fit_hea
 from crag.evaluator_model.training.calibration import calibrate
 from crag.evaluator_model.training.evaluation import roc_auc
 from crag.evaluator_model.training.general import load_general_check
+from crag.evaluator_model.training.generated import MIN_WORDS, QUESTION_PROMPT, parse_questions, with_derived
 from crag.evaluator_model.training.losses import LOSSES
 from crag.evaluator_model.training.selfsup import (
     RETRIEVED_DEPTH,
@@ -85,6 +87,12 @@ class AdaptConfig:
     max_general_drop: float = 0.02  # more forgetting on the general set is written with a warning
     refuse_general_drop: float = 0.05  # and this much is not written at all
     labelled: list[Pair] | None = None
+    # the chat model that writes questions for sampled chunks (`generated.py`; a prompt in, its reply out);
+    # None: headings and cut-out sentences alone, as before generated questions
+    question_writer: Callable[[str], str] | None = None
+    question_writer_name: str = ""  # what wrote them, for the checkpoint's record ("local", "openai:…")
+    question_share: float = 0.5  # of the time limit, at most, spent writing questions
+    max_question_chunks: int = 300  # chunks asked about, at most (about 5 s each with the default local model)
     general: list[Pair] | None = None  # the forgetting check's pairs (default: the shipped general set)
     force: bool = False
     progress: bool = True
@@ -206,9 +214,15 @@ def adapt(
             "(the shipped one or one trained or adapted from it)"
         )
 
+    generated = _write_questions(chunks, cfg, started, log) if cfg.question_writer else []
     log(f"building self-supervised queries from {len(chunks):,} chunks")
     pairs, graded = self_supervised_sets(
-        chunks, embed, hard_negatives=cfg.hard_negatives, seed=cfg.seed, max_queries=cfg.max_queries
+        chunks,
+        embed,
+        hard_negatives=cfg.hard_negatives,
+        seed=cfg.seed,
+        max_queries=cfg.max_queries,
+        generated=generated,
     )
     splits, held_by = split_pairs(pairs, cfg.held_apart)  # training pairs, used when fine-tuning
     sets, _ = split_pairs(graded, cfg.held_apart)  # the same documents' retrieved sets: the head's data
@@ -288,6 +302,38 @@ def adapt(
     finally:
         if staging.exists():
             shutil.rmtree(staging)
+
+
+def _write_questions(
+    chunks: list[CollectionChunk], cfg: AdaptConfig, started: float, log: Callable[[str], None]
+) -> list[tuple[int, str]]:
+    """Questions the chat model writes for a seeded sample of chunks, in the generator's styles, until
+    `max_question_chunks` or `question_share` of the time limit; (chunk index, question) pairs.
+
+    The user's own text is where generated questions help most: their words are the documents' words,
+    which headings and cut-out sentences only approximate. A reply the parser cannot read, or a failing
+    model, costs that chunk's questions, never the run."""
+    rng = random.Random(cfg.seed + 7)
+    readable = [i for i, c in enumerate(chunks) if len(c.text.split()) >= MIN_WORDS]
+    order = rng.sample(readable, min(len(readable), cfg.max_question_chunks))
+    budget = cfg.time_limit * cfg.question_share if cfg.time_limit else None
+    questions: list[tuple[int, str]] = []
+    failures = 0
+    for index in tqdm(order, desc="writing questions", unit="chunk", disable=not cfg.progress):
+        if budget is not None and time.perf_counter() - started > budget:
+            break
+        chunk = chunks[index]
+        try:
+            reply = cfg.question_writer(QUESTION_PROMPT.format(title=chunk.title or chunk.source, text=chunk.text))
+        except Exception as exc:  # a failing writer costs this chunk's questions
+            failures += 1
+            if failures == 3:
+                log(f"the question writer failed three times ({type(exc).__name__}: {exc}); going on without it")
+                break
+            continue
+        questions += [(index, q) for q in with_derived(parse_questions(reply)).values()]
+    log(f"the chat model wrote {len(questions):,} questions for {len({i for i, _ in questions}):,} chunks")
+    return questions
 
 
 def _fine_tune(
@@ -410,7 +456,9 @@ def _save(
     meta.calibrated = True
     meta.data_hash = collection_hash(chunks)
     settings = {
-        k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items() if k not in ("labelled", "general")
+        k: (str(v) if isinstance(v, Path) else v)
+        for k, v in asdict(cfg).items()
+        if k not in ("labelled", "general", "question_writer")
     }
     meta.hyperparameters = {
         "adapt": {

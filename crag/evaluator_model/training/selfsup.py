@@ -140,6 +140,8 @@ def self_supervised_sets(
     seed: int = 0,
     segment: Callable[[str], list[str]] | None = None,
     max_queries: int | None = None,
+    generated: Sequence[tuple[int, str]] = (),
+    round_trip: int = 3,
 ) -> tuple[list[Pair], list[Pair]]:
     """(training pairs, retrieved sets) for every chunk that yields a query; `group` is the source
     document, and all pairs of one query share its question and group (one set, for the contrast
@@ -150,6 +152,10 @@ def self_supervised_sets(
     nearest other chunks that do not hold the query's text, labelled irrelevant. The evaluator grades
     exactly such sets in the graph (docs/reports/2026-11-22-evaluator-what-was-tried.md: a head fitted on them ranks documentation
     better than adapt's, and forgets more).
+
+    `generated` adds questions a chat model wrote for chunks (chunk index, question; `generated.py`):
+    each asks for its whole chunk, and is kept only when the collection's own embeddings rank that
+    chunk among the first `round_trip` for it (the round-trip filter of Promptagator).
 
     `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the
     hard negatives are the ones the user's retriever would really return. `max_queries` keeps a
@@ -167,11 +173,18 @@ def self_supervised_sets(
         cloze = cloze_query(chunk, segment, rng)
         if cloze:
             queries.append((index, *cloze, "cloze"))
-    if not queries:
-        return [], []
     if max_queries is not None and len(queries) > max_queries:
         queries = sorted(rng.sample(queries, max_queries))
-    order = nearest_chunks(chunks, embed_queries([q for _, q, _, _ in queries]))
+    orders = [nearest_chunks(chunks, embed_queries([q for _, q, _, _ in queries]))] if queries else []
+    if generated:
+        asked = [(index, question, chunks[index].text, "generated") for index, question in generated]
+        ranked = nearest_chunks(chunks, embed_queries([q for _, q, _, _ in asked]))
+        kept = [i for i, (index, *_rest) in enumerate(asked) if index in ranked[i][:round_trip]]
+        queries += [asked[i] for i in kept]
+        orders.append(ranked[kept])
+    if not queries:
+        return [], []
+    order = np.concatenate(orders)
     texts = [clean(c.text) for c in chunks]  # once: each chunk is a negative, or checked as one, many times
     lowered = [t.lower() for t in texts]
     pairs, sets = [], []

@@ -245,3 +245,33 @@ def test_the_command_refuses_to_overwrite_and_names_a_missing_collection(pydoc_c
         app, ["evaluator", "adapt", "--collection", "pydocs", "--chroma-dir", str(db), "--out", str(tmp_path / "new")]
     )
     assert result.exit_code == 2 and "'pydoc'" in result.output and not (tmp_path / "new").exists()
+
+
+def test_questions_written_by_a_chat_model_join_the_self_made_ones(pydoc_collection, tmp_path):
+    """A writer (here a function) is asked about sampled chunks; its readable questions are added, and a
+    writer that fails three times is given up without failing the run."""
+    from crag.evaluator_model.training.selfsup import collection_chunks
+
+    _, store = pydoc_collection
+    chunks = collection_chunks(store)
+    asked = []
+
+    def writer(prompt: str) -> str:
+        asked.append(prompt)
+        words = [w for w in prompt.split("\n\n")[1].split() if w.isalpha() and len(w) > 4][:6]
+        return f"1. How do I use {' '.join(words[:3])}?\n2. What does {' '.join(words[3:6])} do?\n3. {words[0]} help"
+
+    cfg = _config(tmp_path / "a", force=True, question_writer=writer, max_question_chunks=6)
+    result = adapt(chunks, store.embeddings.embed_documents, cfg, log=lambda line: None)
+    assert len(asked) == 6 and result.written
+    assert result.counts["pairs"] > 0
+
+    def broken(prompt: str) -> str:
+        asked.append(prompt)
+        raise TimeoutError("no answer")
+
+    asked.clear()
+    lines = []
+    cfg = _config(tmp_path / "b", force=True, question_writer=broken, max_question_chunks=6)
+    assert adapt(chunks, store.embeddings.embed_documents, cfg, log=lines.append).written
+    assert len(asked) == 3 and any("failed three times" in line for line in lines)

@@ -178,3 +178,28 @@ def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
 
     pairs = self_supervised_pairs(chunks, LocalEmbeddings().embed_documents, hard_negatives=1)
     assert {p.label for p in pairs} == {0, 1} and all(p.group.endswith(".md") for p in pairs)
+
+
+def test_generated_questions_join_when_their_chunk_comes_back_for_them():
+    """A generated question asks for its whole chunk and is kept only when the collection's embeddings
+    rank that chunk among the first `round_trip` for it."""
+    vectors = {"How do I set a lock timeout?": [0.0, 1.0, 0.0], "What expires after an hour?": [0.0, 1.0, 0.0]}
+
+    def embed(queries):
+        return [vectors.get(q) or next(c.vector for c in CHUNKS if q.rstrip(".") in c.text) for q in queries]
+
+    generated = [(2, "How do I set a lock timeout?"), (3, "What expires after an hour?")]
+    pairs, sets = self_supervised_sets(
+        CHUNKS, embed, depth=3, seed=3, segment=sentences, generated=generated, round_trip=1
+    )
+    kept = [p for p in pairs if p.source == "self:generated"]
+    # the lock question finds its own chunk first; the cache one finds the lock chunk, so it is dropped
+    assert [(p.question, p.passage, p.label) for p in kept] == [("How do I set a lock timeout?", LOCK, 1)]
+    negatives = [p for p in pairs if p.source == "self:generated:negative"]
+    assert negatives and all(p.label == 0 and p.passage != LOCK for p in negatives)
+    graded = [p for p in sets if p.question == "How do I set a lock timeout?"]
+    assert [p.label for p in graded] == [1, 0, 0]
+    only_generated, _ = self_supervised_sets(
+        CHUNKS, embed, seed=3, segment=lambda text: [], generated=generated[:1], round_trip=1, max_queries=0
+    )
+    assert {p.source for p in only_generated if p.label} == {"self:generated"}
