@@ -1,0 +1,141 @@
+"""The LangGraph tutorial's grader as a baseline: the chat model asked "is this document relevant? yes/no".
+
+LangGraph's CRAG tutorial (examples/rag/langgraph_crag.ipynb) grades each retrieved document by asking
+the chat model, with a system prompt, for a binary 'yes' or 'no'. Its probability of "yes" makes it a
+scorer like any other: here the default local model reads the tutorial's prompt through its own chat
+template, and the score is P(yes) / (P(yes) + P(no)) from the logits of its first reply token (the
+spellings "yes", "Yes", "no", "No" summed), mapped to [-1, 1]. Reported beside the shipped evaluator and
+zero-shot cosine on the same pairs, with intervals over resampled questions, and its seconds per
+document (one prompt evaluation each, as the tutorial makes one call per document).
+
+    python benchmarks/llm_grader.py --only docs --questions 40      # a seeded sample of the slice's questions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from evaluator_benchmark import cosine, slice_pairs, texts
+
+from crag.backends.gguf import model_file
+from crag.evaluator_model.runnable import get_scorer
+from crag.evaluator_model.training.evaluation import roc_auc_intervals
+
+# the tutorial's prompt, word for word (its "\n" line ends included)
+SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
+    If the document contains keyword(s) or semantic meaning related to the question, grade it as relevant. \n
+    Give a binary score 'yes' or 'no' score to indicate whether the document is relevant to the question."""
+HUMAN = "Retrieved document: \n\n {document} \n\n User question: {question}"
+
+
+class YesNoGrader:
+    """P(yes) of a llama.cpp chat model's first reply token, for one (question, document) at a time."""
+
+    def __init__(self, spec: str = "local", n_ctx: int = 2048):
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.llama = Llama(model_path=str(model_file(spec)), n_ctx=n_ctx, n_threads=2, verbose=False)
+        meta = self.llama.metadata
+
+        def spelled(token: int) -> str:
+            return self.llama.detokenize([token], special=True).decode("utf-8", "replace")
+
+        self.format = Jinja2ChatFormatter(
+            template=meta["tokenizer.chat_template"],
+            eos_token=spelled(self.llama.token_eos()),
+            bos_token=spelled(self.llama.token_bos()),
+        )
+        self.yes = self._first_tokens(["yes", "Yes", " yes", " Yes"])
+        self.no = self._first_tokens(["no", "No", " no", " No"])
+
+    def _first_tokens(self, spellings: list[str]) -> list[int]:
+        return sorted({self.llama.tokenize(s.encode(), add_bos=False, special=False)[0] for s in spellings})
+
+    def score(self, question: str, document: str) -> float:
+        prompt = self.format(
+            messages=[
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": HUMAN.format(document=document, question=question)},
+            ]
+        ).prompt
+        tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
+        self.llama.reset()
+        self.llama.eval(tokens)
+        # the last token's logits, read from the context: without logits_all (a 1.2 GB table for this
+        # vocabulary) llama-cpp-python keeps no copy of them
+        import llama_cpp
+
+        logits = np.ctypeslib.as_array(
+            llama_cpp.llama_get_logits_ith(self.llama.ctx, -1), shape=(self.llama.n_vocab(),)
+        )
+        logits = logits.astype("float64")
+        top = logits.max()
+        yes = np.exp(logits[self.yes] - top).sum()
+        no = np.exp(logits[self.no] - top).sum()
+        return float(2.0 * yes / (yes + no) - 1.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slices", type=Path, default=Path("artifacts/evaluator-slices"))
+    parser.add_argument("--only", default="docs", help="comma-separated slices")
+    parser.add_argument("--questions", type=int, default=40, help="a seeded sample of each slice's questions")
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--titles", action="store_true", help="score passages with their titles")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    grader = YesNoGrader(args.model)
+    shipped = get_scorer()
+    results = {}
+    for name in args.only.split(","):
+        pairs = slice_pairs(args.slices, name, args.titles)
+        groups = sorted({p.group or p.question for p in pairs})
+        picked = set(random.Random(0).sample(groups, min(args.questions, len(groups))))
+        pairs = [p for p in pairs if (p.group or p.question) in picked]
+        passages = texts(pairs, args.titles)
+        seconds, llm = [], []
+        for pair, passage in zip(pairs, passages):
+            clock = time.perf_counter()
+            llm.append(grader.score(pair.question, passage))
+            seconds.append(time.perf_counter() - clock)
+        clock = time.perf_counter()
+        evaluator = [float(s) for s in shipped.score([(p.question, t) for p, t in zip(pairs, passages)])]
+        evaluator_seconds = (time.perf_counter() - clock) / len(pairs)
+        scores = {"shipped": evaluator, "llm-grader": llm, "cosine": cosine(pairs, args.titles)}
+        intervals = roc_auc_intervals(
+            [p.group or p.question for p in pairs], [p.label for p in pairs], scores, against=["llm-grader"]
+        )
+        results[name] = {
+            "pairs": len(pairs),
+            "questions": len(picked),
+            "roc_auc": intervals,
+            "llm_seconds_per_document": {"p50": statistics.median(seconds), "mean": statistics.fmean(seconds)},
+            "evaluator_seconds_per_document": evaluator_seconds,
+        }
+        print(f"{name}: {len(pairs)} pairs of {len(picked)} questions")
+        for system, interval in intervals.items():
+            print(
+                f"  {system:<11} ROC-AUC {interval['roc_auc']:.3f} [{interval['ci'][0]:.3f}, {interval['ci'][1]:.3f}]"
+            )
+            for key, diff in interval.items():
+                if key.startswith("minus_"):
+                    print(f"      − {key[6:]}: {diff['mean']:+.3f} [{diff['ci'][0]:+.3f}, {diff['ci'][1]:+.3f}]")
+        print(
+            f"  seconds per document: LLM grader p50 {statistics.median(seconds):.2f} s, "
+            f"evaluator {evaluator_seconds * 1000:.1f} ms (batched)"
+        )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
