@@ -12,7 +12,7 @@ PAIRS  := artifacts/evaluator-data
 PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
-.PHONY: setup test test-unit test-slow lint docs demo demo-kb dev serve evaluator-data evaluator-faq generate-questions evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
+.PHONY: setup servers test test-unit test-slow lint docs demo demo-kb dev serve evaluator-data evaluator-faq generate-questions evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-chat clean \
 	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty eval-models
 
 setup: $(STAMP)
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-test: setup
+test: setup servers
 	$(BIN)/python -m pytest
 
 test-unit: setup
@@ -39,6 +39,14 @@ test-slow: setup
 # the documentation site into site/ (docs/, mkdocs.yml); --strict: a broken link or reference fails
 docs: setup
 	$(BIN)/mkdocs build --strict
+
+# PostgreSQL from Debian, for the tests that serve threads from it (tests/servers.py starts its own
+# cluster in a temporary folder); installed when missing and this is root, else those tests are skipped
+servers:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else echo "PostgreSQL is not installed and this is not root: the Postgres tests will be skipped"; fi
 
 lint: setup
 	$(BIN)/ruff check crag tests benchmarks docs

@@ -1,16 +1,27 @@
-"""Threads: the graph with a SQLite checkpointer, for the CLI and the server.
+"""Threads: the graph with a checkpointer, SQLite on one machine or Postgres for several, for the CLI and the server.
 
 A thread id keeps a conversation across runs and restarts: the checkpoint holds the state of its
 last turn and the last few questions and answers (`history`), which follow-up questions use.
 Without a thread id nothing is stored. The compiled graph in `crag.graph` has no checkpointer on
 purpose: the Agent Server (`langgraph dev`) brings its own.
+
+Where threads live is one setting, a SQLite file or a `postgresql://` URL (`threads_location`):
+--threads-db, else $CRAG_THREADS_URL, else $CRAG_THREADS_DB, else .crag/threads.sqlite. Postgres
+(`langgraph-checkpoint-postgres`, a connection pool) is what several workers on several machines
+share. One turn at a time per thread, across processes: a file lock beside a SQLite file, a Postgres
+session advisory lock (`pg_try_advisory_lock` on the thread id's hash) otherwise, which the server
+releases by itself when the process holding it dies.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
 import os
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -21,9 +32,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from crag.core.extras import require
 from crag.graph import build_graph
 
 DEFAULT_THREADS_DB = ".crag/threads.sqlite"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+CONNECT_TIMEOUT = 10  # seconds to reach Postgres (every connection, and the pool's first)
+POOL_SIZE = 8  # connections a process keeps to Postgres for its checkpoints
+SETUP_LOCK = 7_083_823_410_001  # advisory lock key: two workers starting at once set the schema up one after the other
 THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 
 
@@ -36,6 +52,24 @@ class InvalidThreadId(ValueError):
 
 class ThreadsError(RuntimeError):
     """A threads database that cannot be used (a folder, under a file, unwritable, corrupt) or a busy thread."""
+
+
+def is_postgres(location: object) -> bool:
+    return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
+
+
+def redacted(url: str) -> str:
+    """A Postgres URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def threads_location(location: str | os.PathLike | None = None) -> Path | str:
+    """Where threads live: a `postgresql://` URL as given, or the SQLite file (its folder created). The
+    argument, else $CRAG_THREADS_URL, else $CRAG_THREADS_DB, else .crag/threads.sqlite."""
+    chosen = location or os.environ.get("CRAG_THREADS_URL") or os.environ.get("CRAG_THREADS_DB") or None
+    if is_postgres(chosen):
+        return str(chosen)
+    return threads_db(chosen)
 
 
 def threads_db(path: str | os.PathLike | None = None) -> Path:
@@ -63,10 +97,15 @@ def thread_turn(
     """Hold one thread for one turn, across processes: a second turn on it waits for the first.
 
     Both turns read the thread's last checkpoint; run at once, each writes its own successor of it
-    and the thread keeps one of the two turns. A file lock beside the database (one per thread)
-    serialises them; `on_wait` is called once if the turn has to wait.
+    and the thread keeps one of the two turns. A file lock beside a SQLite database (one per thread),
+    or a Postgres advisory lock, serialises them; `on_wait` is called once if the turn has to wait.
     """
-    db = threads_db(path)
+    location = threads_location(path)
+    if isinstance(location, str):
+        with _postgres_turn(location, check_thread_id(thread_id), wait, on_wait):
+            yield
+        return
+    db = location
     folder = db.with_name(db.name + ".locks")
     try:
         folder.mkdir(exist_ok=True)
@@ -104,10 +143,150 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": check_thread_id(thread_id)}}
 
 
+def _lock_key(thread_id: str) -> int:
+    """A thread's advisory lock key: 64 bits of its id's hash, signed as Postgres's bigint is."""
+    return int.from_bytes(hashlib.sha256(f"crag-thread:{thread_id}".encode()).digest()[:8], "big", signed=True)
+
+
+def _postgres_error(url: str, exc: Exception) -> ThreadsError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return ThreadsError(f"cannot use the threads database {redacted(url)}: {reason}")
+
+
+def _busy(thread_id: str, wait: float) -> ThreadsError:
+    return ThreadsError(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later")
+
+
+@contextmanager
+def _postgres_turn(url: str, thread_id: str, wait: float, on_wait: Any) -> Iterator[None]:
+    """Hold the thread's session advisory lock on a connection of its own for the turn. Polled rather
+    than waited for in `pg_advisory_lock`, so that the wait has a limit and the caller hears of it."""
+    psycopg = require("psycopg", "postgres")
+    key = _lock_key(thread_id)
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        raise _postgres_error(url, exc) from exc
+    with conn:
+        try:
+            held = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+            if not held:
+                if on_wait is not None:
+                    on_wait()
+                deadline = time.monotonic() + wait
+                while not held:
+                    if time.monotonic() > deadline:
+                        raise _busy(thread_id, wait)
+                    time.sleep(0.1)
+                    held = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        except psycopg.Error as exc:
+            raise _postgres_error(url, exc) from exc
+        try:
+            yield
+        finally:
+            with contextlib.suppress(psycopg.Error):  # a lost connection has released it already
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
+@asynccontextmanager
+async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_WAIT) -> AsyncIterator[None]:
+    """`thread_turn` for the server: across processes for Postgres (an advisory lock), nothing more for
+    SQLite, whose one server process serialises a thread's turns itself."""
+    if not isinstance(location, str):
+        yield
+        return
+    psycopg = require("psycopg", "postgres")
+    key = _lock_key(check_thread_id(thread_id))
+    try:
+        conn = await psycopg.AsyncConnection.connect(location, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        raise _postgres_error(location, exc) from exc
+    async with conn:
+        try:
+            deadline = time.monotonic() + wait
+            while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone())[0]:
+                if time.monotonic() > deadline:
+                    raise _busy(thread_id, wait)
+                await asyncio.sleep(0.1)
+        except psycopg.Error as exc:
+            raise _postgres_error(location, exc) from exc
+        try:
+            yield
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
+def _pool_kwargs() -> dict[str, Any]:
+    dict_row = require("psycopg.rows", "postgres").dict_row
+    # what langgraph-checkpoint-postgres's own from_conn_string sets on its connection
+    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT}
+
+
+@contextmanager
+def _postgres_graph(url: str) -> Iterator[Any]:
+    psycopg = require("psycopg", "postgres")
+    pools = require("psycopg_pool", "postgres")
+    PostgresSaver = require("langgraph.checkpoint.postgres", "postgres").PostgresSaver
+    ConnectionPool, PoolTimeout = pools.ConnectionPool, pools.PoolTimeout
+
+    try:
+        # one connection first: a refused connection, a wrong password or a missing database fails now with
+        # Postgres's own words, where the pool would retry them until its timeout
+        psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
+        with ConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=_pool_kwargs(), open=False) as pool:
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            saver = PostgresSaver(pool)
+            with pool.connection() as conn:
+                # polled, not waited for in pg_advisory_lock: the schema's CREATE INDEX CONCURRENTLY waits for
+                # every open transaction, a waiting pg_advisory_lock included, and the two would wait forever
+                while not conn.execute("SELECT pg_try_advisory_lock(%s) AS held", (SETUP_LOCK,)).fetchone()["held"]:
+                    time.sleep(0.1)
+                try:
+                    saver.setup()  # now, so an unreachable server or a missing right fails before any work
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+            yield build_graph().compile(checkpointer=saver, name="crag")
+    except (psycopg.Error, PoolTimeout) as exc:
+        raise _postgres_error(url, exc) from exc
+
+
+@asynccontextmanager
+async def _apostgres_graph(url: str) -> AsyncIterator[Any]:
+    psycopg = require("psycopg", "postgres")
+    pools = require("psycopg_pool", "postgres")
+    AsyncPostgresSaver = require("langgraph.checkpoint.postgres.aio", "postgres").AsyncPostgresSaver
+    AsyncConnectionPool, PoolTimeout = pools.AsyncConnectionPool, pools.PoolTimeout
+
+    try:
+        await (
+            await psycopg.AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT)
+        ).close()  # see _postgres_graph
+        async with AsyncConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=_pool_kwargs(), open=False) as pool:
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            saver = AsyncPostgresSaver(pool)
+            async with pool.connection() as conn:
+                query = "SELECT pg_try_advisory_lock(%s) AS held"
+                while not (await (await conn.execute(query, (SETUP_LOCK,))).fetchone())["held"]:
+                    await asyncio.sleep(0.1)  # polled: see _postgres_graph
+                try:
+                    await saver.setup()
+                finally:
+                    await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+            yield build_graph().compile(checkpointer=saver, name="crag")
+    except (psycopg.Error, PoolTimeout) as exc:
+        raise _postgres_error(url, exc) from exc
+
+
 @contextmanager
 def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
-    """The CRAG graph checkpointed to SQLite, for synchronous use (the CLI)."""
-    db = threads_db(path)
+    """The CRAG graph checkpointed to SQLite or Postgres (`threads_location`), for synchronous use (the CLI)."""
+    location = threads_location(path)
+    if isinstance(location, str):
+        with _postgres_graph(location) as graph:
+            yield graph
+        return
+    db = location
     try:
         with SqliteSaver.from_conn_string(str(db)) as saver:
             saver.setup()  # now, so an unwritable or corrupt file fails before any work
@@ -124,8 +303,13 @@ def memory_graph() -> Any:
 
 @asynccontextmanager
 async def athreaded_graph(path: str | os.PathLike | None = None) -> AsyncIterator[Any]:
-    """The CRAG graph checkpointed to SQLite, for asynchronous use (the server)."""
-    db = threads_db(path)
+    """The CRAG graph checkpointed to SQLite or Postgres, for asynchronous use (the server)."""
+    location = threads_location(path)
+    if isinstance(location, str):
+        async with _apostgres_graph(location) as graph:
+            yield graph
+        return
+    db = location
     try:
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
             await saver.setup()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -101,3 +103,54 @@ def subprocess_server(command: list[str], ready_url: str, log: Path, env: dict |
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def postgres_bin(name: str) -> Path | None:
+    """A PostgreSQL server program (initdb, pg_ctl), from PATH or Debian's versioned folder."""
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    versions = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))
+    return versions[-1] if versions else None
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server of its own on 127.0.0.1 (initdb into a new temporary folder, a free port, trust
+    authentication for the local test user); yields its URL; stops it (fast shutdown) and removes the
+    folder afterwards. initdb refuses to run as root, so as root the cluster belongs to the `postgres`
+    system user, in a folder it can reach (pytest's tmp_path is private to root)."""
+    initdb, pg_ctl = postgres_bin("initdb"), postgres_bin("pg_ctl")
+    if initdb is None or pg_ctl is None:
+        raise RuntimeError("PostgreSQL is not installed: run `make servers` (apt-get install postgresql, as root)")
+    folder = Path(tempfile.mkdtemp(prefix="crag-postgres-"))
+    data, sockets = folder / "pgdata", folder / "pgsock"
+    sockets.mkdir()
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        folder.chmod(0o755)
+        shutil.chown(folder, "postgres")
+        shutil.chown(sockets, "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    port = free_port()
+    log = folder / "postgres.log"
+    subprocess.run(
+        [*as_user, str(initdb), "-D", str(data), "-U", "crag", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    subprocess.run(
+        [*as_user, str(pg_ctl), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", "60", "start"],
+        check=True,
+        capture_output=True,
+        timeout=90,
+    )
+    try:
+        yield f"postgresql://crag@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [*as_user, str(pg_ctl), "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True, timeout=60
+        )
+        shutil.rmtree(folder, ignore_errors=True)

@@ -63,8 +63,8 @@ from crag.cli.settings import (
 )
 from crag.context import Context
 from crag.core.extras import MissingExtra
-from crag.threads import check_thread_id, memory_graph, thread_config, thread_turn, threaded_graph
-from crag.threads import threads_db as resolve_threads_db
+from crag.threads import check_thread_id, memory_graph, redacted, thread_config, thread_turn, threaded_graph
+from crag.threads import threads_location as resolve_threads_db
 
 PROMPT = "crag> "
 # settings that name a model, a store or the web index: changing one loads it before the next question
@@ -188,7 +188,7 @@ class ChatSession:
     def show(self) -> None:
         for option, field in FIELDS.items():
             typer.echo(f"  {option:<25} {self._value(field)}")
-        where = f"in {self.threads_db}" if self.threads_db else "in memory, until the chat ends"
+        where = f"in {redacted(str(self.threads_db))}" if self.threads_db else "in memory, until the chat ends"
         typer.echo(f"  {'thread':<25} {self.thread_id} ({where})")
         view = "json" if self.json else "streamed, with details" if self.verbose else "streamed"
         typer.echo(f"  {'view':<25} {view}")

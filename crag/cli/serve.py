@@ -25,7 +25,7 @@ from crag.cli.common import (
 from crag.context import Context
 from crag.core.extras import MissingExtra, require
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
-from crag.threads import threads_db as resolve_threads_db
+from crag.threads import threads_location as resolve_threads
 
 SHUTDOWN_GRACE_SECONDS = 5  # on SIGTERM, runs in flight get this long to finish, then are dropped
 
@@ -61,7 +61,10 @@ def serve_cmd(
     wikipedia_url: WikipediaUrl = None,
     searxng_url: SearxngUrl = None,
     threads_db: Annotated[
-        str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
+        str | None,
+        typer.Option(
+            help="Where threads are kept: a SQLite file or a postgresql:// URL (default $CRAG_THREADS_URL, $CRAG_THREADS_DB or .crag/threads.sqlite)."
+        ),
     ] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
     max_body_bytes: Annotated[
@@ -130,7 +133,7 @@ def serve_cmd(
         max_runs=max_runs,
         warm_up=warm_up,
         require_documents=False,
-        threads_db=resolve_threads_db(threads_db) if threads else None,
+        threads_db=resolve_threads(threads_db) if threads else None,
     )
     if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
         typer.secho(

@@ -70,7 +70,11 @@ RequeryMode = Annotated[
 ]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
 ThreadsDb = Annotated[
-    str | None, typer.Option(help="SQLite file of the threads (default $CRAG_THREADS_DB or .crag/threads.sqlite).")
+    str | None,
+    typer.Option(
+        help="Where threads are kept: a SQLite file or a postgresql:// URL (default $CRAG_THREADS_URL, "
+        "$CRAG_THREADS_DB or .crag/threads.sqlite)."
+    ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object per answer.")]
 

@@ -25,6 +25,7 @@ EXTRAS = {
     "anthropic": "Anthropic chat models (chat_model='anthropic:<model>')",
     "ollama": "models served by Ollama (chat_model='ollama:<model>')",
     "tavily": "Tavily web search (web_backend='tavily')",
+    "postgres": "threads in Postgres, shared by several workers (--threads-db postgresql://…)",
 }
 
 

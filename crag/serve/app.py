@@ -7,7 +7,7 @@ What a public endpoint needs beyond `add_routes`:
   (401), body size and speed, bodies that are not UTF-8 JSON, oversized batches, and runs past the
   in-flight limit (a fast 503); it cancels runs whose client has gone;
 - unknown or unsafe settings (in the body or a /c/{hash}/ URL) get a 4xx that says why;
-- threads are kept in SQLite, so a client's `thread_id` survives a restart.
+- threads are kept in SQLite, or in Postgres for several workers, so a client's `thread_id` survives a restart.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from crag.serve.guard import (
     unprocessable,
 )
 from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
-from crag.threads import InvalidThreadId, athreaded_graph, check_thread_id
+from crag.threads import InvalidThreadId, athreaded_graph, check_thread_id, threads_location
 
 
 @dataclass(kw_only=True)
@@ -53,7 +53,7 @@ class ServerSettings:
     max_batch: int = DEFAULT_MAX_BATCH  # inputs per /batch request
     max_runs: int = DEFAULT_MAX_RUNS  # runs in flight in this process (a batch counts its inputs)
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body
-    threads_db: str | Path | None = None  # None: no threads
+    threads_db: str | Path | None = None  # a SQLite file or a postgresql:// URL; None: no threads
     warm_up: bool = True
     require_documents: bool = True
 
@@ -149,7 +149,8 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             if settings.warm_up:
                 await asyncio.to_thread(warm_up, settings.context)
             if settings.threads_db is not None:
-                service.threaded = await stack.enter_async_context(athreaded_graph(settings.threads_db))
+                service.threads_location = threads_location(settings.threads_db)
+                service.threaded = await stack.enter_async_context(athreaded_graph(service.threads_location))
             yield
 
     app = FastAPI(

@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import weakref
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, Optional
 
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
@@ -29,7 +30,7 @@ from crag.methods.question import MAX_QUESTION_CHARS
 from crag.methods.rewrite import Rewrite
 from crag.prompts import GeneratePrompt, Requery
 from crag.state import OutputState
-from crag.threads import check_thread_id
+from crag.threads import athread_turn, check_thread_id
 
 Threshold = Annotated[float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)]
 
@@ -110,6 +111,9 @@ class CragService(RunnableSerializable[dict, dict]):
     graph: Any = Field(default=None, description="The compiled graph without a checkpointer.")
     threads: bool = Field(default=False, description="Whether requests may name a thread (thread_id).")
     threaded: Any = Field(default=None, description="The graph with a checkpointer; set when the server starts.")
+    threads_location: Any = Field(
+        default=None, description="Where threads live (crag.threads.threads_location): a SQLite file or a Postgres URL."
+    )
 
     _thread_locks: weakref.WeakValueDictionary = PrivateAttr(default_factory=weakref.WeakValueDictionary)
     _calibrated: Thresholds | None = PrivateAttr(default=None)
@@ -212,24 +216,20 @@ class CragService(RunnableSerializable[dict, dict]):
         async for chunk in self._atransform_stream_with_config(one(), self._atransform, config, **kwargs):
             yield chunk
 
-    def _lock(self, thread_id: str | None):
-        """Turns on one thread run one at a time, so two requests cannot interleave its checkpoints."""
+    @asynccontextmanager
+    async def _lock(self, thread_id: str | None) -> AsyncIterator[None]:
+        """Turns on one thread run one at a time, so two requests cannot interleave its checkpoints: in
+        this process (an asyncio lock), and across the workers that share a Postgres (its advisory lock)."""
         if thread_id is None:
-            return _NoLock()
+            yield
+            return
         lock = self._thread_locks.get(thread_id)
         if lock is None:  # kept only while a request holds it, so idle threads cost nothing
             lock = self._thread_locks[thread_id] = asyncio.Lock()
-        return lock
+        async with lock, athread_turn(self.threads_location, thread_id):
+            yield
 
 
 def _public(state: dict) -> dict:
     """A streamed state without the graph's internal keys, i.e. shaped like the invoke output."""
     return {key: value for key, value in state.items() if key in OUTPUT_KEYS}
-
-
-class _NoLock:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: Any) -> None:
-        return None

@@ -37,6 +37,7 @@ def test_require_names_the_extra_of_a_missing_package(monkeypatch):
         "anthropic",
         "ollama",
         "tavily",
+        "postgres",
     }
 
 
