@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun, Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable
@@ -105,21 +105,30 @@ class CRAGRetriever(BaseRetriever):
     document (or web page) it came from, its `relevance_score`, `origin` ("internal" for the base
     retriever's documents, "external" for the web's) and the run's `crag_action`. With no web backend
     in the context, an Incorrect grade returns no documents: nothing retrieved was relevant.
+
+    `k` caps the strips returned (at construction, or per call: `invoke(query, k=3)`, as LangChain's
+    retrievers take it); it also sets how many strips refinement keeps. Default: the context's
+    `top_k_strips` (5), and on Ambiguous, where the retrieved and the web's strips are both kept, up
+    to twice that.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     retriever: Any = None  # the base retriever (any Runnable from a query to Documents); None: the context's store
     context: Context = Field(default_factory=Context)
+    k: int | None = Field(default=None, ge=1, description="Strips returned at most; None: the context's own.")
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        context = (
-            self.context if self.retriever is None else dataclasses.replace(self.context, retriever=self.retriever)
-        )
-        state = knowledge_graph.invoke(
-            {"question": query}, context=context, config={"callbacks": run_manager.get_child()}
-        )
+    def _run_context(self, k: int | None) -> Context:
+        changes: dict[str, Any] = {}
+        if self.retriever is not None:
+            changes["retriever"] = self.retriever
+        if k is not None:
+            changes["top_k_strips"] = k
+        return dataclasses.replace(self.context, **changes) if changes else self.context
+
+    def _documents(self, state: dict[str, Any], k: int | None) -> list[Document]:
         action = state.get("action")
+        strips = final_knowledge(state)
         return [
             passage(
                 strip["text"],
@@ -129,8 +138,26 @@ class CRAGRetriever(BaseRetriever):
                 origin=strip["origin"],
                 crag_action=action,
             )
-            for strip in final_knowledge(state)
+            for strip in (strips[:k] if k is not None else strips)
         ]
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        k = k if k is not None else self.k
+        state = knowledge_graph.invoke(
+            {"question": query}, context=self._run_context(k), config={"callbacks": run_manager.get_child()}
+        )
+        return self._documents(state, k)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        k = k if k is not None else self.k
+        state = await knowledge_graph.ainvoke(
+            {"question": query}, context=self._run_context(k), config={"callbacks": run_manager.get_child()}
+        )
+        return self._documents(state, k)
 
 
 def bound_graph(context: Context | None = None) -> Runnable:

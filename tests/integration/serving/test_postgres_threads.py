@@ -139,7 +139,7 @@ def test_workers_starting_together_set_the_schema_up_once(postgres):
         try:
             with threaded_graph(fresh):
                 pass
-        except Exception as exc:  # noqa: BLE001 (any failure of a starting worker is the finding)
+        except Exception as exc:  # any failure of a starting worker is the finding
             errors.append(exc)
 
     workers = [threading.Thread(target=start) for _ in range(4)]

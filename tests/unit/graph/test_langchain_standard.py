@@ -1,0 +1,64 @@
+"""LangChain's own standard tests (`langchain-tests`) for CRAG's retriever and tool, on the shared fakes.
+
+They check what any LangChain retriever or tool must do, as LangChain's integrations are checked:
+`k` at construction and per call, Documents from invoke and ainvoke, the tool's name, input schema,
+construction and its answers through invoke and ainvoke, called directly and as a tool call.
+"""
+
+from __future__ import annotations
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import BaseTool
+from langchain_tests.integration_tests import RetrieversIntegrationTests, ToolsIntegrationTests
+from langchain_tests.unit_tests import ToolsUnitTests
+
+from crag.components import CRAGRetriever, crag_tool
+from tests.fakes import ListRetriever, fake_context
+
+# six painters, each relevant to the question: enough strips for any k the standard tests ask for
+PAINTERS = [
+    Document(
+        page_content=f"Painter number {i} was a Swedish painter of the sea, and her works hang in Stockholm.",
+        metadata={"title": f"Painter {i}", "source": f"kb/painter-{i}.txt"},
+    )
+    for i in range(6)
+]
+
+
+class TestCRAGRetrieverStandard(RetrieversIntegrationTests):
+    @property
+    def retriever_constructor(self) -> type[BaseRetriever]:
+        return CRAGRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"retriever": ListRetriever(documents=PAINTERS), "context": fake_context({"painter": 0.9}, k=6)}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "Who was a Swedish painter?"
+
+
+def _tool() -> BaseTool:
+    return crag_tool(fake_context({"painter": 0.9}), name="painters", description="Answers questions about painters.")
+
+
+class TestCRAGToolUnit(ToolsUnitTests):
+    @property
+    def tool_constructor(self) -> BaseTool:
+        return _tool()
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"question": "What is Anna Berg's occupation?"}
+
+
+class TestCRAGToolIntegration(ToolsIntegrationTests):
+    @property
+    def tool_constructor(self) -> BaseTool:
+        return _tool()
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return {"question": "What is Anna Berg's occupation?"}
