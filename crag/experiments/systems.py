@@ -137,6 +137,18 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"rewrite": "model"},
         ),
         System(
+            "crag_requery_rewrite",
+            "crag",
+            "on Incorrect or Ambiguous, the knowledge base searched again with the chat model's query (requery)",
+            lambda ctx, upper, lower: {"requery": "rewrite"},
+        ),
+        System(
+            "crag_requery_hyde",
+            "crag",
+            "on Incorrect or Ambiguous, the knowledge base searched again with a passage the chat model writes (HyDE)",
+            lambda ctx, upper, lower: {"requery": "hyde"},
+        ),
+        System(
             "crag_no_selection",
             "crag",
             "w/o selection: documents cut into strips but every strip kept (Table 3)",
