@@ -138,7 +138,19 @@ def generated_pairs(
 ) -> tuple[dict[str, list[Pair]], dict]:
     """{"train": pairs, "dev": pairs} from the records' questions, and the round trip's counts."""
     position = {c.text: i for i, c in enumerate(index.chunks)}
-    asked = [(record, style, question) for record in records for style, question in record["questions"].items()]
+    # a question written for two chunks of one page ("How do I change my login shell?") is answered by both,
+    # and each would be the other's negative: such questions are left out
+    per_page: dict[tuple[str, str], int] = {}
+    for record in records:
+        for question in set(record["questions"].values()):
+            key = (record["source"], " ".join(question.lower().split()))
+            per_page[key] = per_page.get(key, 0) + 1
+    asked = [
+        (record, style, question)
+        for record in records
+        for style, question in record["questions"].items()
+        if per_page[(record["source"], " ".join(question.lower().split()))] == 1
+    ]
     splits: dict[str, list[Pair]] = {"train": [], "dev": []}
     kept_by_style: dict[str, list[int]] = {}
     batch = 256
@@ -170,6 +182,7 @@ def generated_pairs(
     stats = {
         "records": len(records),
         "questions": len(asked),
+        "asked_on_two_chunks": sum(n for n in per_page.values() if n > 1),
         "kept": sum(k for k, _ in kept_by_style.values()),
         "kept_by_style": {s: round(k / n, 3) for s, (k, n) in sorted(kept_by_style.items())},
         "pool_chunks": len(index.chunks),

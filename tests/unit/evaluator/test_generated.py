@@ -172,3 +172,21 @@ def test_round_trip_keeps_findable_questions_and_labels_the_retrievers_other_res
         f"number{i} " not in p.passage for p in negatives for i in (2, 3, 4)
     )  # neighbours left out
     assert all(p.group == "generated:r1:detail" for p in pairs)
+
+
+def test_a_question_written_for_two_chunks_of_one_page_is_left_out():
+    from crag.evaluator_model.training.generated_pairs import HybridIndex, generated_pairs, pool_chunks
+
+    pages = {"man:alpha.1": _page("alpha", 6), "man:beta.1": _page("beta", 6)}
+    chunks = pool_chunks([{"source": s, "title": s[4:-2], "text": ""} for s in pages], pages)
+    first, fourth = (next(c for c in chunks if c.source == "man:alpha.1" and c.position == i) for i in (0, 3))
+    same = "How do I set the alpha value?"
+    records = [
+        {"id": f"r{i}", "kind": "man", "source": "man:alpha.1", "title": "alpha", "text": chunk.text,
+         "questions": {"how-to": same, "detail": f"What does the alpha setting number{i} control?"}}
+        for i, chunk in ((0, first), (3, fourth))
+    ]  # fmt: skip
+    index = HybridIndex(pool_chunks(records, pages), progress=False)
+    splits, stats = generated_pairs(records, index, progress=False)
+    asked = {p.question for ps in splits.values() for p in ps}
+    assert same not in asked and stats["asked_on_two_chunks"] == 2 and stats["questions"] == 2
