@@ -1,9 +1,9 @@
 """The knowledge base searched again (`Context.requery`): what to search with, and which documents to keep.
 
 CRAG's one correction is the web. On documentation the web is often off or knows nothing of the
-user's product, and then an Incorrect or Ambiguous grade corrects nothing: on the held-out
-documentation set only two thirds of the answerable questions had the answer anywhere in the top
-five chunks. The `requery` node asks the chat model for another way into the same collection (a query
+user's product, and then an Incorrect or Ambiguous grade corrects nothing: on a held-out
+documentation corpus a third of the answerable questions had the answer nowhere in the top five
+chunks (the evaluator issue). The `requery` node asks the chat model for another way into the same collection (a query
 in the documents' words, or a passage that would answer, HyDE) and grades what that finds against
 the *question*; these functions are the pure parts of it.
 """
