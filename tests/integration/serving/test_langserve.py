@@ -201,6 +201,7 @@ def test_schemas_are_published(serve):
         "web_backend",
         "web_k",
         "rewrite",
+        "requery",
         "answer_without_knowledge",
         "quote_threshold",
         "generate_prompt",
