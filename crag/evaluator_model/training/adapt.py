@@ -38,7 +38,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from crag.core.base_model import PACKAGED_BASE
 from crag.core.thresholds import score_of
@@ -50,9 +49,9 @@ from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 from crag.evaluator_model.training.adapt_head import HeadData, features, fit_head, split_general
 from crag.evaluator_model.training.calibration import calibrate
+from crag.evaluator_model.training.collection_questions import write_questions
 from crag.evaluator_model.training.evaluation import roc_auc
 from crag.evaluator_model.training.general import load_general_check
-from crag.evaluator_model.training.generated import MIN_WORDS, QUESTION_PROMPT, parse_questions, with_derived
 from crag.evaluator_model.training.losses import LOSSES
 from crag.evaluator_model.training.selfsup import (
     RETRIEVED_DEPTH,
@@ -214,7 +213,20 @@ def adapt(
             "(the shipped one or one trained or adapted from it)"
         )
 
-    generated = _write_questions(chunks, cfg, started, log) if cfg.question_writer else []
+    generated = (
+        write_questions(
+            chunks,
+            cfg.question_writer,
+            seed=cfg.seed,
+            max_chunks=cfg.max_question_chunks,
+            budget=cfg.time_limit * cfg.question_share if cfg.time_limit else None,
+            started=started,
+            log=log,
+            progress=cfg.progress,
+        )
+        if cfg.question_writer
+        else []
+    )
     log(f"building self-supervised queries from {len(chunks):,} chunks")
     pairs, graded = self_supervised_sets(
         chunks,
@@ -302,38 +314,6 @@ def adapt(
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-
-
-def _write_questions(
-    chunks: list[CollectionChunk], cfg: AdaptConfig, started: float, log: Callable[[str], None]
-) -> list[tuple[int, str]]:
-    """Questions the chat model writes for a seeded sample of chunks, in the generator's styles, until
-    `max_question_chunks` or `question_share` of the time limit; (chunk index, question) pairs.
-
-    The user's own text is where generated questions help most: their words are the documents' words,
-    which headings and cut-out sentences only approximate. A reply the parser cannot read, or a failing
-    model, costs that chunk's questions, never the run."""
-    rng = random.Random(cfg.seed + 7)
-    readable = [i for i, c in enumerate(chunks) if len(c.text.split()) >= MIN_WORDS]
-    order = rng.sample(readable, min(len(readable), cfg.max_question_chunks))
-    budget = cfg.time_limit * cfg.question_share if cfg.time_limit else None
-    questions: list[tuple[int, str]] = []
-    failures = 0
-    for index in tqdm(order, desc="writing questions", unit="chunk", disable=not cfg.progress):
-        if budget is not None and time.perf_counter() - started > budget:
-            break
-        chunk = chunks[index]
-        try:
-            reply = cfg.question_writer(QUESTION_PROMPT.format(title=chunk.title or chunk.source, text=chunk.text))
-        except Exception as exc:  # a failing writer costs this chunk's questions
-            failures += 1
-            if failures == 3:
-                log(f"the question writer failed three times ({type(exc).__name__}: {exc}); going on without it")
-                break
-            continue
-        questions += [(index, q) for q in with_derived(parse_questions(reply)).values()]
-    log(f"the chat model wrote {len(questions):,} questions for {len({i for i, _ in questions}):,} chunks")
-    return questions
 
 
 def _fine_tune(
