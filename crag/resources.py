@@ -110,8 +110,9 @@ def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], 
     return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
 
 
-# the longest reply each use of the chat model needs: a query is a few words, a hypothetical passage three sentences
-_REPLY_TOKENS = {"rewrite": 24, "requery": 32, "hyde": 96}
+# the longest reply each use of the chat model needs: a query (the web's, or requery's "rewrite") is a few
+# words, requery's "hyde" passage three sentences
+_REPLY_TOKENS = {"rewrite": 24, "hyde": 96}
 
 
 def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:

@@ -24,9 +24,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from crag.core.cache import ResourceCache
+from crag.core.fusion import best
 from crag.core.text import terms
 
 if TYPE_CHECKING:
@@ -39,12 +38,6 @@ logger = logging.getLogger(__name__)
 # millions of chunks wants a search engine of its own.
 MAX_CHUNKS = 200_000
 PAGE = 5_000  # chunks read from Chroma per request while building
-
-
-def best(scores: np.ndarray, n: int) -> list[int]:
-    """Positions of the `n` highest BM25 scores, best first (ties in index order), without those at 0:
-    a document sharing no word with the query is no hit. The local web's index ranks the same way."""
-    return [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
 
 
 @dataclass(frozen=True)

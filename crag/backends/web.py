@@ -29,7 +29,6 @@ from urllib.parse import quote, urlsplit
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
-from crag.backends.keywords import best
 from crag.backends.searxng import SearxngSearch
 from crag.backends.web_base import RetriedSearch, call_with_timeout
 from crag.backends.web_base import TransientWebSearchError as TransientWebSearchError
@@ -38,6 +37,7 @@ from crag.backends.wikipedia import DEFAULT_API_URL as WIKIPEDIA_API_URL
 from crag.backends.wikipedia import WikipediaSearch
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
+from crag.core.fusion import best
 from crag.core.jsonl import read_objects
 from crag.core.passages import passage, source_of, title_of
 

@@ -1,7 +1,10 @@
-"""Reciprocal rank fusion: the project's hybrid search (embeddings and BM25) and the evaluator's
-training retrieval (`crag.evaluator_model.training.generated_pairs`) fuse their two rankings the same way."""
+"""Ranking BM25 hits and fusing rankings by reciprocal rank: the project's hybrid search (embeddings and
+BM25), its local web backend and the evaluator's training retrieval
+(`crag.evaluator_model.training.generated_pairs`) rank and fuse the same way."""
 
 from __future__ import annotations
+
+import numpy as np
 
 # Reciprocal rank fusion's constant: a chunk at rank r of a list earns 1 / (RRF_K + r). 60 is Cormack,
 # Clarke and Büttcher's (SIGIR 2009) and LangChain's EnsembleRetriever's; it keeps one list's top hit
@@ -20,3 +23,9 @@ def fuse(*rankings: list[str]) -> list[str]:
         for rank, key in enumerate(ranking):
             scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
     return sorted(scores, key=lambda key: -scores[key])
+
+
+def best(scores: np.ndarray, n: int) -> list[int]:
+    """Positions of the `n` highest BM25 scores, best first (ties in index order), without those at 0:
+    a document sharing no word with the query is no hit."""
+    return [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from langchain_core.documents import Document
 
+from crag.core.text import folded
+
 MAX_QUERY_CHARS = 600  # a hypothetical passage is a few sentences; more is the model running on
 
 
@@ -25,7 +27,7 @@ def query_text(reply: str, question: str) -> str | None:
         if text.lower().startswith(label):
             text = text[len(label) :].strip()
     text = text.strip("\"'`").strip()[:MAX_QUERY_CHARS]
-    if not text or " ".join(text.lower().split()).rstrip("?.") == " ".join(question.lower().split()).rstrip("?."):
+    if not text or folded(text).rstrip("?.") == folded(question).rstrip("?."):
         return None
     return text
 

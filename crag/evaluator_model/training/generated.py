@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 
 from crag.core.manuals import Source, SourceMissing, render
 from crag.core.text import QUESTION_WORDS, stopwords
+from crag.evaluator_model.training.faq import decode
 
 STYLES = ("how-to", "detail", "casual")
 DERIVED_STYLES = ("keywords", "lower", "typo")
@@ -143,8 +144,8 @@ def doc_files(root: str | Path = "/usr/share/doc") -> list[Path]:
 
 
 def read_doc(path: Path) -> str:
-    raw = path.read_bytes()
-    return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode("utf-8", "replace")
+    """A documentation file's text, gzipped or not (as the FAQ pairs read theirs)."""
+    return decode(path, path.read_bytes())
 
 
 def _readable(text: str) -> bool:

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from crag.core.fusion import fuse
+from crag.core.fusion import best, fuse
 from crag.core.manuals import Source, SourceMissing, render
-from crag.core.text import terms
+from crag.core.text import folded, terms
 from crag.evaluator_model.pairs import Pair, clean
 from crag.evaluator_model.training.generated import CHUNK_OVERLAP, CHUNK_SIZE, read_doc
 from crag.evaluator_model.training.mining import Chunk, DenseIndex
@@ -121,10 +121,7 @@ class HybridIndex:
             sims = self.dense.vectors @ vector
             dense = [str(i) for i in np.argsort(-sims, kind="stable")[:depth]]
             tokens = terms(query)
-            lexical = []
-            if tokens:
-                scores = self.bm25.get_scores(tokens)
-                lexical = [str(i) for i in np.argsort(-scores, kind="stable")[:depth] if scores[i] > 0]
+            lexical = [str(i) for i in best(self.bm25.get_scores(tokens), depth)] if tokens else []
             results.append([int(i) for i in fuse(dense, lexical)[:k]])
         return results
 
@@ -143,13 +140,13 @@ def generated_pairs(
     per_page: dict[tuple[str, str], int] = {}
     for record in records:
         for question in set(record["questions"].values()):
-            key = (record["source"], " ".join(question.lower().split()))
+            key = (record["source"], folded(question))
             per_page[key] = per_page.get(key, 0) + 1
     asked = [
         (record, style, question)
         for record in records
         for style, question in record["questions"].items()
-        if per_page[(record["source"], " ".join(question.lower().split()))] == 1
+        if per_page[(record["source"], folded(question))] == 1
     ]
     splits: dict[str, list[Pair]] = {"train": [], "dev": []}
     kept_by_style: dict[str, list[int]] = {}
