@@ -31,6 +31,13 @@ HEAVY = [
 ]
 
 
+def python_json(code: str, timeout: float = 120):
+    """What `code`, run in a fresh interpreter from the project's root, prints as JSON."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
 def test_the_import_contracts_hold():
     """Layers import only downwards, siblings stay independent where declared, nodes reach backends and
     the evaluator only through resources, and only the CLI uses typer."""
@@ -46,9 +53,7 @@ def test_the_import_contracts_hold():
 def test_importing_loads_no_model_stack(module):
     """`langgraph dev`, `crag --help` and apps importing the graph must not pay for torch or Chroma."""
     code = f"import json, sys, {module}; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == []
+    assert python_json(code) == []
 
 
 def test_the_package_exports_its_main_names_on_first_use():
@@ -59,9 +64,7 @@ def test_the_package_exports_its_main_names_on_first_use():
         "print(json.dumps([before, sorted(crag.__all__), sorted(dir(crag)), "
         "[name for name, value in values.items() if value is None], sorted([*crag._EXPORTS, '__version__'])]))"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded_early, exported, listed, missing, defined = json.loads(done.stdout)
+    loaded_early, exported, listed, missing, defined = python_json(code)
     assert not loaded_early and exported == listed == defined and missing == []
     assert {"graph", "Context", "CRAGCompressor", "CRAGRetriever", "RetrievalEvaluator"} <= set(exported)
     failed = subprocess.run(
@@ -83,6 +86,4 @@ def test_scoring_with_the_shipped_evaluator_imports_no_training_code():
         "'documents': ['Anna Berg was a Swedish painter. She painted the sea.']}); "
         "print(json.dumps([len(scores), sorted(m for m in sys.modules if m.startswith('crag.evaluator_model.training'))]))"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == [1, []]
+    assert python_json(code, timeout=300) == [1, []]

@@ -40,25 +40,23 @@ class TestCRAGRetrieverStandard(RetrieversIntegrationTests):
         return "Who was a Swedish painter?"
 
 
-def _tool() -> BaseTool:
-    return crag_tool(fake_context({"painter": 0.9}), name="painters", description="Answers questions about painters.")
+class CRAGTool:
+    """What both tool suites construct and ask: the CRAG tool over the fakes, and one question."""
 
-
-class TestCRAGToolUnit(ToolsUnitTests):
     @property
     def tool_constructor(self) -> BaseTool:
-        return _tool()
+        return crag_tool(
+            fake_context({"painter": 0.9}), name="painters", description="Answers questions about painters."
+        )
 
     @property
     def tool_invoke_params_example(self) -> dict:
         return {"question": "What is Anna Berg's occupation?"}
 
 
-class TestCRAGToolIntegration(ToolsIntegrationTests):
-    @property
-    def tool_constructor(self) -> BaseTool:
-        return _tool()
+class TestCRAGToolUnit(CRAGTool, ToolsUnitTests):
+    pass
 
-    @property
-    def tool_invoke_params_example(self) -> dict:
-        return {"question": "What is Anna Berg's occupation?"}
+
+class TestCRAGToolIntegration(CRAGTool, ToolsIntegrationTests):
+    pass
