@@ -40,13 +40,18 @@ test-slow: setup
 docs: setup
 	$(BIN)/mkdocs build --strict
 
-# PostgreSQL from Debian, for the tests that serve threads from it (tests/servers.py starts its own
-# cluster in a temporary folder); installed when missing and this is root, else those tests are skipped
+# PostgreSQL and nginx from Debian, for the tests that serve threads from Postgres and workers behind
+# nginx (tests/servers.py starts its own of each in a temporary folder on a free port); installed when
+# missing and this is root, else those tests are skipped
 servers:
-	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	@missing=""; \
+	command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="postgresql"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	else echo "PostgreSQL is not installed and this is not root: the Postgres tests will be skipped"; fi
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then systemctl disable --now nginx 2>/dev/null || true; fi; \
+	else echo "not installed and this is not root: $$missing (the tests that need them will be skipped)"; fi
 
 lint: setup
 	$(BIN)/ruff check crag tests benchmarks docs

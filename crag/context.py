@@ -14,7 +14,13 @@ from typing import Any, Literal, get_args
 
 from crag.backends.embeddings import EMBEDDINGS_HELP, default_embeddings, embeddings_name
 from crag.backends.llm import CHAT_MODEL_HELP
-from crag.backends.retrieval import DEFAULT_SEARCH, Search, default_chroma_dir, default_collection
+from crag.backends.retrieval import (
+    DEFAULT_CHROMA_TIMEOUT,
+    DEFAULT_SEARCH,
+    Search,
+    default_chroma_dir,
+    default_collection,
+)
 from crag.backends.user_web import is_user_backend
 from crag.backends.web_base import check_api_url
 from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
@@ -113,6 +119,13 @@ class Context:
     chroma_url: str | None = field(
         default_factory=lambda: _env("CRAG_CHROMA_URL", None),
         metadata={"env": "CRAG_CHROMA_URL", "description": "A Chroma server URL."},
+    )
+    chroma_timeout: float = field(
+        default_factory=lambda: float(_env("CRAG_CHROMA_TIMEOUT", str(DEFAULT_CHROMA_TIMEOUT))),
+        metadata={
+            "env": "CRAG_CHROMA_TIMEOUT",
+            "description": "Seconds allowed for each request to the Chroma server (a slower one fails the run: 503).",
+        },
     )
     collection: str = field(
         default_factory=default_collection,
@@ -225,6 +238,8 @@ class Context:
             raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
+        if not math.isfinite(self.chroma_timeout) or self.chroma_timeout <= 0:
+            raise ValueError(f"chroma_timeout must be a positive number of seconds, got {self.chroma_timeout}")
         if isinstance(self.rewrite, bool):  # the setting's values before it had three
             self.rewrite = "model" if self.rewrite else "off"
         if self.rewrite not in get_args(Rewrite):

@@ -73,7 +73,11 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
 def knowledge_store(ctx: Context) -> VectorStore:
     """The context's Chroma collection (`StoreError` unless it exists and holds chunks)."""
     return open_existing(
-        persist_dir=ctx.chroma_dir, collection=ctx.collection, chroma_url=ctx.chroma_url, embedder=ctx.embeddings
+        persist_dir=ctx.chroma_dir,
+        collection=ctx.collection,
+        chroma_url=ctx.chroma_url,
+        embedder=ctx.embeddings,
+        timeout=ctx.chroma_timeout,
     )
 
 

@@ -11,6 +11,12 @@ Where threads live is one setting, a SQLite file or a `postgresql://` URL (`thre
 share. One turn at a time per thread, across processes: a file lock beside a SQLite file, a Postgres
 session advisory lock (`pg_try_advisory_lock` on the thread id's hash) otherwise, which the server
 releases by itself when the process holding it dies.
+
+The server writes a turn once, when it ends (`TURN_DURABILITY`): a worker killed in the middle of a
+turn leaves the thread at its last finished turn, never half of one. A Postgres that goes away
+during a turn (a restart, a lost network) fails that turn with `ThreadsUnavailable`, which the
+server answers with 503; the pools check a connection before lending it, so the next turns get
+fresh ones.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from crag.core.errors import Unavailable
 from crag.core.extras import require
 from crag.graph import build_graph
 
@@ -41,6 +48,7 @@ CONNECT_TIMEOUT = 10  # seconds to reach Postgres (every connection, and the poo
 POOL_SIZE = 8  # connections a process keeps to Postgres for its checkpoints
 SETUP_LOCK = 7_083_823_410_001  # advisory lock key: two workers starting at once set the schema up one after the other
 THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
+TURN_DURABILITY = "exit"  # LangGraph's durability for a server's turns: checkpoint when the turn ends, not per step
 
 
 TURN_WAIT = 600.0  # seconds a turn waits for another turn of its thread (a slow local answer takes a minute)
@@ -52,6 +60,10 @@ class InvalidThreadId(ValueError):
 
 class ThreadsError(RuntimeError):
     """A threads database that cannot be used (a folder, under a file, unwritable, corrupt) or a busy thread."""
+
+
+class ThreadsUnavailable(ThreadsError, Unavailable):
+    """The threads' Postgres cannot be reached or went away (refused, restarted, timed out): retry later."""
 
 
 def is_postgres(location: object) -> bool:
@@ -149,8 +161,12 @@ def _lock_key(thread_id: str) -> int:
 
 
 def _postgres_error(url: str, exc: Exception) -> ThreadsError:
+    """The error to raise for a psycopg or pool error: ThreadsUnavailable for a server that is down, restarting
+    or too slow (OperationalError, PoolTimeout), which later requests may not meet; ThreadsError otherwise."""
     reason = " ".join(str(exc).split()) or type(exc).__name__
-    return ThreadsError(f"cannot use the threads database {redacted(url)}: {reason}")
+    psycopg, pools = require("psycopg", "postgres"), require("psycopg_pool", "postgres")
+    kind = ThreadsUnavailable if isinstance(exc, psycopg.OperationalError | pools.PoolTimeout) else ThreadsError
+    return kind(f"cannot use the threads database {redacted(url)}: {reason}")
 
 
 def _busy(thread_id: str, wait: float) -> ThreadsError:
@@ -212,6 +228,8 @@ async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_
             raise _postgres_error(location, exc) from exc
         try:
             yield
+        except (psycopg.OperationalError, require("psycopg_pool", "postgres").PoolTimeout) as exc:
+            raise _postgres_error(location, exc) from exc  # the checkpointer's, during the turn
         finally:
             with contextlib.suppress(psycopg.Error):
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
@@ -234,7 +252,15 @@ def _postgres_graph(url: str) -> Iterator[Any]:
         # one connection first: a refused connection, a wrong password or a missing database fails now with
         # Postgres's own words, where the pool would retry them until its timeout
         psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
-        with ConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=_pool_kwargs(), open=False) as pool:
+        with ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs=_pool_kwargs(),
+            open=False,
+            check=ConnectionPool.check_connection,  # after a Postgres restart, not a dead connection
+            timeout=CONNECT_TIMEOUT,
+        ) as pool:
             pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             saver = PostgresSaver(pool)
             with pool.connection() as conn:
@@ -262,7 +288,15 @@ async def _apostgres_graph(url: str) -> AsyncIterator[Any]:
         await (
             await psycopg.AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT)
         ).close()  # see _postgres_graph
-        async with AsyncConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=_pool_kwargs(), open=False) as pool:
+        async with AsyncConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_SIZE,
+            kwargs=_pool_kwargs(),
+            open=False,
+            check=AsyncConnectionPool.check_connection,  # after a Postgres restart, not a dead connection
+            timeout=CONNECT_TIMEOUT,
+        ) as pool:
             await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             saver = AsyncPostgresSaver(pool)
             async with pool.connection() as conn:

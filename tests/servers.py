@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -114,10 +115,36 @@ def postgres_bin(name: str) -> Path | None:
     return versions[-1] if versions else None
 
 
+class Postgres:
+    """A PostgreSQL cluster of its own (`postgres_server`): its URL, and stop/start for the outage tests."""
+
+    def __init__(self, pg_ctl: Path, data: Path, log: Path, options: str, as_user: list[str], url: str):
+        self.pg_ctl, self.data, self.log, self.options, self.as_user, self.url = (
+            pg_ctl,
+            data,
+            log,
+            options,
+            as_user,
+            url,
+        )
+
+    def start(self) -> None:
+        ctl = [*self.as_user, str(self.pg_ctl), "-D", str(self.data), "-l", str(self.log), "-o", self.options]
+        subprocess.run([*ctl, "-w", "-t", "60", "start"], check=True, capture_output=True, timeout=90)
+
+    def stop(self, mode: str = "fast") -> None:
+        """`fast` ends every session (what a restart does to the workers' connections)."""
+        subprocess.run(
+            [*self.as_user, str(self.pg_ctl), "-D", str(self.data), "-m", mode, "-w", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
+
+
 @contextmanager
-def postgres_server() -> Iterator[str]:
+def postgres_server() -> Iterator[Postgres]:
     """A PostgreSQL server of its own on 127.0.0.1 (initdb into a new temporary folder, a free port, trust
-    authentication for the local test user); yields its URL; stops it (fast shutdown) and removes the
+    authentication for the local test user); yields it (`.url`); stops it (fast shutdown) and removes the
     folder afterwards. initdb refuses to run as root, so as root the cluster belongs to the `postgres`
     system user, in a folder it can reach (pytest's tmp_path is private to root)."""
     initdb, pg_ctl = postgres_bin("initdb"), postgres_bin("pg_ctl")
@@ -133,7 +160,6 @@ def postgres_server() -> Iterator[str]:
         shutil.chown(sockets, "postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     port = free_port()
-    log = folder / "postgres.log"
     subprocess.run(
         [*as_user, str(initdb), "-D", str(data), "-U", "crag", "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"],
         check=True,
@@ -141,16 +167,92 @@ def postgres_server() -> Iterator[str]:
         timeout=120,
     )
     options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    subprocess.run(
-        [*as_user, str(pg_ctl), "-D", str(data), "-l", str(log), "-o", options, "-w", "-t", "60", "start"],
-        check=True,
-        capture_output=True,
-        timeout=90,
+    server = Postgres(
+        pg_ctl, data, folder / "postgres.log", options, as_user, f"postgresql://crag@127.0.0.1:{port}/postgres"
     )
+    server.start()
     try:
-        yield f"postgresql://crag@127.0.0.1:{port}/postgres"
+        yield server
     finally:
-        subprocess.run(
-            [*as_user, str(pg_ctl), "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True, timeout=60
-        )
+        server.stop()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def chroma_command(path: Path, port: int) -> list[str]:
+    """`chroma run` (chromadb's own server) on a folder and a port of 127.0.0.1."""
+    run = ["run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)]
+    script = BIN / "chroma"
+    if script.is_file():
+        return [str(script), *run]
+    # the console script is missing: call chromadb's CLI entry point directly
+    entry = "import sys; from chromadb.cli.cli import app; sys.argv = ['chroma', *sys.argv[1:]]; app()"
+    return [sys.executable, "-c", entry, *run]
+
+
+@contextmanager
+def chroma_server(path: Path, log: Path, port: int | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A Chroma server on `path` (created if missing): yields (its URL, its process); stopped afterwards.
+    Started again on the same `port` and `path`, it serves the same collections."""
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    with subprocess_server(chroma_command(path, port), f"{url}/api/v2/heartbeat", log) as process:
+        yield url, process
+
+
+NGINX_SITE = ROOT / "deploy" / "nginx" / "crag.conf"  # the configuration the deployment guide gives
+
+
+def nginx_bin() -> Path | None:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").is_file() else None)
+    return Path(found) if found else None
+
+
+def nginx_site(listen: int, upstreams: list[int]) -> str:
+    """deploy/nginx/crag.conf with the test's ports: its `listen` on 127.0.0.1:`listen`, and its upstream
+    `server` lines replaced by one per worker port, each with the options of the file's first one."""
+    site = NGINX_SITE.read_text()
+    site, listens = re.subn(r"(?m)^(\s*)listen \S+;", rf"\g<1>listen 127.0.0.1:{listen};", site)
+    pattern = re.compile(r"(?m)^(\s*)server \S+:\d+((?: [^;\n]*)?);\n")
+    first = pattern.search(site)
+    assert listens == 1 and first, f"{NGINX_SITE} lost its listen or upstream server lines"
+    lines = "".join(f"{first.group(1)}server 127.0.0.1:{port}{first.group(2)};\n" for port in upstreams)
+    return site[: first.start()] + lines + pattern.sub("", site[first.end() :])
+
+
+@contextmanager
+def nginx_server(upstreams: list[int]) -> Iterator[str]:
+    """nginx from Debian in front of the workers on `upstreams`, with the deployment guide's site
+    configuration (`nginx_site`) inside a main configuration of its own in a temporary folder (pid,
+    logs and buffers there); yields its URL once /health answers through it."""
+    binary = nginx_bin()
+    if binary is None:
+        raise RuntimeError("nginx is not installed: run `make servers` (apt-get install nginx, as root)")
+    prefix = Path(tempfile.mkdtemp(prefix="crag-nginx-"))
+    prefix.chmod(0o755)
+    for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (prefix / name).mkdir()
+        (prefix / name).chmod(0o777)  # nginx's worker processes run as nobody when the master is root
+    port = free_port()
+    (prefix / "crag.conf").write_text(nginx_site(port, upstreams))
+    (prefix / "nginx.conf").write_text(
+        f"""worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log {prefix}/access.log;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    include {prefix}/crag.conf;
+}}
+"""
+    )
+    command = [str(binary), "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"]
+    try:
+        with subprocess_server(command, f"http://127.0.0.1:{port}/health", prefix / "nginx.out"):
+            yield f"http://127.0.0.1:{port}"
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)

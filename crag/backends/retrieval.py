@@ -13,18 +13,27 @@ Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best
 A collection records the embeddings it was filled with (`EMBEDDINGS_KEY` in its metadata), so that
 asking with other embeddings is an error that names the right ones, not nearest neighbours in the
 wrong space (or, with another dimension, Chroma's error at the first question).
+
+A Chroma server gets `timeout` seconds per request (its client waits forever by default), and a
+server that is down or too slow raises `StoreUnavailable` from the search, which a server answers
+with 503: the next request may find it back.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
+import httpx
+
 from crag.backends import keywords
 from crag.backends.embeddings import DEFAULT_EMBEDDINGS, embeddings, embeddings_name
 from crag.core.cache import ResourceCache
+from crag.core.errors import Unavailable
 from crag.core.fusion import fuse
 from crag.core.passages import distinct
 
@@ -37,6 +46,7 @@ DEFAULT_COLLECTION = "crag"
 DEFAULT_CHROMA_PORT = 8000
 OVERFETCH = 2  # chunks fetched per chunk returned, so that duplicate texts dropped leave k (`distinct`)
 EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name (`embeddings_name`)
+DEFAULT_CHROMA_TIMEOUT = 30.0  # seconds per request to a Chroma server
 Search = Literal["hybrid", "dense"]
 DEFAULT_SEARCH: Search = "hybrid"  # docs/reports/2026-11-24-hybrid-retrieval.md
 
@@ -45,6 +55,23 @@ _STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = Resour
 
 class StoreError(RuntimeError):
     """A vector store that cannot be opened (unreachable server, unusable folder); the message says why."""
+
+
+class StoreUnavailable(StoreError, Unavailable):
+    """A Chroma server that went down or did not answer in time during a search: worth retrying later."""
+
+
+@contextmanager
+def _answering(where: str) -> Iterator[None]:
+    """Turn a Chroma server's transport failure (refused, reset, timed out; only its HTTP client raises
+    them) into `StoreUnavailable` naming the server."""
+    try:
+        yield
+    except httpx.TransportError as exc:
+        raise StoreUnavailable(
+            f"the Chroma server at {where} did not answer ({type(exc).__name__}: {exc or 'no detail'}); "
+            "try again when it is back"
+        ) from exc
 
 
 def default_chroma_dir() -> Path:
@@ -77,17 +104,23 @@ def check_folder(persist_dir: Path) -> None:
         raise StoreError(f"Chroma folder {persist_dir} is a file")
 
 
-def _client(persist_dir: Path | None, url: str | None):
+def _client(persist_dir: Path | None, url: str | None, timeout: float = DEFAULT_CHROMA_TIMEOUT):
     import chromadb
     from chromadb.config import Settings
 
     settings = Settings(anonymized_telemetry=False)
     if url is not None:
         host, port, ssl = parse_chroma_url(url)
+        with _answering(url):  # bounded: the client's own first requests have no timeout (below)
+            httpx.get(f"{'https' if ssl else 'http'}://{host}:{port}/api/v2/heartbeat", timeout=timeout)
         try:
-            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
+            client = chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=settings)
         except Exception as exc:  # chromadb reports an unreachable server as ValueError, others vary
             raise StoreError(f"cannot reach the Chroma server at {url}: {exc}") from exc
+        # chromadb's HTTP client is made with timeout=None and takes no setting for it: a server that
+        # accepts the connection and stops answering would hold a request (and a worker) forever
+        client._server._session.timeout = httpx.Timeout(timeout)
+        return client
     check_folder(persist_dir)
     try:
         return chromadb.PersistentClient(path=str(persist_dir), settings=settings)
@@ -134,10 +167,12 @@ def open_store(
     collection: str = DEFAULT_COLLECTION,
     chroma_url: str | None = None,
     embedder: Any = DEFAULT_EMBEDDINGS,
+    timeout: float = DEFAULT_CHROMA_TIMEOUT,
 ) -> Chroma:
     """The (cached) LangChain Chroma store for a collection; created empty if it does not exist.
 
-    `persist_dir` is ignored when `chroma_url` is given. `embedder` is a name or an `Embeddings`
+    `persist_dir` is ignored when `chroma_url` is given, and `timeout` (seconds per request) applies
+    to a server only. `embedder` is a name or an `Embeddings`
     object (`crag.backends.embeddings.embeddings`); a new collection records its name, and an
     existing one must have been filled with the same (`check_embeddings`). New collections use
     cosine distance (ranking by cosine whatever the model's normalisation).
@@ -151,7 +186,7 @@ def open_store(
 
     def load() -> Chroma:
         function = embeddings(embedder)  # a bad name fails before anything is created
-        client = _client(folder, url)
+        client = _client(folder, url, timeout)
         name = embeddings_name(embedder)
         try:
             store = Chroma(
@@ -176,6 +211,7 @@ def open_existing(
     collection: str = DEFAULT_COLLECTION,
     chroma_url: str | None = None,
     embedder: Any = DEFAULT_EMBEDDINGS,
+    timeout: float = DEFAULT_CHROMA_TIMEOUT,
 ) -> Chroma:
     """The store to answer from, which asking never creates: `StoreError` unless it exists and holds chunks.
 
@@ -194,7 +230,8 @@ def open_existing(
                     f"{fill}, or point --chroma-dir at the folder `crag ingest` used"
                 )
         try:
-            names = sorted(_collection_names(_client(folder, url)))
+            with _answering(where):
+                names = sorted(_collection_names(_client(folder, url, timeout)))
         except StoreError:
             raise
         except Exception as exc:  # a corrupt database, a server error
@@ -204,8 +241,12 @@ def open_existing(
                 f"there is no collection {collection!r} at {where}; "
                 f"it holds {', '.join(repr(n) for n in names) if names else 'none'}"
             )
-    store = open_store(persist_dir=persist_dir, collection=collection, chroma_url=chroma_url, embedder=embedder)
-    if not store.get(limit=1, include=[])["ids"]:
+    store = open_store(
+        persist_dir=persist_dir, collection=collection, chroma_url=chroma_url, embedder=embedder, timeout=timeout
+    )
+    with _answering(where):
+        empty = not store.get(limit=1, include=[])["ids"]
+    if empty:
         raise StoreError(f"the collection {collection!r} at {where} is empty: {fill}")
     return store
 
@@ -246,6 +287,11 @@ def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefi
 def clear_store_cache() -> None:
     """Forget the opened stores (tests, or after deleting a collection's folder)."""
     _STORES.clear()
+
+
+def _server_url(store: Chroma) -> str:
+    """The Chroma server behind a store, for messages ("" for an embedded one)."""
+    return getattr(getattr(store._client, "_server", None), "_api_url", "").removesuffix("/api/v2")
 
 
 def _dense(store: Chroma, question: str, n: int) -> list[Document]:
@@ -292,10 +338,11 @@ def retrieve(store: Chroma, question: str, k: int = 10, search: Search = DEFAULT
         raise ValueError("k must be at least 1")
     if search not in get_args(Search):
         raise ValueError(f"search must be one of {', '.join(get_args(Search))}, got {search!r}")
-    if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
-        return []
-    fetch = _hybrid if search == "hybrid" else _dense
-    documents = distinct(fetch(store, question, OVERFETCH * k))[:k]
+    with _answering(_server_url(store)):
+        if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
+            return []
+        fetch = _hybrid if search == "hybrid" else _dense
+        documents = distinct(fetch(store, question, OVERFETCH * k))[:k]
     for rank, document in enumerate(documents):
         document.metadata = {**document.metadata, "id": document.id, "rank": rank}
     return documents

@@ -1,7 +1,14 @@
-"""`crag serve`: start the LangServe endpoint with uvicorn (one process, models loaded once)."""
+"""`crag serve`: start the LangServe endpoint with uvicorn, in one process or several (`--workers`).
+
+Each worker is a process of its own with its own models, built by `worker_app` from the settings
+this command checked (passed through the environment, as uvicorn starts workers by import string).
+Several workers share nothing but what they are pointed at, so their threads must live in Postgres:
+two SQLite files would be two conversations' memories, and a follow-up would forget.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Annotated
 
@@ -25,26 +32,42 @@ from crag.cli.common import (
 from crag.context import Context
 from crag.core.extras import MissingExtra, require
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
+from crag.threads import ThreadsError, is_postgres, threaded_graph
 from crag.threads import threads_location as resolve_threads
 
 SHUTDOWN_GRACE_SECONDS = 5  # on SIGTERM, runs in flight get this long to finish, then are dropped
+SETTINGS_ENV = "CRAG_SERVE_SETTINGS"  # the checked settings, as JSON, for worker_app in each worker
 
 
-def _set_compute_threads(threads: int | None) -> None:
+def _set_compute_threads(threads: int | None, workers: int) -> None:
     """Split the cores between concurrent requests instead of giving every model every core.
 
-    Each model gets `threads` cores (default 1) and the generator runs cores/threads llama.cpp
-    contexts side by side: llama.cpp decodes one sequence at a time, so one context on every core
-    leaves cores idle between requests, and its threads spin against torch's when the evaluator
-    runs at the same time.
+    Each model gets `threads` cores (default 1) and each worker's generator runs
+    cores/(threads × workers) llama.cpp contexts side by side (at least one): llama.cpp decodes one
+    sequence at a time, so one context on every core leaves cores idle between requests, and its
+    threads spin against torch's when the evaluator runs at the same time. Set in the environment,
+    which the workers inherit (`worker_app` applies torch's share).
     """
-    import torch
-
     cores = os.cpu_count() or 2
     threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or 1
-    torch.set_num_threads(threads)
+    os.environ["CRAG_COMPUTE_THREADS"] = str(threads)
     os.environ["CRAG_LLM_THREADS"] = str(threads)
-    os.environ.setdefault("CRAG_LLM_INSTANCES", str(max(1, cores // threads)))
+    os.environ.setdefault("CRAG_LLM_INSTANCES", str(max(1, cores // (threads * workers))))
+
+
+def worker_app():
+    """The app of one worker, from the settings `serve_cmd` put in the environment (uvicorn's factory)."""
+    import torch
+
+    from crag.serve.app import ServerSettings, create_app
+
+    if SETTINGS_ENV not in os.environ:
+        raise RuntimeError(
+            f"worker_app is the app of `crag serve`'s workers: start the server with `crag serve` (no ${SETTINGS_ENV})"
+        )
+    spec = json.loads(os.environ[SETTINGS_ENV])
+    torch.set_num_threads(int(os.environ.get("CRAG_COMPUTE_THREADS") or 1))
+    return create_app(ServerSettings(context=Context(**spec["context"]), **spec["server"]))
 
 
 def serve_cmd(
@@ -86,6 +109,13 @@ def serve_cmd(
     warm_up: Annotated[
         bool, typer.Option("--warm-up/--no-warm-up", help="Load every model before accepting requests.")
     ] = True,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Worker processes, each with its own models (more than one: threads in Postgres, --threads-db).",
+        ),
+    ] = 1,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
@@ -102,7 +132,7 @@ def serve_cmd(
             fail(str(exc))
     import uvicorn
 
-    from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base, create_app
+    from crag.serve.app import KnowledgeBaseError, check_knowledge_base
 
     quiet_transformers()
     options = {
@@ -122,32 +152,58 @@ def serve_cmd(
         if value
     }
     try:
+        threads_location = resolve_threads(threads_db) if threads else None
+    except ThreadsError as exc:
+        fail(str(exc))
+    if workers > 1 and threads_location is not None and not is_postgres(threads_location):
+        fail(
+            f"{workers} workers cannot share threads kept in a SQLite file ({threads_location}): give "
+            "--threads-db postgresql://… (or $CRAG_THREADS_URL), or --no-threads"
+        )
+    try:
         context = Context(**options)
         check_knowledge_base(context)  # before start-up, for a clean message rather than a traceback
     except (ValueError, KnowledgeBaseError, StoreError) as exc:
         fail(str(exc))
-    settings = ServerSettings(
-        context=context,
-        max_body_bytes=max_body_bytes,
-        max_batch=max_batch,
-        max_runs=max_runs,
-        warm_up=warm_up,
-        require_documents=False,
-        threads_db=resolve_threads(threads_db) if threads else None,
+    if is_postgres(threads_location):
+        try:  # reachable, and its tables made, once, before any worker starts: a clean message, not N tracebacks
+            with threaded_graph(threads_location):
+                pass
+        except ThreadsError as exc:
+            fail(str(exc))
+    if workers > 1 and context.retriever is None and not context.chroma_url:
+        typer.secho(
+            f"note: {workers} workers each open the embedded Chroma folder {context.chroma_dir}; that is fine "
+            "for answering, but stop the server before ingesting into it, or use a Chroma server (--chroma-url)",
+            err=True,
+        )
+    os.environ[SETTINGS_ENV] = json.dumps(
+        {
+            "context": options,
+            "server": {
+                "max_body_bytes": max_body_bytes,
+                "max_batch": max_batch,
+                "max_runs": max_runs,
+                "warm_up": warm_up,
+                "require_documents": False,  # checked above, once
+                "threads_db": str(threads_location) if threads_location is not None else None,
+            },
+        }
     )
-    if settings.api_key is None and host not in ("127.0.0.1", "localhost", "::1"):
+    if not os.environ.get("CRAG_API_KEY") and host not in ("127.0.0.1", "localhost", "::1"):
         typer.secho(
             "warning: listening beyond this machine without CRAG_API_KEY: anyone who can reach it can use it",
             fg=typer.colors.YELLOW,
             err=True,
         )
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    _set_compute_threads(compute_threads)
+    _set_compute_threads(compute_threads, workers)
     uvicorn.run(
-        create_app(settings),
+        "crag.cli.serve:worker_app",
+        factory=True,
         host=host,
         port=port,
         log_level=log_level,
-        workers=1,
+        workers=workers,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )

@@ -7,7 +7,9 @@ What a public endpoint needs beyond `add_routes`:
   (401), body size and speed, bodies that are not UTF-8 JSON, oversized batches, and runs past the
   in-flight limit (a fast 503); it cancels runs whose client has gone;
 - unknown or unsafe settings (in the body or a /c/{hash}/ URL) get a 4xx that says why;
-- threads are kept in SQLite, or in Postgres for several workers, so a client's `thread_id` survives a restart.
+- threads are kept in SQLite, or in Postgres for several workers, so a client's `thread_id` survives a restart;
+- a Chroma server or a Postgres that is down or too slow fails the run with 503 and `Retry-After` (invoke
+  and batch; LangServe's stream routes report every failure as their "error" event with status 500).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from crag import __version__, resources
 from crag.backends.retrieval import StoreError, chunk_count
 from crag.context import Context
 from crag.core.cache import loads
+from crag.core.errors import Unavailable
 from crag.methods.question import InvalidQuestion
 from crag.resources import warm_up
 from crag.serve.guard import (
@@ -38,7 +41,9 @@ from crag.serve.guard import (
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_RUNS,
+    RETRY_AFTER_SECONDS,
     Guard,
+    Runs,
     unprocessable,
 )
 from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
@@ -159,8 +164,10 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         lifespan=lifespan,
         description="Corrective Retrieval-Augmented Generation (Yan et al., 2024) on LangGraph, served with LangServe.",
     )
+    runs = Runs()
     app.add_middleware(
         Guard,
+        runs=runs,
         api_key=settings.api_key,
         max_body_bytes=settings.max_body_bytes,
         max_batch=settings.max_batch,
@@ -179,13 +186,24 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         detail = unprocessable(exc.detail) if exc.status_code == 422 and isinstance(exc.detail, str) else exc.detail
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
+    @app.exception_handler(Unavailable)
+    async def _unavailable(request: Request, exc: Unavailable) -> JSONResponse:
+        # a dependency down or restarting: the next request may succeed, so not a 500
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
     @app.exception_handler(ValidationError)
     async def _invalid_input(request: Request, exc: ValidationError) -> JSONResponse:
         return JSONResponse({"detail": unprocessable(_reasons(exc))}, status_code=422)  # an input checked inside a run
 
     @app.get("/health")
     async def health() -> dict:
-        return {"status": "ok", "loads": loads(), "threads": service.threads, "api_key": settings.api_key is not None}
+        return {
+            "status": "ok",
+            "loads": loads(),
+            "threads": service.threads,
+            "api_key": settings.api_key is not None,
+            "runs_in_flight": runs.in_flight,
+        }
 
     add_routes(
         app,

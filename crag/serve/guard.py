@@ -21,6 +21,7 @@ import json
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 OPEN_PATHS = {"/health"}
@@ -100,8 +101,15 @@ def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None =
     return {"status": status, "body": json.dumps(body).encode(), "headers": headers or []}
 
 
+@dataclass
+class Runs:
+    """Runs in flight in this process, as `Guard` admits them (a batch counts its inputs); /health reports it."""
+
+    in_flight: int = 0
+
+
 class Guard:
-    """ASGI middleware: see the module docstring. One per process; `in_flight` counts runs."""
+    """ASGI middleware: see the module docstring. One per process; `runs.in_flight` counts runs."""
 
     def __init__(
         self,
@@ -112,12 +120,13 @@ class Guard:
         max_batch: int = DEFAULT_MAX_BATCH,
         max_runs: int = DEFAULT_MAX_RUNS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        runs: Runs | None = None,
     ):
         self.app, self.max_body_bytes, self.body_timeout = app, max_body_bytes, body_timeout
         self.max_runs = max_runs
         self.max_batch = min(max_batch, max_runs)  # a bigger batch could never be admitted
         self.api_key = api_key.encode() if api_key else None
-        self.in_flight = 0
+        self.runs = runs if runs is not None else Runs()
 
     async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
         if scope["type"] != "http":
@@ -158,20 +167,20 @@ class Guard:
                 return await self._respond(
                     send, _error(413, f"a batch holds at most {self.max_batch} inputs, got {runs}")
                 )
-            if self.in_flight + runs > self.max_runs:
+            if self.runs.in_flight + runs > self.max_runs:
                 return await self._respond(
                     send,
                     _error(
                         503,
-                        f"busy: {self.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s",
+                        f"busy: {self.runs.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s",
                         [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
                     ),
                 )
-        self.in_flight += runs
+        self.runs.in_flight += runs
         try:
             await self._run_until_disconnect(scope, body, receive, send)
         finally:
-            self.in_flight -= runs
+            self.runs.in_flight -= runs
 
     async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> bytes | dict | None:
         """The whole body (it is small), so a chunked upload is capped too; an error dict; None if the client left."""

@@ -30,7 +30,7 @@ from crag.methods.question import MAX_QUESTION_CHARS
 from crag.methods.rewrite import Rewrite
 from crag.prompts import GeneratePrompt, Requery
 from crag.state import OutputState
-from crag.threads import athread_turn, check_thread_id
+from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
 
 Threshold = Annotated[float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)]
 
@@ -174,16 +174,15 @@ class CragService(RunnableSerializable[dict, dict]):
         return CragInput.model_validate(value).model_dump()
 
     def _invoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
-        graph, context, _ = self._plan(config)
-        return graph.invoke(
-            self._question(value), patch_config(config, callbacks=run_manager.get_child()), context=context
-        )
+        graph, context, thread_id = self._plan(config)
+        child = patch_config(config, callbacks=run_manager.get_child())
+        return graph.invoke(self._question(value), child, context=context, durability=_durability(thread_id))
 
     async def _ainvoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
         graph, context, thread_id = self._plan(config)
         child = patch_config(config, callbacks=run_manager.get_child())
         async with self._lock(thread_id):
-            return await graph.ainvoke(self._question(value), child, context=context)
+            return await graph.ainvoke(self._question(value), child, context=context, durability=_durability(thread_id))
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         return self._call_with_config(self._invoke, input, config, **kwargs)
@@ -192,10 +191,12 @@ class CragService(RunnableSerializable[dict, dict]):
         return await self._acall_with_config(self._ainvoke, input, config, **kwargs)
 
     def _transform(self, inputs: Iterator[Any], run_manager, config: RunnableConfig) -> Iterator[dict]:
-        graph, context, _ = self._plan(config)
+        graph, context, thread_id = self._plan(config)
         child = patch_config(config, callbacks=run_manager.get_child())
         for value in inputs:
-            for chunk in graph.stream(self._question(value), child, context=context, stream_mode="values"):
+            for chunk in graph.stream(
+                self._question(value), child, context=context, stream_mode="values", durability=_durability(thread_id)
+            ):
                 yield _public(chunk)
 
     async def _atransform(self, inputs: AsyncIterator[Any], run_manager, config: RunnableConfig) -> AsyncIterator[dict]:
@@ -203,7 +204,13 @@ class CragService(RunnableSerializable[dict, dict]):
         child = patch_config(config, callbacks=run_manager.get_child())
         async with self._lock(thread_id):
             async for value in inputs:
-                async for chunk in graph.astream(self._question(value), child, context=context, stream_mode="values"):
+                async for chunk in graph.astream(
+                    self._question(value),
+                    child,
+                    context=context,
+                    stream_mode="values",
+                    durability=_durability(thread_id),
+                ):
                     yield _public(chunk)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
@@ -228,6 +235,11 @@ class CragService(RunnableSerializable[dict, dict]):
             lock = self._thread_locks[thread_id] = asyncio.Lock()
         async with lock, athread_turn(self.threads_location, thread_id):
             yield
+
+
+def _durability(thread_id: str | None) -> str | None:
+    """A turn on a thread is checkpointed once, when it ends (`TURN_DURABILITY`); a run without one, never."""
+    return TURN_DURABILITY if thread_id is not None else None
 
 
 def _public(state: dict) -> dict:

@@ -27,6 +27,7 @@ ENV_VALUES = {
     "chat_model": "local:tiny",
     "chroma_dir": "/data/chroma",
     "chroma_url": "http://127.0.0.1:9",
+    "chroma_timeout": "4.5",
     "collection": "papers",
     "embeddings": "local:/models/e5",
     "web_backend": "wikipedia",

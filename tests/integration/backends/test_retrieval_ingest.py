@@ -7,11 +7,10 @@ and real Chroma stores in temp folders.
 from __future__ import annotations
 
 import json
-import socket
+import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from crag.backends.files import find_files
 from crag.backends.ingest import IngestReport, ingest, load_documents, split_documents
 from crag.backends.retrieval import (
     StoreError,
+    StoreUnavailable,
     chunk_count,
     clear_store_cache,
     copy_embedded,
@@ -31,6 +31,7 @@ from crag.backends.retrieval import (
     retrieve,
 )
 from crag.cli.ingest import ingest_cmd
+from tests.servers import chroma_server, free_port
 
 PARIS = "Paris is the capital and largest city of France. The Eiffel Tower stands on the Champ de Mars in Paris."
 PHOTOSYNTHESIS = "Photosynthesis lets plants turn sunlight, water and carbon dioxide into glucose and oxygen."
@@ -374,39 +375,11 @@ def test_ingest_fails_when_nothing_could_be_read(tmp_path):
     assert "error: nothing was ingested" in output
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_chroma_server(tmp_path, corpus):
-    """Ingest into and retrieve from a real Chroma server started on a free local port."""
-    port, log = free_port(), tmp_path / "chroma.log"
-    script = Path(sys.executable).parent / "chroma"
-    run = ["run", "--path", str(tmp_path / "server-db"), "--host", "127.0.0.1", "--port", str(port)]
-    if script.is_file():
-        command = [str(script), *run]
-    else:  # the console script is missing: call chromadb's CLI entry point directly
-        entry = "import sys; from chromadb.cli.cli import app; sys.argv = ['chroma', *sys.argv[1:]]; app()"
-        command = [sys.executable, "-c", entry, *run]
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.skip(f"no Chroma server could start: {log.read_text(errors='replace')[-500:]}")
-            time.sleep(0.2)
-
-        url = f"http://127.0.0.1:{port}"
-        store = open_store(persist_dir=tmp_path / "unused", collection="served", chroma_url=url)
+    """Ingest into and retrieve from a real Chroma server started on a free local port; then the server
+    stalled (SIGSTOP), down, and back: StoreUnavailable within the timeout, then answers again."""
+    with chroma_server(tmp_path / "server-db", tmp_path / "chroma.log") as (url, process):
+        store = open_store(persist_dir=tmp_path / "unused", collection="served", chroma_url=url, timeout=1.5)
         assert retrieve(store, "anything?") == []
         with pytest.raises(StoreError, match="there is no collection 'typo' at .* it holds 'served'"):
             open_existing(persist_dir=tmp_path / "unused", collection="typo", chroma_url=url)
@@ -415,10 +388,19 @@ def test_chroma_server(tmp_path, corpus):
         best = retrieve(store, "Which city has the Eiffel Tower?", k=2)[0]
         assert best.page_content == PARIS and best.metadata["rank"] == 0 and best.metadata["title"] == "paris"
         assert not (tmp_path / "unused").exists()
-    finally:
-        server.terminate()
+
+        process.send_signal(signal.SIGSTOP)  # accepts connections, answers nothing: a hung server
         try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match=f"the Chroma server at {url} did not answer .*Timeout"):
+                retrieve(store, "Which city has the Eiffel Tower?", k=2)
+            assert time.monotonic() - started < 10
+            with pytest.raises(StoreUnavailable, match="did not answer"):  # a new client: bounded too
+                open_existing(persist_dir=tmp_path / "unused", collection="served", chroma_url=url, timeout=1.5)
+        finally:
+            process.send_signal(signal.SIGCONT)
+        port = int(url.rsplit(":", 1)[1])
+    with pytest.raises(StoreUnavailable, match="ConnectError"):  # down
+        retrieve(store, "Which city has the Eiffel Tower?", k=2)
+    with chroma_server(tmp_path / "server-db", tmp_path / "chroma-2.log", port=port):  # back: the same client works
+        assert retrieve(store, "Which city has the Eiffel Tower?", k=2)[0].page_content == PARIS

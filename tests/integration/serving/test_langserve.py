@@ -8,8 +8,10 @@ import json
 
 import httpx
 import pytest
+from langchain_core.runnables import RunnableLambda
 from langserve import RemoteRunnable
 
+from crag.backends.retrieval import StoreUnavailable
 from tests.fakes import ANSWER, fake_context
 
 QUESTION = "What is Anna Berg's occupation?"
@@ -228,3 +230,18 @@ def test_crag_serve_refuses_bad_settings_before_starting(tmp_path):
     assert empty.exit_code == 2 and "there is no knowledge base" in empty.output and "crag ingest" in empty.output
     bogus = CliRunner().invoke(app, ["serve", "--web-backend", "bogus"])
     assert bogus.exit_code == 2 and "unknown web_backend" in bogus.output
+
+
+def test_a_dependency_down_is_a_503_with_retry_after(serve):
+    """A Chroma server or a Postgres that is down fails the run with 503 and Retry-After, not a 500: the next
+    request may succeed. (The real servers, stopped and stalled: test_workers.py.)"""
+
+    def down(question):
+        raise StoreUnavailable("the Chroma server at http://127.0.0.1:9 did not answer (ConnectError: refused)")
+
+    url = serve(context=fake_context(retriever=RunnableLambda(down)), warm_up=False)
+    for path, body in [("invoke", {"input": {"question": QUESTION}}), ("batch", {"inputs": [{"question": QUESTION}]})]:
+        response = post(url, path, body)
+        assert response.status_code == 503 and response.headers["retry-after"] == "2", response.text
+        assert response.json()["detail"].startswith("the Chroma server at http://127.0.0.1:9 did not answer")
+    assert httpx.get(f"{url}/health").json()["runs_in_flight"] == 0  # the failed runs were let go

@@ -33,8 +33,8 @@ pytestmark = pytest.mark.skipif(postgres_bin("initdb") is None, reason="PostgreS
 
 @pytest.fixture(scope="module")
 def postgres():
-    with postgres_server() as url:
-        yield url
+    with postgres_server() as server:
+        yield server.url
 
 
 class SlowChat(BaseChatModel):
