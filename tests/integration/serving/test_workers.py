@@ -270,3 +270,21 @@ def test_several_workers_refuse_sqlite_threads(tmp_path):
     assert result.returncode == 2  # crag's usage errors
     assert "2 workers cannot share threads kept in a SQLite file" in result.stderr
     assert "--threads-db postgresql://" in result.stderr
+
+
+def test_a_worker_refuses_to_start_without_its_chroma_server_or_postgres(fleet):
+    """Down at start: `crag serve` exits at once with one line naming the service, not a traceback or a hang."""
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    serve = [str(BIN / "crag"), "serve", "--collection", "demo", "--port", str(free_port())]
+    result = subprocess.run([*serve, "--chroma-url", closed], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and f"the Chroma server at {closed} did not answer (ConnectError" in result.stderr
+    assert "Traceback" not in result.stderr
+    no_postgres = f"postgresql://crag:secret@127.0.0.1:{free_port()}/crag"
+    result = subprocess.run(
+        [*serve, "--chroma-url", fleet.chroma_url, "--threads-db", no_postgres, "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "cannot use the threads database postgresql://crag:***@127.0.0.1" in result.stderr
+    assert "secret" not in result.stderr and "Traceback" not in result.stderr
