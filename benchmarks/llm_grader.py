@@ -20,66 +20,12 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
 from evaluator_benchmark import cosine, slice_pairs, texts
 
 from crag.backends.gguf import model_file
 from crag.evaluator_model.runnable import get_scorer
 from crag.evaluator_model.training.evaluation import roc_auc_intervals
-
-# the tutorial's prompt, word for word (its "\n" line ends included)
-SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
-    If the document contains keyword(s) or semantic meaning related to the question, grade it as relevant. \n
-    Give a binary score 'yes' or 'no' score to indicate whether the document is relevant to the question."""
-HUMAN = "Retrieved document: \n\n {document} \n\n User question: {question}"
-
-
-class YesNoGrader:
-    """P(yes) of a llama.cpp chat model's first reply token, for one (question, document) at a time."""
-
-    def __init__(self, spec: str = "local", n_ctx: int = 2048):
-        from llama_cpp import Llama
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        self.llama = Llama(model_path=str(model_file(spec)), n_ctx=n_ctx, n_threads=2, verbose=False)
-        meta = self.llama.metadata
-
-        def spelled(token: int) -> str:
-            return self.llama.detokenize([token], special=True).decode("utf-8", "replace")
-
-        self.format = Jinja2ChatFormatter(
-            template=meta["tokenizer.chat_template"],
-            eos_token=spelled(self.llama.token_eos()),
-            bos_token=spelled(self.llama.token_bos()),
-        )
-        self.yes = self._first_tokens(["yes", "Yes", " yes", " Yes"])
-        self.no = self._first_tokens(["no", "No", " no", " No"])
-
-    def _first_tokens(self, spellings: list[str]) -> list[int]:
-        return sorted({self.llama.tokenize(s.encode(), add_bos=False, special=False)[0] for s in spellings})
-
-    def score(self, question: str, document: str) -> float:
-        prompt = self.format(
-            messages=[
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": HUMAN.format(document=document, question=question)},
-            ]
-        ).prompt
-        tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
-        self.llama.reset()
-        self.llama.eval(tokens)
-        # the last token's logits, read from the context: without logits_all (a 1.2 GB table for this
-        # vocabulary) llama-cpp-python keeps no copy of them
-        import llama_cpp
-
-        logits = np.ctypeslib.as_array(
-            llama_cpp.llama_get_logits_ith(self.llama.ctx, -1), shape=(self.llama.n_vocab(),)
-        )
-        logits = logits.astype("float64")
-        top = logits.max()
-        yes = np.exp(logits[self.yes] - top).sum()
-        no = np.exp(logits[self.no] - top).sum()
-        return float(2.0 * yes / (yes + no) - 1.0)
+from crag.evaluator_model.training.llm_teacher import YesNoGrader
 
 
 def main() -> None:
@@ -92,7 +38,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    grader = YesNoGrader(args.model)
+    grader = YesNoGrader(model_file(args.model), reuse_prefix=False)  # each document its whole prompt, as the tutorial
     shipped = get_scorer()
     results = {}
     for name in args.only.split(","):

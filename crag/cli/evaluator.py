@@ -13,7 +13,7 @@ import typer
 
 from crag.cli.common import fail, quiet_transformers
 from crag.cli.evaluator_adapt import adapt_cmd
-from crag.cli.evaluator_generate import generate_cmd
+from crag.cli.evaluator_generate import generate_cmd, teacher_cmd
 from crag.core.base_model import PACKAGED_BASE
 from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
 from crag.evaluator_model.compact import export_compact
@@ -390,3 +390,4 @@ def eval_cmd(
 
 app.command("adapt")(adapt_cmd)  # in its own module: the adapt command alone is ~90 lines
 app.command("generate-questions")(generate_cmd)
+app.command("teacher-labels")(teacher_cmd)

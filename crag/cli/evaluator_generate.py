@@ -1,5 +1,7 @@
 """`crag evaluator generate-questions`: the chat model writes questions for passages of this machine's
-documentation and Wikipedia (issue 47; the work is `crag.evaluator_model.training.generated`)."""
+documentation and Wikipedia (issue 47; the work is `crag.evaluator_model.training.generated`), and
+`crag evaluator teacher-labels`: it grades their training pairs, as the evaluator's teacher
+(`crag.evaluator_model.training.llm_teacher`)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,15 @@ from typing import Annotated
 
 import typer
 
+from crag.backends.gguf import ModelFileError, model_file
 from crag.backends.llm import CHAT_MODEL_HELP, chat_model
 from crag.cli.common import fail
+from crag.core.passages import titled
+from crag.evaluator_model.pairs import read_pairs
 from crag.evaluator_model.training.data import data_dir as shared_data_dir
 from crag.evaluator_model.training.faq import FAQ_FILES
 from crag.evaluator_model.training.generated import Exclusions, candidate_passages, generate_questions
+from crag.evaluator_model.training.llm_teacher import YesNoGrader, label_pairs
 from crag.experiments.docs_domain import SOURCES
 
 DEFAULT_OUT = Path("data/generated-questions.jsonl")
@@ -66,4 +72,44 @@ def generate_cmd(
     typer.echo(
         f"{stats['written']} passages written ({stats['unparsed']} replies without questions), "
         f"{stats['already']} already there, in {stats['seconds']:.0f} s -> {out}"
+    )
+
+
+DEFAULT_LABELS = Path("data/generated-teacher.jsonl")
+
+
+def teacher_cmd(
+    pairs: Annotated[
+        Path, typer.Option(help="Training pairs (build-data's train.jsonl): its generated ones are labelled.")
+    ] = Path("artifacts/evaluator-data-generated/train.jsonl"),
+    out: Annotated[Path, typer.Option(help="The labels JSONL to append to (a stopped run resumes).")] = DEFAULT_LABELS,
+    model: Annotated[
+        str, typer.Option(help="The teacher: a local GGUF chat model (local, local:small, a path).")
+    ] = "local",
+    time_limit: Annotated[float, typer.Option(min=0.1, help="Minutes to run, at most.")] = 60.0,
+    seed: Annotated[int, typer.Option(help="The order in which passages are labelled.")] = 0,
+) -> None:
+    """The chat model's P(yes) to LangGraph's grading prompt for each generated training pair (a teacher
+    for the evaluator); resumable: run it again to go on."""
+    if not pairs.is_file():
+        fail(f"no pairs at {pairs}: build them with `make evaluator-data WITH_GENERATED=1`")
+    generated = [p for p in read_pairs(pairs) if (p.source or "").startswith("generated-")]
+    if not generated:
+        fail(f"{pairs} holds no generated pairs: build it with --generated")
+    try:
+        grader = YesNoGrader(model_file(model))
+    except (ValueError, FileNotFoundError, ModelFileError) as exc:
+        fail(str(exc))
+    shown = {p.passage: titled(p.passage, p.title) for p in generated}  # the title helps, as it does the evaluator
+
+    stats = label_pairs(
+        [(p.question, p.passage) for p in generated],
+        out,
+        lambda question, passage: grader.score(question, shown[passage]),
+        time_limit=time_limit * 60,
+        seed=seed,
+    )
+    typer.echo(
+        f"{stats['labelled']} pairs labelled in {stats['seconds']:.0f} s ({stats['already']} already there, "
+        f"{stats['left']} left) -> {out}"
     )

@@ -1,0 +1,160 @@
+"""The chat model as the evaluator's teacher: its P(yes) to LangGraph's CRAG tutorial grading prompt.
+
+On the documentation slice the tutorial's grader, read as P(yes) from the local 1.5B model's first
+reply token, reaches ROC-AUC 0.880 where the shipped evaluator reaches 0.678 and cosine 0.743
+(docs/reports/2026-11-27-generated-questions-and-requery.md). At 2.2 s a document it cannot grade
+while a user waits, but it can label training pairs once, for the evaluator to learn from (the
+distillation of GPL and InPars-v2, with a chat model in the cross-encoder teacher's place).
+
+`YesNoGrader` asks one (question, document) at a time, as the tutorial does. `label_pairs` labels
+many: the prompt puts the document before the question, so pairs are taken passage by passage and
+llama.cpp keeps the prompt's shared start in its cache; each further question about a passage costs
+its own few tokens instead of the whole prompt. Labels are appended to a JSONL as they come
+(`{"question", "passage": sha1 of the text, "p_yes"}`), so a stopped run resumes where it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+# the tutorial's prompt, word for word (its "\n" line ends included)
+SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
+    If the document contains keyword(s) or semantic meaning related to the question, grade it as relevant. \n
+    Give a binary score 'yes' or 'no' score to indicate whether the document is relevant to the question."""
+HUMAN = "Retrieved document: \n\n {document} \n\n User question: {question}"
+
+
+def passage_key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+class YesNoGrader:
+    """P(yes) / (P(yes) + P(no)) of a llama.cpp chat model's first reply token ("yes", "Yes", "no", "No"
+    spellings summed), mapped to [-1, 1], through the model's own chat template."""
+
+    def __init__(self, path: str | Path, n_ctx: int = 2048, threads: int = 2, reuse_prefix: bool = True):
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        # a GGUF file (crag.backends.gguf.model_file resolves "local" and the like; this layer cannot)
+        self.llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+        meta = self.llama.metadata
+
+        def spelled(token: int) -> str:
+            return self.llama.detokenize([token], special=True).decode("utf-8", "replace")
+
+        self.format = Jinja2ChatFormatter(
+            template=meta["tokenizer.chat_template"],
+            eos_token=spelled(self.llama.token_eos()),
+            bos_token=spelled(self.llama.token_bos()),
+        )
+        self.yes = self._first_tokens(["yes", "Yes", " yes", " Yes"])
+        self.no = self._first_tokens(["no", "No", " no", " No"])
+        self.reuse_prefix = reuse_prefix  # False: every prompt evaluated whole, as one call per document costs
+        self._evaluated: list[int] = []  # the tokens whose keys and values the context holds
+
+    def _first_tokens(self, spellings: list[str]) -> list[int]:
+        return sorted({self.llama.tokenize(s.encode(), add_bos=False, special=False)[0] for s in spellings})
+
+    def _tokens(self, question: str, document: str) -> list[int]:
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": HUMAN.format(document=document, question=question)},
+        ]
+        prompt = self.format(messages=messages).prompt
+        tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
+        limit = self.llama.n_ctx() - 1
+        return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]  # keep both ends
+
+    def score(self, question: str, document: str) -> float:
+        """The grade of one pair, in [-1, 1]; the cached start of the last prompt is reused when it matches."""
+        import llama_cpp
+
+        tokens = self._tokens(question, document)
+        common = 0
+        for mine, theirs in zip(self._evaluated if self.reuse_prefix else [], tokens):
+            if mine != theirs:
+                break
+            common += 1
+        common = min(common, len(tokens) - 1)  # at least one token evaluated, for its logits
+        self.llama.n_tokens = common  # eval() drops the cache from here on
+        self.llama.eval(tokens[common:])
+        self._evaluated = tokens
+        # the last token's logits, read from the context: without logits_all (a 1.2 GB table for this
+        # vocabulary) llama-cpp-python keeps no copy of them
+        logits = np.ctypeslib.as_array(
+            llama_cpp.llama_get_logits_ith(self.llama.ctx, -1), shape=(self.llama.n_vocab(),)
+        ).astype("float64")
+        top = logits.max()
+        yes = np.exp(logits[self.yes] - top).sum()
+        no = np.exp(logits[self.no] - top).sum()
+        return float(2.0 * yes / (yes + no) - 1.0)
+
+
+def read_labels(path: Path) -> dict[tuple[str, str], float]:
+    """{(question, passage key): P(yes)} from a labels JSONL (a torn last line is ignored)."""
+    labels: dict[tuple[str, str], float] = {}
+    if path.is_file():
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                labels[(record["question"], record["passage"])] = float(record["p_yes"])
+    return labels
+
+
+def label_pairs(
+    pairs: Sequence[tuple[str, str]],
+    out: Path,
+    score: Callable[[str, str], float],
+    *,
+    time_limit: float | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict:
+    """Append P(yes) for each (question, passage) not in `out` yet, passage by passage in a seeded order
+    (a partial run is a random sample of passages, each with all its questions); stop after `time_limit`
+    seconds. `score(question, passage)` returns a grade in [-1, 1]."""
+    done = read_labels(out)
+    by_passage: dict[str, list[str]] = {}
+    for question, passage in pairs:
+        if (question, passage_key(passage)) not in done:
+            by_passage.setdefault(passage, [])
+            if question not in by_passage[passage]:
+                by_passage[passage].append(question)
+    passages = sorted(by_passage)
+    random.Random(seed).shuffle(passages)
+    started, labelled = time.monotonic(), 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=sum(len(q) for q in by_passage.values()), desc="teacher labels", unit="pair", disable=not progress)
+    torn = out.is_file() and out.stat().st_size and not out.read_bytes().endswith(b"\n")
+    with out.open("a", encoding="utf-8") as sink:
+        if torn:  # a killed run's half line stays alone on its line, which `read_labels` skips
+            sink.write("\n")
+        for passage in passages:
+            if time_limit is not None and time.monotonic() - started > time_limit:
+                break
+            key = passage_key(passage)
+            for question in by_passage[passage]:
+                p_yes = (score(question, passage) + 1.0) / 2.0
+                sink.write(json.dumps({"question": question, "passage": key, "p_yes": round(p_yes, 4)}) + "\n")
+                labelled += 1
+                bar.update()
+            sink.flush()
+    bar.close()
+    return {
+        "labelled": labelled,
+        "already": len(done),
+        "left": sum(len(q) for q in by_passage.values()) - labelled,
+        "seconds": round(time.monotonic() - started, 1),
+    }
