@@ -45,14 +45,25 @@ def build_data_cmd(
         Path | None,
         typer.Option(help="Generated questions (crag evaluator generate-questions): their pairs join train and dev."),
     ] = None,
+    teacher_labels: Annotated[
+        Path | None,
+        typer.Option(
+            help="The chat model's grades of training pairs (crag evaluator teacher-labels): the teacher of the "
+            "pairs they cover, in place of cosine's."
+        ),
+    ] = None,
 ) -> None:
     """Build question-disjoint train/validation pairs by the paper's recipe."""
-    if generated is not None and not generated.is_file():
-        fail(f"generated questions not found: {generated}")
+    for given, what in ((generated, "generated questions"), (teacher_labels, "teacher labels")):
+        if given is not None and not given.is_file():
+            fail(f"{what} not found: {given}")
+    recipe = Recipe(
+        bm25_negatives=bm25_negatives,
+        generated=str(generated) if generated else "",
+        teacher_labels=str(teacher_labels) if teacher_labels else "",
+    )
     try:
-        manifest = build_data(
-            data_dir, out, Recipe(bm25_negatives=bm25_negatives, generated=str(generated) if generated else "")
-        )
+        manifest = build_data(data_dir, out, recipe)
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     for split, info in manifest["splits"].items():
@@ -65,6 +76,8 @@ def build_data_cmd(
             f"generated: {made['kept']} of {made['questions']} questions passed the round trip "
             f"({made['pages_rendered']} of {made['pages']} pages rendered here, {made['pool_chunks']} chunks)"
         )
+    if teacher_labels is not None:
+        typer.echo(f"teacher: the chat model's grade for {manifest['llm_teacher_pairs']} training pairs")
 
 
 @app.command("build-faq")

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 
 from crag.evaluator_model.pairs import Pair, clean, iter_jsonl, write_pairs
 from crag.evaluator_model.training.generated_pairs import build_generated
+from crag.evaluator_model.training.llm_teacher import passage_key, read_labels
 from crag.evaluator_model.training.mining import DenseIndex, chunk_pool, teacher_probabilities
 from crag.evaluator_model.training.phrasings import sample_training_phrasings
 
@@ -80,6 +81,7 @@ class Recipe:
     phrasings: int = 1  # training only: each question also asked in this many training phrasings
     dev_fraction: float = 0.1  # training questions held apart to pick the epoch and calibrate
     generated: str = ""  # the generated questions' JSONL (`generated_pairs`); "" leaves them out
+    teacher_labels: str = ""  # the chat model's grades (`llm_teacher`): the teacher of the train pairs they cover
     seed: int = 13
 
 
@@ -302,12 +304,15 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), 
         splits["dev"] += made["dev"] + _without_titles(made["dev"])
     splits = {name: _finish(pairs, recipe) for name, pairs in splits.items()}
     teacher = teacher_probabilities(index, splits["train"], progress=progress)
+    graded = read_labels(Path(recipe.teacher_labels)) if recipe.teacher_labels else {}
+    teacher = [graded.get((p.question, passage_key(p.passage)), t) for p, t in zip(splits["train"], teacher)]
     splits["train"] = [replace(p, teacher=round(t, 4)) for p, t in zip(splits["train"], teacher)]
     manifest = {
         "data_hash": _hash_sources(root),
         "recipe": {**recipe.__dict__, "validation_range": list(recipe.validation_range)},
         "splits": {},
         "generated": generated_stats,
+        "llm_teacher_pairs": sum((p.question, passage_key(p.passage)) in graded for p in splits["train"]),
     }
     for split, pairs in splits.items():
         tsv, jsonl = write_pairs(pairs, out, split)

@@ -13,6 +13,7 @@ from crag.evaluator_model.checkpoint import METADATA_FILE
 from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.pairs import read_pairs
 from crag.evaluator_model.training.data import data_dir, norm_title
+from crag.evaluator_model.training.llm_teacher import passage_key
 from crag.evaluator_model.training.trainer import TrainConfig, train
 
 
@@ -309,3 +310,22 @@ def test_title_dropout_is_seeded_and_partial():
     assert 60 < titled < 140
     assert all(text.startswith("Title: ") for _, text in _texts(pairs, True))
     assert not any(text.startswith("Title: ") for _, text in _texts(pairs, False))
+
+
+def test_teacher_labels_replace_the_cosine_teacher_of_the_pairs_they_cover(mini_shared_data, tmp_path):
+    runner = CliRunner()
+    build = ["evaluator", "build-data", "--data-dir", str(mini_shared_data)]
+    assert runner.invoke(app, [*build, "--out", str(tmp_path / "first")]).exit_code == 0
+    before = read_pairs(tmp_path / "first" / "train.jsonl")
+    keys = {(p.question, passage_key(p.passage)) for p in before[:2]}
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"question": q, "passage": k, "p_yes": 0.0123}) + "\n" for q, k in keys))
+    result = runner.invoke(app, [*build, "--out", str(tmp_path / "second"), "--teacher-labels", str(labels)])
+    assert result.exit_code == 0, result.output
+    after = read_pairs(tmp_path / "second" / "train.jsonl")
+    covered = [(p.question, passage_key(p.passage)) in keys for p in after]
+    assert f"the chat model's grade for {sum(covered)} training pairs" in result.output and sum(covered) >= 2
+    assert [p.teacher == 0.0123 for p in after] == covered  # graded ones carry the grade
+    assert [p.teacher for p, c in zip(after, covered) if not c] == [p.teacher for p, c in zip(before, covered) if not c]
+    missing = runner.invoke(app, [*build, "--out", str(tmp_path / "third"), "--teacher-labels", str(tmp_path / "no")])
+    assert missing.exit_code == 2 and "teacher labels not found" in missing.output
