@@ -19,6 +19,7 @@ from crag.backends.retrieval import (
     DEFAULT_SEARCH,
     Search,
     default_chroma_dir,
+    default_chroma_url,
     default_collection,
 )
 from crag.backends.user_web import is_user_backend
@@ -117,7 +118,7 @@ class Context:
         metadata={"env": "CRAG_CHROMA_DIR", "description": "Embedded Chroma folder (ignored when chroma_url is set)."},
     )
     chroma_url: str | None = field(
-        default_factory=lambda: _env("CRAG_CHROMA_URL", None),
+        default_factory=default_chroma_url,
         metadata={"env": "CRAG_CHROMA_URL", "description": "A Chroma server URL."},
     )
     chroma_timeout: float = field(

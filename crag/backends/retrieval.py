@@ -79,6 +79,11 @@ def default_chroma_dir() -> Path:
     return Path(os.environ.get("CRAG_CHROMA_DIR") or DEFAULT_CHROMA_DIR).expanduser()
 
 
+def default_chroma_url() -> str | None:
+    """The Chroma server every command uses unless told otherwise: $CRAG_CHROMA_URL, else none (read at call time)."""
+    return os.environ.get("CRAG_CHROMA_URL") or None
+
+
 def default_collection() -> str:
     """The knowledge base's collection: $CRAG_COLLECTION, else "crag" (read at call time)."""
     return os.environ.get("CRAG_COLLECTION") or DEFAULT_COLLECTION

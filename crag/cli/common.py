@@ -28,7 +28,10 @@ def fail(message: str) -> NoReturn:
 ChromaDir = Annotated[
     str | None, typer.Option(help=f"Embedded Chroma folder (default $CRAG_CHROMA_DIR or {DEFAULT_CHROMA_DIR}).")
 ]
-ChromaUrl = Annotated[str | None, typer.Option(help="Chroma server, e.g. http://127.0.0.1:8000 (instead of a folder).")]
+ChromaUrl = Annotated[
+    str | None,
+    typer.Option(help="Chroma server, e.g. http://127.0.0.1:8000, instead of a folder (default $CRAG_CHROMA_URL)."),
+]
 Collection = Annotated[
     str | None, typer.Option(help=f"Chroma collection (default $CRAG_COLLECTION or {DEFAULT_COLLECTION}).")
 ]

@@ -10,7 +10,13 @@ import typer
 
 from crag.backends.embeddings import EmbeddingError, default_embeddings
 from crag.backends.llm import CHAT_MODEL_HELP, chat_model
-from crag.backends.retrieval import StoreError, default_chroma_dir, default_collection, open_existing
+from crag.backends.retrieval import (
+    StoreError,
+    default_chroma_dir,
+    default_chroma_url,
+    default_collection,
+    open_existing,
+)
 from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
 from crag.evaluator_model.checkpoint import EvaluatorError
 from crag.evaluator_model.pairs import read_pairs
@@ -88,7 +94,7 @@ def adapt_cmd(
         store = open_existing(
             persist_dir=chroma_dir or default_chroma_dir(),
             collection=collection,
-            chroma_url=chroma_url,
+            chroma_url=chroma_url or default_chroma_url(),
             embedder=embeddings or default_embeddings(),
         )
         chunks = collection_chunks(store)

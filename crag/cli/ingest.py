@@ -22,6 +22,7 @@ from crag.backends.retrieval import (
     StoreError,
     check_folder,
     default_chroma_dir,
+    default_chroma_url,
     default_collection,
     open_store,
 )
@@ -69,6 +70,7 @@ def ingest_cmd(
 ) -> None:
     """Add documents and web pages to the internal knowledge base; chunks already there are skipped."""
     folder = Path(chroma_dir) if chroma_dir else default_chroma_dir()
+    chroma_url = chroma_url or default_chroma_url()
     collection = collection or default_collection()
     urls = [source for source in sources or [] if is_url(source)]
     paths = [Path(source) for source in sources or [] if not is_url(source)]
@@ -84,7 +86,8 @@ def ingest_cmd(
                 f"no {', '.join(SUFFIXES)} files, plain text files with no type in their name (LICENSE) or such "
                 f"files {COMPRESSED} in {', '.join(map(str, paths))}"
             )
-        check_folder(folder)  # before the lock creates it as a folder
+        if not chroma_url:
+            check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
             store = open_store(
                 persist_dir=folder,

@@ -375,7 +375,7 @@ def test_ingest_fails_when_nothing_could_be_read(tmp_path):
     assert "error: nothing was ingested" in output
 
 
-def test_chroma_server(tmp_path, corpus):
+def test_chroma_server(tmp_path, corpus, monkeypatch):
     """Ingest into and retrieve from a real Chroma server started on a free local port; then the server
     stalled (SIGSTOP), down, and back: StoreUnavailable within the timeout, then answers again."""
     with chroma_server(tmp_path / "server-db", tmp_path / "chroma.log") as (url, process):
@@ -388,6 +388,13 @@ def test_chroma_server(tmp_path, corpus):
         best = retrieve(store, "Which city has the Eiffel Tower?", k=2)[0]
         assert best.page_content == PARIS and best.metadata["rank"] == 0 and best.metadata["title"] == "paris"
         assert not (tmp_path / "unused").exists()
+        # $CRAG_CHROMA_URL sends `crag ingest` to the server too, as the guides say
+        monkeypatch.setenv("CRAG_CHROMA_URL", url)
+        monkeypatch.setenv("CRAG_CHROMA_DIR", str(tmp_path / "not-this-folder"))
+        args = ["ingest", str(corpus), "--collection", "from-env", "--no-progress"]
+        result = CliRunner().invoke(cli(), args)
+        assert result.exit_code == 0 and f"-> from-env at {url}" in result.output, result.output
+        assert not (tmp_path / "not-this-folder").exists()
 
         process.send_signal(signal.SIGSTOP)  # accepts connections, answers nothing: a hung server
         try:
