@@ -39,7 +39,7 @@ from crag.evaluator_model import lexical
 from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
-from crag.evaluator_model.training.adapt import split_pairs
+from crag.evaluator_model.training.adapt_checks import split_pairs
 from crag.evaluator_model.training.general import load_general_check
 from crag.evaluator_model.training.selfsup import collection_chunks, self_supervised_sets
 

@@ -27,7 +27,6 @@ instead of the self-made pairs, and see the labelled pairs scored before and aft
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import shutil
 import tempfile
@@ -47,6 +46,7 @@ from crag.evaluator_model.lexical import IDF_FILE, IdfTable, fit_blend
 from crag.evaluator_model.model import Scorer, load_scorer
 from crag.evaluator_model.pairs import Pair
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
+from crag.evaluator_model.training.adapt_checks import Check, check_labelled, split_pairs, verdict
 from crag.evaluator_model.training.adapt_head import HeadData, features, fit_head, split_general
 from crag.evaluator_model.training.calibration import calibrate
 from crag.evaluator_model.training.collection_questions import write_questions
@@ -56,13 +56,10 @@ from crag.evaluator_model.training.losses import LOSSES
 from crag.evaluator_model.training.selfsup import (
     RETRIEVED_DEPTH,
     CollectionChunk,
-    held_apart_split,
     self_supervised_sets,
 )
 from crag.evaluator_model.training.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 
-MIN_DOCUMENTS_TO_HOLD_APART = 10  # fewer documents are held apart by query instead (see `split_pairs`)
-MIN_LABELLED_PAIRS = 10
 FINISH_MARGIN = 1.5  # the time kept after training: this many times what scoring took before it (the same
 # pairs are scored again, with the lexical head fitted on top), plus:
 FINISH_SECONDS = 20.0  # export, blend and saving
@@ -98,20 +95,6 @@ class AdaptConfig:
 
 
 @dataclass
-class Check:
-    """ROC-AUC of the starting and the adapted evaluator's final scores on one set of pairs."""
-
-    name: str
-    pairs: int
-    before: float
-    after: float
-
-    @property
-    def change(self) -> float:
-        return self.after - self.before
-
-
-@dataclass
 class AdaptResult:
     out: Path
     written: bool
@@ -120,31 +103,6 @@ class AdaptResult:
     checks: list[Check]
     meta: Metadata
     counts: dict[str, int] = field(default_factory=dict)
-
-
-def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pair]], str]:
-    """train / calibrate / check pairs, and what was held apart ("document" or "query").
-
-    With fewer than `MIN_DOCUMENTS_TO_HOLD_APART` documents a held-apart share of documents would be
-    one or two documents (or none), so queries are held apart instead: weaker, since a held-apart
-    query's neighbours in its own document may be trained on, and the metadata says which it was.
-    """
-    groups = sorted({p.group for p in pairs})
-    by_document = len(groups) >= MIN_DOCUMENTS_TO_HOLD_APART
-    # the split hashes the documents' names: relative to their common folder, so that the same
-    # collection ingested from another folder (another checkout, a temporary folder) splits the same
-    # (by characters, cut back to a "/": commonpath would fail on URLs and on mixed relative names)
-    common = os.path.commonprefix(groups).rpartition("/")[0]  # noqa: RUF071
-    cut = len(common) + 1 if common else 0
-
-    def key(pair: Pair) -> str:
-        return pair.group[cut:] if by_document else f"{pair.group[cut:]}\n{pair.question}"
-
-    where = held_apart_split(map(key, pairs), held_apart)
-    splits: dict[str, list[Pair]] = {"train": [], "calibrate": [], "check": []}
-    for pair in pairs:
-        splits[where[key(pair)]].append(pair)
-    return splits, "document" if by_document else "query"
 
 
 def final_scores(scorer: Scorer, pairs: list[Pair], progress: str | None = None) -> list[float]:
@@ -182,14 +140,6 @@ def collection_hash(chunks: list[CollectionChunk]) -> str:
     return digest.hexdigest()[:16]
 
 
-def _check_labelled(pairs: list[Pair]) -> None:
-    if len(pairs) < MIN_LABELLED_PAIRS or len({p.label for p in pairs}) < 2:
-        raise ValueError(
-            f"--labelled needs at least {MIN_LABELLED_PAIRS} pairs with both relevant and irrelevant ones, "
-            f"got {len(pairs)} pairs with labels {sorted({p.label for p in pairs})}"
-        )
-
-
 def adapt(
     chunks: list[CollectionChunk],
     embed: Callable[[list[str]], Sequence[Sequence[float]]],
@@ -203,7 +153,7 @@ def adapt(
     started = time.perf_counter()
     deadline = started + cfg.time_limit if cfg.time_limit else None
     if cfg.labelled is not None:
-        _check_labelled(cfg.labelled)
+        check_labelled(cfg.labelled)
     set_seed(cfg.seed)
     start_dir = Path(cfg.start or DEFAULT_CHECKPOINT)
     start = load_scorer(start_dir)
@@ -289,7 +239,7 @@ def adapt(
             for name, ps in checked.items()
         }
         checks = [Check(name, len(checked[name]), before[name], after[name]) for name in checked]
-        problems, warnings = _problems(checks, cfg)
+        problems, warnings = verdict(checks, cfg.refuse_general_drop, cfg.max_general_drop)
         meta.hyperparameters["adapt"].update(
             counts=counts,
             start=str(start_dir),
@@ -368,27 +318,6 @@ def _fine_tune(
             log(f"time limit: training stopped in epoch {epoch}")
             break
     return stopped, time.perf_counter() - train_started
-
-
-def _problems(checks: list[Check], cfg: AdaptConfig) -> tuple[list[str], list[str]]:
-    """(reasons not to write the adapted evaluator, things to warn about when writing it)."""
-    problems, warnings = [], []
-    for check in checks:
-        figures = f"(ROC-AUC {check.before:.3f} -> {check.after:.3f})"
-        if check.name == "held-apart sets" and check.change < 0:
-            problems.append(
-                f"worse than the starting evaluator on the held-apart documents of your collection {figures}"
-            )
-        if check.name == "labelled pairs" and check.change < 0:
-            problems.append(f"worse than the starting evaluator on your labelled pairs {figures}")
-        if check.name == "general set" and check.change < -cfg.refuse_general_drop:
-            problems.append(f"forgot more than {cfg.refuse_general_drop} ROC-AUC on the general set {figures}")
-        elif check.name == "general set" and check.change < -cfg.max_general_drop:
-            warnings.append(
-                f"forgot more than {cfg.max_general_drop} ROC-AUC on the general set {figures}: it is "
-                "fitted to your collection; keep the shipped evaluator for questions outside it"
-            )
-    return problems, warnings
 
 
 def _save(

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from crag.evaluator_model.pairs import Pair
-from crag.evaluator_model.training.adapt import AdaptConfig, Check, _check_labelled, _problems, adapt, split_pairs
+from crag.evaluator_model.training.adapt import AdaptConfig, adapt
+from crag.evaluator_model.training.adapt_checks import Check, check_labelled, split_pairs, verdict
 from crag.evaluator_model.training.adapt_head import ANCHOR_WEIGHTS
 from crag.evaluator_model.training.general import load_general_check
 
@@ -64,31 +65,31 @@ def test_few_documents_are_held_apart_by_query():
 
 
 def test_a_worse_or_forgetful_model_is_refused_and_some_forgetting_is_a_warning():
-    cfg = AdaptConfig(out=None, max_general_drop=0.02, refuse_general_drop=0.05)
-    assert _problems([Check("held-apart sets", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.965)], cfg) == (
+    drops = {"refuse_general_drop": 0.05, "max_general_drop": 0.02}
+    assert verdict([Check("held-apart sets", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.965)], **drops) == (
         [],
         [],
     )
-    problems, warnings = _problems(
-        [Check("held-apart sets", 100, 0.70, 0.69), Check("general set", 900, 0.98, 0.92)], cfg
+    problems, warnings = verdict(
+        [Check("held-apart sets", 100, 0.70, 0.69), Check("general set", 900, 0.98, 0.92)], **drops
     )
     assert (
         len(problems) == 2 and "held-apart" in problems[0] and "forgot more than 0.05" in problems[1] and not warnings
     )
-    problems, warnings = _problems(
-        [Check("held-apart sets", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.95)], cfg
+    problems, warnings = verdict(
+        [Check("held-apart sets", 100, 0.70, 0.75), Check("general set", 900, 0.98, 0.95)], **drops
     )
     assert not problems and len(warnings) == 1 and "forgot more than 0.02" in warnings[0]
-    problems, _ = _problems([Check("labelled pairs", 20, 0.9, 0.8)], cfg)
+    problems, _ = verdict([Check("labelled pairs", 20, 0.9, 0.8)], **drops)
     assert problems[0].startswith("worse than the starting evaluator on your labelled")
 
 
 def test_labelled_pairs_need_both_labels_and_enough_of_them():
     with pytest.raises(ValueError, match="at least 10 pairs"):
-        _check_labelled([pair("d", label=1)] * 12)
+        check_labelled([pair("d", label=1)] * 12)
     with pytest.raises(ValueError, match="at least 10 pairs"):
-        _check_labelled([pair("d", label=1), pair("d", label=0)])
-    _check_labelled([pair("d", label=i % 2) for i in range(10)])
+        check_labelled([pair("d", label=1), pair("d", label=0)])
+    check_labelled([pair("d", label=i % 2) for i in range(10)])
 
 
 def test_the_shipped_general_set_mixes_domains_and_labels():
