@@ -170,7 +170,8 @@ def _postgres_error(url: str, exc: Exception) -> ThreadsError:
 
 
 def _busy(thread_id: str, wait: float) -> ThreadsError:
-    return ThreadsError(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later")
+    # unavailable for now, as a down database is: a server answers 503 and the client tries again later
+    return ThreadsUnavailable(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later")
 
 
 @contextmanager

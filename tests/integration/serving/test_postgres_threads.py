@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableLambda
 from crag.context import Context
 from crag.threads import (
     ThreadsError,
+    ThreadsUnavailable,
     _lock_key,
     athread_turn,
     athreaded_graph,
@@ -109,7 +110,8 @@ def test_a_busy_thread_waits_then_says_so_and_a_dead_holder_frees_it(postgres):
     holder = psycopg.connect(postgres, autocommit=True)
     holder.execute("SELECT pg_advisory_lock(%s)", (_lock_key("busy"),))
     waited = []
-    with pytest.raises(ThreadsError, match="still busy with another turn after 0.5 s"):
+    # the server answers it as a database that is down: 503 and Retry-After, for the client to try again
+    with pytest.raises(ThreadsUnavailable, match="still busy with another turn after 0.5 s"):
         with thread_turn("busy", postgres, wait=0.5, on_wait=lambda: waited.append(True)):
             pass
     assert waited == [True]
