@@ -236,10 +236,23 @@ async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
-def _pool_kwargs() -> dict[str, Any]:
+def _pool_options(pool_class: type) -> dict[str, Any]:
+    """The pool's settings, the same for the CLI's (ConnectionPool) and the server's (AsyncConnectionPool)."""
     dict_row = require("psycopg.rows", "postgres").dict_row
-    # what langgraph-checkpoint-postgres's own from_conn_string sets on its connection
-    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT}
+    return {
+        "min_size": 1,
+        "max_size": POOL_SIZE,
+        # what langgraph-checkpoint-postgres's own from_conn_string sets on its connection
+        "kwargs": {
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            "connect_timeout": CONNECT_TIMEOUT,
+        },
+        "open": False,
+        "check": pool_class.check_connection,  # after a Postgres restart, not a dead connection
+        "timeout": CONNECT_TIMEOUT,
+    }
 
 
 @contextmanager
@@ -253,15 +266,7 @@ def _postgres_graph(url: str) -> Iterator[Any]:
         # one connection first: a refused connection, a wrong password or a missing database fails now with
         # Postgres's own words, where the pool would retry them until its timeout
         psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT).close()
-        with ConnectionPool(
-            url,
-            min_size=1,
-            max_size=POOL_SIZE,
-            kwargs=_pool_kwargs(),
-            open=False,
-            check=ConnectionPool.check_connection,  # after a Postgres restart, not a dead connection
-            timeout=CONNECT_TIMEOUT,
-        ) as pool:
+        with ConnectionPool(url, **_pool_options(ConnectionPool)) as pool:
             pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             saver = PostgresSaver(pool)
             with pool.connection() as conn:
@@ -289,15 +294,7 @@ async def _apostgres_graph(url: str) -> AsyncIterator[Any]:
         await (
             await psycopg.AsyncConnection.connect(url, connect_timeout=CONNECT_TIMEOUT)
         ).close()  # see _postgres_graph
-        async with AsyncConnectionPool(
-            url,
-            min_size=1,
-            max_size=POOL_SIZE,
-            kwargs=_pool_kwargs(),
-            open=False,
-            check=AsyncConnectionPool.check_connection,  # after a Postgres restart, not a dead connection
-            timeout=CONNECT_TIMEOUT,
-        ) as pool:
+        async with AsyncConnectionPool(url, **_pool_options(AsyncConnectionPool)) as pool:
             await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
             saver = AsyncPostgresSaver(pool)
             async with pool.connection() as conn:
