@@ -30,3 +30,28 @@ def parse_objects(lines: Iterable[str], source: object) -> Iterator[tuple[int, d
         if not isinstance(record, dict):
             raise ValueError(f"{source}, line {number}: expected a JSON object")
         yield number, record
+
+
+def appended_objects(path: Path) -> Iterator[dict]:
+    """The objects of a JSONL file that a resumable run appends to (none if it does not exist yet); a line
+    that does not parse, the torn last line of a run that was killed while writing, is skipped."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+def drop_torn_line(path: Path) -> None:
+    """Cut a torn last line (the run was killed mid-write) so that appending starts on a fresh line."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size:
+        data = path.read_bytes()
+        if not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])

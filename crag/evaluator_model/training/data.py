@@ -305,14 +305,15 @@ def build_data(source: str | Path | None, out: Path, recipe: Recipe = Recipe(), 
     splits = {name: _finish(pairs, recipe) for name, pairs in splits.items()}
     teacher = teacher_probabilities(index, splits["train"], progress=progress)
     graded = read_labels(Path(recipe.teacher_labels)) if recipe.teacher_labels else {}
-    teacher = [graded.get((p.question, passage_key(p.passage)), t) for p, t in zip(splits["train"], teacher)]
+    grades = [graded.get((p.question, passage_key(p.passage))) for p in splits["train"]]
+    teacher = [t if g is None else g for g, t in zip(grades, teacher)]
     splits["train"] = [replace(p, teacher=round(t, 4)) for p, t in zip(splits["train"], teacher)]
     manifest = {
         "data_hash": _hash_sources(root),
         "recipe": {**recipe.__dict__, "validation_range": list(recipe.validation_range)},
         "splits": {},
         "generated": generated_stats,
-        "llm_teacher_pairs": sum((p.question, passage_key(p.passage)) in graded for p in splits["train"]),
+        "llm_teacher_pairs": sum(g is not None for g in grades),
     }
     for split, pairs in splits.items():
         tsv, jsonl = write_pairs(pairs, out, split)

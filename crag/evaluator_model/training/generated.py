@@ -37,6 +37,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from crag.core.jsonl import appended_objects, drop_torn_line
 from crag.core.manuals import Source, SourceMissing, render
 from crag.core.text import QUESTION_WORDS, stopwords
 from crag.evaluator_model.training.faq import decode
@@ -341,24 +342,7 @@ def with_derived(questions: dict[str, str]) -> dict[str, str]:
 
 def done_ids(path: Path) -> set[str]:
     """The passages an earlier run already wrote (a torn last line, from a killed run, is ignored)."""
-    if not path.is_file():
-        return set()
-    ids = set()
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            try:
-                ids.add(json.loads(line)["id"])
-            except (json.JSONDecodeError, KeyError):
-                continue
-    return ids
-
-
-def _repair(path: Path) -> None:
-    """Cut a torn last line (the run was killed mid-write) so that appending starts on a fresh line."""
-    if path.is_file() and path.stat().st_size:
-        data = path.read_bytes()
-        if not data.endswith(b"\n"):
-            path.write_bytes(data[: data.rfind(b"\n") + 1])
+    return {record["id"] for record in appended_objects(path) if "id" in record}
 
 
 def generate_questions(
@@ -376,7 +360,7 @@ def generate_questions(
     Stops after `limit` new passages or `time_limit` seconds, whichever first; returns counts.
     """
     out.parent.mkdir(parents=True, exist_ok=True)
-    _repair(out)
+    drop_torn_line(out)
     done = done_ids(out)
     start = time.monotonic()
     written = skipped = empty = 0

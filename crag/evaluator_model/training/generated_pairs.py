@@ -28,6 +28,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from crag.core.fusion import best, fuse
+from crag.core.jsonl import appended_objects
 from crag.core.manuals import Source, SourceMissing, render
 from crag.core.text import folded, terms
 from crag.evaluator_model.pairs import Pair, clean
@@ -49,16 +50,7 @@ class PoolChunk:
 
 def read_records(path: str | Path) -> list[dict]:
     """The generator's JSONL (a torn last line from a killed run is ignored)."""
-    records = []
-    with Path(path).open(encoding="utf-8") as lines:
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("questions"):
-                records.append(record)
-    return records
+    return [record for record in appended_objects(Path(path)) if record.get("questions")]
 
 
 def page_text(source: str, wiki: dict[str, str]) -> str | None:

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from crag.core.jsonl import appended_objects, drop_torn_line
+
 # the tutorial's prompt, word for word (its "\n" line ends included)
 SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
     If the document contains keyword(s) or semantic meaning related to the question, grade it as relevant. \n
@@ -101,16 +103,7 @@ class YesNoGrader:
 
 def read_labels(path: Path) -> dict[tuple[str, str], float]:
     """{(question, passage key): P(yes)} from a labels JSONL (a torn last line is ignored)."""
-    labels: dict[tuple[str, str], float] = {}
-    if path.is_file():
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                labels[(record["question"], record["passage"])] = float(record["p_yes"])
-    return labels
+    return {(r["question"], r["passage"]): float(r["p_yes"]) for r in appended_objects(path)}
 
 
 def label_pairs(
@@ -137,10 +130,8 @@ def label_pairs(
     started, labelled = time.monotonic(), 0
     out.parent.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=sum(len(q) for q in by_passage.values()), desc="teacher labels", unit="pair", disable=not progress)
-    torn = out.is_file() and out.stat().st_size and not out.read_bytes().endswith(b"\n")
+    drop_torn_line(out)
     with out.open("a", encoding="utf-8") as sink:
-        if torn:  # a killed run's half line stays alone on its line, which `read_labels` skips
-            sink.write("\n")
         for passage in passages:
             if time_limit is not None and time.monotonic() - started > time_limit:
                 break
