@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,13 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the servers' helpers are the test suite's: one way to start each of them
 
 from tests.servers import (  # noqa: E402
-    BIN,
-    DEMO_KB,
     chroma_server,
     free_port,
+    ingest_demo,
     nginx_server,
     postgres_server,
     subprocess_server,
+    worker_command,
 )
 
 
@@ -55,9 +54,9 @@ def start_workers(stack: ExitStack, count: int, chroma_url: str, threads_url: st
     ports = []
     for index in range(count):
         port = free_port()
-        command = [str(BIN / "crag"), "serve", "--port", str(port), "--collection", "demo", "--log-level", "warning"]
-        command += ["--chroma-url", chroma_url, "--chat-model", "local:tiny", "--threads-db", threads_url]
-        command += ["--web-index", str(ROOT / "crag" / "demo" / "web.jsonl")]
+        command = worker_command(
+            port, chroma_url, threads_url, "--web-index", str(ROOT / "crag" / "demo" / "web.jsonl")
+        )
         log = folder / f"worker-{count}-{index}.log"
         stack.enter_context(subprocess_server(command, f"http://127.0.0.1:{port}/health", log, env=env))
         ports.append(port)
@@ -151,8 +150,7 @@ def main() -> None:
         folder = Path(tmp)
         postgres = servers.enter_context(postgres_server())
         chroma_url, _ = servers.enter_context(chroma_server(folder / "chroma", folder / "chroma.log"))
-        ingest = [str(BIN / "crag"), "ingest", str(DEMO_KB), "--chroma-url", chroma_url, "--collection", "demo"]
-        subprocess.run([*ingest, "--no-progress"], check=True, capture_output=True, timeout=600)
+        ingest_demo(chroma_url)
         for count in args.workers:
             with ExitStack() as stack:
                 started = time.perf_counter()

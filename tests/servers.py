@@ -199,6 +199,19 @@ def chroma_server(path: Path, log: Path, port: int | None = None) -> Iterator[tu
         yield url, process
 
 
+def ingest_demo(chroma_url: str, collection: str = "demo") -> None:
+    """The demo knowledge base into a Chroma server's collection."""
+    ingest = [str(BIN / "crag"), "ingest", str(DEMO_KB), "--chroma-url", chroma_url, "--collection", collection]
+    subprocess.run([*ingest, "--no-progress"], check=True, capture_output=True, timeout=600)
+
+
+def worker_command(port: int, chroma_url: str, threads_url: str, *more: str) -> list[str]:
+    """`crag serve` as a worker of the deployment guide: the demo collection in a Chroma server, threads in
+    Postgres, the tiny chat model (fast enough for tests and load on two cores)."""
+    command = [str(BIN / "crag"), "serve", "--port", str(port), "--collection", "demo", "--log-level", "warning"]
+    return [*command, "--chroma-url", chroma_url, "--chat-model", "local:tiny", "--threads-db", threads_url, *more]
+
+
 NGINX_SITE = ROOT / "deploy" / "nginx" / "crag.conf"  # the configuration the deployment guide gives
 
 

@@ -28,14 +28,15 @@ from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 from crag.threads import thread_config, threaded_graph
 from tests.servers import (
     BIN,
-    DEMO_KB,
     chroma_server,
     free_port,
+    ingest_demo,
     nginx_bin,
     nginx_server,
     postgres_bin,
     postgres_server,
     subprocess_server,
+    worker_command,
 )
 
 pytestmark = [
@@ -65,13 +66,7 @@ class Fleet:
         self.postgres = stack.enter_context(postgres_server())
         self.chroma_port = free_port()
         self.chroma = self.start_chroma()
-        ingest = [str(BIN / "crag"), "ingest", str(DEMO_KB), "--chroma-url", self.chroma_url, "--collection", "demo"]
-        subprocess.run(
-            [*ingest, "--no-progress"],
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
+        ingest_demo(self.chroma_url)
         self.workers: dict[int, subprocess.Popen] = {}
         for _ in range(2):
             self.start_worker(free_port())
@@ -87,22 +82,7 @@ class Fleet:
         return self.chroma
 
     def start_worker(self, port: int) -> None:
-        command = [
-            str(BIN / "crag"),
-            "serve",
-            "--port",
-            str(port),
-            "--chroma-url",
-            self.chroma_url,
-            "--collection",
-            "demo",
-            "--chat-model",
-            "local:tiny",
-            "--threads-db",
-            self.postgres.url,
-            "--log-level",
-            "warning",
-        ]
+        command = worker_command(port, self.chroma_url, self.postgres.url)
         log = self.folder / f"worker-{port}-{time.monotonic_ns()}.log"
         env = {"CRAG_CHROMA_TIMEOUT": str(CHROMA_TIMEOUT)}
         self.workers[port] = self.stack.enter_context(
@@ -249,8 +229,7 @@ def child_processes(pid: int) -> list[int]:
 def test_crag_serve_workers_2(fleet, tmp_path):
     """`crag serve --workers 2`: two worker processes on one port, sharing the fleet's Postgres and Chroma."""
     port = free_port()
-    command = [str(BIN / "crag"), "serve", "--workers", "2", "--port", str(port), "--collection", "demo"]
-    command += ["--chroma-url", fleet.chroma_url, "--chat-model", "local:tiny", "--threads-db", fleet.postgres.url]
+    command = worker_command(port, fleet.chroma_url, fleet.postgres.url, "--workers", "2")
     with subprocess_server(command, f"http://127.0.0.1:{port}/health", tmp_path / "serve.log") as process:
         workers = [pid for pid in child_processes(process.pid) if b"spawn" in Path(f"/proc/{pid}/cmdline").read_bytes()]
         assert len(workers) == 2, workers
