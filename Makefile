@@ -80,7 +80,8 @@ teacher-labels: setup
 # The shipped evaluator was trained without the generated questions: trained on them it was level with
 # cosine on documentation and lost on Bio (docs/reports/2026-11-27-generated-questions-and-requery.md).
 # WITH_GENERATED=1 builds the pairs with them, as that report's run did (into their own folder).
-$(PAIRS)/manifest.json: | setup
+# (rebuilt when the generated questions have grown since, so that the teacher labels the pairs of them all)
+$(PAIRS)/manifest.json: $(if $(WITH_GENERATED),$(GENERATED)) | setup
 	$(BIN)/crag evaluator build-data --data-dir $(DATA) --out $(PAIRS) $(if $(WITH_GENERATED),--generated $(GENERATED))
 
 evaluator-data: $(PAIRS)/manifest.json

@@ -1,9 +1,10 @@
-"""Follow-up questions: the rules, the model asked to condense, and both (the shipped order), side by side.
+"""Follow-up questions: the rules, the model asked to condense, and both in either order, side by side.
 
 `contextualize` makes a follow-up self-contained before anything is retrieved: the rules of
 `crag.methods.followup` first, the chat model with `CONDENSE_PROMPT` when they find nothing, and the
-previous question appended when the model's rewrite is unusable. This asks which of the three earns
-its place, on two sets:
+previous question appended when the model's rewrite is unusable. This asks which source of a rewrite
+earns its place, and in which order (each case asks the rules and the model once; every order is
+judged on the same replies), on two sets:
 
 - the hand-written cases of tests/unit/methods/test_followups.py (`RESOLVED`: 61 follow-ups after one or
   two turns, written while building the rules, so they favour them);
@@ -39,7 +40,7 @@ from crag.context import Context
 from crag.experiments.inputs import read_questions
 from crag.methods.followup import append_previous, resolve
 from crag.methods.rewrite import content_words
-from crag.nodes.contextualize import condense, model_condensed
+from crag.nodes.contextualize import model_condensed
 from crag.state import Turn
 
 # prop of the first question -> the follow-up asked after it ({p}: a pronoun of the subject)
@@ -79,19 +80,25 @@ def from_popqa(path: Path, limit: int | None) -> list[dict]:
     return cases[:limit]
 
 
-def model_only(ctx: Context, question: str, history: list[Turn]) -> str:
-    """The shipped path without the rules: the model's rewrite, else the previous question appended."""
-    return model_condensed(ctx, question, history) or append_previous(question, history)
+def consult(ctx: Context, question: str, history: list[Turn]) -> dict:
+    """Each source of a rewrite once: the rules', the model's (None when unusable) and its seconds."""
+    clock = time.perf_counter()
+    model = model_condensed(ctx, question, history)
+    return {
+        "rules": resolve(question, history),
+        "model": model,
+        "model_s": time.perf_counter() - clock,
+        "appended": append_previous(question, history),
+    }
 
 
-def rules_only(ctx: Context, question: str, history: list[Turn]) -> str:
-    return resolve(question, history) or append_previous(question, history)
-
-
-VARIANTS: dict[str, Callable[[Context, str, list[Turn]], str]] = {
-    "rules, then the model (shipped)": condense,
-    "the model alone": model_only,
-    "the rules alone": rules_only,
+# each order of the sources (the first usable rewrite wins; appending is the last resort), and whether
+# it asks the model on this case (for its seconds)
+VARIANTS: dict[str, Callable[[dict], tuple[str, bool]]] = {
+    "rules, then the model (shipped)": lambda c: (c["rules"] or c["model"] or c["appended"], not c["rules"]),
+    "the model, then the rules": lambda c: (c["model"] or c["rules"] or c["appended"], True),
+    "the model alone": lambda c: (c["model"] or c["appended"], True),
+    "the rules alone": lambda c: (c["rules"] or c["appended"], False),
 }
 
 
@@ -127,12 +134,14 @@ def main() -> None:
     sets = {"hand-written (61)": hand_written(), "PopQA-made": made}
     results: dict[str, dict] = {}
     for set_name, cases in sets.items():
-        for name, rewrite in VARIANTS.items():
-            rows, clock = [], time.perf_counter()
-            for case in tqdm(cases, desc=f"{set_name}: {name}", leave=False):
-                rewritten = rewrite(ctx, case["question"], case["history"])
+        consulted = [consult(ctx, c["question"], c["history"]) for c in tqdm(cases, desc=set_name, leave=False)]
+        for name, order in VARIANTS.items():
+            rows, seconds = [], 0.0
+            for case, sources in zip(cases, consulted, strict=True):
+                rewritten, asked_model = order(sources)
+                seconds += sources["model_s"] if asked_model else 0.0
                 rows.append({**judge(case, rewritten), "question": case["question"], "rewritten": rewritten})
-            seconds = (time.perf_counter() - clock) / max(len(cases), 1)
+            seconds /= max(len(cases), 1)
             row = {k: sum(r[k] for r in rows) / max(len(rows), 1) for k in ("right", "exact", "appended")}
             results[f"{set_name} | {name}"] = {**row, "n": len(rows), "s_per_follow_up": seconds, "rows": rows}
             print(
