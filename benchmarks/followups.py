@@ -1,8 +1,9 @@
 """Follow-up questions: the rules, the model asked to condense, and both in either order, side by side.
 
-`contextualize` makes a follow-up self-contained before anything is retrieved: the rules of
-`crag.methods.followup` first, the chat model with `CONDENSE_PROMPT` when they find nothing, and the
-previous question appended when the model's rewrite is unusable. This asks which source of a rewrite
+`contextualize` makes a follow-up self-contained before anything is retrieved: the chat model with
+`CONDENSE_PROMPT` first, the rules of `crag.methods.followup` when its rewrite is unusable, and the
+previous question appended when neither gives one (the rules came first until 2026-11-27, when this
+benchmark showed the model first right more often). This asks which source of a rewrite
 earns its place, and in which order (each case asks the rules and the model once; every order is
 judged on the same replies), on two sets:
 
@@ -95,8 +96,8 @@ def consult(ctx: Context, question: str, history: list[Turn]) -> dict:
 # each order of the sources (the first usable rewrite wins; appending is the last resort), and whether
 # it asks the model on this case (for its seconds)
 VARIANTS: dict[str, Callable[[dict], tuple[str, bool]]] = {
-    "rules, then the model (shipped)": lambda c: (c["rules"] or c["model"] or c["appended"], not c["rules"]),
-    "the model, then the rules": lambda c: (c["model"] or c["rules"] or c["appended"], True),
+    "the rules, then the model": lambda c: (c["rules"] or c["model"] or c["appended"], not c["rules"]),
+    "the model, then the rules (shipped)": lambda c: (c["model"] or c["rules"] or c["appended"], True),
     "the model alone": lambda c: (c["model"] or c["appended"], True),
     "the rules alone": lambda c: (c["rules"] or c["appended"], False),
 }

@@ -65,7 +65,7 @@ class Context:
         default=None,
         metadata={
             "description": "Model for the web query (with rewrite 'model'), the knowledge base's second search "
-            "(requery) and follow-ups the rules cannot resolve; empty = chat_model."
+            "(requery) and the self-contained form of a follow-up; empty = chat_model."
         },
     )
     preset: Preset | None = field(

@@ -184,7 +184,8 @@ ANSWER = "Anna Berg was a painter."
 
 
 class ScriptedChat(BaseChatModel):
-    """Answers any number of requests: keywords for the rewrite prompt, ANSWER otherwise, streamed word by word.
+    """Answers any number of requests: keywords for the rewrite prompt, an empty rewrite for the follow-up
+    prompt (unusable, so the rules resolve the follow-up), ANSWER otherwise, streamed word by word.
 
     With `interrupt_at` n, the n-th answer raises KeyboardInterrupt after its first word, as a user
     pressing Ctrl-C while it is written would; the answers before and after it are whole.
@@ -200,6 +201,8 @@ class ScriptedChat(BaseChatModel):
     def _reply(self, messages) -> str:
         if str(messages[-1].content).rstrip().endswith("query:"):
             return "Anna Berg, occupation"
+        if str(messages[-1].content).rstrip().endswith("Rewritten:"):
+            return ""
         self.answers += 1
         return ANSWER
 

@@ -9,9 +9,10 @@ repeats the previous question about X, and each pronoun becomes the previous tur
 kind: "he"/"she" a person, "it" a thing, "there" a place, "they" a group, taken from the previous
 question or, when that question asked for it ("Who is the author of FastAPI?"), from its answer.
 Replacing every pronoun with the question's main name made "What other library did he write?" about
-FastAPI. When the rules find nothing to substitute, the chat model is asked, and its rewrite is kept
-only if it no longer refers back and keeps the follow-up's own words; failing that, the previous
-question is appended, which still tells retrieval and the evaluator what the follow-up is about.
+FastAPI. The chat model is asked first (`contextualize.condense`), and its rewrite is kept only if it
+no longer refers back and keeps the follow-up's own words; these rules are for when it is not, and
+failing them the previous question is appended, which still tells retrieval and the evaluator what
+the follow-up is about.
 """
 
 from __future__ import annotations
