@@ -80,15 +80,21 @@ def test_model_rewrites_are_checked():
     assert parse_condensed("", "Who built that?") is None
 
 
-def test_follow_up_on_a_thread_is_resolved_before_retrieval():
+def painter_thread(thread_id):
+    """A thread whose first turn asked Anna Berg's occupation: the graph, its config and the retriever."""
     g = build_graph().compile(checkpointer=InMemorySaver())
-    config = thread_config("t1")
+    config = thread_config(thread_id)
     retriever = RecordingRetriever(DOCS)
     g.invoke(
         {"question": "What is Anna Berg's occupation?"},
         config=config,
         context=context("A Swedish painter.", retriever=retriever),
     )
+    return g, config, retriever
+
+
+def test_follow_up_on_a_thread_is_resolved_before_retrieval():
+    g, config, retriever = painter_thread("t1")
     result = g.invoke(
         {"question": "Where does her work hang?"},
         config=config,
@@ -103,14 +109,7 @@ def test_follow_up_on_a_thread_is_resolved_before_retrieval():
 
 
 def test_rules_resolve_when_the_model_rewrite_is_unusable():
-    g = build_graph().compile(checkpointer=InMemorySaver())
-    config = thread_config("t1b")
-    retriever = RecordingRetriever(DOCS)
-    g.invoke(
-        {"question": "What is Anna Berg's occupation?"},
-        config=config,
-        context=context("A Swedish painter.", retriever=retriever),
-    )
+    g, config, retriever = painter_thread("t1b")
     g.invoke(
         {"question": "Where does her work hang?"},
         config=config,
@@ -120,14 +119,7 @@ def test_rules_resolve_when_the_model_rewrite_is_unusable():
 
 
 def test_model_rewrite_else_the_previous_question_appended():
-    g = build_graph().compile(checkpointer=InMemorySaver())
-    config = thread_config("t2")
-    retriever = RecordingRetriever(DOCS)
-    g.invoke(
-        {"question": "What is Anna Berg's occupation?"},
-        config=config,
-        context=context("A Swedish painter.", retriever=retriever),
-    )
+    g, config, retriever = painter_thread("t2")
     g.invoke(
         {"question": "Who bought that?"},
         config=config,
