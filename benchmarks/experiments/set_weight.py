@@ -2,29 +2,71 @@
 
 A logistic head over two features of a (question, passage) pair, fitted on the evaluator's dev pairs
 and the FAQ pairs (`make evaluator-faq`; neither is a validation slice, and neither is a set of strips):
-the shipped evaluator's logit (its blended score before the squash) and the passage's standing among
-the passages retrieved with it (`refinement.standings_of` over their cosines with the question, the
+the evaluator's logit (its blended score before the squash) and the passage's standing among the
+passages retrieved with it (`refinement.standings_of` over their cosines with the question, the
 retriever's all-MiniLM-L6-v2). Refinement adds `weight × standing` to the evaluator's logit, so the
-weight is the ratio of the two coefficients. It reads the features `similarity_features.py` caches:
+weight is the ratio of the two coefficients, and it belongs to the evaluator whose logit scale it was
+fitted on: an evaluator trained otherwise needs its own (`--evaluator`).
 
-    python benchmarks/experiments/set_weight.py --features /tmp/simfeat
+    python benchmarks/experiments/set_weight.py --data artifacts/evaluator-data --features /tmp/setweight
+    python benchmarks/experiments/set_weight.py --data artifacts/evaluator-data --features /tmp/setweight \\
+        --evaluator artifacts/models/t6
 
-(a missing cache file is computed first, about 25 minutes for dev and FAQ on 2 cores).
+Features are cached per pairs file and evaluator in `--features` (a few minutes for dev and FAQ on 2
+cores: one scoring pass and one embedding pass).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from similarity_features import FIT_ON, cached_features  # this folder's experiment, same cache
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
+from crag.backends.embeddings import LocalEmbeddings
+from crag.core.passages import titled_once
+from crag.core.thresholds import logit_of
+from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import get_scorer
 from crag.methods.refinement import SET_WEIGHT, standings_of
+
+FIT_ON = ["dev", "faq"]
+INSIDE = 1 - 1e-6  # ±1 has no logit
+
+
+def features(pairs: list[Pair], evaluator: str | None) -> list[dict]:
+    """Per pair: its label, its group, the evaluator's blended logit (scored with its group, as a request
+    scores its documents together) and the question's cosine with the titled passage."""
+    scorer = get_scorer(evaluator)
+    groups = [p.group or p.question for p in pairs]
+    scores = scorer.score([(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs], groups=groups)
+    embedder = LocalEmbeddings(batch_size=64)
+    questions = sorted({p.question for p in pairs})
+    q = dict(zip(questions, np.asarray(embedder.embed_documents(questions))))
+    passages = np.asarray(embedder.embed_documents([titled_once(p.passage, p.title) for p in pairs]))
+    norms = np.linalg.norm(passages, axis=1)
+    return [
+        {
+            "label": p.label,
+            "group": group,
+            "logit": logit_of(min(max(s, -INSIDE), INSIDE)),
+            "cos": float(v @ q[p.question] / ((n * np.linalg.norm(q[p.question])) or 1.0)),
+        }
+        for p, group, s, v, n in zip(pairs, groups, scores, passages, norms)
+    ]
+
+
+def cached_features(path: Path, out: Path, evaluator: str | None) -> list[dict]:
+    tag = hashlib.sha1(str(Path(evaluator).resolve() if evaluator else "shipped").encode()).hexdigest()[:8]
+    cache = out / f"{path.stem}-{tag}.json"
+    if not cache.is_file():
+        cache.write_text(json.dumps(features(read_pairs(path), evaluator)))
+    return json.loads(cache.read_text())
 
 
 def rows_with_standing(rows: list[dict]) -> list[dict]:
@@ -40,14 +82,14 @@ def rows_with_standing(rows: list[dict]) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("artifacts/evaluator-data"))
-    parser.add_argument("--features", type=Path, required=True, help="similarity_features.py's --out")
+    parser.add_argument("--features", type=Path, required=True, help="where the features are cached")
+    parser.add_argument("--evaluator", help="a checkpoint folder (default: the shipped evaluator)")
     args = parser.parse_args()
     args.features.mkdir(parents=True, exist_ok=True)
-    head = get_scorer(None).lexical[0]
     rows = rows_with_standing(
-        [r for name in FIT_ON for r in cached_features(args.data / f"{name}.jsonl", args.features, True)]
+        [r for name in FIT_ON for r in cached_features(args.data / f"{name}.jsonl", args.features, args.evaluator)]
     )
-    logits = head.logits([r["logit"] for r in rows], [r["overlap"] for r in rows])
+    logits = np.array([r["logit"] for r in rows])
     x = np.column_stack([logits, [r["standing"] for r in rows]])
     y = [r["label"] for r in rows]
     model = LogisticRegression(max_iter=3000).fit(x, y)
