@@ -4,14 +4,18 @@ the lexical grounding check, replayed on recorded runs.
 `generate` withholds a draft that no kept strip supports by word overlap, and a strip only supports it
 when it names the question's subject (`crag.methods.attribution`): English word rules, grown around a
 135M reader. This asks the run's chat model (the default local 1.5B), for every recorded draft that does
-not decline, whether the passages it was given state that answer: `VERIFY_QUESTION` after the generation
-prompt and the draft, in the same conversation, and reads P(yes) from its first reply token as
-`YesNoGrader` does. The grades are cached per run folder
-(`verify-<model>.jsonl`, one line per answer, so a stopped run resumes), then `generate` is replayed on
+not decline, whether the passages it was given state that answer, in one of two forms (`--form`:
+`continuation` asks `VERIFY_QUESTION` after the generation prompt and the draft, in the same
+conversation; `fresh` asks `VERIFY_FRESH`, a new prompt with the same passages and question), and reads
+P(yes) from its first reply token as `YesNoGrader` does. The grades are cached per run folder
+(`verify-<form>-<model>.jsonl`, one line per answer, so a stopped run resumes), then `generate` is replayed on
 each recorded draft (as `answer_rules.py` does) with the decision to let a draft stand made four ways:
 the lexical check (shipped), the model's grade alone, either, or both.
 
-    python benchmarks/experiments/verify_answers.py artifacts/eval/models/local-docs [more run folders]
+    python benchmarks/experiments/verify_answers.py artifacts/eval/models/local-docs --form fresh --cuts 0,0.5,0.8
+
+Measured on 2026-11-27 (docs/reports/2026-11-27-ceiling-of-the-reader.md): ROC-AUC 0.635 (continuation)
+and 0.677 (fresh) against the lexical check's 0.732; not used by `generate`.
 """
 
 from __future__ import annotations
