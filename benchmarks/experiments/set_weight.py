@@ -25,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from similarity_features import FIT_ON  # this folder's experiment: the same pairs
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
@@ -33,9 +34,8 @@ from crag.core.passages import titled_once
 from crag.core.thresholds import logit_of
 from crag.evaluator_model.pairs import Pair, read_pairs
 from crag.evaluator_model.runnable import get_scorer
-from crag.methods.refinement import SET_WEIGHT, standings_of
+from crag.methods.refinement import SET_WEIGHT, cosines, standings_of
 
-FIT_ON = ["dev", "faq"]
 INSIDE = 1 - 1e-6  # ±1 has no logit
 
 
@@ -48,25 +48,26 @@ def features(pairs: list[Pair], evaluator: str | None) -> list[dict]:
     embedder = LocalEmbeddings(batch_size=64)
     questions = sorted({p.question for p in pairs})
     q = dict(zip(questions, np.asarray(embedder.embed_documents(questions))))
-    passages = np.asarray(embedder.embed_documents([titled_once(p.passage, p.title) for p in pairs]))
-    norms = np.linalg.norm(passages, axis=1)
+    passages = embedder.embed_documents([titled_once(p.passage, p.title) for p in pairs])
     return [
         {
             "label": p.label,
             "group": group,
             "logit": logit_of(min(max(s, -INSIDE), INSIDE)),
-            "cos": float(v @ q[p.question] / ((n * np.linalg.norm(q[p.question])) or 1.0)),
+            "cos": cosines(q[p.question], [v])[0],
         }
-        for p, group, s, v, n in zip(pairs, groups, scores, passages, norms)
+        for p, group, s, v in zip(pairs, groups, scores, passages)
     ]
 
 
 def cached_features(path: Path, out: Path, evaluator: str | None) -> list[dict]:
     tag = hashlib.sha1(str(Path(evaluator).resolve() if evaluator else "shipped").encode()).hexdigest()[:8]
     cache = out / f"{path.stem}-{tag}.json"
-    if not cache.is_file():
-        cache.write_text(json.dumps(features(read_pairs(path), evaluator)))
-    return json.loads(cache.read_text())
+    if cache.is_file():
+        return json.loads(cache.read_text())
+    rows = features(read_pairs(path), evaluator)
+    cache.write_text(json.dumps(rows))
+    return rows
 
 
 def rows_with_standing(rows: list[dict]) -> list[dict]:

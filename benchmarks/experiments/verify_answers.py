@@ -7,7 +7,7 @@ when it names the question's subject (`crag.methods.attribution`): English word 
 not decline, whether the passages it was given state that answer, in one of two forms (`--form`:
 `continuation` asks `VERIFY_QUESTION` after the generation prompt and the draft, in the same
 conversation; `fresh` asks `VERIFY_FRESH`, a new prompt with the same passages and question), and reads
-P(yes) from its first reply token as `YesNoGrader` does. The grades are cached per run folder
+P(yes) from its first reply token with `YesNoGrader.score_messages`. The grades are cached per run folder
 (`verify-<form>-<model>.jsonl`, one line per answer, so a stopped run resumes), then `generate` is replayed on
 each recorded draft (as `answer_rules.py` does) with the decision to let a draft stand made four ways:
 the lexical check (shipped), the model's grade alone, either, or both.
@@ -48,20 +48,6 @@ VERIFY_FRESH = (
 )
 
 
-class Verifier(YesNoGrader):
-    """`YesNoGrader` over given chat messages instead of the tutorial's grading prompt."""
-
-    def grade(self, messages: list[dict[str, str]]) -> float:
-        self.messages = messages
-        return self.score("", "")
-
-    def _tokens(self, question: str, document: str) -> list[int]:
-        prompt = self.format(messages=self.messages).prompt
-        tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
-        limit = self.llama.n_ctx() - 1
-        return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]
-
-
 def messages(form: str, prompt_name: str, record: dict) -> list[dict[str, str]]:
     knowledge = format_knowledge(record["strips"])
     if form == "fresh":
@@ -82,10 +68,10 @@ def grades(folder: Path, info: dict, records: list[dict], model: str, form: str)
         done = {row["qid"]: row["grade"] for row in map(json.loads, cache.read_text().splitlines())}
     todo = [r for r in records if r["qid"] not in done and r["strips"] and r["draft"] and not abstains(r["draft"])]
     if todo:
-        verifier = Verifier(model_file(model), n_ctx=4096, reuse_prefix=False)
+        grader = YesNoGrader(model_file(model), n_ctx=4096, reuse_prefix=False)
         with cache.open("a") as out:
             for r in tqdm(todo, desc=f"verify {folder.name}"):
-                done[r["qid"]] = verifier.grade(messages(form, info["generate_prompt"], r))
+                done[r["qid"]] = grader.score_messages(messages(form, info["generate_prompt"], r))
                 out.write(json.dumps({"qid": r["qid"], "grade": done[r["qid"]]}) + "\n")
                 out.flush()
     return done

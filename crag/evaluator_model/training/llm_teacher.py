@@ -66,21 +66,27 @@ class YesNoGrader:
     def _first_tokens(self, spellings: list[str]) -> list[int]:
         return sorted({self.llama.tokenize(s.encode(), add_bos=False, special=False)[0] for s in spellings})
 
-    def _tokens(self, question: str, document: str) -> list[int]:
-        messages = [
-            {"role": "system", "content": SYSTEM},
-            {"role": "user", "content": HUMAN.format(document=document, question=question)},
-        ]
+    def _tokens(self, messages: list[dict[str, str]]) -> list[int]:
         prompt = self.format(messages=messages).prompt
         tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
         limit = self.llama.n_ctx() - 1
         return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]  # keep both ends
 
     def score(self, question: str, document: str) -> float:
-        """The grade of one pair, in [-1, 1]; the cached start of the last prompt is reused when it matches."""
+        """The grade of one pair by the tutorial's prompt, in [-1, 1]."""
+        return self.score_messages(
+            [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": HUMAN.format(document=document, question=question)},
+            ]
+        )
+
+    def score_messages(self, messages: list[dict[str, str]]) -> float:
+        """P(yes) of the reply to any chat `messages`, in [-1, 1]; the cached start of the last prompt is
+        reused when it matches."""
         import llama_cpp
 
-        tokens = self._tokens(question, document)
+        tokens = self._tokens(messages)
         common = 0
         for mine, theirs in zip(self._evaluated if self.reuse_prefix else [], tokens):
             if mine != theirs:
