@@ -86,15 +86,20 @@ def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> d
 
 
 def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:
+    """Accuracy and declines of `answer_of`'s answers. A question that reached `generate` with no knowledge
+    keeps its recorded answer in every row: the model was not asked, so there is no draft to replay (its
+    empty draft counted as an answer that did not decline until the evening of 2026-11-27, and the rows that switch
+    withholding off, or show the drafts, under-counted declines on unanswerable questions)."""
+    said = {r["qid"]: answer_of(r) if r.get("strips") else r["answer"] for r in records}
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
     right = sum(
-        metrics.match(metrics.strip_citations(answer_of(r)), r["answers"], case_sensitive=True) for r in answerable
+        metrics.match(metrics.strip_citations(said[r["qid"]]), r["answers"], case_sensitive=True) for r in answerable
     )
     return {
         "accuracy": right / max(len(answerable), 1),
-        "abstained_answerable": sum(abstains(answer_of(r)) for r in answerable) / max(len(answerable), 1),
-        "declined_unanswerable": sum(abstains(answer_of(r)) for r in unanswerable) / max(len(unanswerable), 1),
+        "abstained_answerable": sum(abstains(said[r["qid"]]) for r in answerable) / max(len(answerable), 1),
+        "declined_unanswerable": sum(abstains(said[r["qid"]]) for r in unanswerable) / max(len(unanswerable), 1),
     }
 
 

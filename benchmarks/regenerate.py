@@ -62,8 +62,9 @@ def main() -> None:
     quote = info["quote_thresholds"][args.system]
     rows: dict[str, Any] = {"recorded answers": score(records, lambda r: r["answer"])}
     rows["recorded drafts"] = score(records, lambda r: r["draft"] or "")
+    asked: dict[str, dict[str, str]] = {}  # the raw replies by prompt, kept in the JSON to score again without the model
     for prompt in args.prompts.split(","):
-        replies = regenerate(records, info["chat_model"], prompt, info["max_answer_tokens"])
+        replies = asked[prompt] = regenerate(records, info["chat_model"], prompt, info["max_answer_tokens"])
         for stops in (True, False):
             name = f"{prompt}, {'with' if stops else 'without'} stop labels"
             reply = {qid: cut(text, GENERATE_STOP) if stops else text for qid, text in replies.items()}
@@ -85,7 +86,7 @@ def main() -> None:
     print_rows(rows, 52, ("differs_from_recorded", "stop_label_cut"))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+        args.json.write_text(json.dumps({**rows, "replies": asked}, indent=2) + "\n")
 
 
 if __name__ == "__main__":
