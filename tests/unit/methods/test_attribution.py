@@ -403,6 +403,33 @@ def test_support_counts_the_claims_uncommon_words():
     assert plain == {"sea"} and informative("She lived by the sea.", plain) == plain
 
 
+def test_among_strips_that_state_the_uncommon_words_the_one_that_states_more_of_the_claim_is_cited():
+    """The demo's third question: "physicist" is the claim's one uncommon word, and three strips say it;
+    only Becquerel's own page also says "engineer"."""
+    strips = [
+        strip(
+            "The becquerel (symbol Bq) is the SI unit of radioactivity, named after the French physicist.",
+            "Becquerel (unit)",
+            1,
+        ),
+        strip(
+            "Radioactivity was discovered in 1896 in uranium salts by a French physicist, Becquerel.",
+            "Radioactivity",
+            2,
+        ),
+        strip(
+            "Henri Becquerel was a French physicist and engineer. In 1896 he discovered radioactivity.",
+            "Henri Becquerel",
+            3,
+        ),
+    ]
+    (citation,) = attribute("Henri Becquerel was a French physicist and engineer.", "Who was Henri Becquerel?", strips)
+    assert citation["sources"] == [3]
+    # strips that state the claim equally are cited together, as before (at most MAX_CITATIONS)
+    (both,) = attribute("He was a French physicist.", "Who was Henri Becquerel?", strips)
+    assert both["sources"] == [1, 2]
+
+
 @pytest.mark.parametrize(
     "draft, looping",
     [
