@@ -2,7 +2,7 @@
 
 `pip install crag-langgraph` gives the graph, the evaluator and Chroma; the local chat model, the
 server, the harness's plots, LoRA training, OpenAI and Tavily are extras, so that an app that brings
-its own chat model does not build llama.cpp from source (about nine minutes) or install a web
+its own chat model does not build llama.cpp from source (a few minutes) or install a web
 server it never starts. Code that needs an optional package imports it through `require`, which
 turns a missing package into an error that names the extra to install.
 """
