@@ -51,7 +51,11 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
     "no loop rule": ([(generate_module, "loops", lambda draft: False)], {}),
     "no withholding of unsupported answers": ([], {"answer_without_knowledge": True}),
     "no quoting at all": ([], {"quote_threshold": 2.0}),
-    "no subject rule": ([(attribution, "concerns", lambda question, strips: [True] * len(strips))], {}),
+    "no subject rule": ([(attribution, "concerns", lambda question, strips, **_: [True] * len(strips))], {}),
+    "the answers' subject any rarest word, capitalised or not (before the evening of 2026-11-27)": (
+        [(attribution, "subject", lambda question, names_only=False, _subject=attribution.subject: _subject(question))],
+        {},
+    ),
     "no says-something rule": ([(attribution, "says_something", lambda question, strip: True)], {}),
     "no title tidying (a copied title stays in the answer)": (
         [(generate_module, "split_echo", lambda sentence, titles: ("", sentence))],

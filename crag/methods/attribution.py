@@ -106,15 +106,18 @@ def claim(sentence: str, question: str) -> set[str]:
     return terms(sentence) - terms(question)
 
 
-def subject(question: str) -> list[set[str]]:
+def subject(question: str, names_only: bool = False) -> list[set[str]]:
     """The question's rarest content words (ties all count), each as the terms that may stand for it
     in a strip ("json.dumps" also as "json" and "dumps"); none when even the rarest is a common word.
     Function words count for nothing, however rare their spelling: "whats" (Zipf 3.9) was taken for the
-    subject of "show whats the time in los angeles", and no strip could name it."""
+    subject of "show whats the time in los angeles", and no strip could name it.
+
+    `names_only` looks only at the words the question writes with a capital letter: names ("Lovelace",
+    "OrderedDict", "Pillow"), not the uncommon words of a task ("stdlib", "unstage", "unmatched"), for
+    `attribute` (see `concerns`)."""
     stop = stopwords()
-    rarity = {
-        w: zipf(w) for w in _WORD.findall(question.lower()) if w not in STOPWORDS and w not in FILLER and w not in stop
-    }
+    words = [w for w in _WORD.findall(question) if not names_only or w[:1].isupper()]
+    rarity = {w: zipf(w) for w in map(str.lower, words) if w not in STOPWORDS and w not in FILLER and w not in stop}
     if not rarity or min(rarity.values()) >= SUBJECT_ZIPF:
         return []
     rarest = min(rarity.values())
@@ -169,14 +172,22 @@ def _says(text: str, phrase: str) -> bool:
     return f" {_words(phrase)} " in f" {_words(text)} "
 
 
-def concerns(question: str, strips: Sequence[Strip]) -> list[bool]:
+def concerns(question: str, strips: Sequence[Strip], names_only: bool = False) -> list[bool]:
     """Whether each strip is about what the question asks about: it names the question's subject (its
     rarest word; or, when all its words are common, its `named_phrase` whole), the question names
     the strip's document (`named_document`), or another kept strip of the same document names the
     subject. A manual names its function once: functools' strip on `cache_info()` does not say
     "lru_cache", the strip before it does, and the 1.5B reader's right answer from it was withheld. A
-    namesake's page is another document, so the rule's purpose stands."""
-    named = subject(question)
+    namesake's page is another document, so the rule's purpose stands.
+
+    `names_only` (for the model's answers, `attribute`) takes the subject from the rarest words the
+    question capitalises (`subject`). The rule is there for namesakes, and a namesake is a name: with the
+    1.5B reader the rarest word of a documentation question was as often a word of the task that the
+    manual does not use ("python stdlib percentile cut points" answered `quantiles`, "make an unmatched
+    pattern expand to nothing" `nullglob`), and right answers were withheld (docs/reports/
+    2026-11-27-evening-the-subject-is-a-name.md). A quote has no reader's judgement behind it, so
+    `quotable` keeps the rarest word, whatever its case, as its test of relevance."""
+    named = subject(question, names_only)
     phrase = None if named else named_phrase(question)
     own = [
         (about(named, names(strip)) and (phrase is None or _says(f"{strip['title']} {strip['text']}", phrase)))
@@ -252,7 +263,7 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     strips in order were cited (on the recorded runs: citation precision 71.3% → 73.2% on the
     documentation set, 77.7% → 77.4% on PopQA, no answer changed)."""
     stated = [states(strip) for strip in strips]
-    relevant = concerns(question, strips)
+    relevant = concerns(question, strips, names_only=True)
     citations: list[Citation] = []
     for sentence, start, end in sentence_spans(answer):
         claimed = claim(sentence, question)
