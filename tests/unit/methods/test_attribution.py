@@ -221,9 +221,7 @@ def test_a_function_word_typed_without_its_apostrophe_names_no_subject():
 def test_a_strip_of_a_document_the_question_names_is_about_what_it_asks():
     """The rarest word of a question about a tool is often a detail the manual does not spell
     ("node_modules"); a strip of the manual the question names (its title) may still support the answer."""
-    from crag.methods.attribution import named_document, quotable
-
-    from crag.methods.attribution import concerns
+    from crag.methods.attribution import concerns, named_document, quotable
 
     question = "When searching a project recursively, which grep option skips a folder such as node_modules?"
     text = "--exclude-dir=GLOB Skip any command-line directory whose base name matches GLOB."
