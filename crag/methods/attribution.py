@@ -9,8 +9,9 @@ Swedish painter." for "What is Anna Berg's occupation?" claims {swedish, painter
 that says both, or most of them, supports it. A sentence whose claim no strip states gets no
 citation, and an answer none of whose sentences is supported is not grounded.
 
-A strip must also be about what the question asks about: it must name the question's rarest word
-(its subject, by `subject`). "Borysławice is a village in … Gmina Fredropol" states every word it
+A strip must also be about what the question asks about: it must name the question's subject (by
+`subject`: for the model's answers the rarest word the question capitalises, a name; for a quote the
+rarest word of any case). "Borysławice is a village in … Gmina Fredropol" states every word it
 adds, but the strip it copies is about Borysławka; without this rule such answers to questions the
 sources cannot answer were grounded on a strip about a namesake (docs/reports/
 2026-11-23-lower-threshold-and-subject-rule.md). A question whose words are all common ("Who is the author of Facing the
