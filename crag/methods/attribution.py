@@ -57,15 +57,19 @@ FILLER = frozenset(
     "yes one".split()
 )
 _WORD = re.compile(r"[\w][\w.+-]*\w|\w")
+_OPTION = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*")  # a command-line option, dashes and all (lower-cased text)
 
 
 def terms(text: str) -> set[str]:
     """Stemmed content words of `text`; dotted and dashed names ("json.dumps", "--max-count") stay whole
-    and also count by their parts."""
+    and also count by their parts. A command-line option also counts with its dashes ("-a", "--all"):
+    without them it is the stopword "a" or "all", and "The `-a` flag makes ls show hidden files." claimed
+    nothing that ls's "-a, --all do not ignore entries starting with ." could support."""
+    lowered = text.lower()
     words = []
-    for token in _WORD.findall(text.lower()):
+    for token in _WORD.findall(lowered):
         words += [token] + (re.split(r"[.+-]+", token) if re.search(r"[.+-]", token) else [])
-    return _content(words)
+    return _content(words) | set(_OPTION.findall(lowered))
 
 
 def _content(words: list[str]) -> set[str]:

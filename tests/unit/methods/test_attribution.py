@@ -405,6 +405,18 @@ def test_the_model_s_answer_needs_a_strip_naming_the_subject_only_when_the_subje
     assert not grounded(attribute("Anna Berg was a Swedish painter.", "What is Anna Berg's occupation?", [namesake]))
 
 
+def test_a_one_letter_option_is_a_term_with_its_dash():
+    """`-a` is not the article "a": the 1.5B's right answer to "which flag makes ls show hidden files"
+    claimed nothing and was replaced by a quote of the manual's header."""
+    assert {"-a", "--all"} <= terms("-a, --all do not ignore entries starting with .")
+    assert "a" not in terms("a file") and "-a" not in terms("a well-known file")
+    question = "which flag makes ls show hidden files"
+    manual = strip("-a, --all do not ignore entries starting with . -A, --almost-all do not list . and ..", "ls")
+    (cited,) = attribute("The `-a` flag makes ls show hidden files.", question, [manual])
+    assert cited["sources"] == [1]
+    assert not grounded(attribute("The `-l` flag makes ls show hidden files.", question, [manual]))
+
+
 def test_support_counts_the_claims_uncommon_words():
     from crag.methods.attribution import claim, informative
 
@@ -419,7 +431,7 @@ def test_support_counts_the_claims_uncommon_words():
     assert support(claimed, stated) < 0.5 and support(claimed, stated, key) == 1.0
     # an option or inline code is a name, however common its letters: "-S" is the answer, "order" is not
     option = "The `-S` option sorts files by size in descending order."
-    assert informative(option, claim(option, "ls sort by file size, biggest first")) == {"s", "descend"}
+    assert informative(option, claim(option, "ls sort by file size, biggest first")) == {"-s", "s", "descend"}
     # a claim of common words only is counted whole
     plain = claim("She lived by the sea.", "Where did Anna Berg live?")
     assert plain == {"sea"} and informative("She lived by the sea.", plain) == plain
