@@ -62,9 +62,8 @@ def main() -> None:
     quote = info["quote_thresholds"][args.system]
     rows: dict[str, Any] = {"recorded answers": score(records, lambda r: r["answer"])}
     rows["recorded drafts"] = score(records, lambda r: r["draft"] or "")
-    asked: dict[
-        str, dict[str, str]
-    ] = {}  # the raw replies by prompt, kept in the JSON to score again without the model
+    # the raw replies by prompt, kept in the JSON to score them again with later rules without the model
+    asked: dict[str, dict[str, str]] = {}
     for prompt in args.prompts.split(","):
         replies = asked[prompt] = regenerate(records, info["chat_model"], prompt, info["max_answer_tokens"])
         for stops in (True, False):
