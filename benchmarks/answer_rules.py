@@ -48,6 +48,8 @@ def patched(target: Any, name: str, value: Any) -> Iterator[None]:
 # rule -> what switches it off: (module, name, replacement) patches and Context overrides
 ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
     "all rules (as shipped)": ([], {}),
+    # a run recorded before the model was asked again has one draft a question: there the two rows are equal
+    "ask once (no second prompt when the first answer does not stand)": ([], {"retry_prompt": None}),
     "no loop rule": ([(generate_module, "loops", lambda draft: False)], {}),
     "no withholding of unsupported answers": ([], {"answer_without_knowledge": True}),
     "no quoting at all": ([], {"quote_threshold": 2.0}),
@@ -68,7 +70,7 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
     "no subject by document (each strip on its own)": ([(attribution, "_document", lambda strip: id(strip))], {}),
     "drafts only (no rule, no quote)": (
         [(generate_module, "loops", lambda draft: False)],
-        {"answer_without_knowledge": True, "quote_threshold": 2.0},
+        {"answer_without_knowledge": True, "quote_threshold": 2.0, "retry_prompt": None},
     ),
 }
 
@@ -85,8 +87,11 @@ def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> d
         "external_knowledge": external,
     }
     settings = {"quote_threshold": quote_threshold, **overrides}
-    ctx = Context(chat_model=FakeListChatModel(responses=[record["draft"] or ""]), evaluator=None, **settings)
-    return generate_module.generate(state, SimpleNamespace(context=ctx))
+    # a record whose model was asked twice (`Context.retry_prompt`) replays both replies in order; one asked once
+    # gives its one draft to a second question too, which the rules then judge as they judged the first
+    drafts = [record["first_draft"], record["draft"]] if record.get("asked_again") else [record["draft"]]
+    ctx = Context(chat_model=FakeListChatModel(responses=[d or "" for d in drafts]), evaluator=None, **settings)
+    return generate_module.generate(state, SimpleNamespace(context=ctx, stream_writer=lambda event: None))
 
 
 def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:

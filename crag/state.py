@@ -59,6 +59,8 @@ class OutputState(TypedDict, total=False):
     answer: str
     grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
     quoted: bool  # the answer quotes a strip word for word: the model's was withheld or declined
+    asked_again: bool  # the model declined or was withheld and was asked once more (Context.retry_prompt)
+    first_draft: str  # what it wrote the first time, when it was asked again; else empty
     replaced: Replaced | None  # why the answer is not the model's words; None when they stand or it was not asked
     citations: list[Citation]
     sources: list[Source]  # the cited strips

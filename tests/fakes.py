@@ -7,6 +7,7 @@ One importable module (`from tests.fakes import …`) instead of a copy per test
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -102,7 +103,26 @@ class StoppingChat(BaseChatModel):
 
 
 def fake_chat(*replies: str) -> GenericFakeChatModel:
-    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+    """A model that gives `replies` in turn, then its last one to every further call (asked again, as
+    `generate` asks when the first answer does not stand, it says the same)."""
+    said = [AIMessage(content=r) for r in replies]
+    return GenericFakeChatModel(messages=itertools.chain(said, itertools.repeat(said[-1]) if said else []))
+
+
+class RecordingChat(BaseChatModel):
+    """Gives `replies` in turn (then the last again) and keeps every prompt it was sent."""
+
+    replies: list[str]
+    prompts: list = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "recording"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.prompts.append(str(messages[-1].content))
+        text = self.replies[min(len(self.prompts), len(self.replies)) - 1]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
 class EchoChat(BaseChatModel):

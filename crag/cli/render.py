@@ -51,6 +51,8 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "quoted": bool(result.get("quoted")),
         "replaced": result.get("replaced"),
         "draft": result.get("draft", ""),
+        "asked_again": bool(result.get("asked_again")),
+        "first_draft": result.get("first_draft", ""),
         "citations": result.get("citations", []),
         "sources": result.get("sources", []),
         "timings": result.get("timings", {}),
@@ -193,6 +195,8 @@ def event_line(event: dict[str, Any]) -> str:
         return f"web: {counted(len(event['results']), 'result')}, {counted(len(event['strips']), 'strip')} kept"
     if node == "refine":
         return f"refined: {counted(len(event['strips']), 'strip')} kept"
+    if node == "generate" and "asked_again" in event:
+        return f"the first answer does not stand: asking again with the {event['asked_again']} prompt"
     return json.dumps(event, ensure_ascii=False)[:200]
 
 
@@ -209,6 +213,9 @@ class StreamPrinter:
         self.answering = False
 
     def event(self, event: dict[str, Any]) -> None:
+        if self.answering:  # an answer streamed before the event (the first of two) ends its line
+            typer.echo()
+            self.answering = False
         typer.secho(f"· {event_line(event)}", dim=True)
 
     def token(self, text: str) -> None:

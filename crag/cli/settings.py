@@ -52,6 +52,13 @@ Prompt = Annotated[
         help="Generation prompt: compact (default), paper (the CRAG paper's) or marked (compact over datamarked passages)."
     ),
 ]
+RetryPrompt = Annotated[
+    str | None,
+    typer.Option(
+        help="When knowledge was found but the model declines or its answer is withheld, ask once more with this "
+        "prompt: paper (the default; it offers no way out, and the grounding check judges its answer) or off."
+    ),
+]
 RewriteMode = Annotated[
     str | None,
     typer.Option(
@@ -94,6 +101,7 @@ FIELDS = {
     "answer_without_knowledge": "answer_without_knowledge",
     "quote_threshold": "quote_threshold",
     "prompt": "generate_prompt",
+    "retry_prompt": "retry_prompt",
     "rewrite": "rewrite",
     "requery": "requery",
     "chroma_dir": "chroma_dir",

@@ -192,6 +192,8 @@ def prompt_digest(ctx: Context) -> str:
     text = "\0".join(
         [
             GENERATE_PROMPTS[ctx.generate_prompt],
+            # and the prompt it asks again with, when the first answer does not stand
+            GENERATE_PROMPTS[ctx.retry_prompt] if ctx.retry_prompt else "",
             GENERATE_NO_KNOWLEDGE_PROMPT,
             *GENERATE_STOP,
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)
@@ -220,6 +222,8 @@ def prediction_record(
         "answer": answer,
         "draft": output.get("draft", ""),
         "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
+        "asked_again": bool(output.get("asked_again")),
+        "first_draft": output.get("first_draft", ""),
         "grounded": bool(output.get("grounded")),
         "abstained": abstains(answer),
         "quoted": bool(output.get("quoted")),
@@ -337,6 +341,7 @@ def run(settings: RunSettings) -> dict:
         "max_answer_tokens": base.max_answer_tokens,
         "code_sha256": code_digest(),
         "generate_prompt": base.generate_prompt,
+        "retry_prompt": base.retry_prompt,
         "thresholds": {
             s.name: [t.upper, t.lower]
             for s in settings.systems

@@ -90,6 +90,18 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"generate_prompt": "compact"},
         ),
         System(
+            "crag_ask_once",
+            "crag",
+            "CRAG that never asks the model twice: its first answer, declined or withheld, is final",
+            lambda ctx, upper, lower: {"retry_prompt": None},
+        ),
+        System(
+            "rag_ask_once",
+            "rag",
+            "standard RAG that never asks the model twice",
+            lambda ctx, upper, lower: {"retry_prompt": None},
+        ),
+        System(
             "crag_no_quote",
             "crag",
             "CRAG that declines instead of quoting a relevant strip when the model's answer is unsupported",

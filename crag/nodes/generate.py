@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.core.passages import titled_once
-from crag.events import ANSWER_TAGS
+from crag.events import ANSWER_TAGS, emit
 from crag.methods.attribution import (
     abstains,
     attribute,
@@ -101,6 +101,25 @@ def quoting(text: str, n: int) -> tuple[str, list[Citation]]:
     return answer, [Citation(sentence=text, start=start, end=start + len(text), sources=[n])]
 
 
+def _answer(ctx: Context, prompt_name: str, strips: list[Strip], question: str, knowledge: str):
+    """One model call and the rules on its reply: (draft, answer, citations, why it was replaced or None)."""
+    prompt = (
+        generation_prompt(prompt_name, knowledge=knowledge, question=question)
+        if strips
+        else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
+    )
+    reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
+    draft = answer = tidy(unmarked(str(reply.content), prompt_name), [s["title"] for s in strips], question)
+    declined = abstains(draft)  # the model's own "I don't know" is kept as it is
+    citations = attribute(draft, question, strips) if strips and not declined else []
+    replaced: Replaced | None = None
+    if loops(draft):  # no answer, however well its turns are supported
+        answer, citations, replaced = LOOPING_ANSWER, [], "looped"
+    elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
+        answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
+    return draft, answer, citations, replaced
+
+
 @timed("generate")
 def generate(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
@@ -108,23 +127,18 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     question = state["question"]
     knowledge = format_knowledge(strips)
     replaced: Replaced | None = None  # why the model's answer does not stand, when it does not
+    asked_again, first_draft = False, ""  # and the first prompt's draft, when it was
     if not strips and not ctx.answer_without_knowledge:
         draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
     else:
-        prompt = (
-            generation_prompt(ctx.generate_prompt, knowledge=knowledge, question=question)
-            if strips
-            else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
-        )
-        reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
-        text = unmarked(str(reply.content), ctx.generate_prompt)
-        draft = answer = tidy(text, [s["title"] for s in strips], question)
-        declined = abstains(draft)  # the model's own "I don't know" is kept as it is
-        citations = attribute(draft, question, strips) if strips and not declined else []
-        if loops(draft):  # no answer, however well its turns are supported
-            answer, citations, replaced = LOOPING_ANSWER, [], "looped"
-        elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
-            answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
+        draft, answer, citations, replaced = _answer(ctx, ctx.generate_prompt, strips, question, knowledge)
+        # knowledge was found and the model declined, or its answer does not stand: once more with a prompt
+        # that has no way out, the grounding check judging that answer as it judged the first
+        retry = ctx.retry_prompt
+        if strips and retry and retry != ctx.generate_prompt and (replaced or abstains(answer)):
+            asked_again, first_draft = True, draft
+            emit(runtime, "generate", asked_again=retry, first_draft=first_draft)
+            draft, answer, citations, replaced = _answer(ctx, retry, strips, question, knowledge)
     # the best strip about the subject that the evaluator calls relevant, quoted when the model
     # declined or was withheld (None when no strip is quotable)
     quote = quotable(question, strips, resources.quote_threshold(ctx)) if strips and abstains(answer) else None
@@ -137,6 +151,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         "draft": draft,
         "answer": answer,
         "quoted": quote is not None,
+        "asked_again": asked_again,
+        "first_draft": first_draft,
         "replaced": replaced,
         "grounded": grounded(citations),
         "citations": citations,

@@ -70,6 +70,11 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
         "is unsupported or declines (-1.5..1.5; unset: the evaluator's upper threshold; above 1: never).",
     ),
     "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'marked'."),
+    "retry_prompt": (
+        GeneratePrompt | Literal["off"],
+        "When knowledge was found but the model declines or is withheld, ask once more with this prompt "
+        "('paper', the default) or not ('off').",
+    ),
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."

@@ -207,6 +207,7 @@ def test_schemas_are_published(serve):
         "answer_without_knowledge",
         "quote_threshold",
         "generate_prompt",
+        "retry_prompt",
         "thread_id",
     }
 

@@ -82,6 +82,7 @@ def test_bad_commands_say_why(line, message):
         ("upper_threshold", "upper_threshold"),
         ("refine-mode", "refine_mode"),
         ("--prompt", "generate_prompt"),
+        ("retry-prompt", "retry_prompt"),
         ("answer_without_knowledge", "answer_without_knowledge"),
         ("quote-threshold", "quote_threshold"),
     ],

@@ -22,9 +22,12 @@ def test_a_streamed_answer_that_was_replaced_ends_on_the_quote(capsys):
     show(state, "stream")
     out = capsys.readouterr().out
     quote = QUOTE_ANSWER.format(quote=DOCS[0].page_content)
-    assert state["quoted"] and answer_lines(out) == ["answer: She was an astronaut.", f"answer: {quote}"]
+    # the first answer does not stand, so the model is asked again (and says the same): each on its own line
+    said = "answer: She was an astronaut."
+    assert state["quoted"] and answer_lines(out) == [said, said, f"answer: {quote}"]
+    assert "· the first answer does not stand: asking again with the paper prompt" in out
     assert out.count("(no source supports these words: quoting the kept passage") == 1  # once, not again by show
-    assert out.count("She was an astronaut.") == 1  # the streamed draft is not repeated in the note
+    assert out.count("She was an astronaut.") == 2  # the streamed drafts are not repeated in the note
     assert "[1] Anna Berg" in out  # the quoted strip is listed as the source
 
 
@@ -54,6 +57,8 @@ def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["quoted"] is True and summary["grounded"] is True and summary["draft"] == "I don't know."
     assert summary["replaced"] == "declined"
+    # it declined twice (asked again, it said the same), and both are in the JSON
+    assert summary["asked_again"] is True and summary["first_draft"] == "I don't know."
 
 
 def test_an_empty_reply_is_named_as_such_and_not_withheld_when_nothing_can_be_quoted(capsys):

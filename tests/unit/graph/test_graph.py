@@ -16,7 +16,7 @@ from crag.experiments.systems import NEVER
 from crag.graph import build_graph, graph
 from crag.methods.question import InvalidQuestion
 from crag.prompts import LOOPING_ANSWER, NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
-from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, WEB, FakeWeb
+from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, WEB, FakeWeb, RecordingChat
 
 QUESTION = "What is Anna Berg's occupation?"
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -230,6 +230,55 @@ def test_the_models_own_i_dont_know_is_kept_unless_a_strip_can_be_quoted(make_co
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "I don't know."))
     assert result["quoted"] is True and result["answer"] == QUOTE_ANSWER.format(quote=DOCS[0].page_content)
     assert result["replaced"] == "declined"
+
+
+def asked(make_context, *replies, **kw):
+    """The graph's state and the answer prompts sent, for a model that gives `replies` in turn."""
+    chat = RecordingChat(replies=list(replies))
+    ctx = dataclasses.replace(make_context({"painter": 0.9}, rewrite="keywords", **kw), chat_model=chat)
+    return graph.invoke({"question": QUESTION}, context=ctx), chat.prompts
+
+
+def test_a_model_that_declines_with_knowledge_is_asked_once_more_with_the_paper_prompt(make_context):
+    result, prompts = asked(make_context, "I don't know.", "Anna Berg was a Swedish painter.")
+    assert len(prompts) == 2 and prompts[0].startswith("Passages:") and prompts[1].startswith("Refer to the")
+    assert result["answer"] == "Anna Berg was a Swedish painter." and result["grounded"] is True
+    assert result["asked_again"] is True and result["first_draft"] == "I don't know."
+    assert result["draft"] == "Anna Berg was a Swedish painter." and result["replaced"] is None
+
+
+def test_the_second_answer_is_judged_as_the_first_was(make_context):
+    # withheld the first time, unsupported again: declined (nothing may be quoted), the last draft kept
+    result, prompts = asked(make_context, "She was an astronaut.", "She flew to the moon.", quote_threshold=NEVER)
+    assert len(prompts) == 2 and result["answer"] == UNSUPPORTED_ANSWER and result["replaced"] == "unsupported"
+    assert result["draft"] == "She flew to the moon." and result["first_draft"] == "She was an astronaut."
+    # declined both times: a relevant strip is quoted, as it would have been after one decline
+    result, prompts = asked(make_context, "I don't know.", "I don't know.")
+    assert len(prompts) == 2 and result["quoted"] is True and result["replaced"] == "declined"
+
+
+@pytest.mark.parametrize(
+    "replies, settings",
+    [
+        (["Anna Berg was a Swedish painter."], {}),  # the first answer stands
+        (["I don't know."], {"retry_prompt": None}),  # asking again is off
+        (["I don't know."], {"retry_prompt": "off"}),  # as the command line says it
+        (["I don't know."], {"generate_prompt": "paper"}),  # the same prompt would get the same answer
+    ],
+)
+def test_the_model_is_asked_once_when_its_answer_stands_or_asking_again_is_off(make_context, replies, settings):
+    result, prompts = asked(make_context, *replies, **settings)
+    assert len(prompts) == 1 and result["asked_again"] is False and result["first_draft"] == ""
+
+
+def test_without_knowledge_the_model_is_not_asked_again(make_context):
+    result, prompts = asked(make_context, "I don't know.", docs=[], web=FakeWeb([]))
+    assert prompts == [] and result["answer"] == NO_KNOWLEDGE_ANSWER and result["asked_again"] is False
+
+
+def test_an_unknown_retry_prompt_is_refused():
+    with pytest.raises(ValueError, match="unknown retry_prompt 'clever'"):
+        Context(retry_prompt="clever")
 
 
 def test_an_empty_reply_is_no_answer_and_is_replaced_by_a_quote_when_one_is_relevant(make_context):
