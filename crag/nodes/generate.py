@@ -132,16 +132,17 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
     else:
         draft, answer, citations, replaced = _answer(ctx, ctx.generate_prompt, strips, question, knowledge)
-        # knowledge was found and the model declined, or its answer does not stand: once more with a prompt
-        # that has no way out, the grounding check judging that answer as it judged the first
-        retry = ctx.retry_prompt
-        if strips and retry and retry != ctx.generate_prompt and (replaced or abstains(answer)):
-            asked_again, first_draft = True, draft
-            emit(runtime, "generate", asked_again=retry, first_draft=first_draft)
-            draft, answer, citations, replaced = _answer(ctx, retry, strips, question, knowledge)
     # the best strip about the subject that the evaluator calls relevant, quoted when the model
     # declined or was withheld (None when no strip is quotable)
     quote = quotable(question, strips, resources.quote_threshold(ctx)) if strips and abstains(answer) else None
+    # knowledge was found, the model declined or its answer does not stand, and no strip can be quoted
+    # instead: once more with a prompt that has no way out, the grounding check judging that answer as
+    # it judged the first (asked before a quote, the second answers replaced right quotes with wrong ones)
+    retry = ctx.retry_prompt
+    if quote is None and strips and abstains(answer) and retry and retry != ctx.generate_prompt:
+        asked_again, first_draft = True, draft
+        emit(runtime, "generate", asked_again=retry, first_draft=first_draft)
+        draft, answer, citations, replaced = _answer(ctx, retry, strips, question, knowledge)
     if quote is not None:
         answer, citations = quoting(strips[quote - 1]["text"], quote)
         replaced = replaced or "declined"

@@ -22,12 +22,20 @@ def test_a_streamed_answer_that_was_replaced_ends_on_the_quote(capsys):
     show(state, "stream")
     out = capsys.readouterr().out
     quote = QUOTE_ANSWER.format(quote=DOCS[0].page_content)
-    # the first answer does not stand, so the model is asked again (and says the same): each on its own line
-    said = "answer: She was an astronaut."
-    assert state["quoted"] and answer_lines(out) == [said, said, f"answer: {quote}"]
-    assert "· the first answer does not stand: asking again with the paper prompt" in out
+    assert state["quoted"] and answer_lines(out) == ["answer: She was an astronaut.", f"answer: {quote}"]
     assert out.count("(no source supports these words: quoting the kept passage") == 1  # once, not again by show
-    assert out.count("She was an astronaut.") == 2  # the streamed drafts are not repeated in the note
+    assert out.count("She was an astronaut.") == 1  # the streamed draft is not repeated in the note
+    assert "asking again" not in out  # a strip could be quoted: the model is not asked a second time
+
+
+def test_a_second_answer_streams_on_its_own_line_after_the_first(capsys):
+    ctx = fake_context(chat_model=fake_chat("She was an astronaut.", "She was a Swedish painter."), quote_threshold=2.0)
+    state = stream_run(graph, QUESTION, ctx, None)
+    show(state, "stream")
+    out = capsys.readouterr().out
+    assert answer_lines(out) == ["answer: She was an astronaut.", "answer: She was a Swedish painter."]
+    assert "· the first answer does not stand: asking again with the paper prompt" in out
+    assert state["asked_again"] and state["answer"] == "She was a Swedish painter." and state["grounded"]
     assert "[1] Anna Berg" in out  # the quoted strip is listed as the source
 
 
@@ -57,8 +65,7 @@ def test_the_plain_and_json_views_say_a_quote_is_a_quote(capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["quoted"] is True and summary["grounded"] is True and summary["draft"] == "I don't know."
     assert summary["replaced"] == "declined"
-    # it declined twice (asked again, it said the same), and both are in the JSON
-    assert summary["asked_again"] is True and summary["first_draft"] == "I don't know."
+    assert summary["asked_again"] is False and summary["first_draft"] == ""  # quoted, not asked again
 
 
 def test_an_empty_reply_is_named_as_such_and_not_withheld_when_nothing_can_be_quoted(capsys):

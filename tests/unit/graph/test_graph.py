@@ -240,7 +240,8 @@ def asked(make_context, *replies, **kw):
 
 
 def test_a_model_that_declines_with_knowledge_is_asked_once_more_with_the_paper_prompt(make_context):
-    result, prompts = asked(make_context, "I don't know.", "Anna Berg was a Swedish painter.")
+    # no strip may be quoted instead (quoting off): the model is asked again
+    result, prompts = asked(make_context, "I don't know.", "Anna Berg was a Swedish painter.", quote_threshold=NEVER)
     assert len(prompts) == 2 and prompts[0].startswith("Passages:") and prompts[1].startswith("Refer to the")
     assert result["answer"] == "Anna Berg was a Swedish painter." and result["grounded"] is True
     assert result["asked_again"] is True and result["first_draft"] == "I don't know."
@@ -252,18 +253,24 @@ def test_the_second_answer_is_judged_as_the_first_was(make_context):
     result, prompts = asked(make_context, "She was an astronaut.", "She flew to the moon.", quote_threshold=NEVER)
     assert len(prompts) == 2 and result["answer"] == UNSUPPORTED_ANSWER and result["replaced"] == "unsupported"
     assert result["draft"] == "She flew to the moon." and result["first_draft"] == "She was an astronaut."
-    # declined both times: a relevant strip is quoted, as it would have been after one decline
-    result, prompts = asked(make_context, "I don't know.", "I don't know.")
-    assert len(prompts) == 2 and result["quoted"] is True and result["replaced"] == "declined"
+    # declined both times: the second decline is the answer
+    result, prompts = asked(make_context, "I don't know.", "I don't know.", quote_threshold=NEVER)
+    assert len(prompts) == 2 and result["answer"] == "I don't know." and result["replaced"] is None
+
+
+def test_a_strip_that_can_be_quoted_is_quoted_without_asking_again(make_context):
+    for first in ("I don't know.", "She was an astronaut."):
+        result, prompts = asked(make_context, first, "Anna Berg was a Swedish painter.")
+        assert len(prompts) == 1 and result["quoted"] is True and result["asked_again"] is False
 
 
 @pytest.mark.parametrize(
     "replies, settings",
     [
         (["Anna Berg was a Swedish painter."], {}),  # the first answer stands
-        (["I don't know."], {"retry_prompt": None}),  # asking again is off
-        (["I don't know."], {"retry_prompt": "off"}),  # as the command line says it
-        (["I don't know."], {"generate_prompt": "paper"}),  # the same prompt would get the same answer
+        (["I don't know."], {"retry_prompt": None, "quote_threshold": NEVER}),  # asking again is off
+        (["I don't know."], {"retry_prompt": "off", "quote_threshold": NEVER}),  # as the command line says it
+        (["I don't know."], {"generate_prompt": "paper", "quote_threshold": NEVER}),  # the same prompt again
     ],
 )
 def test_the_model_is_asked_once_when_its_answer_stands_or_asking_again_is_off(make_context, replies, settings):
