@@ -69,9 +69,12 @@ def main() -> None:
         for stops in (True, False):
             name = f"{prompt}, {'with' if stops else 'without'} stop labels"
             reply = {qid: cut(text, GENERATE_STOP) if stops else text for qid, text in replies.items()}
-            # `generate` itself turns each reply into its draft (unmarked, tidied) and its answer
+            # `generate` itself turns each reply into its draft (unmarked, tidied) and its answer; the reply stands
+            # for the first ask (a second ask, `Context.retry_prompt`, would be given the same reply again)
             out = {
-                r["qid"]: replay({**r, "draft": reply.get(r["qid"], "")}, quote, {"generate_prompt": prompt})
+                r["qid"]: replay(
+                    {**r, "draft": reply.get(r["qid"], ""), "asked_again": False}, quote, {"generate_prompt": prompt}
+                )
                 for r in records
             }
             rows[f"{name}: drafts"] = score(records, lambda r, o=out: o[r["qid"]]["draft"])

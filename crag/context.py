@@ -220,10 +220,11 @@ class Context:
     retry_prompt: GeneratePrompt | None = field(
         default="paper",
         metadata={
-            "description": "When knowledge was found but the model declines, or its answer is withheld: ask once "
-            "more with this prompt ('paper', CRAG's, offers no way out), and let the grounding check judge that "
-            "answer as it judged the first. Empty: ask once. On the documentation set with the 1.5B reader it "
-            "answered 6.1 points more questions; PopQA unchanged (docs/reports/2026-11-28-ask-again.md)."
+            "description": "When knowledge was found but the model declines, or its answer is withheld, and no "
+            "strip can be quoted instead: ask once more with this prompt ('paper', CRAG's, offers no way out), and "
+            "let the grounding check judge that answer as it judged the first. 'off': ask once. With the 1.5B "
+            "reader it answered 6.1 points more of the documentation set; PopQA unchanged "
+            "(docs/reports/2026-11-28-ask-again.md)."
         },
     )
     max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})

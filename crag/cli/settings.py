@@ -55,8 +55,9 @@ Prompt = Annotated[
 RetryPrompt = Annotated[
     str | None,
     typer.Option(
-        help="When knowledge was found but the model declines or its answer is withheld, ask once more with this "
-        "prompt: paper (the default; it offers no way out, and the grounding check judges its answer) or off."
+        help="When knowledge was found but the model declines or its answer is withheld, and no passage can be "
+        "quoted instead, ask once more with this prompt: paper (the default; it offers no way out, and the "
+        "grounding check judges its answer) or off."
     ),
 ]
 RewriteMode = Annotated[

@@ -9,7 +9,10 @@ the citing, and an answer none of whose sentences any strip supports is not grou
 answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
 `answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the
 model's answer is withheld or it declines, but a kept strip about the question's subject scores as
-relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quoted`). A supported answer
+relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quoted`). When no strip can
+be quoted either, the model is asked once more with `Context.retry_prompt` (the paper's prompt, which
+offers no way out) and that answer is judged as the first was: the compact prompt's "I don't know"
+declined answers that the strips held (docs/reports/2026-11-28-ask-again.md). A supported answer
 stands as the model wrote it, whichever kept strip supports it: with the 1.5B reader, replacing answers that
 rested on a strip judged less relevant than the best cost 5.2 points on the documentation set
 (docs/reports/2026-11-27-local-models.md).
@@ -41,6 +44,7 @@ from crag.prompts import (
     GENERATE_NO_KNOWLEDGE_PROMPT,
     GENERATE_STOP,
     LOOPING_ANSWER,
+    MARKED_PROMPTS,
     NO_KNOWLEDGE_ANSWER,
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
@@ -139,7 +143,10 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     # instead: once more with a prompt that has no way out, the grounding check judging that answer as
     # it judged the first (asked before a quote, the second answers replaced right quotes with wrong ones)
     retry = ctx.retry_prompt
-    if quote is None and strips and abstains(answer) and retry and retry != ctx.generate_prompt:
+    # never an unmarked second ask after a datamarked first one: `marked` is chosen against planted
+    # instructions, and the paper's prompt over RAG's injected documents obeyed 17 of 18 of them
+    unmarking = ctx.generate_prompt in MARKED_PROMPTS and retry not in MARKED_PROMPTS
+    if quote is None and strips and abstains(answer) and retry and retry != ctx.generate_prompt and not unmarking:
         asked_again, first_draft = True, draft
         emit(runtime, "generate", asked_again=retry, first_draft=first_draft)
         draft, answer, citations, replaced = _answer(ctx, retry, strips, question, knowledge)

@@ -72,8 +72,8 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'marked'."),
     "retry_prompt": (
         GeneratePrompt | Literal["off"],
-        "When knowledge was found but the model declines or is withheld, ask once more with this prompt "
-        "('paper', the default) or not ('off').",
+        "When knowledge was found but the model declines or is withheld, and no passage can be quoted instead, "
+        "ask once more with this prompt ('paper', the default) or not ('off').",
     ),
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__

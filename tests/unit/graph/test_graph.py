@@ -271,6 +271,7 @@ def test_a_strip_that_can_be_quoted_is_quoted_without_asking_again(make_context)
         (["I don't know."], {"retry_prompt": None, "quote_threshold": NEVER}),  # asking again is off
         (["I don't know."], {"retry_prompt": "off", "quote_threshold": NEVER}),  # as the command line says it
         (["I don't know."], {"generate_prompt": "paper", "quote_threshold": NEVER}),  # the same prompt again
+        (["I don't know."], {"generate_prompt": "marked", "quote_threshold": NEVER}),  # never unmarked after marked
     ],
 )
 def test_the_model_is_asked_once_when_its_answer_stands_or_asking_again_is_off(make_context, replies, settings):
