@@ -36,6 +36,8 @@ def test_a_second_answer_streams_on_its_own_line_after_the_first(capsys):
     assert answer_lines(out) == ["answer: She was an astronaut.", "answer: She was a Swedish painter."]
     assert "· the first answer does not stand: asking again with the paper prompt" in out
     assert state["asked_again"] and state["answer"] == "She was a Swedish painter." and state["grounded"]
+    print_run(state)  # the plain view says the answer is the second one, and what the first was
+    assert '(asked again: the first answer, "She was an astronaut.", did not stand)' in capsys.readouterr().out
     assert "[1] Anna Berg" in out  # the quoted strip is listed as the source
 
 
