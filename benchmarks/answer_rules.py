@@ -48,7 +48,7 @@ def patched(target: Any, name: str, value: Any) -> Iterator[None]:
 # rule -> what switches it off: (module, name, replacement) patches and Context overrides
 ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
     "all rules (as shipped)": ([], {}),
-    # a run recorded before the model was asked again has one draft a question: there the two rows are equal
+    # on a run recorded before 2026-11-28 the model was asked once a question: there the two rows are equal
     "ask once (no second prompt when the first answer does not stand)": ([], {"retry_prompt": None}),
     "no loop rule": ([(generate_module, "loops", lambda draft: False)], {}),
     "no withholding of unsupported answers": ([], {"answer_without_knowledge": True}),
@@ -88,7 +88,9 @@ def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> d
     }
     settings = {"quote_threshold": quote_threshold, **overrides}
     # a record whose model was asked twice (`Context.retry_prompt`) replays both replies in order; one asked once
-    # gives its one draft to a second question too, which the rules then judge as they judged the first
+    # gives its one draft to a second question too, which the rules then judge as they judged the first. So a row
+    # that makes a second ask happen where the run made none (no quoting) stands for a model that says the same
+    # again: exact only where the run asked too
     drafts = [record["first_draft"], record["draft"]] if record.get("asked_again") else [record["draft"]]
     ctx = Context(chat_model=FakeListChatModel(responses=[d or "" for d in drafts]), evaluator=None, **settings)
     return generate_module.generate(state, SimpleNamespace(context=ctx, stream_writer=lambda event: None))
