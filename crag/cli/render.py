@@ -198,8 +198,8 @@ def event_line(event: dict[str, Any]) -> str:
         return f"web: {counted(len(event['results']), 'result')}, {counted(len(event['strips']), 'strip')} kept"
     if node == "refine":
         return f"refined: {counted(len(event['strips']), 'strip')} kept"
-    if node == "generate" and "asked_again" in event:
-        return f"the first answer does not stand: asking again with the {event['asked_again']} prompt"
+    if node == "generate" and "retry_prompt" in event:
+        return f"the first answer does not stand: asking again with the {event['retry_prompt']} prompt"
     return json.dumps(event, ensure_ascii=False)[:200]
 
 

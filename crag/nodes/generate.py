@@ -148,7 +148,7 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     unmarking = ctx.generate_prompt in MARKED_PROMPTS and retry not in MARKED_PROMPTS
     if quote is None and strips and abstains(answer) and retry and retry != ctx.generate_prompt and not unmarking:
         asked_again, first_draft = True, draft
-        emit(runtime, "generate", asked_again=retry, first_draft=first_draft)
+        emit(runtime, "generate", retry_prompt=retry, first_draft=first_draft)
         draft, answer, citations, replaced = _answer(ctx, retry, strips, question, knowledge)
     if quote is not None:
         answer, citations = quoting(strips[quote - 1]["text"], quote)
