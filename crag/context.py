@@ -29,6 +29,7 @@ from crag.core.thresholds import PRESETS, Preset, Thresholds
 from crag.methods.refinement import SET_WEIGHT
 from crag.methods.refinement import Mode as RefineMode
 from crag.methods.rewrite import Rewrite
+from crag.methods.routing import RECHECK_THRESHOLD
 from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt, Requery
 
 WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
@@ -206,6 +207,16 @@ class Context:
             "are kept and the action decided again.",
         },
     )
+    recheck_threshold: float | None = field(
+        default=RECHECK_THRESHOLD,
+        metadata={
+            "description": "When the evaluator rejects every retrieved document (Incorrect), the chat model grades "
+            "each one (LangGraph's CRAG tutorial grader, its P(yes) mapped to [-1, 1]); documents it grades at "
+            "least this are kept and the action becomes Ambiguous. Empty or above 1: never asked. On the "
+            "documentation set the evaluator had rejected the answer of 10 of 114 questions "
+            "(docs/reports/2026-11-28-second-opinion.md).",
+        },
+    )
     web_k: int = field(default=5, metadata={"description": "Web results used per search."})
     web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
     allow_private_fetch: bool = field(
@@ -247,6 +258,8 @@ class Context:
             raise ValueError("quote_threshold must be a number, not NaN")
         if not math.isfinite(self.strip_set_weight) or self.strip_set_weight < 0:
             raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
+        if self.recheck_threshold is not None and math.isnan(self.recheck_threshold):
+            raise ValueError("recheck_threshold must be a number, not NaN")
         if self.web_timeout <= 0:
             raise ValueError("web_timeout must be positive")
         if not math.isfinite(self.chroma_timeout) or self.chroma_timeout <= 0:
@@ -305,6 +318,11 @@ class Context:
         entry points show it in their help and leave unset options to Context."""
         spec = cls.__dataclass_fields__[name]
         return spec.default_factory() if spec.default_factory is not MISSING else spec.default
+
+    @property
+    def rechecks(self) -> bool:
+        """Whether the chat model is asked about documents the evaluator rejected all of."""
+        return self.recheck_threshold is not None and self.recheck_threshold <= 1.0
 
     @property
     def has_web(self) -> bool:

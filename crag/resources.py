@@ -18,6 +18,7 @@ from langchain_core.vectorstores import VectorStore
 from crag.backends.embeddings import shared_embeddings
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import LocalChatModel, chat_model
+from crag.backends.llm import relevance as chat_relevance
 from crag.backends.retrieval import OVERFETCH, open_existing
 from crag.backends.retrieval import retrieve as search_store
 from crag.backends.user_web import is_user_backend, search_custom
@@ -25,7 +26,7 @@ from crag.backends.web import WebSearchError as WebSearchError  # re-exported: n
 from crag.backends.web import prefer_wikipedia, search_web
 from crag.backends.wikipedia import WikipediaSearch
 from crag.context import Context
-from crag.core.passages import distinct
+from crag.core.passages import distinct, title_of
 from crag.core.thresholds import PRESETS, Thresholds
 from crag.evaluator_model.runnable import RetrievalEvaluator
 
@@ -126,6 +127,18 @@ def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
         return chat_model(ctx.chat_model, max_tokens=ctx.max_answer_tokens)
     spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model
     return chat_model(spec, max_tokens=_REPLY_TOKENS.get(purpose, 24))
+
+
+# the longest document text the chat model reads for its grade: a chunk of the default size whole, a
+# user's larger chunk cut, so that one grade stays within a few seconds on two cores
+RECHECK_CHARS = 3000
+
+
+def relevance(ctx: Context, question: str, document: Document) -> float:
+    """The chat model's grade of one retrieved document (`Context.recheck_threshold`), in [-1, 1]."""
+    title = title_of(document)
+    text = f"{title}\n{document.page_content}" if title else document.page_content
+    return chat_relevance(chat_model(ctx.chat_model, max_tokens=3), question, text[:RECHECK_CHARS])
 
 
 def warm_up(ctx: Context) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
@@ -32,6 +32,7 @@ from crag.backends import gguf
 from crag.backends.providers import client_limits, split_spec
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
+from crag.core.yes_no import LlamaYesNo, grader_messages, reply_score
 
 _POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -96,6 +97,7 @@ class _Pool:
         for llama in self.instances:
             self._free.put(llama)
         self.controls = control_pattern(self.instances[0], llama_cpp)
+        self.yes_no = LlamaYesNo(self.instances[0])  # the same vocabulary and template for every context
 
     @contextmanager
     def use(self) -> Iterator[Any]:
@@ -247,6 +249,24 @@ class LocalChatModel(BaseChatModel):
                 yield chunk
         if not written:  # stopped before its first token: an empty answer, not LangChain's "No generations found"
             yield ChatGenerationChunk(message=AIMessageChunk(content=""))
+
+    def relevance(self, question: str, document: str) -> float:
+        """The tutorial grader's P(yes) for one pair, in [-1, 1] (`crag.core.yes_no`), from the first reply
+        token's probabilities rather than its sampled text: a ranking, not only a yes or a no."""
+        pool = _pool(self.model, self.n_ctx)
+        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in grader_messages(question, document)]
+        with pool.use() as llama:
+            return pool.yes_no.score(llama, messages)
+
+
+def relevance(model: BaseChatModel, question: str, document: str) -> float:
+    """LangGraph's CRAG tutorial grade of `document` for `question` by `model`, in [-1, 1]: the local model's
+    P(yes) mapped to [-1, 1]; any other model's reply read as 1 ("yes") or -1 (anything else)."""
+    if isinstance(model, LocalChatModel):
+        return model.relevance(question, document)
+    system, human = grader_messages(question, document)
+    reply = model.invoke([SystemMessage(system["content"]), HumanMessage(human["content"])])
+    return reply_score(str(reply.content))
 
 
 CHAT_MODEL_HELP = (

@@ -177,6 +177,11 @@ def event_line(event: dict[str, Any]) -> str:
         return f"follow-up read as: {event['question']}"
     if node == "retrieve":
         return f"retrieved {counted(len(event['documents']), 'document')}"
+    if node == "grade" and "rechecking" in event:
+        return f"every document below the lower threshold: the chat model grades {counted(event['rechecking'], 'document')}"
+    if node == "grade" and "recheck_scores" in event:
+        grades = ", ".join(f"{s:+.2f}" for s in event["recheck_scores"])
+        return f"the chat model graded: {event['action'].upper()} ({grades})"
     if node == "grade":
         return f"graded: {event['action'].upper()} (" + ", ".join(f"{s:+.2f}" for s in event["scores"]) + ")"
     if node == "requery":

@@ -46,6 +46,14 @@ QuoteThreshold = Annotated[
         "threshold; 2 = never)."
     ),
 ]
+RecheckThreshold = Annotated[
+    float | None,
+    typer.Option(
+        help="When the evaluator rejects every document, the chat model grades each one, and a document it grades "
+        f"at least this (-1..1) is kept: the action becomes Ambiguous (default {Context.default('recheck_threshold')}; "
+        "2 = never ask)."
+    ),
+]
 Prompt = Annotated[
     str | None,
     typer.Option(
@@ -101,6 +109,7 @@ FIELDS = {
     "searxng_url": "searxng_url",
     "answer_without_knowledge": "answer_without_knowledge",
     "quote_threshold": "quote_threshold",
+    "recheck_threshold": "recheck_threshold",
     "prompt": "generate_prompt",
     "retry_prompt": "retry_prompt",
     "rewrite": "rewrite",

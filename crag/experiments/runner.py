@@ -241,6 +241,7 @@ def prediction_record(
         "knowledge_tokens": metrics.count_tokens(knowledge),
         "action": output.get("action"),
         "scores": [round(float(s), 4) for s in output.get("scores") or []],
+        "recheck_scores": list(output.get("recheck_scores") or []),
         "documents_with_answer": [
             metrics.contains_answer(f"{title_of(d)} {d.page_content}", question.answers) for d in documents
         ],
@@ -342,6 +343,7 @@ def run(settings: RunSettings) -> dict:
         "code_sha256": code_digest(),
         "generate_prompt": base.generate_prompt,
         "retry_prompt": base.retry_prompt,
+        "recheck_threshold": base.recheck_threshold,
         "thresholds": {
             s.name: [t.upper, t.lower]
             for s in settings.systems

@@ -96,6 +96,12 @@ SYSTEMS: dict[str, System] = {
             lambda ctx, upper, lower: {"retry_prompt": None},
         ),
         System(
+            "crag_no_recheck",
+            "crag",
+            "CRAG whose Incorrect grade is final: the chat model is not asked about the documents it rejected",
+            lambda ctx, upper, lower: {"recheck_threshold": None},
+        ),
+        System(
             "rag_ask_once",
             "rag",
             "standard RAG that never asks the model twice",

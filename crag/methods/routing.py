@@ -8,6 +8,12 @@ from typing import Any
 from crag.core.thresholds import Action, Thresholds
 from crag.methods.records import Strip
 
+# the chat model's grade (P(yes) mapped to [-1, 1], P(yes) 0.3) at which a document the evaluator rejected is
+# kept: on the documentation set's questions the evaluator sent to Incorrect, it kept a document for 7 of
+# the 12 answerable ones (every time one holding the answer) and for 1 of the 25 unanswerable
+# (docs/reports/2026-11-28-second-opinion.md)
+RECHECK_THRESHOLD = -0.4
+
 
 def decide_action(scores: Sequence[float], thresholds: Thresholds) -> Action:
     """Correct if any document scores ≥ upper; Incorrect if all score < lower (or there are none,
@@ -52,6 +58,24 @@ def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto
         forced,
         document_labels(scores, thresholds),
         f"{forced.title()}, forced by the route setting (by the thresholds: {reason})",
+    )
+
+
+def recheck(labels: Sequence[str], grades: Sequence[float], threshold: float) -> tuple[Action, list[str], str] | None:
+    """The chat model's second opinion on an Incorrect grade: the documents it grades at least `threshold`
+    are kept (labelled ambiguous, so refinement does not judge their strips as rejected) and the action
+    becomes Ambiguous, the paper's action for a grade it is unsure of; None when it keeps none."""
+    kept = [i for i, g in enumerate(grades) if g >= threshold]
+    if not kept:
+        return None
+    relabelled = ["ambiguous" if i in kept else label for i, label in enumerate(labels)]
+    ranks = ", ".join(str(i + 1) for i in kept)
+    best = max(grades)
+    return (
+        "ambiguous",
+        relabelled,
+        f"every document was below the lower threshold, but the chat model judged rank {ranks} relevant "
+        f"(best {best:+.3f}, at least {threshold:+.3f}): Ambiguous",
     )
 
 

@@ -55,6 +55,7 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         "documents": [],
         "scores": [],
         "labels": [],
+        "recheck_scores": [],
         "thresholds": {},
         "reason": "",
         "requery_due": False,

@@ -1,14 +1,20 @@
-"""`grade`: score every retrieved document in one batched evaluator call and pick the action; when it is
-not Correct and `Context.requery` is on, the knowledge base is searched again before the action runs."""
+"""`grade`: score every retrieved document in one batched evaluator call and pick the action. When the
+evaluator rejects every document, the chat model grades each one (`Context.recheck_threshold`): its
+grade is slow (seconds a document) but ranks documentation far better than the evaluator, so it is
+asked only where the evaluator's verdict would throw the knowledge base's documents away. When the
+action is not Correct and `Context.requery` is on, the knowledge base is searched again before the
+action runs."""
 
 from __future__ import annotations
+
+import time
 
 from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
 from crag.events import emit
-from crag.methods.routing import decision
+from crag.methods.routing import decision, recheck
 from crag.nodes.timing import timed
 from crag.state import State
 
@@ -24,6 +30,16 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     action, labels, reason = decision(scores, pair, ctx.route)
     thresholds = pair.as_dict()
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
+    update: dict = {}
+    if action == "incorrect" and ctx.route == "auto" and ctx.rechecks and documents:
+        emit(runtime, "grade", rechecking=len(documents))
+        clock = time.perf_counter()
+        grades = [round(resources.relevance(ctx, state["question"], d), 4) for d in documents]
+        update = {"recheck_scores": grades, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
+        second = recheck(labels, grades, ctx.recheck_threshold)  # type: ignore[arg-type]
+        if second is not None:
+            action, labels, reason = second
+        emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
     # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
     # one that returned nothing at all is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)
@@ -34,4 +50,5 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
         "thresholds": thresholds,
         "reason": reason,
         "requery_due": due,
+        **update,
     }

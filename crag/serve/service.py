@@ -69,6 +69,11 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
         "Quote the best kept passage about the question's subject scoring at least this when the model's answer "
         "is unsupported or declines (-1.5..1.5; unset: the evaluator's upper threshold; above 1: never).",
     ),
+    "recheck_threshold": (
+        Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)],
+        "When the evaluator rejects every document, the chat model grades each one; a document it grades at least "
+        "this is kept and the action becomes Ambiguous (-1.5..2; above 1: never asked).",
+    ),
     "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'marked'."),
     "retry_prompt": (
         GeneratePrompt | Literal["off"],

@@ -22,16 +22,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from crag.core.jsonl import appended_objects, drop_torn_line
-
-# the tutorial's prompt, word for word (its "\n" line ends included)
-SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
-    If the document contains keyword(s) or semantic meaning related to the question, grade it as relevant. \n
-    Give a binary score 'yes' or 'no' score to indicate whether the document is relevant to the question."""
-HUMAN = "Retrieved document: \n\n {document} \n\n User question: {question}"
+from crag.core.yes_no import LlamaYesNo, grader_messages
 
 
 def passage_key(text: str) -> str:
@@ -39,72 +33,23 @@ def passage_key(text: str) -> str:
 
 
 class YesNoGrader:
-    """P(yes) / (P(yes) + P(no)) of a llama.cpp chat model's first reply token ("yes", "Yes", "no", "No"
-    spellings summed), mapped to [-1, 1], through the model's own chat template."""
+    """The tutorial's grade (`crag.core.yes_no`) of a llama.cpp GGUF loaded for labelling alone."""
 
     def __init__(self, path: str | Path, n_ctx: int = 2048, threads: int = 2, reuse_prefix: bool = True):
         from llama_cpp import Llama
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         # a GGUF file (crag.backends.gguf.model_file resolves "local" and the like; this layer cannot)
         self.llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
-        meta = self.llama.metadata
-
-        def spelled(token: int) -> str:
-            return self.llama.detokenize([token], special=True).decode("utf-8", "replace")
-
-        self.format = Jinja2ChatFormatter(
-            template=meta["tokenizer.chat_template"],
-            eos_token=spelled(self.llama.token_eos()),
-            bos_token=spelled(self.llama.token_bos()),
-        )
-        self.yes = self._first_tokens(["yes", "Yes", " yes", " Yes"])
-        self.no = self._first_tokens(["no", "No", " no", " No"])
+        self.grader = LlamaYesNo(self.llama)
         self.reuse_prefix = reuse_prefix  # False: every prompt evaluated whole, as one call per document costs
-        self._evaluated: list[int] = []  # the tokens whose keys and values the context holds
-
-    def _first_tokens(self, spellings: list[str]) -> list[int]:
-        return sorted({self.llama.tokenize(s.encode(), add_bos=False, special=False)[0] for s in spellings})
-
-    def _tokens(self, messages: list[dict[str, str]]) -> list[int]:
-        prompt = self.format(messages=messages).prompt
-        tokens = self.llama.tokenize(prompt.encode(), add_bos=False, special=True)
-        limit = self.llama.n_ctx() - 1
-        return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]  # keep both ends
 
     def score(self, question: str, document: str) -> float:
         """The grade of one pair by the tutorial's prompt, in [-1, 1]."""
-        return self.score_messages(
-            [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": HUMAN.format(document=document, question=question)},
-            ]
-        )
+        return self.score_messages(grader_messages(question, document))
 
     def score_messages(self, messages: list[dict[str, str]]) -> float:
-        """P(yes) of the reply to any chat `messages`, in [-1, 1]; the cached start of the last prompt is
-        reused when it matches."""
-        import llama_cpp
-
-        tokens = self._tokens(messages)
-        common = 0
-        for mine, theirs in zip(self._evaluated if self.reuse_prefix else [], tokens):
-            if mine != theirs:
-                break
-            common += 1
-        common = min(common, len(tokens) - 1)  # at least one token evaluated, for its logits
-        self.llama.n_tokens = common  # eval() drops the cache from here on
-        self.llama.eval(tokens[common:])
-        self._evaluated = tokens
-        # the last token's logits, read from the context: without logits_all (a 1.2 GB table for this
-        # vocabulary) llama-cpp-python keeps no copy of them
-        logits = np.ctypeslib.as_array(
-            llama_cpp.llama_get_logits_ith(self.llama.ctx, -1), shape=(self.llama.n_vocab(),)
-        ).astype("float64")
-        top = logits.max()
-        yes = np.exp(logits[self.yes] - top).sum()
-        no = np.exp(logits[self.no] - top).sum()
-        return float(2.0 * yes / (yes + no) - 1.0)
+        """P(yes) of the reply to any chat `messages`, in [-1, 1]."""
+        return self.grader.score(self.llama, messages, reuse_prefix=self.reuse_prefix)
 
 
 def read_labels(path: Path) -> dict[tuple[str, str], float]:

@@ -110,5 +110,10 @@ def test_progress_lines_count_in_english():
     assert event_line({"node": "retrieve", "documents": [{}]}) == "retrieved 1 document"
     assert event_line({"node": "retrieve", "documents": [{}, {}]}) == "retrieved 2 documents"
     assert event_line({"node": "refine", "strips": [{}]}) == "refined: 1 strip kept"
+    assert event_line({"node": "grade", "rechecking": 5}) == (
+        "every document below the lower threshold: the chat model grades 5 documents"
+    )
+    rechecked = {"node": "grade", "recheck_scores": [0.31, -0.88], "action": "ambiguous", "labels": [], "reason": ""}
+    assert event_line(rechecked) == "the chat model graded: AMBIGUOUS (+0.31, -0.88)"
     web = {"node": "rewrite_and_search", "results": [{}], "strips": []}
     assert event_line(web) == "web: 1 result, 0 strips kept"

@@ -27,6 +27,7 @@ def make_context():
             "web_backend": FakeWeb(list(HARNESS_WEB)),
             "embeddings": WordEmbeddings(),
             "k": 5,
+            "recheck_threshold": None,  # EchoChat answers; the second opinion has its own tests
         }
         return Context(**{**settings, **changes})
 

@@ -20,7 +20,9 @@ def make_context():
             web_backend=web if web is not None else FakeWeb(WEB),
             # the scripted replies begin with the web query's: the model writes it here (the default takes
             # the question's keywords, tests/unit/graph/test_graph.py checks it)
-            **{"embeddings": WordEmbeddings(), "rewrite": "model", **kw},
+            # the chat model's second opinion on Incorrect is off unless a test asks for it (its own tests are in
+            # test_recheck.py): the scripted replies are the rewrite's and the answer's
+            **{"embeddings": WordEmbeddings(), "rewrite": "model", "recheck_threshold": None, **kw},
         )
 
     return make

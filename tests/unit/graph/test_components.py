@@ -117,7 +117,13 @@ def test_the_compressor_inside_contextual_compression_retriever_and_a_chain():
 
 
 def crag_retriever(rules, *, web=None, documents=None) -> CRAGRetriever:
-    context = Context(evaluator=FakeEvaluator(rules), web_backend=web or "none", rewrite="off", refine_mode="selection")
+    context = Context(
+        evaluator=FakeEvaluator(rules),
+        web_backend=web or "none",
+        rewrite="off",
+        refine_mode="selection",
+        recheck_threshold=None,  # no chat model is asked (test_recheck.py asks one)
+    )
     return CRAGRetriever(retriever=ListRetriever(documents=documents or list(DOCS)), context=context)
 
 
