@@ -18,6 +18,7 @@ from langchain_core.vectorstores import VectorStore
 from crag.backends.embeddings import shared_embeddings
 from crag.backends.fetch import fetch_all
 from crag.backends.llm import LocalChatModel, chat_model
+from crag.backends.llm import grades as chat_model_grades
 from crag.backends.llm import relevance as chat_relevance
 from crag.backends.retrieval import OVERFETCH, open_existing
 from crag.backends.retrieval import retrieve as search_store
@@ -132,6 +133,12 @@ def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
 # the longest document text the chat model reads for its grade: a chunk of the default size whole, a
 # user's larger chunk cut, so that one grade stays within a few seconds on two cores
 RECHECK_CHARS = 3000
+
+
+def rechecks(ctx: Context) -> bool:
+    """Whether an Incorrect grade gets the chat model's second opinion: on (`Context.recheck_threshold`) and a
+    chat model whose grade is worth asking (not SmolLM2-135M's, which grades at chance)."""
+    return ctx.rechecks and chat_model_grades(ctx.chat_model)
 
 
 def relevance(ctx: Context, question: str, document: Document) -> float:

@@ -56,6 +56,10 @@ class PackagedModel:
     # llama.cpp: on Q4_1 weights 0.3.16's AMX kernels compute garbage (SmolLM2 answered "The answer to
     # this question is: The answer to this question is: …"), on Q4_K the same answers as without them
     extra_buffers: bool = True
+    # whether its yes/no relevance grade may overrule the evaluator's Incorrect (`Context.recheck_threshold`):
+    # the 1.5B's ranks the documentation set's rejected chunks at ROC-AUC 0.925, SmolLM2-135M's at 0.49, a
+    # coin (docs/reports/2026-11-28-second-opinion.md); the 0.5B's was not measured
+    grades: bool = True
 
     @property
     def packages(self) -> str:
@@ -108,6 +112,7 @@ MODELS: dict[str, PackagedModel] = {
             url="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
             inside=True,
             extra_buffers=False,
+            grades=False,
         ),
     )
 }

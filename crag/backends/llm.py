@@ -259,6 +259,17 @@ class LocalChatModel(BaseChatModel):
             return pool.yes_no.score(llama, messages)
 
 
+def grades(spec: Any) -> bool:
+    """Whether a chat model (a name or a ready model) gives the second opinion on an Incorrect grade: every
+    model but a packaged one measured to grade at chance (`gguf.PackagedModel.grades`)."""
+    if isinstance(spec, LocalChatModel):
+        spec = spec.model
+    if not isinstance(spec, str) or not gguf.is_local(spec):
+        return True
+    model = gguf.packaged(spec)
+    return model.grades if model is not None else True
+
+
 def relevance(model: BaseChatModel, question: str, document: str) -> float:
     """LangGraph's CRAG tutorial grade of `document` for `question` by `model`, in [-1, 1]: the local model's
     P(yes) mapped to [-1, 1]; any other model's reply read as 1 ("yes") or -1 (anything else)."""

@@ -39,6 +39,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
             }
             for i, d in enumerate(documents)
         ],
+        "recheck_scores": result.get("recheck_scores", []),
         "rewritten_query": result.get("rewritten_query") or None,
         "web_status": result.get("web_status") or None,
         "web_error": result.get("web_error"),
@@ -179,6 +180,8 @@ def event_line(event: dict[str, Any]) -> str:
         return f"retrieved {counted(len(event['documents']), 'document')}"
     if node == "grade" and "rechecking" in event:
         return f"every document below the lower threshold: the chat model grades {counted(event['rechecking'], 'document')}"
+    if node == "grade" and "recheck_error" in event:
+        return f"the chat model could not grade: {event['recheck_error']}; INCORRECT stands"
     if node == "grade" and "recheck_scores" in event:
         grades = ", ".join(f"{s:+.2f}" for s in event["recheck_scores"])
         return f"the chat model graded: {event['action'].upper()} ({grades})"

@@ -31,15 +31,20 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     thresholds = pair.as_dict()
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
     update: dict = {}
-    if action == "incorrect" and ctx.route == "auto" and ctx.rechecks and documents:
+    if action == "incorrect" and ctx.route == "auto" and resources.rechecks(ctx) and documents:
         emit(runtime, "grade", rechecking=len(documents))
         clock = time.perf_counter()
-        grades = [round(resources.relevance(ctx, state["question"], d), 4) for d in documents]
+        try:
+            grades = [round(resources.relevance(ctx, state["question"], d), 4) for d in documents]
+        except Exception as exc:  # a failing or unreachable chat model leaves the evaluator's verdict standing
+            emit(runtime, "grade", recheck_error=f"{type(exc).__name__}: {exc}")
+            grades = []
         update = {"recheck_scores": grades, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
-        second = recheck(labels, grades, ctx.recheck_threshold)  # type: ignore[arg-type]
+        second = recheck(labels, grades, ctx.recheck_threshold) if grades else None  # type: ignore[arg-type]
         if second is not None:
             action, labels, reason = second
-        emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
+        if grades:
+            emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
     # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
     # one that returned nothing at all is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)

@@ -206,6 +206,7 @@ def test_schemas_are_published(serve):
         "requery",
         "answer_without_knowledge",
         "quote_threshold",
+        "recheck_threshold",
         "generate_prompt",
         "retry_prompt",
         "thread_id",

@@ -115,5 +115,7 @@ def test_progress_lines_count_in_english():
     )
     rechecked = {"node": "grade", "recheck_scores": [0.31, -0.88], "action": "ambiguous", "labels": [], "reason": ""}
     assert event_line(rechecked) == "the chat model graded: AMBIGUOUS (+0.31, -0.88)"
+    failed = {"node": "grade", "recheck_error": "TimeoutError: slow"}
+    assert event_line(failed) == "the chat model could not grade: TimeoutError: slow; INCORRECT stands"
     web = {"node": "rewrite_and_search", "results": [{}], "strips": []}
     assert event_line(web) == "web: 1 result, 0 strips kept"

@@ -60,6 +60,25 @@ def test_when_the_chat_model_keeps_nothing_incorrect_stands(make_context):
     assert "chat model" not in result["reason"]
 
 
+def test_a_chat_model_that_fails_leaves_incorrect_standing(make_context):
+    class Broken(RecordingChat):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            if str(messages[-1].content).startswith(GRADE_START):
+                raise TimeoutError("the provider did not answer in 60 s")
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    chat = Broken(replies=["Anna Berg, occupation", "She was a painter."])
+    events = []
+    ctx = dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4)
+    for mode, chunk in graph.stream({"question": QUESTION}, context=ctx, stream_mode=["custom", "values"]):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            result = chunk
+    assert result["action"] == "incorrect" and result["recheck_scores"] == []
+    assert {"node": "grade", "recheck_error": "TimeoutError: the provider did not answer in 60 s"} in events
+
+
 @pytest.mark.parametrize(
     "rules, changes",
     [
@@ -115,3 +134,15 @@ def test_recheck_threshold_is_checked():
     assert Context().rechecks is True
     with pytest.raises(ValueError, match="recheck_threshold"):
         Context(recheck_threshold=math.nan)
+
+
+@pytest.mark.parametrize(
+    "model, asked",
+    [("local", True), ("local:tiny", False), ("local:/models/own.gguf", True), ("openai:gpt-4o-mini", True)],
+)
+def test_only_a_chat_model_whose_grade_is_worth_asking_is_asked(model, asked):
+    from crag import resources
+
+    assert resources.rechecks(Context(chat_model=model)) is asked
+    assert resources.rechecks(Context(chat_model=model, recheck_threshold=None)) is False
+    assert resources.rechecks(Context(chat_model=RecordingChat(replies=["no"]))) is True
