@@ -5,7 +5,7 @@ on the first reply token of the local 1.5B model, it ranks the documentation sli
 0.880 where the shipped evaluator reaches 0.678 (docs/reports/2026-11-27-generated-questions-and-requery.md),
 at 2.2 s a document on two cores. That is too slow to grade every document, so it serves twice: as the
 evaluator's teacher (`crag.evaluator_model.training.llm_teacher`) and as a second opinion when the
-evaluator rejects every document (`Context.recheck`).
+evaluator rejects every document (`Context.recheck_threshold`).
 
 Both read the grade from a `llama_cpp.Llama` the same way, here. llama-cpp-python keeps no logits
 without `logits_all` (a 1.2 GB table for this vocabulary), so the last token's are read from the

@@ -10,7 +10,7 @@ from crag.methods.records import Strip
 
 # the chat model's grade (P(yes) mapped to [-1, 1], P(yes) 0.3) at which a document the evaluator rejected is
 # kept: on the documentation set's questions the evaluator sent to Incorrect, it kept a document for 7 of
-# the 12 answerable ones (every time one holding the answer) and for 1 of the 25 unanswerable
+# the 12 answerable ones (for 5 of them a document holding the answer) and for 1 of the 25 unanswerable
 # (docs/reports/2026-11-28-second-opinion.md)
 RECHECK_THRESHOLD = -0.4
 
@@ -63,8 +63,8 @@ def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto
 
 def recheck(labels: Sequence[str], grades: Sequence[float], threshold: float) -> tuple[Action, list[str], str] | None:
     """The chat model's second opinion on an Incorrect grade: the documents it grades at least `threshold`
-    are kept (labelled ambiguous, so refinement does not judge their strips as rejected) and the action
-    becomes Ambiguous, the paper's action for a grade it is unsure of; None when it keeps none."""
+    are kept (labelled ambiguous; `refine` keeps them whole and drops the rest) and the action becomes
+    Ambiguous, the paper's action for a grade it is unsure of; None when it keeps none."""
     kept = [i for i, g in enumerate(grades) if g >= threshold]
     if not kept:
         return None
