@@ -141,11 +141,12 @@ def rechecks(ctx: Context) -> bool:
     return ctx.rechecks and chat_model_grades(ctx.chat_model)
 
 
-def relevance(ctx: Context, question: str, document: Document) -> float:
-    """The chat model's grade of one retrieved document (`Context.recheck_threshold`), in [-1, 1]."""
-    title = title_of(document)
-    text = f"{title}\n{document.page_content}" if title else document.page_content
-    return chat_relevance(chat_model(ctx.chat_model, max_tokens=3), question, text[:RECHECK_CHARS])
+def relevance(ctx: Context, question: str, documents: list[Document]) -> list[float]:
+    """The chat model's grade of each retrieved document (`Context.recheck_threshold`), in [-1, 1], one
+    model for all of them (a provider's model is a new client each time it is made)."""
+    model = chat_model(ctx.chat_model, max_tokens=3)
+    texts = [f"{title_of(d)}\n{d.page_content}" if title_of(d) else d.page_content for d in documents]
+    return [chat_relevance(model, question, text[:RECHECK_CHARS]) for text in texts]
 
 
 def warm_up(ctx: Context) -> None:

@@ -34,17 +34,17 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     if action == "incorrect" and ctx.route == "auto" and resources.rechecks(ctx) and documents:
         emit(runtime, "grade", rechecking=len(documents))
         clock = time.perf_counter()
+        grades: list[float] = []
         try:
-            grades = [round(resources.relevance(ctx, state["question"], d), 4) for d in documents]
+            grades = [round(g, 4) for g in resources.relevance(ctx, state["question"], documents)]
         except Exception as exc:  # a failing or unreachable chat model leaves the evaluator's verdict standing
             emit(runtime, "grade", recheck_error=f"{type(exc).__name__}: {exc}")
-            grades = []
-        update = {"recheck_scores": grades, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
-        second = recheck(labels, grades, ctx.recheck_threshold) if grades else None  # type: ignore[arg-type]
-        if second is not None:
-            action, labels, reason = second
-        if grades:
+        else:
+            second = recheck(labels, grades, ctx.recheck_threshold)  # type: ignore[arg-type]
+            if second is not None:
+                action, labels, reason = second
             emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
+        update = {"recheck_scores": grades, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
     # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
     # one that returned nothing at all is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)
