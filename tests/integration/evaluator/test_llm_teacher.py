@@ -24,7 +24,9 @@ def teacher() -> YesNoGrader:
 
 
 def test_reusing_the_prompts_start_gives_the_grades_of_whole_prompts(teacher):
-    """Exact for the default model. (Not for SmolLM2-135M's Q4_1 file, whose logits llama.cpp computes
+    """Equal within 0.01 for the default model: exact on an AVX-512 machine, up to 0.004 apart on an
+    AVX2-only one (llama.cpp's kernels batch the two parts differently); a cache reused from another
+    prompt would be off by far more. (Not for SmolLM2-135M's Q4_1 file, whose logits llama.cpp computes
     differently when a prompt is evaluated in two parts: it is not a teacher.)"""
     reused = [teacher.score(q, p) for q, p in PAIRS]
     teacher.reuse_prefix = False
@@ -32,7 +34,7 @@ def test_reusing_the_prompts_start_gives_the_grades_of_whole_prompts(teacher):
         whole = [teacher.score(q, p) for q, p in PAIRS]
     finally:
         teacher.reuse_prefix = True
-    assert reused == pytest.approx(whole, abs=1e-6)
+    assert reused == pytest.approx(whole, abs=0.01)
     assert reused[0] > 0.5 > -0.5 > reused[2]  # Paris answers the capital question; photosynthesis does not
     assert reused[0] > reused[1] and reused[3] > reused[2]  # no river in the Paris passage; sugar is photosynthesis
 
