@@ -24,7 +24,7 @@ def teacher() -> YesNoGrader:
 
 
 def test_reusing_the_prompts_start_gives_the_grades_of_whole_prompts(teacher):
-    """Equal within 0.01 for the default model: exact on an AVX-512 machine, up to 0.004 apart on an
+    """Equal within 0.01 for the default model: exact on the machine it was written on, up to 0.004 apart on an
     AVX2-only one (llama.cpp's kernels batch the two parts differently); a cache reused from another
     prompt would be off by far more. (Not for SmolLM2-135M's Q4_1 file, whose logits llama.cpp computes
     differently when a prompt is evaluated in two parts: it is not a teacher.)"""
