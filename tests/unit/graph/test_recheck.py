@@ -8,6 +8,7 @@ import math
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from crag import resources
 from crag.context import Context
 from crag.core.yes_no import GRADER_HUMAN, reply_score
 from crag.graph import build_graph, graph
@@ -141,8 +142,6 @@ def test_recheck_threshold_is_checked():
     [("local", True), ("local:tiny", False), ("local:/models/own.gguf", True), ("openai:gpt-4o-mini", True)],
 )
 def test_only_a_chat_model_whose_grade_is_worth_asking_is_asked(model, asked):
-    from crag import resources
-
     assert resources.rechecks(Context(chat_model=model)) is asked
     assert resources.rechecks(Context(chat_model=model, recheck_threshold=None)) is False
     assert resources.rechecks(Context(chat_model=RecordingChat(replies=["no"]))) is True
