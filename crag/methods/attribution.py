@@ -239,7 +239,7 @@ def support(claimed: set[str], stated: set[str], key: set[str] | None = None) ->
     return len(key & stated) / len(key)
 
 
-_CODE = re.compile(r"`[^`]+`|(?<![\w-])--?[a-z][\w-]*")  # inline code, and command-line options
+_CODE = re.compile(rf"`[^`]+`|{_OPTION.pattern}")  # inline code, and command-line options
 
 
 def informative(sentence: str, claimed: set[str]) -> set[str]:

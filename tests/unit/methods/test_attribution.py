@@ -432,6 +432,9 @@ def test_support_counts_the_claims_uncommon_words():
     # an option or inline code is a name, however common its letters: "-S" is the answer, "order" is not
     option = "The `-S` option sorts files by size in descending order."
     assert informative(option, claim(option, "ls sort by file size, biggest first")) == {"-s", "s", "descend"}
+    # an option of digits is one as well, written bare or as code, as `terms` reads options
+    for numeric in ("Give xargs the -0 option.", "Give xargs the `-0` option."):
+        assert informative(numeric, claim(numeric, "xargs breaks on file names with spaces")) == {"-0", "0"}
     # a claim of common words only is counted whole
     plain = claim("She lived by the sea.", "Where did Anna Berg live?")
     assert plain == {"sea"} and informative("She lived by the sea.", plain) == plain
