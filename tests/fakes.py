@@ -102,27 +102,22 @@ class StoppingChat(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
-def fake_chat(*replies: str) -> GenericFakeChatModel:
-    """A model that gives `replies` in turn, then its last one to every further call (asked again, as
-    `generate` asks when the first answer does not stand, it says the same)."""
-    said = [AIMessage(content=r) for r in replies]
-    return GenericFakeChatModel(messages=itertools.chain(said, itertools.repeat(said[-1]) if said else []))
+class FakeChat(GenericFakeChatModel):
+    """LangChain's fake chat model (streams word by word, as a provider's does) that also keeps every
+    prompt it was sent, the last message's text, in `prompts`."""
 
-
-class RecordingChat(BaseChatModel):
-    """Gives `replies` in turn (then the last again) and keeps every prompt it was sent."""
-
-    replies: list[str]
     prompts: list = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "recording"
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         self.prompts.append(str(messages[-1].content))
-        text = self.replies[min(len(self.prompts), len(self.replies)) - 1]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def fake_chat(*replies: str) -> FakeChat:
+    """A model that gives `replies` in turn, then its last one to every further call (asked again, as
+    `generate` asks when the first answer does not stand, it says the same)."""
+    said = [AIMessage(content=r) for r in replies]
+    return FakeChat(messages=itertools.chain(said, itertools.repeat(said[-1]) if said else []))
 
 
 class EchoChat(BaseChatModel):

@@ -16,7 +16,7 @@ from crag.experiments.systems import NEVER
 from crag.graph import build_graph, graph
 from crag.methods.question import InvalidQuestion
 from crag.prompts import LOOPING_ANSWER, NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
-from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, WEB, FakeWeb, RecordingChat
+from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, WEB, FakeWeb, fake_chat
 
 QUESTION = "What is Anna Berg's occupation?"
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -234,7 +234,7 @@ def test_the_models_own_i_dont_know_is_kept_unless_a_strip_can_be_quoted(make_co
 
 def asked(make_context, *replies, **kw):
     """The graph's state and the answer prompts sent, for a model that gives `replies` in turn."""
-    chat = RecordingChat(replies=list(replies))
+    chat = fake_chat(*replies)
     ctx = dataclasses.replace(make_context({"painter": 0.9}, rewrite="keywords", **kw), chat_model=chat)
     return graph.invoke({"question": QUESTION}, context=ctx), chat.prompts
 

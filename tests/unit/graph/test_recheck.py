@@ -13,19 +13,19 @@ from crag.context import Context
 from crag.core.yes_no import GRADER_HUMAN, reply_score
 from crag.graph import build_graph, graph
 from crag.methods.routing import recheck
-from tests.fakes import DOCS, RecordingChat
+from tests.fakes import DOCS, FakeChat, fake_chat
 
 QUESTION = "What is Anna Berg's occupation?"
 GRADE_START = GRADER_HUMAN.split("{document}")[0]
 
 
-def grades_asked(chat: RecordingChat) -> list[str]:
+def grades_asked(chat: FakeChat) -> list[str]:
     return [p for p in chat.prompts if p.startswith(GRADE_START)]
 
 
 def test_a_document_the_chat_model_keeps_turns_incorrect_into_ambiguous(make_context):
     # every document scores -0.9, below the lower threshold -0.5: Incorrect by the evaluator
-    chat = RecordingChat(replies=["Yes", "no", "Anna Berg, occupation", "She was a painter."])
+    chat = fake_chat("Yes", "no", "Anna Berg, occupation", "She was a painter.")
     ctx = dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4)
     result = graph.invoke({"question": QUESTION}, context=ctx)
     asked = grades_asked(chat)
@@ -43,7 +43,7 @@ def test_a_document_the_chat_model_keeps_turns_incorrect_into_ambiguous(make_con
 
 
 def test_a_kept_document_is_numbered_as_retrieved(make_context):
-    chat = RecordingChat(replies=["no", "yes", "Carl Dahl, club", "He plays as a striker."])
+    chat = fake_chat("no", "yes", "Carl Dahl, club", "He plays as a striker.")
     ctx = dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4)
     result = graph.invoke({"question": "Which club does Carl Dahl play for?"}, context=ctx)
     assert result["labels"] == ["incorrect", "ambiguous"]
@@ -52,7 +52,7 @@ def test_a_kept_document_is_numbered_as_retrieved(make_context):
 
 
 def test_when_the_chat_model_keeps_nothing_incorrect_stands(make_context):
-    chat = RecordingChat(replies=["No.", "no", "Anna Berg, occupation", "She was a painter."])
+    chat = fake_chat("No.", "no", "Anna Berg, occupation", "She was a painter.")
     result = graph.invoke(
         {"question": QUESTION}, context=dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4)
     )
@@ -62,13 +62,13 @@ def test_when_the_chat_model_keeps_nothing_incorrect_stands(make_context):
 
 
 def test_a_chat_model_that_fails_leaves_incorrect_standing(make_context):
-    class Broken(RecordingChat):
+    class Broken(FakeChat):
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):
             if str(messages[-1].content).startswith(GRADE_START):
                 raise TimeoutError("the provider did not answer in 60 s")
             return super()._generate(messages, stop, run_manager, **kwargs)
 
-    chat = Broken(replies=["Anna Berg, occupation", "She was a painter."])
+    chat = Broken(messages=fake_chat("Anna Berg, occupation", "She was a painter.").messages)
     events = []
     ctx = dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4)
     for mode, chunk in graph.stream({"question": QUESTION}, context=ctx, stream_mode=["custom", "values"]):
@@ -91,7 +91,7 @@ def test_a_chat_model_that_fails_leaves_incorrect_standing(make_context):
     ],
 )
 def test_the_chat_model_is_asked_only_about_an_incorrect_grade_it_may_overrule(make_context, rules, changes):
-    chat = RecordingChat(replies=["Anna Berg, occupation", "She was a painter."])
+    chat = fake_chat("Anna Berg, occupation", "She was a painter.")
     result = graph.invoke(
         {"question": QUESTION},
         context=dataclasses.replace(make_context(rules), chat_model=chat, **{"recheck_threshold": -0.4, **changes}),
@@ -102,7 +102,7 @@ def test_the_chat_model_is_asked_only_about_an_incorrect_grade_it_may_overrule(m
 def test_a_thread_turn_leaves_no_grades_behind(make_context):
     g = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
-    chat = RecordingChat(replies=["yes", "no", "Anna Berg, occupation", "She was a painter."])
+    chat = fake_chat("yes", "no", "Anna Berg, occupation", "She was a painter.")
     g.invoke(
         {"question": QUESTION},
         context=dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4),
@@ -144,4 +144,4 @@ def test_recheck_threshold_is_checked():
 def test_only_a_chat_model_whose_grade_is_worth_asking_is_asked(model, asked):
     assert resources.rechecks(Context(chat_model=model)) is asked
     assert resources.rechecks(Context(chat_model=model, recheck_threshold=None)) is False
-    assert resources.rechecks(Context(chat_model=RecordingChat(replies=["no"]))) is True
+    assert resources.rechecks(Context(chat_model=fake_chat("no"))) is True
