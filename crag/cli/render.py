@@ -77,8 +77,15 @@ def print_details(result: dict[str, Any]) -> None:
     typer.secho(f"action: {result['action'].upper()}", bold=True)
     if result.get("reason"):
         typer.echo(f"  ({result['reason']})")
-    for title, score, label in zip(titles, result.get("scores", []), result.get("labels", [])):
-        typer.echo(f"  {score:+.3f}  {label:<9}  {title}")
+    scores = result.get("scores", [])
+    # the chat model's grade beside the evaluator's when it gave a second opinion: where its verdict stood
+    # ("Incorrect" unchanged) the reason does not say it was asked, and its grades took most of the time
+    grades = result.get("recheck_scores") or []
+    seconds = [f"chat model {g:+.2f}  " for g in grades] if len(grades) == len(scores) else [""] * len(scores)
+    for title, score, label, second in zip(titles, scores, result.get("labels", []), seconds):
+        typer.echo(f"  {score:+.3f}  {label:<9}  {second}{title}")
+    if grades and result.get("action") == "incorrect":
+        typer.echo("  (the chat model, asked for a second opinion, judged none of them relevant: Incorrect stands)")
     _print_web(result)
     typer.secho("knowledge:", bold=True)
     strips = final_knowledge(result)  # numbered as the generator was given them

@@ -119,3 +119,18 @@ def test_progress_lines_count_in_english():
     assert event_line(failed) == "the chat model could not grade: TimeoutError: slow; INCORRECT stands"
     web = {"node": "rewrite_and_search", "results": [{}], "strips": []}
     assert event_line(web) == "web: 1 result, 0 strips kept"
+
+
+def test_the_plain_view_shows_the_chat_models_second_opinion_beside_the_evaluators_scores(capsys):
+    """An Incorrect the chat model agreed with reads like any Incorrect in the reason: the grades show that it
+    was asked (and where a run's time went)."""
+    run = {"action": "incorrect", "scores": [-0.97, -0.99], "labels": ["incorrect", "incorrect"], "answer": "x"}
+    print_run({**run, "recheck_scores": [-0.62, -0.91]})
+    out = capsys.readouterr().out
+    assert "  -0.970  incorrect  chat model -0.62  " in out and "  -0.990  incorrect  chat model -0.91  " in out
+    assert "judged none of them relevant: Incorrect stands" in out
+    print_run({**run, "action": "ambiguous", "labels": ["ambiguous", "incorrect"], "recheck_scores": [-0.1, -0.9]})
+    out = capsys.readouterr().out
+    assert "  -0.970  ambiguous  chat model -0.10  " in out and "Incorrect stands" not in out
+    print_run(run)  # not asked: no grades, no line about them
+    assert "chat model" not in capsys.readouterr().out
