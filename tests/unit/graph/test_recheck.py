@@ -139,7 +139,13 @@ def test_recheck_threshold_is_checked():
 
 @pytest.mark.parametrize(
     "model, asked",
-    [("local", True), ("local:tiny", False), ("local:/models/own.gguf", True), ("openai:gpt-4o-mini", True)],
+    [
+        ("local", True),
+        ("local:small", False),
+        ("local:tiny", False),
+        ("local:/models/own.gguf", True),
+        ("openai:gpt-4o-mini", True),
+    ],
 )
 def test_only_a_chat_model_whose_grade_is_worth_asking_is_asked(model, asked):
     assert resources.rechecks(Context(chat_model=model)) is asked
