@@ -1,0 +1,120 @@
+"""Run `generate` itself again on a recorded run's knowledge, with the run's prompt or a prompt of your own.
+
+`regenerate.py` asks the model once per prompt and replays the answer rules on that one reply. Since
+2026-11-28 a first answer that declines, with nothing to quote, is asked again with `Context.retry_prompt`,
+which that replay cannot do. This calls the `generate` node on each question's recorded strips, so the
+prompt, the rules, the quote and the second ask are all the run's. `--prompt-file` puts its text (with
+`{knowledge}` and `{question}`) in place of the run's generation prompt for this process only.
+`--qids` picks questions for a quick look.
+
+Each answer goes to one JSON line of `--out` as it is written. A rerun with the same `--out` goes on where
+the last one stopped. At the end the replay is compared, question by question, with the recorded answers.
+
+    python benchmarks/experiments/replay_generate.py artifacts/eval/models/local-docs \\
+        --prompt-file my_prompt.txt --out artifacts/bench/replay-my-prompt.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # answer_rules: a script of benchmarks/
+
+from answer_rules import recorded
+from tqdm.auto import tqdm
+
+from crag import prompts
+from crag.context import Context
+from crag.experiments import answer_metrics as metrics
+from crag.methods.attribution import abstains
+
+# the module, not the node `crag.nodes` exports under the same name
+generate_node = importlib.import_module("crag.nodes.generate").generate
+
+
+def right(record: dict, answer: str) -> bool:
+    """The run's accuracy test: an answer string in the answer, case as written, citations aside."""
+    return record.get("answerable", True) and metrics.match(
+        metrics.strip_citations(answer), record["answers"], case_sensitive=True
+    )
+
+
+def replay(record: dict, ctx: Context) -> dict:
+    """`generate`'s update for the record's question over its recorded strips, as the run's last node saw them."""
+    state = {"question": record["question"], "action": "correct", "internal_knowledge": record["strips"]}
+    runtime = SimpleNamespace(context=ctx, stream_writer=lambda event: None)
+    return generate_node(state, runtime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="a `crag eval run` output folder")
+    parser.add_argument("--out", type=Path, required=True, help="JSON lines, one a question (resumed if it exists)")
+    parser.add_argument("--system", default="crag")
+    parser.add_argument("--prompt-file", type=Path, help="a generation prompt with {knowledge} and {question}")
+    parser.add_argument("--qids", help="comma-separated question ids (default: every question)")
+    args = parser.parse_args()
+
+    info, records = recorded(args.folder, args.system)
+    if args.qids:
+        wanted = set(args.qids.split(","))
+        records = [r for r in records if r["qid"] in wanted]
+    if args.prompt_file:
+        text = args.prompt_file.read_text()
+        if "{knowledge}" not in text or "{question}" not in text:
+            raise SystemExit(f"{args.prompt_file}: a prompt needs {{knowledge}} and {{question}}")
+        prompts.GENERATE_PROMPTS[info["generate_prompt"]] = text
+    ctx = Context(
+        chat_model=info["chat_model"],
+        max_answer_tokens=info["max_answer_tokens"],
+        generate_prompt=info["generate_prompt"],
+        retry_prompt=info.get("retry_prompt"),
+        quote_threshold=info["quote_thresholds"][args.system],
+    )
+    done = {}
+    if args.out.exists():
+        done = {row["qid"]: row for row in map(json.loads, args.out.read_text().splitlines())}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a") as out:
+        for record in tqdm([r for r in records if r["qid"] not in done], desc="generate"):
+            clock = time.perf_counter()
+            # a question that reached `generate` with no knowledge was not asked; its answer stands as recorded
+            update = replay(record, ctx) if record["strips"] else {"answer": record["answer"], "draft": ""}
+            row = {
+                "qid": record["qid"],
+                "answer": update["answer"],
+                "draft": update["draft"],
+                "asked_again": bool(update.get("asked_again")),
+                "quoted": bool(update.get("quoted")),
+                "seconds": round(time.perf_counter() - clock, 2),
+            }
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            done[record["qid"]] = row
+
+    pairs = [(r, done[r["qid"]]) for r in records if r["qid"] in done]
+    answerable = [(r, row) for r, row in pairs if r.get("answerable", True)]
+    unanswerable = [(r, row) for r, row in pairs if not r.get("answerable", True)]
+    was = sum(right(r, r["answer"]) for r, _ in answerable)
+    now = sum(right(r, row["answer"]) for r, row in answerable)
+    gained = [r["qid"] for r, row in answerable if right(r, row["answer"]) and not right(r, r["answer"])]
+    lost = [r["qid"] for r, row in answerable if right(r, r["answer"]) and not right(r, row["answer"])]
+    print(f"\n{args.folder} ({args.system}, {len(pairs)} questions, {info['chat_model']})")
+    print(f"answerable right: recorded {was} of {len(answerable)}, replayed {now}")
+    print(f"  gained {len(gained)}: {', '.join(gained) or '-'}")
+    print(f"  lost {len(lost)}: {', '.join(lost) or '-'}")
+    declined = (
+        sum(abstains(r["answer"]) for r, _ in unanswerable),
+        sum(abstains(row["answer"]) for _, row in unanswerable),
+    )
+    print(f"unanswerable declined: recorded {declined[0]} of {len(unanswerable)}, replayed {declined[1]}")
+
+
+if __name__ == "__main__":
+    main()
