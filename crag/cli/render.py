@@ -12,6 +12,7 @@ import typer
 
 from crag.core.passages import source_of, title_of, titled_once
 from crag.methods.attribution import abstains
+from crag.methods.refinement import judged
 from crag.methods.routing import final_knowledge
 
 View = Literal["plain", "json", "stream"]
@@ -91,8 +92,11 @@ def print_details(result: dict[str, Any]) -> None:
     strips = final_knowledge(result)  # numbered as the generator was given them
     if not strips:
         typer.echo("  (none)")
+    # each strip with the score it was kept by (`judged`: a retrieved document's strip lifted by its standing among
+    # the question's strips), the one a quote is chosen by: printed as the evaluator's own score, the strip
+    # "judged most relevant" was not always the one printed highest (a new user's sed question quoted +0.24 over +0.76)
     for n, strip in enumerate(strips, 1):
-        typer.echo(f"  [{n}] {strip['score']:+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
+        typer.echo(f"  [{n}] {judged(strip):+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
 
 
 def show(result: dict[str, Any], view: View) -> None:

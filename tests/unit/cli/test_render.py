@@ -134,3 +134,20 @@ def test_the_plain_view_shows_the_chat_models_second_opinion_beside_the_evaluato
     assert "  -0.970  ambiguous  chat model -0.10  " in out and "Incorrect stands" not in out
     print_run(run)  # not asked: no grades, no line about them
     assert "chat model" not in capsys.readouterr().out
+
+
+def test_the_knowledge_is_listed_with_the_score_each_strip_was_kept_by(capsys):
+    """A quote is "the kept passage judged most relevant": the list must show the scores it was judged by, or
+    the quoted strip may read as a lesser one (a retrieved strip is lifted by its standing; a web strip is not)."""
+    internal = {"text": "Kept by its standing.", "title": "A", "score": 0.24, "selection_score": 0.99, "lifted": True}
+    external = {"text": "From the web.", "title": "B", "score": -0.3, "selection_score": 0.8, "origin": "external"}
+    print_run(
+        {
+            "action": "ambiguous",
+            "internal_knowledge": [{**internal, "origin": "internal"}],
+            "external_knowledge": [external],
+            "answer": "x",
+        }
+    )
+    out = capsys.readouterr().out
+    assert "  [1] +0.99 A: Kept by its standing." in out and "  [2] -0.30 B: From the web." in out
