@@ -96,6 +96,12 @@ def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> d
     return generate_module.generate(state, SimpleNamespace(context=ctx, stream_writer=lambda event: None))
 
 
+def right_answer(record: dict, answer: str) -> bool:
+    """The run's accuracy test for one answer to an answerable question: an answer string in it, case as
+    written, its citation markers aside."""
+    return metrics.match(metrics.strip_citations(answer), record["answers"], case_sensitive=True)
+
+
 def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:
     """Accuracy and declines of `answer_of`'s answers. A question that reached `generate` with no knowledge
     keeps its recorded answer in every row: the model was not asked, so there is no draft to replay (its
@@ -104,9 +110,7 @@ def score(records: list[dict], answer_of: Callable[[dict], str]) -> dict:
     said = {r["qid"]: answer_of(r) if r.get("strips") else r["answer"] for r in records}
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
-    right = sum(
-        metrics.match(metrics.strip_citations(said[r["qid"]]), r["answers"], case_sensitive=True) for r in answerable
-    )
+    right = sum(right_answer(r, said[r["qid"]]) for r in answerable)
     return {
         "accuracy": right / max(len(answerable), 1),
         "abstained_answerable": sum(abstains(said[r["qid"]]) for r in answerable) / max(len(answerable), 1),

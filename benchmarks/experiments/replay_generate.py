@@ -22,16 +22,16 @@ import json
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # answer_rules: a script of benchmarks/
 
-from answer_rules import recorded
+from answer_rules import recorded, right_answer
+from langgraph.runtime import Runtime
 from tqdm.auto import tqdm
 
 from crag import prompts
 from crag.context import Context
-from crag.experiments import answer_metrics as metrics
+from crag.core.jsonl import appended_objects, drop_torn_line
 from crag.methods.attribution import abstains
 
 # the module, not the node `crag.nodes` exports under the same name
@@ -39,17 +39,14 @@ generate_node = importlib.import_module("crag.nodes.generate").generate
 
 
 def right(record: dict, answer: str) -> bool:
-    """The run's accuracy test: an answer string in the answer, case as written, citations aside."""
-    return record.get("answerable", True) and metrics.match(
-        metrics.strip_citations(answer), record["answers"], case_sensitive=True
-    )
+    """`answer_rules`' accuracy test, for an answerable question."""
+    return record.get("answerable", True) and right_answer(record, answer)
 
 
 def replay(record: dict, ctx: Context) -> dict:
     """`generate`'s update for the record's question over its recorded strips, as the run's last node saw them."""
     state = {"question": record["question"], "action": "correct", "internal_knowledge": record["strips"]}
-    runtime = SimpleNamespace(context=ctx, stream_writer=lambda event: None)
-    return generate_node(state, runtime)
+    return generate_node(state, Runtime(context=ctx))
 
 
 def main() -> None:
@@ -77,10 +74,10 @@ def main() -> None:
         retry_prompt=info.get("retry_prompt"),
         quote_threshold=info["quote_thresholds"][args.system],
     )
-    done = {}
-    if args.out.exists():
-        done = {row["qid"]: row for row in map(json.loads, args.out.read_text().splitlines())}
+    # a torn last line (a run killed while writing) is skipped and that question asked again
+    done = {row["qid"]: row for row in appended_objects(args.out)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    drop_torn_line(args.out)  # so that the next row starts on a line of its own
     with args.out.open("a") as out:
         for record in tqdm([r for r in records if r["qid"] not in done], desc="generate"):
             clock = time.perf_counter()
