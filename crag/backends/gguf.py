@@ -52,10 +52,6 @@ class PackagedModel:
     author: str
     url: str
     inside: bool = False  # the one module's folder holds the whole file
-    # llama.cpp's extra weight buffers (AMX, repacking) are right for this file's quantisation on this
-    # llama.cpp: on Q4_1 weights 0.3.16's AMX kernels compute garbage (SmolLM2 answered "The answer to
-    # this question is: The answer to this question is: …"), on Q4_K the same answers as without them
-    extra_buffers: bool = True
     # whether its yes/no relevance grade may overrule the evaluator's Incorrect (`Context.recheck_threshold`):
     # the 1.5B's ranks the documentation set's rejected chunks at ROC-AUC 0.925, SmolLM2-135M's at 0.49 and
     # the 0.5B's at 0.50, coins; at the shipped threshold the 0.5B kept 12 of those 25 unanswerable questions
@@ -113,7 +109,6 @@ MODELS: dict[str, PackagedModel] = {
             author="Hugging Face",
             url="https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
             inside=True,
-            extra_buffers=False,
             grades=False,
         ),
     )

@@ -32,6 +32,7 @@ from crag.backends import gguf
 from crag.backends.providers import client_limits, split_spec
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
+from crag.core.llama import load_llama
 from crag.core.yes_no import LlamaYesNo, grader_messages, reply_score
 
 _POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
@@ -43,8 +44,8 @@ GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CO
 
 
 def _errors_only(llama_cpp: Any) -> None:
-    """Let only llama.cpp's errors through to stderr. llama-cpp-python 0.3.16 maps the bundled llama.cpp's
-    log levels one step off (its table predates DEBUG = 1), so with verbose=False every warning still
+    """Let only llama.cpp's errors through to stderr. llama-cpp-python (0.3.16 and 0.3.36) maps the bundled
+    llama.cpp's log levels one step off (its table predates DEBUG = 1), so with verbose=False every warning still
     printed ("n_ctx_per_seq (4096) < n_ctx_train (32768) …" before each demo answer)."""
     global _LOG_CALLBACK
     if _LOG_CALLBACK is None:
@@ -58,41 +59,18 @@ def _errors_only(llama_cpp: Any) -> None:
         llama_cpp.llama_log_set(errors_only, ctypes.c_void_p(0))
 
 
-@contextmanager
-def _plain_buffers(llama_cpp: Any, plain: bool) -> Iterator[None]:
-    """Load with llama.cpp's extra weight buffers (AMX, repacking) off when `plain`. `Llama()` has no
-    argument for it, so its default model parameters are wrapped while it loads (one load at a time:
-    the pools' cache holds its lock while loading)."""
-    binding = llama_cpp.llama.llama_cpp  # the module llama.py reads the defaults from
-    default = binding.llama_model_default_params
-
-    def without_extra_buffers():
-        params = default()
-        params.use_extra_bufts = False
-        return params
-
-    if plain:
-        binding.llama_model_default_params = without_extra_buffers
-    try:
-        yield
-    finally:
-        binding.llama_model_default_params = default
-
-
 class _Pool:
     """`size` llama.cpp contexts on one model file, each used by one request at a time."""
 
-    def __init__(self, model_path: str, n_ctx: int, size: int, extra_buffers: bool = True):
+    def __init__(self, model_path: str, n_ctx: int, size: int):
         llama_cpp = require("llama_cpp", "local")
         _errors_only(llama_cpp)
-        Llama = llama_cpp.Llama
 
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
-        with _plain_buffers(llama_cpp, not extra_buffers):
-            self.instances = [
-                Llama(model_path=model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
-                for _ in range(size)
-            ]
+        self.instances = [
+            load_llama(model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
+            for _ in range(size)
+        ]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for llama in self.instances:
             self._free.put(llama)
@@ -150,9 +128,8 @@ def _pool(model: str, n_ctx: int) -> _Pool:
     path = str(gguf.model_file(model))
 
     def load() -> _Pool:
-        packaged = gguf.packaged(model)
         size = max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1))
-        return _Pool(path, n_ctx, size=size, extra_buffers=packaged.extra_buffers if packaged else True)
+        return _Pool(path, n_ctx, size=size)
 
     return _POOLS.get((path, n_ctx), load)
 

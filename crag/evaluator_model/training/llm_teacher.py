@@ -25,6 +25,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from crag.core.jsonl import appended_objects, drop_torn_line
+from crag.core.llama import load_llama
 from crag.core.yes_no import LlamaYesNo, grader_messages
 
 
@@ -36,10 +37,8 @@ class YesNoGrader:
     """The tutorial's grade (`crag.core.yes_no`) of a llama.cpp GGUF loaded for labelling alone."""
 
     def __init__(self, path: str | Path, n_ctx: int = 2048, threads: int = 2, reuse_prefix: bool = True):
-        from llama_cpp import Llama
-
         # a GGUF file (crag.backends.gguf.model_file resolves "local" and the like; this layer cannot)
-        self.llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False)
+        self.llama = load_llama(path, n_ctx=n_ctx, n_threads=threads, verbose=False)
         self.grader = LlamaYesNo(self.llama)
         self.reuse_prefix = reuse_prefix  # False: every prompt evaluated whole, as one call per document costs
 
