@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
+
+from crag.methods.followup import format_history
+from crag.methods.records import Turn
 
 # CRAG, Appendix A (PopQA): the few-shot prompt that turns a question into a web-search query.
 REWRITE_PROMPT = (
@@ -112,6 +116,12 @@ CONDENSE_PROMPT = (
     "Last question: How deep is it?\nRewritten: How deep is Lake Baikal?\n\n"
     "Conversation:\n{history}\nLast question: {question}\nRewritten:"
 )
+
+
+def condense_prompt(question: str, history: Sequence[Turn]) -> str:
+    """The chat model's prompt to rewrite the follow-up `question` so that it stands without the conversation."""
+    return CONDENSE_PROMPT.format(history=format_history(history), question=question)
+
 
 # What an agent reads to decide when to call CRAG (`crag.components.crag_tool`); the app can pass its
 # own, naming what its knowledge base holds.

@@ -30,6 +30,7 @@ from crag.context import Context
 from crag.core.passages import distinct, title_of
 from crag.core.thresholds import PRESETS, Thresholds
 from crag.evaluator_model.runnable import RetrievalEvaluator
+from crag.prompts import condense_prompt
 
 
 def context_of(runtime: Any) -> Context:
@@ -119,15 +120,17 @@ def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], 
 # the longest reply each use of the chat model needs: a query (the web's, or requery's "rewrite") is a few
 # words, requery's "hyde" passage three sentences
 _REPLY_TOKENS = {"rewrite": 24, "hyde": 96}
+# the uses whose prompts a local model reads in a llama.cpp context of their own (`LocalChatModel.lane`)
+_LANES = frozenset({"condense"})
 
 
 def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
     """The chat model for `purpose`: "answer" (the generator), or a search query's ("rewrite", "requery",
-    "hyde") and a follow-up's, written by `rewrite_model` when it is set."""
+    "hyde") and a follow-up's ("condense"), written by `rewrite_model` when it is set."""
     if purpose == "answer":
         return chat_model(ctx.chat_model, max_tokens=ctx.max_answer_tokens)
     spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model
-    return chat_model(spec, max_tokens=_REPLY_TOKENS.get(purpose, 24))
+    return chat_model(spec, max_tokens=_REPLY_TOKENS.get(purpose, 24), lane=purpose if purpose in _LANES else None)
 
 
 # the longest document text the chat model reads for its grade: a chunk of the default size whole, a
@@ -162,5 +165,8 @@ def warm_up(ctx: Context) -> None:
     model = chat(ctx, "answer")
     if isinstance(model, LocalChatModel):
         model.invoke("Hi", max_tokens=1)
+    condenser = chat(ctx, "condense")
+    if isinstance(condenser, LocalChatModel):  # its context holds the prompt's fixed start for the first follow-up
+        condenser.invoke(condense_prompt("warm-up", [{"question": "warm-up", "answer": "warm-up"}]), max_tokens=1)
     if ctx.web_backend == "local":
         web_search(ctx, "warm-up")

@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -60,30 +61,50 @@ def _errors_only(llama_cpp: Any) -> None:
 
 
 class _Pool:
-    """`size` llama.cpp contexts on one model file, each used by one request at a time."""
+    """`size` llama.cpp contexts on one model file, each used by one request at a time, and a context of
+    its own for each lane (`LocalChatModel.lane`), made at its first use."""
 
     def __init__(self, model_path: str, n_ctx: int, size: int):
         llama_cpp = require("llama_cpp", "local")
         _errors_only(llama_cpp)
 
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
-        self.instances = [
-            load_llama(model_path, n_ctx=n_ctx, n_batch=512, n_threads=threads, seed=0, verbose=False)
-            for _ in range(size)
-        ]
+        self._options = {"n_ctx": n_ctx, "n_batch": 512, "n_threads": threads, "seed": 0, "verbose": False}
+        self._path = model_path
+        self.instances = [load_llama(model_path, **self._options) for _ in range(size)]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for llama in self.instances:
             self._free.put(llama)
+        self.lanes: dict[str, tuple[Any, threading.Lock]] = {}
+        self._lanes_lock = threading.Lock()
         self.controls = control_pattern(self.instances[0], llama_cpp)
         self.yes_no = LlamaYesNo(self.instances[0])  # the same vocabulary and template for every context
 
+    def _lane(self, name: str) -> tuple[Any, threading.Lock]:
+        with self._lanes_lock:
+            if name not in self.lanes:  # the weights are mapped once by the OS: a context costs its cache alone
+                self.lanes[name] = (load_llama(self._path, **self._options), threading.Lock())
+            return self.lanes[name]
+
     @contextmanager
-    def use(self) -> Iterator[Any]:
+    def use(self, lane: str | None = None) -> Iterator[Any]:
+        """A context for one request: the lane's own when it is free, else the next free shared one."""
+        if lane is not None:
+            llama, lock = self._lane(lane)
+            if lock.acquire(blocking=False):
+                try:
+                    yield llama
+                finally:
+                    lock.release()
+                return
         llama = self._free.get()
         try:
             yield llama
         finally:
             self._free.put(llama)
+
+    def contexts(self) -> list[Any]:
+        return [*self.instances, *(llama for llama, _ in self.lanes.values())]
 
     def reset(self) -> None:
         """Forget every context's prompt cache (waits for each to be free)."""
@@ -91,6 +112,9 @@ class _Pool:
         for llama in taken:
             llama.reset()
             self._free.put(llama)
+        for llama, lock in list(self.lanes.values()):
+            with lock:
+                llama.reset()
 
 
 # what breaks a control token's text apart: U+2060 WORD JOINER, invisible and no part of any token's text
@@ -140,7 +164,7 @@ def _close_all() -> None:
     collector, llama_cpp's finalizer can run after its own module globals are gone and print a
     `TypeError: 'NoneType' object is not callable`."""
     for pool in _POOLS.clear():
-        for llama in pool.instances:
+        for llama in pool.contexts():
             llama.close()
 
 
@@ -164,6 +188,11 @@ class LocalChatModel(BaseChatModel):
     n_ctx: int = 4096
     max_tokens: int = 96
     temperature: float = 0.0
+    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only
+    # what follows the start a context already holds, and the one shared context has read other prompts
+    # since. The follow-up's rewrite ("condense") is the one lane: its instruction and examples are about
+    # three quarters of its prompt, 3 of its 4 s on an AVX2-only CPU (docs/reports/2026-11-28-llama-cpp-0.3.36.md)
+    lane: str | None = None
 
     _llama: Any = PrivateAttr(default=None)
 
@@ -198,7 +227,7 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         pool, params = self._call(messages, stop, False, **kwargs)
-        with pool.use() as llama:
+        with pool.use(self.lane) as llama:
             reply = llama.create_chat_completion(**params)
         text = reply["choices"][0]["message"].get("content") or ""
         return ChatResult(
@@ -214,7 +243,7 @@ class LocalChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         pool, params = self._call(messages, stop, True, **kwargs)
         written = False
-        with pool.use() as llama:
+        with pool.use(self.lane) as llama:
             for part in llama.create_chat_completion(**params):
                 text = part["choices"][0]["delta"].get("content") or ""
                 if not text:
@@ -270,7 +299,7 @@ def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
     return {**length, **client_limits(provider)}
 
 
-def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
+def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
     """A chat model from its name, or a ready model as it is.
 
     'local' is the offline default, 'local:<name>' another packaged model and 'local:/path/model.gguf'
@@ -278,13 +307,15 @@ def chat_model(spec: Any = "local", *, max_tokens: int = 96) -> BaseChatModel:
     `init_chat_model` knows (openai:gpt-4o-mini, anthropic:claude-…, ollama:llama3.2, …), at
     temperature 0, with its API key and base URL from the provider's usual environment variables
     (OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OLLAMA_HOST).
+    `lane` gives a local model's prompts of one kind a context of their own (`LocalChatModel.lane`); other
+    models ignore it.
     """
     if isinstance(spec, BaseChatModel):
         return spec
     if gguf.is_local(spec):
         require("llama_cpp", "local")  # missing: say so now, not when the first answer is due
         gguf.check(spec)  # an unknown name, its packages missing, a user's file that is not there
-        return LocalChatModel(model=spec.strip(), max_tokens=max_tokens)
+        return LocalChatModel(model=spec.strip(), max_tokens=max_tokens, lane=lane)
     provider, name = split_spec(spec, "chat model", CHAT_MODEL_HELP)
     try:
         return init_chat_model(name, model_provider=provider, temperature=0, **_limits(provider, max_tokens))

@@ -11,18 +11,18 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.context import Context
 from crag.events import CONDENSE_TAGS, emit
-from crag.methods.followup import append_previous, format_history, parse_condensed, refers_back, resolve
+from crag.methods.followup import append_previous, parse_condensed, refers_back, resolve
 from crag.methods.question import validate_question
 from crag.nodes.timing import timed
-from crag.prompts import CONDENSE_PROMPT
+from crag.prompts import condense_prompt
 from crag.state import State
 
 
 def model_condensed(ctx: Context, question: str, history: list) -> str | None:
     """The chat model's self-contained question, or None when its rewrite is unusable or it fails."""
     try:
-        reply = resources.chat(ctx, "rewrite").invoke(
-            CONDENSE_PROMPT.format(history=format_history(history), question=question), config={"tags": CONDENSE_TAGS}
+        reply = resources.chat(ctx, "condense").invoke(
+            condense_prompt(question, history), config={"tags": CONDENSE_TAGS}
         )
         return parse_condensed(str(reply.content), question)
     except Exception:  # a failing rewriter must not stop the turn

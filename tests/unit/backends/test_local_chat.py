@@ -32,7 +32,7 @@ class FakePool:
         self.controls = controls
 
     @contextmanager
-    def use(self):
+    def use(self, lane=None):
         yield self.llama
 
 
