@@ -11,28 +11,33 @@ docs/reports/2026-11-28-llama-cpp-0.3.36.md has the measurements.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from crag.core.extras import require
 
+# one load at a time: each wraps the binding's defaults and puts back what it found, so two loads that
+# overlapped (a pool's lane made while another model's pool loads) could leave the wrapper in place
+_LOADING = threading.Lock()
+
 
 def load_llama(path: str | Path, **options: Any) -> Any:
     """A `llama_cpp.Llama` for the GGUF at `path` with `options` (n_ctx, n_threads …), loaded without
     llama.cpp's extra weight buffers. `Llama()` takes no argument for them, so the binding's default
-    model parameters are wrapped while it loads; callers load one model at a time (the chat model's
-    pools hold their cache's lock while loading; a teacher loads once before it labels)."""
+    model parameters are wrapped while it loads, one load at a time."""
     llama_cpp = require("llama_cpp", "local")
     binding = llama_cpp.llama.llama_cpp  # the module llama.py reads the defaults from
-    default = binding.llama_model_default_params
+    with _LOADING:
+        default = binding.llama_model_default_params
 
-    def without_extra_buffers() -> Any:
-        params = default()
-        params.use_extra_bufts = False
-        return params
+        def without_extra_buffers() -> Any:
+            params = default()
+            params.use_extra_bufts = False
+            return params
 
-    binding.llama_model_default_params = without_extra_buffers
-    try:
-        return llama_cpp.Llama(model_path=str(path), **options)
-    finally:
-        binding.llama_model_default_params = default
+        binding.llama_model_default_params = without_extra_buffers
+        try:
+            return llama_cpp.Llama(model_path=str(path), **options)
+        finally:
+            binding.llama_model_default_params = default
