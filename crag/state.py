@@ -46,6 +46,7 @@ class OutputState(TypedDict, total=False):
     scores: list[float]
     labels: list[str]
     recheck_scores: list[float]  # the chat model's grade of each document, when the evaluator rejected all (else empty)
+    recheck_error: str | None  # why the chat model could not give that grade (the evaluator's verdict stood); else None
     thresholds: dict[str, float]  # the (upper, lower) pair the action was decided with
     reason: str  # why that action, in words
     requeried: str  # what the knowledge base was searched again with (`Context.requery`); "" when it was not

@@ -41,6 +41,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
             for i, d in enumerate(documents)
         ],
         "recheck_scores": result.get("recheck_scores", []),
+        "recheck_error": result.get("recheck_error"),
         "rewritten_query": result.get("rewritten_query") or None,
         "web_status": result.get("web_status") or None,
         "web_error": result.get("web_error"),
@@ -87,6 +88,8 @@ def print_details(result: dict[str, Any]) -> None:
         typer.echo(f"  {score:+.3f}  {label:<9}  {second}{title}")
     if grades and result.get("action") == "incorrect":
         typer.echo("  (the chat model, asked for a second opinion, judged none of them relevant: Incorrect stands)")
+    elif result.get("recheck_error"):  # asked and failed: the reason alone would read as if it was never asked
+        typer.secho(f"  (the chat model could not give a second opinion: {result['recheck_error']}; Incorrect stands)", fg=typer.colors.YELLOW)
     _print_web(result)
     typer.secho("knowledge:", bold=True)
     strips = final_knowledge(result)  # numbered as the generator was given them

@@ -242,6 +242,7 @@ def prediction_record(
         "action": output.get("action"),
         "scores": [round(float(s), 4) for s in output.get("scores") or []],
         "recheck_scores": list(output.get("recheck_scores") or []),
+        "recheck_error": output.get("recheck_error"),
         "documents_with_answer": [
             metrics.contains_answer(f"{title_of(d)} {d.page_content}", question.answers) for d in documents
         ],

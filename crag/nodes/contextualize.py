@@ -56,6 +56,7 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         "scores": [],
         "labels": [],
         "recheck_scores": [],
+        "recheck_error": None,
         "thresholds": {},
         "reason": "",
         "requery_due": False,

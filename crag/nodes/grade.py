@@ -35,16 +35,18 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
         emit(runtime, "grade", rechecking=len(documents))
         clock = time.perf_counter()
         grades: list[float] = []
+        error = None
         try:
             grades = [round(g, 4) for g in resources.relevance(ctx, state["question"], documents)]
         except Exception as exc:  # a failing or unreachable chat model leaves the evaluator's verdict standing
-            emit(runtime, "grade", recheck_error=f"{type(exc).__name__}: {exc}")
+            error = f"{type(exc).__name__}: {exc}"
+            emit(runtime, "grade", recheck_error=error)
         else:
             second = recheck(labels, grades, ctx.recheck_threshold)  # type: ignore[arg-type]
             if second is not None:
                 action, labels, reason = second
             emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
-        update = {"recheck_scores": grades, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
+        update = {"recheck_scores": grades, "recheck_error": error, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
     # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
     # one that returned nothing at all is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)

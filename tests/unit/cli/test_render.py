@@ -134,6 +134,10 @@ def test_the_plain_view_shows_the_chat_models_second_opinion_beside_the_evaluato
     assert "  -0.970  ambiguous  chat model -0.10  " in out and "Incorrect stands" not in out
     print_run(run)  # not asked: no grades, no line about them
     assert "chat model" not in capsys.readouterr().out
+    print_run({**run, "recheck_scores": [], "recheck_error": "TimeoutError: slow"})  # asked, and it failed
+    out = capsys.readouterr().out
+    assert "could not give a second opinion: TimeoutError: slow; Incorrect stands" in out
+    assert "judged none of them relevant" not in out
 
 
 def test_the_knowledge_is_listed_with_the_score_each_strip_was_kept_by(capsys):

@@ -77,6 +77,7 @@ def test_a_chat_model_that_fails_leaves_incorrect_standing(make_context):
         else:
             result = chunk
     assert result["action"] == "incorrect" and result["recheck_scores"] == []
+    assert result["recheck_error"] == "TimeoutError: the provider did not answer in 60 s"  # the plain view says it
     assert {"node": "grade", "recheck_error": "TimeoutError: the provider did not answer in 60 s"} in events
 
 
