@@ -156,17 +156,23 @@ def relevance(ctx: Context, question: str, documents: list[Document]) -> list[fl
     return [chat_relevance(model, question, text[:RECHECK_CHARS]) for text in texts]
 
 
-def warm_up(ctx: Context) -> None:
-    """Load every model and store the graph uses now (the server before its first request, `crag chat`
-    before its first prompt), so the first question does not pay for it; raises what a run would."""
-    scorer = evaluator(ctx)
-    scorer.invoke({"question": "warm-up", "documents": ["a warm-up passage"]})
-    retrieve(ctx, "warm-up")
+def warm_chat(ctx: Context) -> None:
+    """Load the local chat model and fill its follow-up lane with the rewrite prompt's fixed start, so the
+    first follow-up reads only its own words (a provider's model has nothing to load)."""
     model = chat(ctx, "answer")
     if isinstance(model, LocalChatModel):
         model.invoke("Hi", max_tokens=1)
     condenser = chat(ctx, "condense")
     if isinstance(condenser, LocalChatModel):  # its context holds the prompt's fixed start for the first follow-up
         condenser.invoke(condense_prompt("warm-up", [{"question": "warm-up", "answer": "warm-up"}]), max_tokens=1)
+
+
+def warm_up(ctx: Context) -> None:
+    """Load every model and store the graph uses now (the server before its first request, `crag chat`
+    before its first prompt), so the first question does not pay for it; raises what a run would."""
+    scorer = evaluator(ctx)
+    scorer.invoke({"question": "warm-up", "documents": ["a warm-up passage"]})
+    retrieve(ctx, "warm-up")
+    warm_chat(ctx)
     if ctx.web_backend == "local":
         web_search(ctx, "warm-up")
