@@ -89,7 +89,10 @@ def print_details(result: dict[str, Any]) -> None:
     if grades and result.get("action") == "incorrect":
         typer.echo("  (the chat model, asked for a second opinion, judged none of them relevant: Incorrect stands)")
     elif result.get("recheck_error"):  # asked and failed: the reason alone would read as if it was never asked
-        typer.secho(f"  (the chat model could not give a second opinion: {result['recheck_error']}; Incorrect stands)", fg=typer.colors.YELLOW)
+        typer.secho(
+            f"  (the chat model could not give a second opinion: {result['recheck_error']}; Incorrect stands)",
+            fg=typer.colors.YELLOW,
+        )
     _print_web(result)
     typer.secho("knowledge:", bold=True)
     strips = final_knowledge(result)  # numbered as the generator was given them

@@ -46,7 +46,11 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
             if second is not None:
                 action, labels, reason = second
             emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
-        update = {"recheck_scores": grades, "recheck_error": error, "timings": {"recheck": round(time.perf_counter() - clock, 4)}}
+        update = {
+            "recheck_scores": grades,
+            "recheck_error": error,
+            "timings": {"recheck": round(time.perf_counter() - clock, 4)},
+        }
     # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
     # one that returned nothing at all is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)
