@@ -130,7 +130,6 @@ def main() -> None:
     args = parser.parse_args()
     ctx = Context(chat_model=args.chat_model, evaluator=None)
     resources.warm_chat(ctx)  # loaded, and its follow-up lane filled, before the clock starts (as `crag chat` does)
-    resources.chat(ctx, "rewrite").invoke("Say OK.")
     made = from_popqa(args.popqa, None)
     made = [c for c in made if args.follow_up in (None, c["question"])][: args.limit]
     sets = {"hand-written (61)": hand_written(), "PopQA-made": made}
