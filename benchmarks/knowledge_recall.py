@@ -21,6 +21,8 @@ documents the evaluator rejected, as `crag eval` does), and reports, per setting
 
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/docs-inputs --chunk-size 1000 --chunk-overlap 100
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/popqa-inputs
+    python benchmarks/knowledge_recall.py --inputs artifacts/eval/docs-inputs --chunk-size 1000 --chunk-overlap 100 \\
+        --evaluator artifacts/models/t6 --set-weight 1.5    # another evaluator, its own strip set weight
 """
 
 from __future__ import annotations
@@ -73,6 +75,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--variants", help="comma-separated names from VARIANTS (default: all)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--evaluator", help="an evaluator checkpoint folder (default: the shipped one)")
+    parser.add_argument(
+        "--set-weight",
+        type=float,
+        help="refinement's strip_set_weight, for an evaluator whose logits are on another scale "
+        "(benchmarks/experiments/set_weight.py fits it; default: the shipped SET_WEIGHT)",
+    )
     args = parser.parse_args()
 
     questions = [q for q in read_questions(args.inputs / args.questions) if q.answerable][: args.limit]
@@ -82,7 +91,8 @@ def main() -> None:
         chunk_size=args.chunk_size,
         chunk_overlap=args.chunk_overlap,
     )
-    evaluator = RetrievalEvaluator()
+    evaluator = RetrievalEvaluator(checkpoint=args.evaluator)
+    tuned = {} if args.set_weight is None else {"strip_set_weight": args.set_weight}
     graph = build_graph(answer=False).compile()  # up to the knowledge: the answer is not what is measured
     names = args.variants.split(",") if args.variants else list(VARIANTS)
     results = {}
@@ -96,7 +106,7 @@ def main() -> None:
             "web_index": str(args.inputs / "web.jsonl"),
             "k": args.k,
         }
-        ctx = Context(**{**settings, **VARIANTS[name]})
+        ctx = Context(**{**settings, **tuned, **VARIANTS[name]})
         rows = []
         for q in tqdm(questions, desc=name, leave=False):
             clock = time.perf_counter()
