@@ -22,7 +22,7 @@ documents the evaluator rejected, as `crag eval` does), and reports, per setting
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/docs-inputs --chunk-size 1000 --chunk-overlap 100
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/popqa-inputs
     python benchmarks/knowledge_recall.py --inputs artifacts/eval/docs-inputs --chunk-size 1000 --chunk-overlap 100 \\
-        --evaluator artifacts/models/t6 --set-weight 1.5    # another evaluator, its own strip set weight
+        --evaluator artifacts/models/t6 --set-weight 1.45   # another evaluator, its own strip set weight
 """
 
 from __future__ import annotations
