@@ -15,6 +15,9 @@ documents and how often the top one holds an answer.
     python benchmarks/experiments/generated_curve.py score --documents artifacts/bench/docs-retrieved.jsonl \\
         --checkpoint 25%=artifacts/curve/m-25 --checkpoint 50%=artifacts/curve/m-50 --checkpoint 100%=artifacts/curve/m-100
 
+`overlap` compares how many of a question's terms its passage holds, in the generated dev pairs and in the
+documentation set's retrieved documents (the lexical distance between a user's question and its answer).
+
 `--documents` is a file `teacher_window.py` writes: every retrieved document (`--all-documents`) or the
 graded sample (`--out`); only `question`, `q`, `title`, `text` and `label` are read.
 """
@@ -32,6 +35,7 @@ from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 
 SHARES = (25, 50, 100)
+DOCUMENTATION = {"generated-man", "generated-pydoc", "generated-doc"}
 
 
 def passage_id(pair: dict) -> str:
@@ -67,6 +71,29 @@ def score(documents: Path, checkpoints: list[str]) -> None:
         print(f"| {name} | {roc_auc_score(y, v):.3f} | {np.mean(top):.3f} |")
 
 
+def overlap(data: Path, documents: Path) -> None:
+    from crag.core.text import terms
+
+    def share(question: str, passage: str) -> float:
+        wanted = set(terms(question))
+        return len(wanted & set(terms(passage))) / len(wanted) if wanted else float("nan")
+
+    # the generated documentation pages (man, pydoc, /usr/share/doc), not their Wikipedia passages
+    dev = [p for p in map(json.loads, (data / "dev.jsonl").open()) if p["source"] in DOCUMENTATION]
+    rows = [json.loads(line) for line in documents.open()]
+    groups = {
+        "generated dev": [(p["label"], share(p["question"], f"{p['title']} {p['passage']}")) for p in dev],
+        "documentation set": [(r["label"], share(r["question"], f"{r['title']} {r['text']}")) for r in rows],
+    }
+    print("| pairs | relevant: n, median / mean | not relevant: n, median / mean |\n|---|---|---|")
+    for name, values in groups.items():
+        cells = []
+        for label in (1, 0):
+            v = np.array([s for y, s in values if y == label])
+            cells.append(f"{len(v)}, {np.nanmedian(v):.2f} / {np.nanmean(v):.2f}")
+        print(f"| {name} | {cells[0]} | {cells[1]} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -76,9 +103,14 @@ def main() -> None:
     s = sub.add_parser("score")
     s.add_argument("--documents", type=Path, required=True)
     s.add_argument("--checkpoint", action="append", default=[], help="name=folder")
+    o = sub.add_parser("overlap")
+    o.add_argument("--data", type=Path, required=True, help="a build-data folder with the generated pairs")
+    o.add_argument("--documents", type=Path, required=True)
     args = parser.parse_args()
     if args.command == "prep":
         prep(args.data, args.out)
+    elif args.command == "overlap":
+        overlap(args.data, args.documents)
     else:
         score(args.documents, args.checkpoint)
 
