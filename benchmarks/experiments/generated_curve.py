@@ -30,7 +30,9 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from teacher_window import top_holds_answer
 
+from crag.core.text import terms
 from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
 
@@ -41,6 +43,12 @@ DOCUMENTATION = {"generated-man", "generated-pydoc", "generated-doc"}
 def passage_id(pair: dict) -> str:
     """The generated passage a pair was asked about (`group` is "generated:<passage id>:<style>")."""
     return pair["group"].split(":")[1]
+
+
+def share(question: str, passage: str) -> float:
+    """The share of the question's distinct terms that the passage holds (unweighted; NaN without terms)."""
+    wanted = set(terms(question))
+    return len(wanted & set(terms(passage))) / len(wanted) if wanted else float("nan")
 
 
 def prep(data: Path, out: Path) -> None:
@@ -67,17 +75,10 @@ def score(documents: Path, checkpoints: list[str]) -> None:
     for name, path in [("shipped", str(DEFAULT_CHECKPOINT)), *(c.split("=", 1) for c in checkpoints)]:
         model = load_scorer(path)
         v = np.array(model.model_logits([(r["question"], model.passage_text(r["text"], r["title"])) for r in rows]))
-        top = [y[q == i][np.argmax(v[q == i])] for i in sorted(set(q.tolist())) if y[q == i].any()]
-        print(f"| {name} | {roc_auc_score(y, v):.3f} | {np.mean(top):.3f} |")
+        print(f"| {name} | {roc_auc_score(y, v):.3f} | {top_holds_answer(y, v, q):.3f} |")
 
 
 def overlap(data: Path, documents: Path) -> None:
-    from crag.core.text import terms
-
-    def share(question: str, passage: str) -> float:
-        wanted = set(terms(question))
-        return len(wanted & set(terms(passage))) / len(wanted) if wanted else float("nan")
-
     # the generated documentation pages (man, pydoc, /usr/share/doc), not their Wikipedia passages
     dev = [p for p in map(json.loads, (data / "dev.jsonl").open()) if p["source"] in DOCUMENTATION]
     rows = [json.loads(line) for line in documents.open()]

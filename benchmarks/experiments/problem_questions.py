@@ -18,11 +18,11 @@ import argparse
 import random
 
 import numpy as np
+from generated_curve import share
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from crag.backends.llm import chat_model, relevance
 from crag.core.jsonl import appended_objects
-from crag.core.text import terms
 
 SYSTEM = (
     "You write the question a user types when they need what a passage explains but have not read it and do not "
@@ -49,11 +49,6 @@ def messages(title: str, text: str) -> list:
     for page, passage, question in EXAMPLES:
         turns += [HumanMessage(f'Passage from "{page}":\n{passage}'), AIMessage(question)]
     return [*turns, HumanMessage(f'Passage from "{title}":\n{text}')]
-
-
-def share(question: str, passage: str) -> float:
-    wanted = set(terms(question))
-    return len(wanted & set(terms(passage))) / len(wanted) if wanted else float("nan")
 
 
 def main() -> None:

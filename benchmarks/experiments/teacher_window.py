@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from sklearn.metrics import roc_auc_score
 from tqdm.auto import tqdm
 
 from crag.backends.llm import chat_model, relevance
@@ -41,6 +40,7 @@ from crag.context import Context
 from crag.core.passages import title_of
 from crag.evaluator_model.model import load_scorer
 from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
+from crag.evaluator_model.training.evaluation import roc_auc_intervals
 from crag.experiments.answer_metrics import contains_answer
 from crag.experiments.inputs import read_passages, read_questions
 from crag.experiments.kb import DEFAULT_CHROMA_DIR, ensure_collection
@@ -67,17 +67,14 @@ def retrieved(inputs: Path, chunk_size: int, chunk_overlap: int, k: int, questio
     return [list(graph.invoke({"question": q.question}, context=ctx).get("documents") or []) for q in tqdm(questions)]
 
 
-def auc(y: np.ndarray, v: np.ndarray, q: np.ndarray, rounds: int = 1000) -> tuple[float, float, float, float]:
-    """Pooled ROC-AUC, its 95% interval over resampled questions, and top-1 holds an answer."""
-    rng, ids = np.random.default_rng(0), sorted(set(q))
-    rows = {i: np.where(q == i)[0] for i in ids}
-    boot = []
-    for _ in range(rounds):
-        idx = np.concatenate([rows[i] for i in rng.choice(ids, len(ids))])
-        if 0 < y[idx].sum() < len(idx):
-            boot.append(roc_auc_score(y[idx], v[idx]))
-    top = [y[rows[i]][np.argmax(v[rows[i]])] for i in ids if y[rows[i]].any()]
-    return roc_auc_score(y, v), float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5)), float(np.mean(top))
+def labelled(document: Document, answers: list[str]) -> int:
+    """1 when the document holds an answer string, as knowledge recall counts it."""
+    return int(contains_answer(f"{title_of(document)} {document.page_content}", answers))
+
+
+def top_holds_answer(y: np.ndarray, v: np.ndarray, q: np.ndarray) -> float:
+    """Of the questions with a document that holds an answer, the share whose best-scored document does."""
+    return float(np.mean([y[q == i][np.argmax(v[q == i])] for i in sorted(set(q.tolist())) if y[q == i].any()]))
 
 
 def main() -> None:
@@ -93,18 +90,22 @@ def main() -> None:
     parser.add_argument("--all-documents", type=Path, help="also write every answerable question's documents here")
     args = parser.parse_args()
 
-    questions = [q for q in read_questions(args.inputs / "questions.jsonl") if q.answerable]
-    if args.all_documents:  # ungraded, for `generated_curve.py score`
-        every = retrieved(args.inputs, args.chunk_size, args.chunk_overlap, args.k, questions)
+    answerable = [q for q in read_questions(args.inputs / "questions.jsonl") if q.answerable]
+    sample = list(range(len(answerable)))
+    random.Random(7).shuffle(sample)
+    sample = sample[: args.questions]
+    retrieve = lambda qs: retrieved(args.inputs, args.chunk_size, args.chunk_overlap, args.k, qs)  # noqa: E731
+    if args.all_documents:  # ungraded, for `generated_curve.py score`; the sample's are among them
+        every = retrieve(answerable)
         with args.all_documents.open("w") as out:
-            for qi, (q, docs) in enumerate(zip(questions, every)):
+            for qi, (q, docs) in enumerate(zip(answerable, every)):
                 for di, d in enumerate(docs):
-                    label = int(contains_answer(f"{title_of(d)} {d.page_content}", q.answers))
                     line = {"q": qi, "rank": di, "question": q.question, "title": title_of(d), "text": d.page_content}
-                    out.write(json.dumps({**line, "label": label}) + "\n")
-    random.Random(7).shuffle(questions)
-    questions = questions[: args.questions]
-    documents = retrieved(args.inputs, args.chunk_size, args.chunk_overlap, args.k, questions)
+                    out.write(json.dumps({**line, "label": labelled(d, q.answers)}) + "\n")
+        documents = [every[i] for i in sample]
+    else:
+        documents = retrieve([answerable[i] for i in sample])
+    questions = [answerable[i] for i in sample]
     scorer = load_scorer(DEFAULT_CHECKPOINT)
     teacher = chat_model(args.model, max_tokens=3)
     done = {json.loads(line)["key"] for line in args.out.open()} if args.out.exists() else set()
@@ -128,7 +129,7 @@ def main() -> None:
                     "question": q.question,
                     "title": title_of(d),
                     "text": d.page_content,
-                    "label": int(contains_answer(f"{title_of(d)} {d.page_content}", q.answers)),
+                    "label": labelled(d, q.answers),
                     "teacher_whole": whole,
                     "teacher_window": read,
                     "window": window,
@@ -149,9 +150,10 @@ def main() -> None:
     scores["teacher, the evaluator's window"] = np.array([r["teacher_window"] for r in rows])
     print(f"{len(set(q.tolist()))} questions, {len(rows)} documents, {int(y.sum())} hold an answer")
     print("| score | ROC-AUC [95%] | top-1 holds an answer |\n|---|---|---|")
+    intervals = roc_auc_intervals([str(i) for i in q], y, scores)
     for name, v in scores.items():
-        a, low, high, top = auc(y, v, q)
-        print(f"| {name} | {a:.3f} [{low:.3f}, {high:.3f}] | {top:.3f} |")
+        (low, high), a = intervals[name]["ci"], intervals[name]["roc_auc"]
+        print(f"| {name} | {a:.3f} [{low:.3f}, {high:.3f}] | {top_holds_answer(y, v, q):.3f} |")
     for key in ("seconds_whole", "seconds_window"):
         print(f"{key}: p50 {np.median([r[key] for r in rows]):.2f} s a document")
 
