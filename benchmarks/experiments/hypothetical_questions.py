@@ -34,12 +34,12 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from teacher_window import top_holds_answer
+from teacher_window import print_ranking
 from tqdm.auto import tqdm
 
 from crag.backends.embeddings import shared_embeddings
 from crag.backends.llm import chat_model
-from crag.evaluator_model.training.evaluation import roc_auc_intervals
+from crag.core.standing import grouped_standings
 from crag.evaluator_model.training.generated import QUESTION_PROMPT, parse_questions, with_derived
 
 
@@ -74,15 +74,6 @@ def unit(vectors: list[list[float]]) -> np.ndarray:
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def within(v: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Each value standardised within its question's set (a set-relative standing)."""
-    out = np.zeros_like(v)
-    for i in set(q.tolist()):
-        m = q == i
-        out[m] = (v[m] - v[m].mean()) / (v[m].std() or 1.0)
-    return out
-
-
 def score(documents: Path, questions_file: Path, run: Path | None) -> None:
     written = {r["key"]: r for r in map(json.loads, questions_file.open())}
     rows = [r for r in map(json.loads, documents.open()) if text_key(r["text"]) in written]
@@ -114,19 +105,16 @@ def score(documents: Path, questions_file: Path, run: Path | None) -> None:
     if run is not None:
         graph = {p["question"]: p["scores"] for p in map(json.loads, (run / "predictions.jsonl").open())}
         scores["evaluator, as the graph scored"] = np.array([graph[r["question"]][r["rank"]] for r in rows])
-        scores["evaluator + written questions (within set)"] = within(
-            scores["evaluator, as the graph scored"], q
-        ) + within(scores["written questions, best cosine"], q)
+        scores["evaluator + written questions (within set)"] = np.add(
+            grouped_standings(scores["evaluator, as the graph scored"], q.tolist()),
+            grouped_standings(scores["written questions, best cosine"], q.tolist()),
+        )
     seconds = [written[k]["seconds"] for k in asked]
     print(
         f"{len(set(q.tolist()))} questions, {len(rows)} documents, {int(y.sum())} hold an answer; "
         f"{len(asked)} chunks, p50 {np.median(seconds):.1f} s a chunk to write"
     )
-    print("| score | ROC-AUC [95%] | top-1 holds an answer |\n|---|---|---|")
-    intervals = roc_auc_intervals([str(i) for i in q], y, scores)
-    for name, v in scores.items():
-        (low, high), a = intervals[name]["ci"], intervals[name]["roc_auc"]
-        print(f"| {name} | {a:.3f} [{low:.3f}, {high:.3f}] | {top_holds_answer(y, v, q):.3f} |")
+    print_ranking(y, q, scores)
 
 
 def main() -> None:

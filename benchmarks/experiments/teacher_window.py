@@ -77,6 +77,16 @@ def top_holds_answer(y: np.ndarray, v: np.ndarray, q: np.ndarray) -> float:
     return float(np.mean([y[q == i][np.argmax(v[q == i])] for i in sorted(set(q.tolist())) if y[q == i].any()]))
 
 
+def print_ranking(y: np.ndarray, q: np.ndarray, scores: dict[str, np.ndarray]) -> None:
+    """Each score's ROC-AUC pooled over the documents, with its 95% interval over resampled questions, and
+    how often its top document holds an answer, as a Markdown table."""
+    print("| score | ROC-AUC [95%] | top-1 holds an answer |\n|---|---|---|")
+    intervals = roc_auc_intervals([str(i) for i in q], y, scores)
+    for name, v in scores.items():
+        (low, high), a = intervals[name]["ci"], intervals[name]["roc_auc"]
+        print(f"| {name} | {a:.3f} [{low:.3f}, {high:.3f}] | {top_holds_answer(y, v, q):.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=Path, required=True, help="a build-docs output folder")
@@ -149,11 +159,7 @@ def main() -> None:
     scores["teacher, whole chunk"] = np.array([r["teacher_whole"] for r in rows])
     scores["teacher, the evaluator's window"] = np.array([r["teacher_window"] for r in rows])
     print(f"{len(set(q.tolist()))} questions, {len(rows)} documents, {int(y.sum())} hold an answer")
-    print("| score | ROC-AUC [95%] | top-1 holds an answer |\n|---|---|---|")
-    intervals = roc_auc_intervals([str(i) for i in q], y, scores)
-    for name, v in scores.items():
-        (low, high), a = intervals[name]["ci"], intervals[name]["roc_auc"]
-        print(f"| {name} | {a:.3f} [{low:.3f}, {high:.3f}] | {top_holds_answer(y, v, q):.3f} |")
+    print_ranking(y, q, scores)
     for key in ("seconds_whole", "seconds_window"):
         print(f"{key}: p50 {np.median([r[key] for r in rows]):.2f} s a document")
 
