@@ -45,7 +45,7 @@ from crag.graph import build_graph
 from crag.methods.routing import final_knowledge
 from crag.nodes.generate import format_knowledge
 
-# name -> Context settings on top of the shipped defaults (k 5 as `crag eval run`)
+# name -> Context settings on top of the shipped defaults (k as `crag eval run`: the graph's)
 VARIANTS: dict[str, dict] = {
     "shipped: 5 excerption strips": {},
     "8 strips": {"top_k_strips": 8},
@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
     parser.add_argument("--chunk-overlap", type=int, default=DEFAULT_CHUNK_OVERLAP)
     parser.add_argument("--chroma-dir", default=DEFAULT_CHROMA_DIR)
-    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--k", type=int, default=Context.default("k"))
     parser.add_argument("--limit", type=int)
     parser.add_argument("--variants", help="comma-separated names from VARIANTS (default: all)")
     parser.add_argument("--json", type=Path)

@@ -90,7 +90,7 @@ class RunSettings:
     limit: int | None = None
     drop_gold: float = 0.0
     seed: int = 0
-    k: int = 5
+    k: int = Context.default("k")  # what users get (`crag ask`, Studio, the server), and the paper's ndocs 10
     search: Search = DEFAULT_SEARCH
     chroma_dir: Path = Path(DEFAULT_CHROMA_DIR)
     chunk_size: int = DEFAULT_CHUNK_SIZE
