@@ -217,6 +217,15 @@ class Context:
             "(docs/reports/2026-11-28-second-opinion.md).",
         },
     )
+    recheck_k: int = field(
+        default=5,
+        metadata={
+            "description": "The chat model's second opinion reads at most this many retrieved documents, the first by "
+            "retrieval rank, which orders documentation chunks better than the evaluator does (ROC-AUC 0.719 against "
+            "0.607); each takes seconds, and the rest stay rejected "
+            "(docs/reports/2026-11-29-documentation-set-at-k-10.md).",
+        },
+    )
     web_k: int = field(default=5, metadata={"description": "Web results used per search."})
     web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
     allow_private_fetch: bool = field(
@@ -250,8 +259,8 @@ class Context:
     def __post_init__(self) -> None:
         if self.web_backend is None:
             self.web_backend = "local" if self.web_index else "none"
-        if self.k < 1 or self.top_k_strips < 1 or self.web_k < 1:
-            raise ValueError("k, top_k_strips and web_k must be at least 1")
+        if self.k < 1 or self.top_k_strips < 1 or self.web_k < 1 or self.recheck_k < 1:
+            raise ValueError("k, top_k_strips, web_k and recheck_k must be at least 1")
         if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
         if self.quote_threshold is not None and math.isnan(self.quote_threshold):

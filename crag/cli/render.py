@@ -83,11 +83,14 @@ def print_details(result: dict[str, Any]) -> None:
     # the chat model's grade beside the evaluator's when it gave a second opinion: where its verdict stood
     # ("Incorrect" unchanged) the reason does not say it was asked, and its grades took most of the time
     grades = result.get("recheck_scores") or []
-    seconds = [f"chat model {g:+.2f}  " for g in grades] if len(grades) == len(scores) else [""] * len(scores)
+    # it grades the first `recheck_k` documents only: the rest get a blank of the same width
+    seconds = [f"chat model {g:+.2f}  " for g in grades[: len(scores)]] if grades else []
+    seconds += [" " * len("chat model +0.00  ") if grades else ""] * (len(scores) - len(seconds))
     for title, score, label, second in zip(titles, scores, result.get("labels", []), seconds):
         typer.echo(f"  {score:+.3f}  {label:<9}  {second}{title}")
     if grades and result.get("action") == "incorrect":
-        typer.echo("  (the chat model, asked for a second opinion, judged none of them relevant: Incorrect stands)")
+        which = "none of them" if len(grades) >= len(scores) else f"none of the first {len(grades)}"
+        typer.echo(f"  (the chat model, asked for a second opinion, judged {which} relevant: Incorrect stands)")
     elif result.get("recheck_error"):  # asked and failed: the reason alone would read as if it was never asked
         typer.secho(
             f"  (the chat model could not give a second opinion: {result['recheck_error']}; Incorrect stands)",

@@ -1,9 +1,9 @@
 """`grade`: score every retrieved document in one batched evaluator call and pick the action. When the
-evaluator rejects every document, the chat model grades each one (`Context.recheck_threshold`): its
-grade is slow (seconds a document) but ranks documentation far better than the evaluator, so it is
-asked only where the evaluator's verdict would throw the knowledge base's documents away. When the
-action is not Correct and `Context.requery` is on, the knowledge base is searched again before the
-action runs."""
+evaluator rejects every document, the chat model grades the first `Context.recheck_k` of them
+(`Context.recheck_threshold`): its grade is slow (seconds a document) but ranks documentation far
+better than the evaluator, so it is asked only where the evaluator's verdict would throw the knowledge
+base's documents away. When the action is not Correct and `Context.requery` is on, the knowledge base
+is searched again before the action runs."""
 
 from __future__ import annotations
 
@@ -32,12 +32,15 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
     update: dict = {}
     if action == "incorrect" and ctx.route == "auto" and resources.rechecks(ctx) and documents:
-        emit(runtime, "grade", rechecking=len(documents))
+        # the first `recheck_k` by retrieval rank: the grade costs seconds a document, and at k 10 an
+        # unanswerable question waited 40-65 s for it on two cores
+        asked = documents[: ctx.recheck_k]
+        emit(runtime, "grade", rechecking=len(asked))
         clock = time.perf_counter()
         grades: list[float] = []
         error = None
         try:
-            grades = [round(g, 4) for g in resources.relevance(ctx, state["question"], documents)]
+            grades = [round(g, 4) for g in resources.relevance(ctx, state["question"], asked)]
         except Exception as exc:  # a failing or unreachable chat model leaves the evaluator's verdict standing
             error = f"{type(exc).__name__}: {exc}"
             emit(runtime, "grade", recheck_error=error)

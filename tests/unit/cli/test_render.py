@@ -132,6 +132,10 @@ def test_the_plain_view_shows_the_chat_models_second_opinion_beside_the_evaluato
     print_run({**run, "action": "ambiguous", "labels": ["ambiguous", "incorrect"], "recheck_scores": [-0.1, -0.9]})
     out = capsys.readouterr().out
     assert "  -0.970  ambiguous  chat model -0.10  " in out and "Incorrect stands" not in out
+    # it grades the first `recheck_k` only: the rest in line, without a grade
+    print_run({**run, "scores": [-0.97, -0.99, -0.98], "labels": ["incorrect"] * 3, "recheck_scores": [-0.62, -0.91]})
+    out = capsys.readouterr().out
+    assert "  -0.980  incorrect                    " in out and "judged none of the first 2 relevant" in out
     print_run(run)  # not asked: no grades, no line about them
     assert "chat model" not in capsys.readouterr().out
     print_run({**run, "recheck_scores": [], "recheck_error": "TimeoutError: slow"})  # asked, and it failed

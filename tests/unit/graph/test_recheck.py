@@ -42,6 +42,16 @@ def test_a_document_the_chat_model_keeps_turns_incorrect_into_ambiguous(make_con
     assert "recheck" in result["timings"]
 
 
+def test_the_chat_model_reads_only_the_first_recheck_k_documents(make_context):
+    chat = fake_chat("no", "Anna Berg, occupation", "She was a painter.")
+    ctx = dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4, recheck_k=1)
+    result = graph.invoke({"question": QUESTION}, context=ctx)
+    asked = grades_asked(chat)
+    assert len(asked) == 1 and "Anna Berg was a Swedish painter" in asked[0]
+    assert result["recheck_scores"] == [-1.0] and result["action"] == "incorrect"
+    assert result["labels"] == ["incorrect", "incorrect"]
+
+
 def test_a_kept_document_is_numbered_as_retrieved(make_context):
     chat = fake_chat("no", "yes", "Carl Dahl, club", "He plays as a striker.")
     ctx = dataclasses.replace(make_context({}), chat_model=chat, recheck_threshold=-0.4)
@@ -136,6 +146,8 @@ def test_recheck_threshold_is_checked():
     assert Context().rechecks is True
     with pytest.raises(ValueError, match="recheck_threshold"):
         Context(recheck_threshold=math.nan)
+    with pytest.raises(ValueError, match="recheck_k"):
+        Context(recheck_k=0)
 
 
 @pytest.mark.parametrize(
