@@ -130,7 +130,7 @@ def test_unreadable_values_say_why(field, text, message):
 @pytest.mark.parametrize(
     "name, value, message",
     [
-        ("k", "0", "k, top_k_strips and web_k must be at least 1"),
+        ("k", "0", "k, top_k_strips, web_k and recheck_k must be at least 1"),
         ("refine_mode", "paragraphs", "unknown refine_mode 'paragraphs'"),
         ("preset", "squad", "unknown preset 'squad'"),
         ("lower", "0.9", "lower"),  # a lone lower threshold above the evaluator's calibrated upper (0.5)
