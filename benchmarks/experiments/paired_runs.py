@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crag.experiments.answer_metrics import paired_difference
+from crag.experiments.answer_metrics import paired_difference, retrieved_answer
 from crag.experiments.runner import PREDICTIONS
 
 
@@ -59,7 +59,7 @@ def main() -> None:
         right = sum(bool(run[q]["correct"]) for q in answerable)
         declined = sum(bool(run[q]["abstained"]) for q in unanswerable)
         recall = sum(bool(run[q]["knowledge_recall"]) for q in answerable)
-        holding = [q for q in answerable if any(run[q].get("documents_with_answer") or [])]
+        holding = [q for q in answerable if retrieved_answer(run[q])]
         kept = sum(bool(run[q]["knowledge_recall"]) for q in holding)
         tokens = np.median([run[q]["knowledge_tokens"] for q in answerable]) if answerable else float("nan")
         seconds = np.median([run[q]["wall_s"] for q in common]) if common else float("nan")
