@@ -83,9 +83,9 @@ def print_details(result: dict[str, Any]) -> None:
     # the chat model's grade beside the evaluator's when it gave a second opinion: where its verdict stood
     # ("Incorrect" unchanged) the reason does not say it was asked, and its grades took most of the time
     grades = result.get("recheck_scores") or []
-    # it grades the first `recheck_k` documents only: the rest get a blank of the same width
-    seconds = [f"chat model {g:+.2f}  " for g in grades[: len(scores)]] if grades else []
-    seconds += [" " * len("chat model +0.00  ") if grades else ""] * (len(scores) - len(seconds))
+    # it grades the first `recheck_k` documents only: the rest get a blank of the same width (zip cuts the excess)
+    blank = " " * len("chat model +0.00  ") if grades else ""
+    seconds = [f"chat model {g:+.2f}  " for g in grades] + [blank] * len(scores)
     for title, score, label, second in zip(titles, scores, result.get("labels", []), seconds):
         typer.echo(f"  {score:+.3f}  {label:<9}  {second}{title}")
     if grades and result.get("action") == "incorrect":
