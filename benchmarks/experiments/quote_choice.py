@@ -28,12 +28,13 @@ from pathlib import Path
 from crag.experiments import answer_metrics as metrics
 from crag.experiments.runner import PREDICTIONS
 from crag.methods.attribution import abstains, concerns, says_something, terms
+from crag.methods.records import Strip
 from crag.methods.refinement import judged
-
-Strip = dict
 
 
 def orders(question: str, draft: str) -> dict[str, Callable[[Strip], tuple]]:
+    """Each order as a sort key of a strip, the largest picked; ties fall back to the judged score. Web
+    strips come after every retrieved document's in retrieval rank."""
     # a decline names nothing: "I don't know" would order strips by whether they say "know"
     asked, drafted = terms(question), set() if abstains(draft) else terms(draft)
     return {
