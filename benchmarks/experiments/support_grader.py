@@ -40,7 +40,8 @@ from crag.experiments.runner import PREDICTIONS
 from crag.methods.attribution import abstains
 from crag.nodes.generate import format_knowledge
 
-# LangGraph's hallucination grader (langgraph/examples/rag/langgraph_adaptive_rag_local.ipynb), word for word
+# the hallucination grader of LangGraph's Self-RAG and adaptive RAG tutorials (langgraph/examples/rag/
+# langgraph_self_rag.ipynb, langgraph_adaptive_rag.ipynb, with gpt-3.5-turbo), its words and line ends
 SYSTEM = """You are a grader assessing whether an LLM generation is grounded in / supported by a set of retrieved facts. \n
      Give a binary score 'yes' or 'no'. 'Yes' means that the answer is grounded in / supported by the set of facts."""
 HUMAN = "Set of facts: \n\n {documents} \n\n LLM generation: {generation}"
