@@ -45,7 +45,8 @@ class OutputState(TypedDict, total=False):
     action: Action
     scores: list[float]
     labels: list[str]
-    recheck_scores: list[float]  # the chat model's grade of each document, when the evaluator rejected all (else empty)
+    # the chat model's grade of the first `recheck_k` documents, when the evaluator rejected all (else empty)
+    recheck_scores: list[float]
     recheck_error: str | None  # why the chat model could not give that grade (the evaluator's verdict stood); else None
     thresholds: dict[str, float]  # the (upper, lower) pair the action was decided with
     reason: str  # why that action, in words
