@@ -21,12 +21,15 @@ replay is exact for a change of order alone.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # answer_rules: a script of benchmarks/
+
+from answer_rules import recorded
+
 from crag.experiments import answer_metrics as metrics
-from crag.experiments.runner import PREDICTIONS
 from crag.methods.attribution import abstains, concerns, says_something, terms
 from crag.methods.records import Strip
 from crag.methods.refinement import judged
@@ -52,8 +55,8 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print each question where the orders differ")
     args = parser.parse_args()
 
-    rows = [json.loads(line) for line in (args.run / PREDICTIONS).read_text().splitlines() if line.strip()]
-    quoted = [r for r in rows if r["system"] == args.system and r["quoted"] and r["answerable"]]
+    _, records = recorded(args.run, args.system)
+    quoted = [r for r in records if r["quoted"] and r["answerable"]]
     hits = dict.fromkeys(orders("", ""), 0)
     ceiling = 0
     for r in quoted:

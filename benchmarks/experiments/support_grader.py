@@ -27,16 +27,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # answer_rules: a script of benchmarks/
+
+from answer_rules import recorded
 from sklearn.metrics import roc_auc_score
 from tqdm.auto import tqdm
 
 from crag.backends.gguf import model_file
 from crag.core.jsonl import appended_objects, drop_torn_line
 from crag.evaluator_model.training.llm_teacher import YesNoGrader
-from crag.experiments.runner import PREDICTIONS
 from crag.methods.attribution import abstains
 from crag.nodes.generate import format_knowledge
 
@@ -49,12 +52,8 @@ HUMAN = "Set of facts: \n\n {documents} \n\n LLM generation: {generation}"
 
 def drafts(folder: Path, system: str) -> list[dict]:
     """The system's records whose draft is an answer (not a decline) written from some strips."""
-    rows = [json.loads(line) for line in (folder / PREDICTIONS).read_text().splitlines() if line.strip()]
-    return [
-        r
-        for r in rows
-        if r["system"] == system and not r.get("error") and r["draft"] and r["strips"] and not abstains(r["draft"])
-    ]
+    _, records = recorded(folder, system)
+    return [r for r in records if r["draft"] and r["strips"] and not abstains(r["draft"])]
 
 
 def tally(rows: list[dict]) -> str:
@@ -76,9 +75,10 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     drop_torn_line(args.out)
     graded = {r["qid"]: r for r in appended_objects(args.out)}
-    grader = YesNoGrader(model_file(args.chat_model), n_ctx=4096)
+    left = [r for r in todo if r["qid"] not in graded]
+    grader = YesNoGrader(model_file(args.chat_model), n_ctx=4096) if left else None  # 1.1 GB: only when needed
     with args.out.open("a") as out:
-        for record in tqdm([r for r in todo if r["qid"] not in graded], desc="support", unit="draft"):
+        for record in tqdm(left, desc="support", unit="draft"):
             knowledge = format_knowledge(record["strips"])
             messages = [
                 {"role": "system", "content": SYSTEM},
