@@ -13,7 +13,13 @@ judged on the same replies), on two sets:
   and its first gold answer, turn 2 asks about the same subject by a pronoun ("What was his occupation?"
   after "In what city was X born?"; "Where was she born?" after "What is X's occupation?"; "Who made
   it?" after "What genre is X?"). The only person or thing in the conversation is the subject, so a
-  right rewrite names it whichever pronoun is used. Only the three templates are ours.
+  right rewrite names it whichever pronoun is used. Only the three templates are ours;
+- self-contained questions that the rules take for follow-ups, because a pronoun in them refers inside
+  the question ("how do I stop bc from printing its welcome banner"): every question of HotpotQA and
+  MuSiQue (`relevance/multihop_pairs.jsonl`), of PopQA and of the documentation set that `refers_back`
+  flags, each asked after the question before it in its file (and that question's answer: its gold
+  answer, or for HotpotQA and MuSiQue the title of a supporting paragraph), as in `crag chat` on a
+  thread of unrelated questions. A rewrite is right when it brings in no word of that earlier turn.
 
 A rewrite is right when it names the referent (the hand-written case's words the follow-up lacks; the
 PopQA subject), exact when it equals the hand-written one (case and final "?" aside), and "appended"
@@ -28,10 +34,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -39,7 +47,7 @@ from tqdm.auto import tqdm
 from crag import resources
 from crag.context import Context
 from crag.experiments.inputs import read_questions
-from crag.methods.followup import append_previous, resolve
+from crag.methods.followup import append_previous, refers_back, resolve
 from crag.methods.rewrite import content_words
 from crag.nodes.contextualize import model_condensed
 from crag.state import Turn
@@ -81,6 +89,26 @@ def from_popqa(path: Path, limit: int | None) -> list[dict]:
     return cases[:limit]
 
 
+def self_contained(data_dir: Path, docs: Path) -> list[dict]:
+    """Questions that stand alone but that `refers_back` flags, each after the question before it in its file."""
+    sources: list[list[tuple[str, str]]] = []
+    multihop: dict[str, tuple[str, str]] = {}
+    for line in (data_dir / "relevance" / "multihop_pairs.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["label"] == 1 or row["qid"] not in multihop:
+            multihop[row["qid"]] = (row["question"], f"{row['title']}.")
+    sources.append(list(multihop.values()))
+    for path in (data_dir / "popqa" / "questions.jsonl", docs):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        sources.append([(r["question"], f"{(r.get('answers') or ['I do not know'])[0]}.") for r in rows])
+    cases = []
+    for pairs in sources:
+        for (before, answer), (question, _) in pairwise(pairs):
+            if refers_back(question):
+                cases.append({"history": [turn(before, answer)], "question": question})
+    return cases
+
+
 def consult(ctx: Context, question: str, history: list[Turn]) -> dict:
     """Each source of a rewrite once: the rules', the model's (None when unusable) and its seconds."""
     clock = time.perf_counter()
@@ -109,6 +137,11 @@ def norm(text: str) -> str:
 
 def judge(case: dict, rewritten: str) -> dict[str, bool]:
     appended = rewritten == append_previous(case["question"], case["history"])
+    if "expected" not in case and "subject" not in case:  # a self-contained question: nothing brought in
+        earlier = content_words(" ".join(f"{t['question']} {t['answer']}" for t in case["history"]))
+        brought = (content_words(rewritten) - content_words(case["question"])) & earlier
+        right = not brought and not appended
+        return {"right": right, "exact": norm(rewritten) == norm(case["question"]), "appended": appended}
     if "subject" in case:
         right = case["subject"].lower() in rewritten.lower() and not appended
         return {"right": right, "exact": right, "appended": appended}
@@ -125,6 +158,10 @@ def main() -> None:
     parser.add_argument("--chat-model", default="local")
     parser.add_argument("--popqa", type=Path, default=Path("artifacts/eval/popqa-inputs/questions.jsonl"))
     parser.add_argument("--limit", type=int, help="PopQA follow-ups used (default: all)")
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("CRAG_DATA_DIR", "../shared/data")))
+    parser.add_argument(
+        "--docs", type=Path, default=Path("artifacts/eval/docs-inputs/questions-with-unanswerable.jsonl")
+    )
     parser.add_argument("--follow-up", help='only the PopQA-made follow-ups asking this ("Who made it?")')
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -132,7 +169,11 @@ def main() -> None:
     resources.warm_chat(ctx)  # loaded, and its follow-up lane filled, before the clock starts (as `crag chat` does)
     made = from_popqa(args.popqa, None)
     made = [c for c in made if args.follow_up in (None, c["question"])][: args.limit]
-    sets = {"hand-written (61)": hand_written(), "PopQA-made": made}
+    sets = {
+        "hand-written (61)": hand_written(),
+        "PopQA-made": made,
+        "self-contained": self_contained(args.data_dir, args.docs),
+    }
     results: dict[str, dict] = {}
     for set_name, cases in sets.items():
         consulted = [consult(ctx, c["question"], c["history"]) for c in tqdm(cases, desc=set_name, leave=False)]

@@ -104,14 +104,23 @@ ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER, LOOPING_ANSWER)
 # (`Context.quote_threshold`, crag/methods/attribution.py `quotable`).
 QUOTE_ANSWER = 'The sources say: "{quote}"'
 
-# A follow-up on a thread ("When was she born?") is rewritten into a self-contained question
-# before retrieval, from the thread's last turns.
+# A question asked on a thread, before retrieval: a follow-up ("When was she born?") is rewritten into a
+# self-contained question from the thread's last turns; one that stands on its own comes back as it is. The
+# rules take a question for a follow-up by its pronouns (`followup.refers_back`), and many pronouns refer
+# inside the question itself ("how do I stop bc from printing its welcome banner"). With two follow-ups for
+# examples, the 1.5B and the rules after it brought the earlier turn's words into 57 of 63 such questions.
+# LangChain's contextualizing prompt says "reformulate it if needed and otherwise return it as is"; here
+# that is the instruction's last sentence and the second example (`followup.parse_condensed` keeps such a
+# question; docs/reports/2026-11-29-worked-turns-and-rank-fusion.md).
 CONDENSE_PROMPT = (
     "Rewrite the last question so that it can be understood without the conversation: replace "
-    "words like he, she, it, they and there with the names they refer to. Reply with the rewritten "
-    "question only.\n\n"
+    "words like he, she, it, they and there that point back to the conversation with the names they "
+    "refer to. A question that names what it asks about stays as it is. Reply with the question only.\n\n"
     "Conversation:\nQ: Who was Ada Lovelace?\nA: An English mathematician, born in 1815.\n"
     "Last question: What did she write about?\nRewritten: What did Ada Lovelace write about?\n\n"
+    "Conversation:\nQ: What is the capital of Peru?\nA: Lima.\n"
+    "Last question: How do I stop wget from printing its progress bar?\n"
+    "Rewritten: How do I stop wget from printing its progress bar?\n\n"
     "Conversation:\nQ: Where is Lake Baikal?\nA: In southern Siberia, Russia.\n"
     "Last question: How deep is it?\nRewritten: How deep is Lake Baikal?\n\n"
     "Conversation:\n{history}\nLast question: {question}\nRewritten:"

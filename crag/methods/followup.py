@@ -71,15 +71,27 @@ def format_history(history: Sequence[Turn]) -> str:
 
 def parse_condensed(reply: str, question: str) -> str | None:
     """The model's rewrite when it is usable: one line that no longer refers back and keeps at
-    least half of the follow-up's own words; None otherwise."""
+    least half of the follow-up's own words; None otherwise. A question the model gives back unchanged
+    stands on its own by the model's judgement ("how do I stop Git from printing its hints", where the
+    pronoun refers inside it), and is kept as it is when it names something to stand on (`names`):
+    the 1.5B also gives back "What was her occupation?" unchanged, which the rules then resolve. On
+    63 self-contained questions that the rules take for follow-ups, 35 came through clean against 6,
+    with the hand-written and the PopQA-made follow-ups resolved as before (`benchmarks/followups.py`)."""
     line = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
     line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip("\"'“”")
+    if _plain(line) == _plain(question):
+        return question if names(question) else None
     if len(line) < 3 or len(line) > 3 * len(question) + 100 or refers_back(line):
         return None
     own = content_words(question)
     if own and len(own & content_words(line)) < len(own) / 2:
         return None
     return line
+
+
+def _plain(text: str) -> str:
+    """A question for comparing two spellings of it: lower case, single spaces, no final punctuation."""
+    return re.sub(r"[?.!\s]+$", "", " ".join(text.split())).lower()
 
 
 def main_entity(text: str) -> str | None:

@@ -80,6 +80,37 @@ def test_model_rewrites_are_checked():
     assert parse_condensed("", "Who built that?") is None
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "How do I stop Git from printing its hints?",
+        "Rewritten: how do I stop Git from printing its hints",
+        "  How  do I stop Git from printing its hints?!",
+    ],
+)
+def test_a_question_the_model_gives_back_unchanged_stands_on_its_own(reply):
+    # "its" refers inside the question: the model judged it self-contained, and it names what it asks about
+    question = "How do I stop Git from printing its hints?"
+    assert refers_back(question)
+    assert parse_condensed(reply, question) == question
+
+
+def test_a_question_given_back_unchanged_that_names_nothing_is_left_to_the_rules():
+    # the 1.5B gives back "What was her occupation?" too: nothing in it to stand on
+    assert parse_condensed("What was her occupation?", "What was her occupation?") is None
+    assert parse_condensed("Is it safe?", "is it safe") is None
+
+
+def test_a_self_contained_question_on_a_thread_is_retrieved_as_asked():
+    g, config, retriever = painter_thread("t1c")
+    question = "How do I stop Git from printing its hints?"
+    result = g.invoke(
+        {"question": question}, config=config, context=context(question, "Set advice.", retriever=retriever)
+    )
+    assert retriever.queries[1] == question  # neither Anna Berg put in for "its" nor the last question appended
+    assert result["question"] == question
+
+
 def painter_thread(thread_id):
     """A thread whose first turn asked Anna Berg's occupation: the graph, its config and the retriever."""
     g = build_graph().compile(checkpointer=InMemorySaver())
