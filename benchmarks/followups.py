@@ -5,7 +5,7 @@
 previous question appended when neither gives one (the rules came first until 2026-11-27, when this
 benchmark showed the model first right more often). This asks which source of a rewrite
 earns its place, and in which order (each case asks the rules and the model once; every order is
-judged on the same replies), on two sets:
+judged on the same replies), on three sets:
 
 - the hand-written cases of tests/unit/methods/test_followups.py (`RESOLVED`: 61 follow-ups after one or
   two turns, written while building the rules, so they favour them);
