@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -46,8 +44,10 @@ from tqdm.auto import tqdm
 
 from crag import resources
 from crag.context import Context
+from crag.core.jsonl import read_objects
+from crag.evaluator_model.training.data import data_dir
 from crag.experiments.inputs import read_questions
-from crag.methods.followup import append_previous, refers_back, resolve
+from crag.methods.followup import append_previous, plain_question, refers_back, resolve
 from crag.methods.rewrite import content_words
 from crag.nodes.contextualize import model_condensed
 from crag.state import Turn
@@ -91,16 +91,13 @@ def from_popqa(path: Path, limit: int | None) -> list[dict]:
 
 def self_contained(data_dir: Path, docs: Path) -> list[dict]:
     """Questions that stand alone but that `refers_back` flags, each after the question before it in its file."""
-    sources: list[list[tuple[str, str]]] = []
     multihop: dict[str, tuple[str, str]] = {}
-    for line in (data_dir / "relevance" / "multihop_pairs.jsonl").read_text().splitlines():
-        row = json.loads(line)
+    for _, row in read_objects(data_dir / "relevance" / "multihop_pairs.jsonl"):
         if row["label"] == 1 or row["qid"] not in multihop:
             multihop[row["qid"]] = (row["question"], f"{row['title']}.")
-    sources.append(list(multihop.values()))
+    sources = [list(multihop.values())]
     for path in (data_dir / "popqa" / "questions.jsonl", docs):
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        sources.append([(r["question"], f"{(r.get('answers') or ['I do not know'])[0]}.") for r in rows])
+        sources.append([(q.question, f"{(q.answers or ['I do not know'])[0]}.") for q in read_questions(path)])
     cases = []
     for pairs in sources:
         for (before, answer), (question, _) in pairwise(pairs):
@@ -131,24 +128,24 @@ VARIANTS: dict[str, Callable[[dict], tuple[str, bool]]] = {
 }
 
 
-def norm(text: str) -> str:
-    return re.sub(r"[?.!\s]+$", "", " ".join(text.split())).lower()
-
-
 def judge(case: dict, rewritten: str) -> dict[str, bool]:
     appended = rewritten == append_previous(case["question"], case["history"])
     if "expected" not in case and "subject" not in case:  # a self-contained question: nothing brought in
         earlier = content_words(" ".join(f"{t['question']} {t['answer']}" for t in case["history"]))
         brought = (content_words(rewritten) - content_words(case["question"])) & earlier
         right = not brought and not appended
-        return {"right": right, "exact": norm(rewritten) == norm(case["question"]), "appended": appended}
+        return {
+            "right": right,
+            "exact": plain_question(rewritten) == plain_question(case["question"]),
+            "appended": appended,
+        }
     if "subject" in case:
         right = case["subject"].lower() in rewritten.lower() and not appended
         return {"right": right, "exact": right, "appended": appended}
     words = content_words(rewritten)
     return {
         "right": all(w in words for w in case["referent"]) and not appended,
-        "exact": norm(rewritten) == norm(case["expected"]),
+        "exact": plain_question(rewritten) == plain_question(case["expected"]),
         "appended": appended,
     }
 
@@ -158,7 +155,7 @@ def main() -> None:
     parser.add_argument("--chat-model", default="local")
     parser.add_argument("--popqa", type=Path, default=Path("artifacts/eval/popqa-inputs/questions.jsonl"))
     parser.add_argument("--limit", type=int, help="PopQA follow-ups used (default: all)")
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("CRAG_DATA_DIR", "../shared/data")))
+    parser.add_argument("--data-dir", type=Path, help="shared data (default: $CRAG_DATA_DIR or ../shared/data)")
     parser.add_argument(
         "--docs", type=Path, default=Path("artifacts/eval/docs-inputs/questions-with-unanswerable.jsonl")
     )
@@ -172,7 +169,7 @@ def main() -> None:
     sets = {
         "hand-written (61)": hand_written(),
         "PopQA-made": made,
-        "self-contained": self_contained(args.data_dir, args.docs),
+        "self-contained": self_contained(data_dir(args.data_dir), args.docs),
     }
     results: dict[str, dict] = {}
     for set_name, cases in sets.items():

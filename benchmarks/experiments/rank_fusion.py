@@ -49,24 +49,20 @@ ORDERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def figures(questions: list[tuple[np.ndarray, np.ndarray]], order: Callable) -> tuple[float, float, float]:
-    """Pooled ROC-AUC, mean per-question ROC-AUC and top-1 rate of `order` over (scores, labels) pairs."""
-    values = [order(s) for s, _ in questions]
-    labels = np.concatenate([y for _, y in questions])
-    pooled = roc_auc_score(labels, np.concatenate(values))
-    within = [roc_auc_score(y, v) for v, (_, y) in zip(values, questions, strict=True) if 0 < y.sum() < len(y)]
-    top1 = np.mean([y[int(np.argmax(v))] for v, (_, y) in zip(values, questions, strict=True)])
-    return pooled, float(np.mean(within)), float(top1)
-
-
 def per_question(questions: list[tuple[np.ndarray, np.ndarray]], order: Callable) -> np.ndarray:
-    """Each question's own ROC-AUC (nan for one label only) and top-1 hit, for the paired interval."""
+    """Each question's own ROC-AUC (nan for one label only) and top-1 hit, a row per question."""
     rows = []
     for s, y in questions:
         v = order(s)
         auc = roc_auc_score(y, v) if 0 < y.sum() < len(y) else np.nan
         rows.append((auc, y[int(np.argmax(v))]))
     return np.array(rows, dtype=float)
+
+
+def pooled(questions: list[tuple[np.ndarray, np.ndarray]], order: Callable) -> float:
+    """ROC-AUC of `order` over every document of every question at once."""
+    labels = np.concatenate([y for _, y in questions])
+    return roc_auc_score(labels, np.concatenate([order(s) for s, _ in questions]))
 
 
 def interval(diff: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
@@ -93,10 +89,12 @@ def main() -> None:
         )
         base = per_question(questions, ORDERS["evaluator score (shipped)"])
         for name, order in ORDERS.items():
-            pooled, within, top1 = figures(questions, order)
-            line = f"{name:28s} {pooled:10.3f} {within:16.3f} {top1:6.3f}"
+            rows = per_question(questions, order)
+            line = (
+                f"{name:28s} {pooled(questions, order):10.3f} {np.nanmean(rows[:, 0]):16.3f} {rows[:, 1].mean():6.3f}"
+            )
             if name != "evaluator score (shipped)":
-                diff = per_question(questions, order) - base
+                diff = rows - base
                 rng = np.random.default_rng(0)
                 (a_lo, a_hi), (t_lo, t_hi) = interval(diff[:, 0], rng), interval(diff[:, 1], rng)
                 line += (

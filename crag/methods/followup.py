@@ -79,7 +79,7 @@ def parse_condensed(reply: str, question: str) -> str | None:
     with the hand-written and the PopQA-made follow-ups resolved as before (`benchmarks/followups.py`)."""
     line = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
     line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip("\"'“”")
-    if _plain(line) == _plain(question):
+    if plain_question(line) == plain_question(question):
         return question if names(question) else None
     if len(line) < 3 or len(line) > 3 * len(question) + 100 or refers_back(line):
         return None
@@ -89,7 +89,7 @@ def parse_condensed(reply: str, question: str) -> str | None:
     return line
 
 
-def _plain(text: str) -> str:
+def plain_question(text: str) -> str:
     """A question for comparing two spellings of it: lower case, single spaces, no final punctuation."""
     return re.sub(r"[?.!\s]+$", "", " ".join(text.split())).lower()
 
