@@ -230,8 +230,15 @@ class LocalChatModel(BaseChatModel):
         with pool.use(self.lane) as llama:
             reply = llama.create_chat_completion(**params)
         text = reply["choices"][0]["message"].get("content") or ""
+        # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
+        metadata = {"finish_reason": reply["choices"][0].get("finish_reason")}
         return ChatResult(
-            generations=[ChatGeneration(message=AIMessage(content=text), generation_info={"usage": reply.get("usage")})]
+            generations=[
+                ChatGeneration(
+                    message=AIMessage(content=text, response_metadata=metadata),
+                    generation_info={"usage": reply.get("usage")},
+                )
+            ]
         )
 
     def _stream(
@@ -242,9 +249,10 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         pool, params = self._call(messages, stop, True, **kwargs)
-        written = False
+        written, finish = False, None
         with pool.use(self.lane) as llama:
             for part in llama.create_chat_completion(**params):
+                finish = part["choices"][0].get("finish_reason") or finish
                 text = part["choices"][0]["delta"].get("content") or ""
                 if not text:
                     continue
@@ -253,8 +261,11 @@ class LocalChatModel(BaseChatModel):
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=chunk)
                 yield chunk
-        if not written:  # stopped before its first token: an empty answer, not LangChain's "No generations found"
-            yield ChatGenerationChunk(message=AIMessageChunk(content=""))
+        # the finish reason, as `_generate` gives it; and when it stopped before its first token, an empty
+        # answer, not LangChain's "No generations found"
+        if finish or not written:
+            metadata = {"finish_reason": finish} if finish else {}
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=metadata))
 
     def relevance(self, question: str, document: str) -> float:
         """The tutorial grader's P(yes) for one pair, in [-1, 1] (`crag.core.yes_no`), from the first reply
@@ -297,6 +308,17 @@ def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
     with the request's timeout."""
     length = {"num_predict": max_tokens} if provider == "ollama" else {"max_tokens": max_tokens}
     return {**length, **client_limits(provider)}
+
+
+# how each provider's reply says that its token budget cut it: OpenAI's and llama.cpp's `finish_reason`,
+# Anthropic's `stop_reason`, Ollama's `done_reason`
+_CUT = {"finish_reason": "length", "stop_reason": "max_tokens", "done_reason": "length"}
+
+
+def cut_short(message: BaseMessage) -> bool:
+    """Whether the reply `message` ended because it ran out of tokens, not because the model was done."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return any(metadata.get(key) == value for key, value in _CUT.items())
 
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:

@@ -24,7 +24,8 @@ def model_condensed(ctx: Context, question: str, history: list) -> str | None:
         reply = resources.chat(ctx, "condense").invoke(
             condense_prompt(question, history), config={"tags": CONDENSE_TAGS}
         )
-        return parse_condensed(str(reply.content), question)
+        # a rewrite cut by its token budget has lost the question's end ("… a word boundary, wi")
+        return None if resources.cut_short(reply) else parse_condensed(str(reply.content), question)
     except Exception:  # a failing rewriter must not stop the turn
         return None
 

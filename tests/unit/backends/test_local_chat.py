@@ -11,19 +11,21 @@ from crag.backends.llm import LocalChatModel
 class FakeLlama:
     """llama.cpp's streamed chat completion: a role delta, then content deltas, then the finish."""
 
-    def __init__(self, *pieces: str):
+    def __init__(self, *pieces: str, finish: str = "stop"):
         self.pieces = pieces
+        self.finish = finish
 
     def create_chat_completion(self, **params):
         if not params["stream"]:
-            return {"choices": [{"message": {"role": "assistant", "content": "".join(self.pieces)}}]}
+            message = {"role": "assistant", "content": "".join(self.pieces)}
+            return {"choices": [{"message": message, "finish_reason": self.finish}]}
         return self._deltas()
 
     def _deltas(self):
         yield {"choices": [{"delta": {"role": "assistant"}}]}
         for piece in self.pieces:
             yield {"choices": [{"delta": {"content": piece}}]}
-        yield {"choices": [{"delta": {}, "finish_reason": "stop"}]}
+        yield {"choices": [{"delta": {}, "finish_reason": self.finish}]}
 
 
 class FakePool:
@@ -50,6 +52,29 @@ def test_a_stop_before_the_first_token_is_an_empty_answer_not_an_error(monkeypat
     assert "".join(c.content for c in model.stream("Who?")) == ""
     # invoke through the stream, as when LangGraph streams the graph's messages (`crag ask --stream`, chat)
     assert model.invoke("Who?", stream=True).content == ""
+
+
+def test_a_reply_cut_by_its_token_budget_says_so_called_or_streamed(monkeypatch):
+    """A follow-up's rewrite cut at `max_tokens` has lost the question's end: the reply must say it
+    was cut, as OpenAI's models do, whether LangChain calls the model or streams it."""
+    for finish, cut in (("length", True), ("stop", False)):
+        monkeypatch.setattr(
+            llm, "_pool", lambda model, n_ctx, f=finish: FakePool(FakeLlama("How do I ", "cut", finish=f))
+        )
+        model = LocalChatModel(model="local:tiny")
+        for reply in (model.invoke("Who?"), model.invoke("Who?", stream=True)):
+            assert reply.content == "How do I cut"
+            assert llm.cut_short(reply) is cut
+
+
+def test_cut_short_reads_every_providers_own_words():
+    from langchain_core.messages import AIMessage
+
+    assert llm.cut_short(AIMessage(content="x", response_metadata={"finish_reason": "length"}))  # OpenAI
+    assert llm.cut_short(AIMessage(content="x", response_metadata={"stop_reason": "max_tokens"}))  # Anthropic
+    assert llm.cut_short(AIMessage(content="x", response_metadata={"done_reason": "length"}))  # Ollama
+    assert not llm.cut_short(AIMessage(content="x", response_metadata={"stop_reason": "end_turn"}))
+    assert not llm.cut_short(AIMessage(content="x"))
 
 
 class RecordingLlama(FakeLlama):

@@ -111,6 +111,24 @@ def test_a_self_contained_question_on_a_thread_is_retrieved_as_asked():
     assert result["question"] == question
 
 
+def test_a_rewrite_cut_by_its_token_budget_is_not_used():
+    """A rewrite that ran out of tokens has lost the question's end; the rules resolve the follow-up."""
+    from langchain_core.messages import AIMessage
+
+    from crag.nodes.contextualize import condense
+
+    question = "What was her occupation?"
+    history = [{"asked": "Where was Anna Berg born?", "question": "Where was Anna Berg born?", "answer": "In Uppsala."}]
+    for finish, expected in (
+        ("length", "What was Anna Berg's occupation?"),
+        ("stop", "What was the occupation of Anna Berg?"),
+    ):
+        reply = AIMessage(content="What was the occupation of Anna Berg?", response_metadata={"finish_reason": finish})
+        model = fake_chat()
+        model.messages = iter([reply])
+        assert condense(Context(chat_model=model), question, history) == expected
+
+
 def painter_thread(thread_id):
     """A thread whose first turn asked Anna Berg's occupation: the graph, its config and the retriever."""
     g = build_graph().compile(checkpointer=InMemorySaver())
