@@ -231,7 +231,8 @@ class LocalChatModel(BaseChatModel):
             reply = llama.create_chat_completion(**params)
         text = reply["choices"][0]["message"].get("content") or ""
         # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
-        metadata = {"finish_reason": reply["choices"][0].get("finish_reason")}
+        finish = reply["choices"][0].get("finish_reason")
+        metadata = {"finish_reason": finish} if finish else {}
         return ChatResult(
             generations=[
                 ChatGeneration(

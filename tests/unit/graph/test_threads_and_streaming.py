@@ -6,15 +6,17 @@ import asyncio
 
 import pytest
 from langchain_core.documents import Document
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.context import Context
 from crag.core.passages import passage
 from crag.graph import build_graph, graph
 from crag.methods.followup import main_entity, parse_condensed, refers_back, resolve
+from crag.nodes.contextualize import condense
 from crag.state import MAX_TURNS
 from crag.threads import InvalidThreadId, thread_config, threaded_graph
-from tests.fakes import FakeEvaluator, FakeWeb, fake_chat
+from tests.fakes import FakeChat, FakeEvaluator, FakeWeb, fake_chat
 
 ADA = [{"asked": "Who was Ada Lovelace?", "question": "Who was Ada Lovelace?", "answer": "A mathematician [1]."}]
 KYOTO = [{"asked": "Where is Kyoto?", "question": "Where is Kyoto?", "answer": "In Japan [1]."}]
@@ -113,10 +115,6 @@ def test_a_self_contained_question_on_a_thread_is_retrieved_as_asked():
 
 def test_a_rewrite_cut_by_its_token_budget_is_not_used():
     """A rewrite that ran out of tokens has lost the question's end; the rules resolve the follow-up."""
-    from langchain_core.messages import AIMessage
-
-    from crag.nodes.contextualize import condense
-
     question = "What was her occupation?"
     history = [{"asked": "Where was Anna Berg born?", "question": "Where was Anna Berg born?", "answer": "In Uppsala."}]
     for finish, expected in (
@@ -124,9 +122,7 @@ def test_a_rewrite_cut_by_its_token_budget_is_not_used():
         ("stop", "What was the occupation of Anna Berg?"),
     ):
         reply = AIMessage(content="What was the occupation of Anna Berg?", response_metadata={"finish_reason": finish})
-        model = fake_chat()
-        model.messages = iter([reply])
-        assert condense(Context(chat_model=model), question, history) == expected
+        assert condense(Context(chat_model=FakeChat(messages=iter([reply]))), question, history) == expected
 
 
 def painter_thread(thread_id):
