@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from crag.backends import gguf
-from crag.backends.llm import chat_model
+from crag.backends.llm import chat_model, cut_short
 
 PASSAGE = (
     "Passages:\nAda Lovelace: Augusta Ada King, Countess of Lovelace (1815-1852), was an English "
@@ -74,6 +74,17 @@ def test_the_tiny_model_reads_a_passage():
         PASSAGE.format(question="What was Ada Lovelace's occupation?")
     )
     assert "mathematician" in said.content.lower(), said.content
+
+
+def test_the_real_model_says_when_its_token_budget_cut_the_reply():
+    """llama.cpp's finish reason reaches the reply, called or streamed: a follow-up's rewrite that ran out of
+    tokens is set aside (`cut_short`), one that ended is not."""
+    if not gguf.installed(gguf.MODELS["smollm2-135m"]):
+        pytest.skip("the tiny local model is not installed")
+    question = PASSAGE.format(question="What was Ada Lovelace's occupation?")
+    for streamed in (False, True):
+        assert cut_short(chat_model("local:tiny", max_tokens=2).invoke(question, stream=streamed))
+        assert not cut_short(chat_model("local:tiny", max_tokens=64).invoke(question, stream=streamed))
 
 
 def test_the_default_models_relevance_grade_and_its_answers_after_it():
