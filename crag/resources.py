@@ -119,21 +119,30 @@ def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], 
 
 
 # the longest reply each use of the chat model needs: a query (the web's, or requery's "rewrite") is a few
-# words, requery's "hyde" passage three sentences, a follow-up's rewrite the question itself and what it
-# refers to. At 24 tokens, as a query, the 1.5B's rewrites of 5 of 62 long self-contained questions were
-# cut mid-sentence ("… on a word boundary, wi"); a rewrite the budget still cuts is not used (`cut_short`)
-_REPLY_TOKENS = {"rewrite": 24, "hyde": 96, "condense": 160}
+# words, requery's "hyde" passage three sentences; a follow-up's rewrite, `condense_tokens`
+_REPLY_TOKENS = {"rewrite": 24, "hyde": 96}
 # the uses whose prompts a local model reads in a llama.cpp context of their own (`LocalChatModel.lane`)
 _LANES = frozenset({"condense"})
 
 
-def chat(ctx: Context, purpose: str = "answer") -> BaseChatModel:
+def condense_tokens(question: str) -> int:
+    """The longest rewrite of the follow-up `question`: the question itself (about three characters a token,
+    as code and names spell) and what it refers to. At 24 tokens, a query's budget, the 1.5B's rewrites of 5
+    of 62 long self-contained questions were cut mid-sentence ("… on a word boundary, wi"); a fixed 160
+    made SmolLM2, whose rewrites go on past the question, take 0.9 s a follow-up instead of 0.3 s. A
+    rewrite its budget still cuts is not used (`cut_short`)."""
+    return 32 + len(question) // 3
+
+
+def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = None) -> BaseChatModel:
     """The chat model for `purpose`: "answer" (the generator), or a search query's ("rewrite", "requery",
-    "hyde") and a follow-up's ("condense"), written by `rewrite_model` when it is set."""
+    "hyde") and a follow-up's ("condense"), written by `rewrite_model` when it is set; `reply_tokens` for a
+    reply whose length depends on the request (`condense_tokens`)."""
     if purpose == "answer":
         return chat_model(ctx.chat_model, max_tokens=ctx.max_answer_tokens)
     spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model
-    return chat_model(spec, max_tokens=_REPLY_TOKENS.get(purpose, 24), lane=purpose if purpose in _LANES else None)
+    tokens = reply_tokens or _REPLY_TOKENS.get(purpose, 24)
+    return chat_model(spec, max_tokens=tokens, lane=purpose if purpose in _LANES else None)
 
 
 # the longest document text the chat model reads for its grade: a chunk of the default size whole, a

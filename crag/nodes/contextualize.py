@@ -21,7 +21,7 @@ from crag.state import State
 def model_condensed(ctx: Context, question: str, history: list) -> str | None:
     """The chat model's self-contained question, or None when its rewrite is unusable or it fails."""
     try:
-        reply = resources.chat(ctx, "condense").invoke(
+        reply = resources.chat(ctx, "condense", reply_tokens=resources.condense_tokens(question)).invoke(
             condense_prompt(question, history), config={"tags": CONDENSE_TAGS}
         )
         # a rewrite cut by its token budget has lost the question's end ("… a word boundary, wi")

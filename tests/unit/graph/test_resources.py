@@ -43,3 +43,14 @@ def test_a_user_retriever_or_vector_store_gives_each_text_once():
     store.add_documents([*copies, *other])
     found = resources.retrieve(Context(retriever=store, k=3), "Apache License")
     assert len(found) == 3 and [d.page_content for d in found].count("Apache License 2.0") == 1
+
+
+def test_a_follow_ups_rewrite_may_be_as_long_as_the_question_and_no_longer():
+    """A long question's rewrite must fit whole (24 tokens, a query's budget, cut them mid-sentence), and a
+    short one's budget stays short (a fixed 160 tripled SmolLM2's time a follow-up)."""
+    short, long = "Where was she born?", "How can I cut a long sentence down to about 40 characters " * 4
+    assert 24 < resources.condense_tokens(short) < 48
+    assert resources.condense_tokens(long) > len(long.split()) * 1.3  # more tokens than its words
+    model = resources.chat(Context(chat_model="local:tiny"), "condense", reply_tokens=resources.condense_tokens(short))
+    assert model.max_tokens == resources.condense_tokens(short) and model.lane == "condense"
+    assert resources.chat(Context(chat_model="local:tiny"), "rewrite").max_tokens == 24
