@@ -89,14 +89,14 @@ def from_popqa(path: Path, limit: int | None) -> list[dict]:
     return cases[:limit]
 
 
-def self_contained(data_dir: Path, docs: Path) -> list[dict]:
+def self_contained(shared: Path, docs: Path) -> list[dict]:
     """Questions that stand alone but that `refers_back` flags, each after the question before it in its file."""
     multihop: dict[str, tuple[str, str]] = {}
-    for _, row in read_objects(data_dir / "relevance" / "multihop_pairs.jsonl"):
+    for _, row in read_objects(shared / "relevance" / "multihop_pairs.jsonl"):
         if row["label"] == 1 or row["qid"] not in multihop:
             multihop[row["qid"]] = (row["question"], f"{row['title']}.")
     sources = [list(multihop.values())]
-    for path in (data_dir / "popqa" / "questions.jsonl", docs):
+    for path in (shared / "popqa" / "questions.jsonl", docs):
         sources.append([(q.question, f"{(q.answers or ['I do not know'])[0]}.") for q in read_questions(path)])
     cases = []
     for pairs in sources:

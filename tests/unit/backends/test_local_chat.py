@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from langchain_core.messages import AIMessage
+
 from crag.backends import llm
 from crag.backends.llm import LocalChatModel
 
@@ -68,8 +70,6 @@ def test_a_reply_cut_by_its_token_budget_says_so_called_or_streamed(monkeypatch)
 
 
 def test_cut_short_reads_every_providers_own_words():
-    from langchain_core.messages import AIMessage
-
     assert llm.cut_short(AIMessage(content="x", response_metadata={"finish_reason": "length"}))  # OpenAI
     assert llm.cut_short(AIMessage(content="x", response_metadata={"stop_reason": "max_tokens"}))  # Anthropic
     assert llm.cut_short(AIMessage(content="x", response_metadata={"done_reason": "length"}))  # Ollama
