@@ -77,7 +77,10 @@ ABLATIONS: dict[str, tuple[list[tuple[Any, str, Any]], dict[str, Any]]] = {
 
 def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> dict:
     """`generate`'s output for a recorded draft and strips."""
-    strips = record["strips"]
+    further = record.get("further_strips") or []
+    strips = (
+        record["strips"][: len(record["strips"]) - len(further)] if record.get("read_further") else record["strips"]
+    )
     internal = [s for s in strips if s.get("origin") == "internal"]
     external = [s for s in strips if s.get("origin") != "internal"]
     state = {
@@ -85,13 +88,20 @@ def replay(record: dict, quote_threshold: float, overrides: dict[str, Any]) -> d
         "action": record.get("action") or "ambiguous",  # RAG: every strip, in order, as Ambiguous gives them
         "internal_knowledge": internal,
         "external_knowledge": external,
+        "further_knowledge": further,
     }
     settings = {"quote_threshold": quote_threshold, **overrides}
     # a record whose model was asked twice (`Context.retry_prompt`) replays both replies in order; one asked once
     # gives its one draft to a second question too, which the rules then judge as they judged the first. So a row
     # that makes a second ask happen where the run made none (no quoting) stands for a model that says the same
     # again: exact only where the run asked too
-    drafts = [record["first_draft"], record["draft"]] if record.get("asked_again") else [record["draft"]]
+    # (and before them, when the model declined over the kept strips, its reply over the further ones)
+    asked_more = record.get("asked_again") or record.get("read_further")
+    drafts = [record["first_draft"] if asked_more else record["draft"]]
+    if further and abstains(drafts[0]):
+        drafts.append(record.get("further_draft", ""))
+    if record.get("asked_again"):
+        drafts.append(record["draft"])
     ctx = Context(chat_model=FakeListChatModel(responses=[d or "" for d in drafts]), evaluator=None, **settings)
     return generate_module.generate(state, SimpleNamespace(context=ctx, stream_writer=lambda event: None))
 

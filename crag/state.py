@@ -56,14 +56,20 @@ class OutputState(TypedDict, total=False):
     web_error: str | None
     web_results: list[Document]  # the search hits, passages like `documents`: metadata title/source (the URL)
     internal_knowledge: list[Strip]  # strips kept from the retrieved documents
+    # the next strips of refinement's ranking, read only when the model declines over the kept ones
+    further_knowledge: list[Strip]
     external_knowledge: list[Strip]  # strips kept from the web results
     knowledge: str  # what the generator was given
     draft: str  # what the generator wrote (the answer, unless it was withheld as unsupported)
     answer: str
     grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
     quoted: bool  # the answer quotes a strip word for word: the model's was withheld or declined
+    # the model declined over the kept strips and was shown `further_knowledge` (Context.further_strips);
+    # its reply there is `further_draft`, and the answer when `read_further` (the knowledge then holds both)
+    further_draft: str
+    read_further: bool
     asked_again: bool  # the model declined or was withheld and was asked once more (Context.retry_prompt)
-    first_draft: str  # what it wrote the first time, when it was asked again; else empty
+    first_draft: str  # what it wrote the first time, when it was shown further strips or asked again; else empty
     replaced: Replaced | None  # why the answer is not the model's words; None when they stand or it was not asked
     citations: list[Citation]
     sources: list[Source]  # the cited strips

@@ -48,12 +48,15 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         "web_results": [{"title": title_of(r), "url": source_of(r)} for r in result.get("web_results", [])],
         "internal_knowledge": result.get("internal_knowledge", []),
         "external_knowledge": result.get("external_knowledge", []),
+        "further_knowledge": result.get("further_knowledge", []),
         "knowledge": result.get("knowledge", ""),
         "answer": result.get("answer", ""),
         "grounded": bool(result.get("grounded")),
         "quoted": bool(result.get("quoted")),
         "replaced": result.get("replaced"),
         "draft": result.get("draft", ""),
+        "read_further": bool(result.get("read_further")),
+        "further_draft": result.get("further_draft", ""),
         "asked_again": bool(result.get("asked_again")),
         "first_draft": result.get("first_draft", ""),
         "citations": result.get("citations", []),
@@ -67,6 +70,9 @@ def print_run(result: dict[str, Any]) -> None:
     print_details(result)
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
+    if result.get("read_further"):
+        first = short(result.get("first_draft", ""), 160) or "nothing"
+        typer.secho(f'  (read further: over the kept strips the model said "{first}")', dim=True)
     if result.get("asked_again"):  # the streamed view has shown both replies and the line between them
         first = short(result.get("first_draft", ""), 160) or "nothing"
         typer.secho(f'  (asked again: the first answer, "{first}", did not stand)', dim=True)
@@ -226,6 +232,8 @@ def event_line(event: dict[str, Any]) -> str:
         return f"web: {counted(len(event['results']), 'result')}, {counted(len(event['strips']), 'strip')} kept"
     if node == "refine":
         return f"refined: {counted(len(event['strips']), 'strip')} kept"
+    if node == "generate" and "further" in event:
+        return f"the model does not know from the kept strips: reading {counted(event['further'], 'more strip')}"
     if node == "generate" and "retry_prompt" in event:
         return f"the first answer does not stand: asking again with the {event['retry_prompt']} prompt"
     return json.dumps(event, ensure_ascii=False)[:200]

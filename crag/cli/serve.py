@@ -120,7 +120,7 @@ def serve_cmd(
 ) -> None:
     """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
 
-    Per request, clients may set only thresholds, k, search, top_k_strips, strip_threshold, strip_set_weight, refine_mode,
+    Per request, clients may set only thresholds, k, search, top_k_strips, further_strips, strip_threshold, strip_set_weight, refine_mode,
     web_backend, web_k, rewrite, requery, answer_without_knowledge, quote_threshold, recheck_threshold, generate_prompt, retry_prompt
     and thread_id (in
     config.configurable). Set CRAG_API_KEY to require

@@ -42,7 +42,7 @@ from crag.experiments.pipelines import run_question
 from crag.experiments.report import write_outputs, write_robustness
 from crag.experiments.systems import System, system_context
 from crag.methods.attribution import abstains
-from crag.methods.routing import final_knowledge
+from crag.methods.routing import final_knowledge, unread_knowledge
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
 
 PREDICTIONS = "predictions.jsonl"
@@ -198,6 +198,7 @@ def prompt_digest(ctx: Context) -> str:
             *GENERATE_STOP,
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)
             repr(ctx.quote_threshold),
+            repr(ctx.further_strips),  # and how many strips more it reads when it declines
         ]
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -224,6 +225,11 @@ def prediction_record(
         "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
         "asked_again": bool(output.get("asked_again")),
         "first_draft": output.get("first_draft", ""),
+        # the next strips the model read when it declined over the kept ones (`Context.further_strips`), its reply
+        # there, and whether that reply is the answer (then `strips` ends with them)
+        "further_strips": unread_knowledge(output) if "further_draft" in output else [],
+        "further_draft": output.get("further_draft", ""),
+        "read_further": bool(output.get("read_further")),
         "grounded": bool(output.get("grounded")),
         "abstained": abstains(answer),
         "quoted": bool(output.get("quoted")),
@@ -334,6 +340,7 @@ def run(settings: RunSettings) -> dict:
         "k": base.k,
         "search": base.search,
         "top_k_strips": base.top_k_strips,
+        "further_strips": base.further_strips,
         "web_k": base.web_k,
         "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,

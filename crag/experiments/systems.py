@@ -93,7 +93,13 @@ SYSTEMS: dict[str, System] = {
             "crag_ask_once",
             "crag",
             "CRAG that never asks the model twice: its first answer, declined or withheld, is final",
-            lambda ctx, upper, lower: {"retry_prompt": None},
+            lambda ctx, upper, lower: {"retry_prompt": None, "further_strips": 0},
+        ),
+        System(
+            "crag_no_further",
+            "crag",
+            "CRAG that never shows the model the next strips when it declines over the kept ones",
+            lambda ctx, upper, lower: {"further_strips": 0},
         ),
         System(
             "crag_no_recheck",

@@ -233,6 +233,37 @@ def refine(
     set_weight: float = SET_WEIGHT,
     rejected: Sequence[bool] | None = None,
 ) -> list[Strip]:
+    """The kept strips of `refine_pages` (its docstring says which), for a caller that reads no further."""
+    return refine_pages(
+        question,
+        passages,
+        evaluator,
+        mode=mode,
+        top_k=top_k,
+        threshold=threshold,
+        origin=origin,
+        keep_best=keep_best,
+        embed=embed,
+        set_weight=set_weight,
+        rejected=rejected,
+    )[0]
+
+
+def refine_pages(
+    question: str,
+    passages: Sequence[Document],
+    evaluator: Any,
+    *,
+    mode: Mode,
+    top_k: int,
+    threshold: float,
+    origin: Literal["internal", "external"],
+    keep_best: bool = False,
+    embed: Embed | None = None,
+    set_weight: float = SET_WEIGHT,
+    rejected: Sequence[bool] | None = None,
+    further: int = 0,
+) -> tuple[list[Strip], list[Strip]]:
     """The top `top_k` strips scoring at least `threshold`, none repeating a better one (`distinct`),
     in document order; with `keep_best`, the best strip even when it scores lower.
 
@@ -249,6 +280,9 @@ def refine(
     its document, and the strip that answers often scores below the threshold while its document
     scored high. Keeping the best one raised strip recall from 80.8% to 86.5% on PopQA and from
     58.2% to 74.7% on the documentation set (benchmarks/strip_recall.py) for 6 and 20 more words.
+
+    The second list is the next `further` strips of the same ranking, in document order and without the
+    threshold: what the generator reads when it declines over the kept ones (`Context.further_strips`).
     """
     candidates: list[tuple[int, int, str, int, int]] = []  # (document, position, strip, start, end)
     for d, document in enumerate(passages):
@@ -256,7 +290,7 @@ def refine(
             if len(strip.split()) >= MIN_STRIP_WORDS:
                 candidates.append((d, position, strip, start, end))
     if not candidates:
-        return []
+        return [], []
     # each strip is scored with its document's title, as the evaluator was trained ("Title: passage"):
     # "He was born in Pelham Manor." says nothing about whom without it
     titles, sources = [title_of(p) for p in passages], [source_of(p) for p in passages]
@@ -267,13 +301,15 @@ def refine(
     lifted = [origin == "internal" and not (rejected is not None and rejected[d]) for d, *_ in candidates]
     gate = [gate_score(up, s, g) for up, s, g in zip(lifted, scores, selection)]
     best_first = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
-    ranked = distinct([strip for _, _, strip, _, _ in candidates], best_first, top_k)
+    ranked = distinct([strip for _, _, strip, _, _ in candidates], best_first, top_k + further)
     kept = sorted(
-        (i for n, i in enumerate(ranked) if gate[i] >= threshold or (keep_best and n == 0)),
+        (i for n, i in enumerate(ranked[:top_k]) if gate[i] >= threshold or (keep_best and n == 0)),
         key=lambda i: candidates[i][:2],
     )
-    return [
-        Strip(
+    unread = sorted(ranked[top_k:], key=lambda i: candidates[i][:2])
+
+    def strip(i: int) -> Strip:
+        return Strip(
             text=candidates[i][2],
             score=scores[i],
             selection_score=selection[i],
@@ -285,5 +321,5 @@ def refine(
             start=candidates[i][3],
             end=candidates[i][4],
         )
-        for i in kept
-    ]
+
+    return [strip(i) for i in kept], [strip(i) for i in unread]

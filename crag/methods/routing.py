@@ -91,12 +91,21 @@ def after_grade(action: Action, requery_due: bool) -> list[str]:
 
 def final_knowledge(state: Mapping[str, Any]) -> list[Strip]:
     """The paper's knowledge combination: Correct keeps the refined internal knowledge, Incorrect
-    the external, Ambiguous both (internal first), numbered in that order for the generator."""
+    the external, Ambiguous both (internal first), numbered in that order for the generator; and last the
+    further strips when the generator read them (`unread_knowledge`)."""
     action = state.get("action")
     internal = state.get("internal_knowledge") or []
     external = state.get("external_knowledge") or []
+    further = unread_knowledge(state) if state.get("read_further") else []
     if action == "correct":
-        return list(internal)
+        return list(internal) + further
     if action == "incorrect":
         return list(external)
-    return list(internal) + list(external)
+    return list(internal) + list(external) + further
+
+
+def unread_knowledge(state: Mapping[str, Any]) -> list[Strip]:
+    """The retrieved documents' next-best strips (`further_knowledge`), for a route that reads the retrieved
+    documents at all (not Incorrect); the generator reads them only when it declines over the kept ones, and
+    then `final_knowledge` numbers them after the rest."""
+    return [] if state.get("action") == "incorrect" else list(state.get("further_knowledge") or [])

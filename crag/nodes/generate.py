@@ -7,8 +7,12 @@ where the fact belongs); the citations number the strips, so one points at a pas
 not at a whole file. The model only writes the answer; `crag.methods.attribution` does
 the citing, and an answer none of whose sentences any strip supports is not grounded. Ungrounded
 answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
-`answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the
-model's answer is withheld or it declines, but a kept strip about the question's subject scores as
+`answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the model
+itself says it does not know, it is shown the next strips of refinement's ranking once
+(`Context.further_strips`), and that answer is kept if it stands: on the documentation set the next five
+strips held the answer for 8 of the 15 questions whose kept strips missed one that the retrieved
+documents held (docs/reports/2026-11-29-reading-further.md).
+When the model's answer is withheld or it declines, but a kept strip about the question's subject scores as
 relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quoted`). When no strip can
 be quoted either, the model is asked once more with `Context.retry_prompt` (the paper's prompt, which
 offers no way out) and that answer is judged as the first was: the compact prompt's "I don't know"
@@ -38,7 +42,7 @@ from crag.methods.attribution import (
     quotable,
     split_echo,
 )
-from crag.methods.routing import final_knowledge
+from crag.methods.routing import final_knowledge, unread_knowledge
 from crag.nodes.timing import timed
 from crag.prompts import (
     GENERATE_NO_KNOWLEDGE_PROMPT,
@@ -105,8 +109,11 @@ def quoting(text: str, n: int) -> tuple[str, list[Citation]]:
     return answer, [Citation(sentence=text, start=start, end=start + len(text), sources=[n])]
 
 
-def _answer(ctx: Context, prompt_name: str, strips: list[Strip], question: str, knowledge: str):
-    """One model call and the rules on its reply: (draft, answer, citations, why it was replaced or None)."""
+def _answer(
+    ctx: Context, prompt_name: str, strips: list[Strip], question: str, knowledge: str, cite: list[Strip] | None = None
+):
+    """One model call over `strips` and the rules on its reply, its sentences attributed to the strips of
+    `cite` (default `strips`): (draft, answer, citations, why it was replaced or None)."""
     prompt = (
         generation_prompt(prompt_name, knowledge=knowledge, question=question)
         if strips
@@ -115,7 +122,8 @@ def _answer(ctx: Context, prompt_name: str, strips: list[Strip], question: str, 
     reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
     draft = answer = tidy(unmarked(str(reply.content), prompt_name), [s["title"] for s in strips], question)
     declined = abstains(draft)  # the model's own "I don't know" is kept as it is
-    citations = attribute(draft, question, strips) if strips and not declined else []
+    cite = strips if cite is None else cite
+    citations = attribute(draft, question, cite) if cite and not declined else []
     replaced: Replaced | None = None
     if loops(draft):  # no answer, however well its turns are supported
         answer, citations, replaced = LOOPING_ANSWER, [], "looped"
@@ -136,6 +144,20 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         draft, answer, citations = "", NO_KNOWLEDGE_ANSWER, []
     else:
         draft, answer, citations, replaced = _answer(ctx, ctx.generate_prompt, strips, question, knowledge)
+    # the model said it does not know over the kept strips: once, the next-best strips of the retrieved
+    # documents, whose answer stands if the rules let it (numbered after the kept ones, which it may cite too)
+    further = unread_knowledge(state) if strips and abstains(draft) else []
+    further_draft, read_further = "", False
+    if further:
+        emit(runtime, "generate", further=len(further), first_draft=draft)
+        more = format_knowledge(further)
+        given = strips + further
+        further_draft, further_answer, further_citations, why = _answer(
+            ctx, ctx.generate_prompt, further, question, more, cite=given
+        )
+        if not abstains(further_answer):
+            first_draft, read_further, strips, knowledge = draft, True, given, f"{knowledge}\n\n{more}"
+            draft, answer, citations, replaced = further_draft, further_answer, further_citations, why
     # the best strip about the subject that the evaluator calls relevant, quoted when the model
     # declined or was withheld (None when no strip is quotable)
     quote = quotable(question, strips, resources.quote_threshold(ctx)) if strips and abstains(answer) else None
@@ -159,6 +181,8 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
         "draft": draft,
         "answer": answer,
         "quoted": quote is not None,
+        "further_draft": further_draft,
+        "read_further": read_further,
         "asked_again": asked_again,
         "first_draft": first_draft,
         "replaced": replaced,

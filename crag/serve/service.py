@@ -42,6 +42,10 @@ SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
     "search": (Search, "How the knowledge base is searched: 'hybrid' (embeddings and BM25, fused) or 'dense'."),
     "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
+    "further_strips": (
+        Annotated[int, Field(ge=0, le=50)],
+        "Strips more that the model reads when it says it does not know over the kept ones (0..50; 0: never).",
+    ),
     "strip_threshold": (Threshold, "Strips whose selection score is below this are dropped."),
     "strip_set_weight": (
         Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)],

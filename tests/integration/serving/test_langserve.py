@@ -197,6 +197,7 @@ def test_schemas_are_published(serve):
         "k",
         "search",
         "top_k_strips",
+        "further_strips",
         "strip_threshold",
         "strip_set_weight",
         "refine_mode",

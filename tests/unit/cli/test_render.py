@@ -119,6 +119,8 @@ def test_progress_lines_count_in_english():
     assert event_line(failed) == "the chat model could not grade: TimeoutError: slow; INCORRECT stands"
     web = {"node": "rewrite_and_search", "results": [{}], "strips": []}
     assert event_line(web) == "web: 1 result, 0 strips kept"
+    further = {"node": "generate", "further": 5, "first_draft": "I don't know."}
+    assert event_line(further) == "the model does not know from the kept strips: reading 5 more strips"
 
 
 def test_the_plain_view_shows_the_chat_models_second_opinion_beside_the_evaluators_scores(capsys):

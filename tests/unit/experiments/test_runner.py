@@ -90,6 +90,8 @@ def test_run_writes_results_report_predictions_and_plots(inputs, tmp_path, make_
     # what the generator was given, strip by strip, for replaying the answer path on the recorded draft
     assert crag_q2["strips"] and all(s["origin"] == "external" for s in crag_q2["strips"])
     assert "replaced" in crag_q2 and all(r["strips"] == [] for r in rows if r["system"] == "no_retrieval")
+    # the next strips the model would read after a decline: none on Incorrect, and not read here
+    assert crag_q2["further_strips"] == [] and crag_q2["read_further"] is False and crag_q2["further_draft"] == ""
     rag_q1 = next(r for r in rows if r["system"] == "rag" and r["qid"] == "q1")
     assert rag_q1["strips"] and all(s["origin"] == "internal" for s in rag_q1["strips"])  # RAG's whole documents
     report = (out / "report.md").read_text()
