@@ -69,7 +69,7 @@ class OutputState(TypedDict, total=False):
     further_draft: str
     read_further: bool
     asked_again: bool  # the model declined or was withheld and was asked once more (Context.retry_prompt)
-    first_draft: str  # what it wrote the first time, when it was shown further strips or asked again; else empty
+    first_draft: str  # its first reply, when the answer comes from a later one (read further, asked again); else empty
     replaced: Replaced | None  # why the answer is not the model's words; None when they stand or it was not asked
     citations: list[Citation]
     sources: list[Source]  # the cited strips
