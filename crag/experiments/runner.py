@@ -225,8 +225,8 @@ def prediction_record(
         "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
         "asked_again": bool(output.get("asked_again")),
         "first_draft": output.get("first_draft", ""),
-        # the next strips the model read when it declined over the kept ones (`Context.further_strips`), its reply
-        # there, and whether that reply is the answer (then `strips` ends with them)
+        # the next strips of refinement's ranking (`Context.further_strips`), which the model reads when it declines
+        # over the kept ones; its reply there; and whether that reply is the answer (then `strips` ends with them)
         "further_strips": unread_knowledge(output) if "further_draft" in output else [],
         "further_draft": output.get("further_draft", ""),
         "read_further": bool(output.get("read_further")),
