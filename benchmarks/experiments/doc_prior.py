@@ -72,8 +72,8 @@ def main() -> None:
             continue
         scores = rec["scores"]
         rejected = [s < lower for s in scores]
-        if rec["recheck_scores"] and not all(rejected):
-            continue  # kept whole after the second opinion: no strip choice
+        if rec["recheck_scores"] and rec["action"] != "incorrect":
+            continue  # the chat model's second opinion kept documents, read whole: no strip choice
         documents = rag[qid]["strips"]
         if len(documents) != len(scores) or not any(rec["documents_with_answer"]):
             continue

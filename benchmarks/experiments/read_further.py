@@ -1,8 +1,8 @@
 """When the reader declines over the kept strips, would the next strips answer? A replay with the real model.
 
 Refinement keeps the five best strips. On the documentation set at k 10 the kept strips miss an answer
-that the retrieved documents hold for 15 of 103 questions, and the next five strips of the same ranking
-hold it for 8 of them (`doc_prior.py`). Giving the reader more strips at once was measured end to end
+that the retrieved documents hold for 12 of the 97 questions whose strips refinement chooses, and the
+next five strips of the same ranking hold it for 7 of them (`doc_prior.py`). Giving the reader more strips at once was measured end to end
 and cost right answers (docs/reports/2026-11-28-strips-by-rank.md). This asks the cheaper question: only
 when the model declines over the first five, show it the next five, and take that answer if it stands
 (the product's answer rules: not declined, not looping, supported by a strip it was given); otherwise
@@ -91,7 +91,9 @@ def main() -> None:
         rejected = [s < lower for s in rec["scores"]]
         eligible = (
             rec["action"] in ("correct", "ambiguous")
-            and not (rec["recheck_scores"] and not all(rejected))
+            # after the chat model's second opinion (it kept some document) the graph reads the kept documents
+            # whole and sets no further strips
+            and not (rec["recheck_scores"] and rec["action"] != "incorrect")
             and qid in rag
             and len(rag[qid]["strips"]) == len(rec["scores"])
             and abstains(first)

@@ -10,7 +10,7 @@ answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept i
 `answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the model
 itself says it does not know, it is shown the next strips of refinement's ranking once
 (`Context.further_strips`), and that answer is kept if it stands: on the documentation set the next five
-strips held the answer for 8 of the 15 questions whose kept strips missed one that the retrieved
+strips held the answer for 7 of the 12 questions whose kept strips missed one that the retrieved
 documents held (docs/reports/2026-11-29-reading-further.md).
 When the model's answer is withheld or it declines, but a kept strip about the question's subject scores as
 relevant (`Context.quote_threshold`), the answer quotes that strip instead (`quoted`). When no strip can
