@@ -9,7 +9,7 @@ when the model declines over the first five, show it the next five, and take tha
 the recorded answer (the quote or the second ask) stays.
 
 The documents come from a RAG run's records (the retrieved chunks whole, in the CRAG run's `doc` order);
-the ranking is refinement's own (`crag.methods.refinement`), recomputed with the shipped evaluator.
+the next strips are refinement's own (`refinement.refine_pages`), recomputed with the shipped evaluator.
 
     python benchmarks/experiments/read_further.py artifacts/eval/models/local-docs-k10 \\
         artifacts/eval/models/local-docs-k10-rag --out artifacts/bench/read-further-docs.jsonl
@@ -30,10 +30,10 @@ from tqdm.auto import tqdm
 from crag import resources
 from crag.context import Context
 from crag.core.jsonl import appended_objects, drop_torn_line
-from crag.core.passages import passage, titled_once
+from crag.core.passages import passage
 from crag.methods.attribution import abstains
 from crag.methods.records import Strip
-from crag.methods.refinement import MIN_STRIP_WORDS, decompose_spans, distinct, selection_scores
+from crag.methods.refinement import refine_pages
 
 generate_module = importlib.import_module("crag.nodes.generate")
 
@@ -41,34 +41,22 @@ generate_module = importlib.import_module("crag.nodes.generate")
 def deeper_strips(
     ctx: Context, evaluator, embed, question: str, documents: list[dict], rejected: list[bool]
 ) -> list[Strip]:
-    """Refinement's strips ranked 6 to 10 (no threshold), in document order."""
-    candidates = []
-    for d, doc in enumerate(documents):
-        for position, (strip, start, end) in enumerate(decompose_spans(doc["text"], ctx.refine_mode)):
-            if len(strip.split()) >= MIN_STRIP_WORDS:
-                candidates.append((d, position, strip, start, end))
-    titles = [doc["title"] for doc in documents]
-    texts = [titled_once(s, titles[d]) for d, _, s, _, _ in candidates]
-    scored = [passage(s, title=titles[d], source=documents[d]["source"]) for d, _, s, _, _ in candidates]
-    scores = [float(s) for s in evaluator.invoke({"question": question, "documents": scored})]
-    selection = selection_scores(question, texts, scores, embed, ctx.strip_set_weight)
-    best_first = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
-    ranked = distinct([c[2] for c in candidates], best_first, 2 * ctx.top_k_strips)[ctx.top_k_strips :]
-    return [
-        Strip(
-            text=candidates[i][2],
-            score=scores[i],
-            selection_score=selection[i],
-            lifted=not rejected[candidates[i][0]],
-            title=titles[candidates[i][0]],
-            source=documents[candidates[i][0]]["source"],
-            origin="internal",
-            doc=candidates[i][0],
-            start=candidates[i][3],
-            end=candidates[i][4],
-        )
-        for i in sorted(ranked, key=lambda i: candidates[i][:2])
-    ]
+    """Refinement's next strips after the kept ones, as the `refine` node sets them aside."""
+    passages = [passage(doc["text"], title=doc["title"], source=doc["source"]) for doc in documents]
+    return refine_pages(
+        question,
+        passages,
+        evaluator,
+        mode=ctx.refine_mode,
+        top_k=ctx.top_k_strips,
+        threshold=ctx.strip_threshold,
+        origin="internal",
+        keep_best=True,
+        embed=embed,
+        set_weight=ctx.strip_set_weight,
+        rejected=rejected,
+        further=ctx.further_strips,
+    )[1]
 
 
 def main() -> None:

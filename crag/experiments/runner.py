@@ -227,7 +227,7 @@ def prediction_record(
         "first_draft": output.get("first_draft", ""),
         # the next strips of refinement's ranking (`Context.further_strips`), which the model reads when it declines
         # over the kept ones; its reply there; and whether that reply is the answer (then `strips` ends with them)
-        "further_strips": unread_knowledge(output) if "further_draft" in output else [],
+        "further_strips": unread_knowledge(output),
         "further_draft": output.get("further_draft", ""),
         "read_further": bool(output.get("read_further")),
         "grounded": bool(output.get("grounded")),

@@ -219,34 +219,10 @@ def distinct(texts: Sequence[str], order: Sequence[int], limit: int) -> list[int
     return found
 
 
-def refine(
-    question: str,
-    passages: Sequence[Document],
-    evaluator: Any,
-    *,
-    mode: Mode,
-    top_k: int,
-    threshold: float,
-    origin: Literal["internal", "external"],
-    keep_best: bool = False,
-    embed: Embed | None = None,
-    set_weight: float = SET_WEIGHT,
-    rejected: Sequence[bool] | None = None,
-) -> list[Strip]:
-    """The kept strips of `refine_pages` (its docstring says which), for a caller that reads no further."""
-    return refine_pages(
-        question,
-        passages,
-        evaluator,
-        mode=mode,
-        top_k=top_k,
-        threshold=threshold,
-        origin=origin,
-        keep_best=keep_best,
-        embed=embed,
-        set_weight=set_weight,
-        rejected=rejected,
-    )[0]
+def refine(question: str, passages: Sequence[Document], evaluator: Any, **settings: Any) -> list[Strip]:
+    """The kept strips of `refine_pages` (its signature and docstring say which), for a caller that reads
+    no further."""
+    return refine_pages(question, passages, evaluator, **settings)[0]
 
 
 def refine_pages(
