@@ -13,6 +13,8 @@ gamma 0 is the shipped ranking and must reproduce the recorded internal strips.
     python benchmarks/experiments/doc_prior.py artifacts/eval/models/local-popqa-k10 artifacts/eval/models/local-popqa-k10
 
 `--prior rank` adds minus gamma times the log of 1 + the document's retrieval rank instead.
+`--lift-rejected` adds a line for gamma 0 with the strips of the documents the grade rejected judged by their
+standing as the others' are (`refinement.gate_score` with every internal strip lifted).
 
 Per gamma: strip recall of the internal strips on the Correct and Ambiguous routes (questions whose
 retrieved documents hold an answer and were not passed whole after a second opinion), the internal
@@ -57,15 +59,20 @@ def main() -> None:
         default="grade",
         help="grade: the logit of the document's grade; rank: minus the log of 1 + its retrieval rank",
     )
+    parser.add_argument(
+        "--lift-rejected",
+        action="store_true",
+        help="also gamma 0 with the strips of rejected documents judged by their standing (key 'lifted')",
+    )
     args = parser.parse_args()
     crag, rag = records(args.crag_run, "crag"), records(args.rag_run, "rag")
     run = json.loads(Path(args.crag_run, "run.json").read_text())
     lower = run["thresholds"]["crag"][1]
     ctx = Context()
     evaluator, embed = resources.evaluator(ctx), resources.strip_embedder(ctx)
-    gammas = [float(g) for g in args.gammas.split(",")]
-    hits: dict[float, dict[str, bool]] = {g: {} for g in gammas}
-    tokens: dict[float, int] = dict.fromkeys(gammas, 0)
+    gammas: list[float | str] = [float(g) for g in args.gammas.split(",")] + (["lifted"] if args.lift_rejected else [])
+    hits: dict[float | str, dict[str, bool]] = {g: {} for g in gammas}
+    tokens: dict[float | str, int] = dict.fromkeys(gammas, 0)
     recorded_tokens, mismatched, considered = 0, 0, 0
     for qid, rec in tqdm(crag.items(), desc="questions"):
         if rec["action"] not in ("correct", "ambiguous") or not rec["answerable"] or qid not in rag:
@@ -88,12 +95,14 @@ def main() -> None:
         strip_scores = [float(s) for s in evaluator.invoke({"question": rec["question"], "documents": strip_docs})]
         texts = [titled_once(s, titles[d]) for d, _, s in candidates]
         base = selection_scores(rec["question"], texts, strip_scores, embed, ctx.strip_set_weight)
-        lifted = [not rejected[d] for d, *_ in candidates]
+        shipped_lift = [not rejected[d] for d, *_ in candidates]
         recorded = [s for s in rec["strips"] if s["origin"] == "internal"]
         recorded_tokens += sum(len(s["text"].split()) for s in recorded)
         for gamma in gammas:
+            lifted = [True] * len(candidates) if gamma == "lifted" else shipped_lift
+            weight = 0.0 if gamma == "lifted" else gamma
             prior = [clipped_logit(s) if args.prior == "grade" else -math.log(1 + d) for d, s in enumerate(scores)]
-            selection = [score_of(clipped_logit(b) + gamma * prior[d]) for b, (d, *_) in zip(base, candidates)]
+            selection = [score_of(clipped_logit(b) + weight * prior[d]) for b, (d, *_) in zip(base, candidates)]
             gate = [gate_score(up, s, g) for up, s, g in zip(lifted, strip_scores, selection)]
             best_first = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
             ranked = distinct([s for _, _, s in candidates], best_first, ctx.top_k_strips)
