@@ -70,17 +70,21 @@ def main() -> None:
     lower = run["thresholds"]["crag"][1]
     ctx = Context()
     evaluator, embed = resources.evaluator(ctx), resources.strip_embedder(ctx)
-    gammas: list[float | str] = [float(g) for g in args.gammas.split(",")] + (["lifted"] if args.lift_rejected else [])
-    hits: dict[float | str, dict[str, bool]] = {g: {} for g in gammas}
-    tokens: dict[float | str, int] = dict.fromkeys(gammas, 0)
+    # each variant by its printed name: (gamma, whether every internal strip is lifted); (0, False) is shipped
+    variants = {f"gamma {g:>5}": (g, False) for g in map(float, args.gammas.split(","))}
+    if args.lift_rejected:
+        variants["gamma lifted"] = (0.0, True)
+    shipped = next((name for name, v in variants.items() if v == (0.0, False)), None)
+    hits: dict[str, dict[str, bool]] = {name: {} for name in variants}
+    tokens: dict[str, int] = dict.fromkeys(variants, 0)
     recorded_tokens, mismatched, considered = 0, 0, 0
     for qid, rec in tqdm(crag.items(), desc="questions"):
         if rec["action"] not in ("correct", "ambiguous") or not rec["answerable"] or qid not in rag:
             continue
         scores = rec["scores"]
         rejected = [s < lower for s in scores]
-        if rec["recheck_scores"] and rec["action"] != "incorrect":
-            continue  # the chat model's second opinion kept documents, read whole: no strip choice
+        if rec["recheck_scores"]:  # on these routes: the second opinion kept documents, read whole, no strip choice
+            continue
         documents = rag[qid]["strips"]
         if len(documents) != len(scores) or not any(rec["documents_with_answer"]):
             continue
@@ -98,36 +102,33 @@ def main() -> None:
         shipped_lift = [not rejected[d] for d, *_ in candidates]
         recorded = [s for s in rec["strips"] if s["origin"] == "internal"]
         recorded_tokens += sum(len(s["text"].split()) for s in recorded)
-        for gamma in gammas:
-            lifted = [True] * len(candidates) if gamma == "lifted" else shipped_lift
-            weight = 0.0 if gamma == "lifted" else gamma
-            prior = [clipped_logit(s) if args.prior == "grade" else -math.log(1 + d) for d, s in enumerate(scores)]
-            selection = [score_of(clipped_logit(b) + weight * prior[d]) for b, (d, *_) in zip(base, candidates)]
+        prior = [clipped_logit(s) if args.prior == "grade" else -math.log(1 + d) for d, s in enumerate(scores)]
+        for name, (gamma, lift_all) in variants.items():
+            lifted = [True] * len(candidates) if lift_all else shipped_lift
+            selection = [score_of(clipped_logit(b) + gamma * prior[d]) for b, (d, *_) in zip(base, candidates)]
             gate = [gate_score(up, s, g) for up, s, g in zip(lifted, strip_scores, selection)]
             best_first = sorted(range(len(candidates)), key=lambda i: selection[i], reverse=True)
             ranked = distinct([s for _, _, s in candidates], best_first, ctx.top_k_strips)
             kept = [i for n, i in enumerate(ranked) if gate[i] >= ctx.strip_threshold or n == 0]
             kept_texts = [candidates[i][2] for i in kept]
-            hits[gamma][qid] = any(a in t for t in kept_texts for a in rec["answers"])
-            if gamma == 0 and not hits[gamma][qid]:
+            hits[name][qid] = any(a in t for t in kept_texts for a in rec["answers"])
+            if name == shipped and not hits[name][qid]:
                 deeper = distinct([s for _, _, s in candidates], best_first, 2 * ctx.top_k_strips)[len(ranked) :]
                 found = [n for n, i in enumerate(deeper) if any(a in candidates[i][2] for a in rec["answers"])]
                 print(qid, rec["action"], "next strips hold an answer at", found)
-            tokens[gamma] += sum(len(t.split()) for t in kept_texts)
-            if gamma == 0 and sorted(kept_texts) != sorted(s["text"] for s in recorded):
+            tokens[name] += sum(len(t.split()) for t in kept_texts)
+            if name == shipped and sorted(kept_texts) != sorted(s["text"] for s in recorded):
                 mismatched += 1
     print(f"{considered} questions (Correct or Ambiguous, answer among the retrieved documents, strips chosen)")
     print(f"gamma 0 differs from the recorded internal strips for {mismatched}")
     print(f"recorded internal strip words: {recorded_tokens}")
-    base = hits.get(0.0)
-    for gamma in gammas:
-        got = sum(hits[gamma].values())
-        line = (
-            f"gamma {gamma:>5}: strip recall {got}/{considered} = {got / max(considered, 1):.1%}, words {tokens[gamma]}"
-        )
+    base = hits.get(shipped)
+    for name in variants:
+        got = sum(hits[name].values())
+        line = f"{name}: strip recall {got}/{considered} = {got / max(considered, 1):.1%}, words {tokens[name]}"
         if base is not None:
-            gained = [q for q in hits[gamma] if hits[gamma][q] and not base[q]]
-            lost = [q for q in hits[gamma] if base[q] and not hits[gamma][q]]
+            gained = [q for q in hits[name] if hits[name][q] and not base[q]]
+            lost = [q for q in hits[name] if base[q] and not hits[name][q]]
             line += f", gained {len(gained)} {gained[:8]}, lost {len(lost)} {lost[:8]}"
         print(line)
 

@@ -81,7 +81,7 @@ def main() -> None:
             rec["action"] in ("correct", "ambiguous")
             # after the chat model's second opinion (it kept some document) the graph reads the kept documents
             # whole and sets no further strips
-            and not (rec["recheck_scores"] and rec["action"] != "incorrect")
+            and not rec["recheck_scores"]
             and qid in rag
             and len(rag[qid]["strips"]) == len(rec["scores"])
             and abstains(first)
