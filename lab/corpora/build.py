@@ -25,9 +25,9 @@ import re
 import sys
 from pathlib import Path
 
+from crag.backends.ingest import load_documents
 from crag.experiments.inputs import read_questions
 from crag.experiments.popqa import interleave, web_records, write_records
-from crag.backends.ingest import load_documents
 
 HERE = Path(__file__).resolve().parent
 STYLES = ("how-to", "what-does", "which-option", "keywords", "vague", "typo-or-casual")
