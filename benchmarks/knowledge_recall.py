@@ -59,6 +59,11 @@ VARIANTS: dict[str, dict] = {
     # hypothetical passage (`Context.requery`, the evaluator issue)
     "requery rewrite": {"rewrite_model": "local", "requery": "rewrite"},
     "requery hyde": {"rewrite_model": "local", "requery": "hyde"},
+    # the kept strips, then whole documents by retrieval rank within a budget of tokens (issue 75)
+    "budget 600": {"knowledge_tokens": 600},
+    "budget 900": {"knowledge_tokens": 900},
+    "budget 1200": {"knowledge_tokens": 1200},
+    "budget 900 whole when ambiguous": {"knowledge_tokens": 900, "whole_when_unsure": True},
     # on Incorrect, the default local model grades each rejected document (`Context.recheck_threshold`, shipped)
     "second opinion": {"chat_model": "local"},
 }

@@ -108,6 +108,35 @@ class Context:
             "(docs/reports/2026-11-29-reading-further.md)."
         },
     )
+    knowledge_tokens: int = field(
+        default=0,
+        metadata={
+            "description": "After the kept strips, give the reader whole retrieved documents, best retrieval rank "
+            "first, while the knowledge stays within this many tokens (words and punctuation marks); a document "
+            "given whole replaces its strips. 0: the kept strips only."
+        },
+    )
+    whole_when_unsure: bool = field(
+        default=False,
+        metadata={
+            "description": "When the grade is Ambiguous, fill knowledge_tokens with whole documents alone, "
+            "without refinement's strips."
+        },
+    )
+    choose_strips: int = field(
+        default=0,
+        metadata={
+            "description": "The reader picks the strips that answer among this many of refinement's best (at most "
+            "9): its first reply token's probabilities over their numbers; 0: refinement's own ranking."
+        },
+    )
+    judge_quotes: bool = field(
+        default=False,
+        metadata={
+            "description": "Quote a strip instead of the model's declined or unsupported answer only when the chat "
+            "model judges that the strip answers the question."
+        },
+    )
     strip_threshold: float = field(
         default=-0.5, metadata={"description": "Strips whose selection score is below this are dropped."}
     )
@@ -273,6 +302,10 @@ class Context:
             raise ValueError("k, top_k_strips, web_k and recheck_k must be at least 1")
         if self.further_strips < 0:
             raise ValueError(f"further_strips must be at least 0, got {self.further_strips}")
+        if not 0 <= self.choose_strips <= 9:
+            raise ValueError(f"choose_strips must be between 0 and 9, got {self.choose_strips}")
+        if self.knowledge_tokens < 0:
+            raise ValueError(f"knowledge_tokens must be at least 0, got {self.knowledge_tokens}")
         if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
         if self.quote_threshold is not None and math.isnan(self.quote_threshold):

@@ -168,6 +168,20 @@ def relevance(ctx: Context, question: str, documents: list[Document]) -> list[fl
     return [chat_relevance(model, question, text[:RECHECK_CHARS]) for text in texts]
 
 
+def answers(ctx: Context, question: str, passage: str) -> float | None:
+    """The chat model's P(yes) that `passage` answers `question`, in [-1, 1]; None for a model whose token
+    probabilities are not at hand (only the local model's are)."""
+    model = chat_model(ctx.chat_model, max_tokens=3)
+    return model.answers(question, passage[:RECHECK_CHARS]) if isinstance(model, LocalChatModel) else None
+
+
+def choose(ctx: Context, question: str, passages: list[str]) -> list[float] | None:
+    """How likely the chat model is to name each passage as the one that answers (`LocalChatModel.choose`);
+    None for a model whose token probabilities are not at hand."""
+    model = chat_model(ctx.chat_model, max_tokens=3)
+    return model.choose(question, passages) if isinstance(model, LocalChatModel) else None
+
+
 def warm_chat(ctx: Context) -> None:
     """Load the local chat model and fill its follow-up lane with the rewrite prompt's fixed start, so the
     first follow-up reads only its own words (a provider's model has nothing to load)."""

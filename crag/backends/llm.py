@@ -34,7 +34,7 @@ from crag.backends.providers import client_limits, split_spec
 from crag.core.cache import ResourceCache
 from crag.core.extras import require
 from crag.core.llama import load_llama
-from crag.core.yes_no import LlamaYesNo, grader_messages, reply_score
+from crag.core.yes_no import LlamaYesNo, answers_messages, choose_messages, grader_messages, reply_score
 
 _POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -271,8 +271,26 @@ class LocalChatModel(BaseChatModel):
     def relevance(self, question: str, document: str) -> float:
         """The tutorial grader's P(yes) for one pair, in [-1, 1] (`crag.core.yes_no`), from the first reply
         token's probabilities rather than its sampled text: a ranking, not only a yes or a no."""
+        return self._yes_no(grader_messages(question, document))
+
+    def answers(self, question: str, passage: str) -> float:
+        """P(yes) that `passage` answers `question`, in [-1, 1] (`crag.core.yes_no.answers_messages`)."""
+        return self._yes_no(answers_messages(question, passage))
+
+    def choose(self, question: str, passages: list[str]) -> list[float]:
+        """How likely the model is to name each of `passages` (at most 9, numbered from 1) as the one that
+        answers `question`: its first reply token's probabilities over the numbers."""
+        if not 0 < len(passages) <= 9:
+            raise ValueError(f"choose takes 1 to 9 passages, got {len(passages)}")
         pool = _pool(self.model, self.n_ctx)
-        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in grader_messages(question, document)]
+        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in choose_messages(question, passages)]
+        with pool.use() as llama:
+            labels = pool.yes_no.label_tokens(llama, [str(n) for n in range(1, len(passages) + 1)])
+            return pool.yes_no.shares(llama, messages, labels)
+
+    def _yes_no(self, messages: list[dict[str, str]]) -> float:
+        pool = _pool(self.model, self.n_ctx)
+        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in messages]
         with pool.use() as llama:
             return pool.yes_no.score(llama, messages)
 

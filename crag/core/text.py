@@ -21,6 +21,7 @@ CONTRACTIONS = frozenset(
     "wouldnt shouldnt hasnt havent hadnt mustnt neednt im ive youre youve youll youd theyre theyve weve".split()
 )
 _WORD = re.compile(r"\w+")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def folded(text: str) -> str:
@@ -61,3 +62,8 @@ def terms_at(text: str) -> list[tuple[int, str]]:
     # characters lower-cased)
     found = [(m.start(), w) for m in _WORD.finditer(text) if (w := m.group().lower()) not in stop]
     return list(zip((start for start, _ in found), stem_words([w for _, w in found])))
+
+
+def count_tokens(text: str) -> int:
+    """Words and punctuation marks: a model-independent measure of how much text a reader is given."""
+    return len(_TOKEN.findall(text))

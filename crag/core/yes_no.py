@@ -24,6 +24,21 @@ GRADER_SYSTEM = """You are a grader assessing relevance of a retrieved document 
     Give a binary score 'yes' or 'no' score to indicate whether the document is relevant to the question."""
 GRADER_HUMAN = "Retrieved document: \n\n {document} \n\n User question: {question}"
 
+# whether a passage answers, not only whether it is related: a quote must answer the question it replaces
+# the model's answer to
+ANSWERS_SYSTEM = (
+    "You check whether a passage answers a question. Reply 'yes' if the passage itself states the answer "
+    "to the question, 'no' if it does not (a passage on the same topic that does not say the answer is 'no')."
+)
+ANSWERS_HUMAN = "Passage:\n{document}\n\nQuestion: {question}\nDoes the passage answer the question?"
+
+# the reader picks the passage that answers among numbered ones: its first token's probabilities over the
+# numbers rank them
+CHOOSE_SYSTEM = "You pick the passage that answers a question."
+CHOOSE_HUMAN = (
+    "Passages:\n{passages}\n\nQuestion: {question}\nWhich passage answers the question? Reply with its number only."
+)
+
 _YES = ("yes", "Yes", " yes", " Yes")
 _NO = ("no", "No", " no", " No")
 
@@ -33,6 +48,23 @@ def grader_messages(question: str, document: str) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": GRADER_SYSTEM},
         {"role": "user", "content": GRADER_HUMAN.format(document=document, question=question)},
+    ]
+
+
+def answers_messages(question: str, document: str) -> list[dict[str, str]]:
+    """The chat asking whether `document` answers `question` (yes or no)."""
+    return [
+        {"role": "system", "content": ANSWERS_SYSTEM},
+        {"role": "user", "content": ANSWERS_HUMAN.format(document=document, question=question)},
+    ]
+
+
+def choose_messages(question: str, passages: list[str]) -> list[dict[str, str]]:
+    """The chat asking which of `passages` (numbered from 1) answers `question`."""
+    numbered = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passages, 1))
+    return [
+        {"role": "system", "content": CHOOSE_SYSTEM},
+        {"role": "user", "content": CHOOSE_HUMAN.format(passages=numbered, question=question)},
     ]
 
 
@@ -73,9 +105,9 @@ class LlamaYesNo:
         limit = llama.n_ctx() - 1
         return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]
 
-    def score(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool = True) -> float:
-        """The grade of the reply to `messages`, in [-1, 1]. With `reuse_prefix` the start the context
-        already holds (`llama.input_ids[:n_tokens]`) is kept; llama.cpp's own completions reuse it the same way."""
+    def _last_logits(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool) -> np.ndarray:
+        """The logits of the reply's first token. With `reuse_prefix` the start the context already holds
+        (`llama.input_ids[:n_tokens]`) is kept; llama.cpp's own completions reuse it the same way."""
         import llama_cpp
 
         tokens = self.tokens(llama, messages)
@@ -89,8 +121,23 @@ class LlamaYesNo:
         llama.n_tokens = common  # eval() drops the cache from here on
         llama.eval(tokens[common:])
         logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
-        logits = logits.astype("float64")
+        return logits.astype("float64")
+
+    def score(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool = True) -> float:
+        """The grade of the reply to `messages`, in [-1, 1]."""
+        yes = self.shares(llama, messages, [self.yes, self.no], reuse_prefix)[0]
+        return float(2.0 * yes - 1.0)
+
+    def shares(
+        self, llama: Any, messages: list[dict[str, str]], groups: list[list[int]], reuse_prefix: bool = True
+    ) -> list[float]:
+        """How the reply's first-token probability divides among `groups` of token ids (each group's
+        summed probability over all groups'): which of a few labelled answers the model would give."""
+        logits = self._last_logits(llama, messages, reuse_prefix)
         top = logits.max()
-        yes = np.exp(logits[self.yes] - top).sum()
-        no = np.exp(logits[self.no] - top).sum()
-        return float(2.0 * yes / (yes + no) - 1.0)
+        mass = np.array([np.exp(logits[g] - top).sum() if g else 0.0 for g in groups])
+        return (mass / mass.sum()).tolist()
+
+    def label_tokens(self, llama: Any, labels: list[str]) -> list[list[int]]:
+        """Each label's first tokens as a reply may start with it ("3" and " 3")."""
+        return [self._first_tokens(llama, (label, f" {label}")) for label in labels]

@@ -17,13 +17,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from crag.core.text import count_tokens  # noqa: F401 - the harness reports knowledge tokens by it
 from crag.core.thresholds import Thresholds
 from crag.methods.routing import decide_action
 
 STAGES = ("retrieve", "grade", "requery", "refine", "search", "generate")
 ACTIONS = ("correct", "ambiguous", "incorrect")
 _CITATION = re.compile(r"\s*\[\d+\]")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def strip_citations(answer: str) -> str:
@@ -53,11 +53,6 @@ def contains_answer(text: str, answers: Iterable[str]) -> bool:
         if answer and answer in folded and _bounded(answer).search(folded):
             return True
     return False
-
-
-def count_tokens(text: str) -> int:
-    """Words and punctuation marks: a model-independent measure of how much knowledge was given."""
-    return len(_TOKEN.findall(text))
 
 
 def bootstrap_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> list[float]:

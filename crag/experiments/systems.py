@@ -178,6 +178,35 @@ SYSTEMS: dict[str, System] = {
             "w/o selection: documents cut into strips but every strip kept (Table 3)",
             lambda ctx, upper, lower: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS},
         ),
+        # issue 75's knowledge variants: a budget filled with whole documents after the kept strips, whole
+        # documents alone when the grade is unsure, strips the reader picks, quotes the reader judges
+        *(
+            System(
+                f"crag_budget_{n}",
+                "crag",
+                f"CRAG whose knowledge is the kept strips, then whole documents by retrieval rank, up to {n} tokens",
+                lambda ctx, upper, lower, n=n: {"knowledge_tokens": n},
+            )
+            for n in (600, 900, 1200)
+        ),
+        System(
+            "crag_whole_unsure",
+            "crag",
+            "crag_budget_900, whose knowledge on Ambiguous is whole documents alone",
+            lambda ctx, upper, lower: {"knowledge_tokens": 900, "whole_when_unsure": True},
+        ),
+        System(
+            "crag_reader_choice",
+            "crag",
+            "CRAG whose kept strips are those the reader picks among refinement's nine best",
+            lambda ctx, upper, lower: {"choose_strips": 9},
+        ),
+        System(
+            "crag_judged_quotes",
+            "crag",
+            "CRAG that quotes a strip only when the reader judges that it answers",
+            lambda ctx, upper, lower: {"judge_quotes": True},
+        ),
         # one fixed route each, whatever the scores: with the scores they give the accuracy of any
         # (upper, lower) pair without rerunning anything, i.e. the threshold sweep. The documents are
         # still labelled by the run's thresholds (refinement judges the strips of a rejected one by

@@ -161,6 +161,9 @@ def generate(state: State, runtime: Runtime[Context]) -> dict:
     # the best strip about the subject that the evaluator calls relevant, quoted when the model
     # declined or was withheld (None when no strip is quotable)
     quote = quotable(question, strips, resources.quote_threshold(ctx)) if strips and abstains(answer) else None
+    if quote is not None and ctx.judge_quotes:  # shown only when the reader judges that it answers
+        verdict = resources.answers(ctx, question, titled_once(strips[quote - 1]["text"], strips[quote - 1]["title"]))
+        quote = None if verdict is not None and verdict < 0 else quote
     # knowledge was found, the model declined or its answer does not stand, and no strip can be quoted
     # instead: once more with a prompt that has no way out, the grounding check judging that answer as
     # it judged the first (asked before a quote, the second answers replaced right quotes with wrong ones)

@@ -16,10 +16,25 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.context import Context
+from crag.core.passages import titled_once
 from crag.events import emit
+from crag.methods.budget import fill
 from crag.methods.refinement import refine_pages
 from crag.nodes.timing import timed
-from crag.state import State
+from crag.state import State, Strip
+
+CHOSEN = 0.1  # the reader's share of probability at which a strip counts as picked (the best always does)
+
+
+def chosen(ctx: Context, question: str, strips: list[Strip]) -> tuple[list[Strip], list[Strip]]:
+    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all of them
+    picked when the chat model gives no probabilities."""
+    shares = resources.choose(ctx, question, [titled_once(s["text"], s["title"]) for s in strips])
+    if shares is None:
+        return strips, []
+    best = max(range(len(strips)), key=lambda i: shares[i])
+    picked = [i == best or share >= CHOSEN for i, share in enumerate(shares)]
+    return [s for s, p in zip(strips, picked) if p], [s for s, p in zip(strips, picked) if not p]
 
 
 @timed("refine")
@@ -32,6 +47,8 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
     if rechecked:  # only the documents the chat model kept, whole, every one of them
         documents = [d for d, r in zip(documents, rejected) if not r]
         settings = {"mode": "selection", "top_k": len(documents), "threshold": -float("inf")}
+    elif ctx.choose_strips:  # the reader picks among refinement's best, whatever they score
+        settings = {**settings, "top_k": ctx.choose_strips, "threshold": -float("inf")}
     strips, further = refine_pages(
         state["question"],
         documents,
@@ -45,8 +62,17 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         further=0 if rechecked else ctx.further_strips,
         **settings,
     )
+    if ctx.choose_strips and not rechecked and strips:
+        strips, passed = chosen(ctx, state["question"], strips)
+        further = sorted(passed + further, key=lambda s: (s["doc"], s["start"]))[: ctx.further_strips]
     if rechecked:  # numbered as retrieved, as every strip's document is
         kept_at = [i for i, r in enumerate(rejected) if not r]
         strips = [{**s, "doc": kept_at[s["doc"]]} for s in strips]
+    elif ctx.knowledge_tokens:  # the rest of the budget with whole documents
+        unsure = ctx.whole_when_unsure and state.get("action") == "ambiguous"
+        strips, taken = fill(
+            [] if unsure else strips, documents, state.get("scores") or [], ctx.knowledge_tokens, rejected=rejected
+        )
+        further = [s for s in further if s["doc"] not in taken]
     emit(runtime, "refine", strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {"internal_knowledge": strips, "further_knowledge": further}
