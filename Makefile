@@ -56,25 +56,25 @@ servers:
 	else echo "not installed and this is not root: $$missing (the tests that need them will be skipped)"; fi
 
 lint: setup
-	$(BIN)/ruff check crag tests benchmarks docs
-	$(BIN)/ruff format --check crag tests benchmarks docs
+	$(BIN)/ruff check crag tests lab docs
+	$(BIN)/ruff format --check crag tests lab docs
 	$(BIN)/lint-imports --no-cache
 
 # questions the local chat model wrote for passages of this machine's man pages, pydoc, /usr/share/doc and
-# the shared Wikipedia passages (crag/evaluator_model/training/generated.py; committed). The generator resumes
+# the shared Wikipedia passages (lab/evaluator/generated.py; committed). The generator resumes
 # where it stopped: `make generate-questions MINUTES=120` writes about 700 more passages' questions
 GENERATED := data/generated-questions.jsonl
 MINUTES   ?= 60
 generate-questions: setup
-	$(BIN)/crag evaluator generate-questions --out $(GENERATED) --time-limit $(MINUTES)
+	$(BIN)/python -m lab evaluator generate-questions --out $(GENERATED) --time-limit $(MINUTES)
 
 # the chat model's P(yes) to LangGraph's grading prompt for each generated training pair: a teacher for the
-# evaluator (crag/evaluator_model/training/llm_teacher.py; committed, resumable like the questions);
+# evaluator (lab/evaluator/llm_teacher.py; committed, resumable like the questions);
 # about 0.5 s a pair on 2 cores: `make teacher-labels MINUTES=120` goes on from where it stopped
 TEACHER_LABELS := data/generated-teacher.jsonl
 teacher-labels: setup
 	$(MAKE) evaluator-data WITH_GENERATED=1
-	$(BIN)/crag evaluator teacher-labels --pairs artifacts/evaluator-data-generated/train.jsonl \
+	$(BIN)/python -m lab evaluator teacher-labels --pairs artifacts/evaluator-data-generated/train.jsonl \
 		--out $(TEACHER_LABELS) --time-limit $(MINUTES)
 
 # The shipped evaluator was trained without the generated questions: trained on them it was level with
@@ -82,18 +82,18 @@ teacher-labels: setup
 # WITH_GENERATED=1 builds the pairs with them, as that report's run did (into their own folder).
 # (rebuilt when the generated questions have grown since, so that the teacher labels the pairs of them all)
 $(PAIRS)/manifest.json: $(if $(WITH_GENERATED),$(GENERATED)) | setup
-	$(BIN)/crag evaluator build-data --data-dir $(DATA) --out $(PAIRS) $(if $(WITH_GENERATED),--generated $(GENERATED))
+	$(BIN)/python -m lab evaluator build-data --data-dir $(DATA) --out $(PAIRS) $(if $(WITH_GENERATED),--generated $(GENERATED))
 
 evaluator-data: $(PAIRS)/manifest.json
 
-# documentation-domain dev pairs from the FAQs on this machine (crag/evaluator_model/training/faq.py; under a minute):
+# documentation-domain dev pairs from the FAQs on this machine (lab/evaluator/faq.py; under a minute):
 # the shipped lower threshold is capped on them (below), and the contrast blend (docs/reports/2026-11-23-evaluator-contrast.md) was fitted on them
 $(PAIRS)/faq.jsonl: | setup
-	$(BIN)/crag evaluator build-faq --out $(PAIRS)
+	$(BIN)/python -m lab evaluator build-faq --out $(PAIRS)
 
 evaluator-faq: $(PAIRS)/faq.jsonl
 
-# Reproduces the shipped evaluator (crag/evaluator_model/default) from ../shared/data and this repository:
+# Reproduces the shipped evaluator (crag/evaluator/default) from ../shared/data and this repository:
 # the previous evaluator (3 layers of all-MiniLM-L6-v2, trained on the first recipe; taken from git history)
 # trained one more epoch on the realistic recipe (real retrieval, Bio, phrasings) towards labels blended
 # with the base model's zero-shot judgement (distillation), exported as int8 weights on top of the
@@ -104,11 +104,11 @@ evaluator-faq: $(PAIRS)/faq.jsonl
 # 2026-11-23-lower-threshold-and-subject-rule.md). About 35 minutes on 2 cores (most of it training).
 EVALUATOR_TRAIN := --layers 3 --use-title --title-dropout 0.5 --lr 5e-5 --epochs 1 --teacher-weight 0.5
 evaluator: evaluator-data $(PAIRS)/faq.jsonl $(PREVIOUS)-full/config.json
-	$(BIN)/crag evaluator train --base $(PREVIOUS)-full --data $(PAIRS) --validation dev $(EVALUATOR_TRAIN) \
+	$(BIN)/python -m lab evaluator train --base $(PREVIOUS)-full --data $(PAIRS) --validation dev $(EVALUATOR_TRAIN) \
 		--out artifacts/models/full-l3
-	$(BIN)/crag evaluator export --model artifacts/models/full-l3 --out crag/evaluator_model/default --max-length 112
-	$(BIN)/crag evaluator blend --pairs $(PAIRS)/dev.jsonl --corpus $(PAIRS)/train.jsonl --no-contrast
-	$(BIN)/crag evaluator calibrate --pairs $(PAIRS)/dev.jsonl \
+	$(BIN)/python -m lab evaluator export --model artifacts/models/full-l3 --out crag/evaluator/default --max-length 112
+	$(BIN)/python -m lab evaluator blend --pairs $(PAIRS)/dev.jsonl --corpus $(PAIRS)/train.jsonl --no-contrast
+	$(BIN)/python -m lab evaluator calibrate --pairs $(PAIRS)/dev.jsonl \
 		--max-discard 0.05 --discard-pairs $(PAIRS)/dev.jsonl --discard-pairs $(PAIRS)/faq.jsonl
 
 # The validation that counts: real retriever output, everyday phrasings, titleless passages, CRAG's Bio
@@ -118,26 +118,26 @@ SLICES  := artifacts/evaluator-slices
 DOCS_IN := artifacts/eval/docs-inputs
 
 $(DOCS_IN)/questions.jsonl: | setup
-	$(BIN)/crag eval build-docs --data-dir $(DATA) --out $(DOCS_IN)
+	$(BIN)/python -m lab datasets build-docs --data-dir $(DATA) --out $(DOCS_IN)
 
 $(SLICES)/manifest.json: | $(DOCS_IN)/questions.jsonl
-	$(BIN)/crag eval build-slices --data-dir $(DATA) --docs $(DOCS_IN) --out $(SLICES)
+	$(BIN)/python -m lab datasets build-slices --data-dir $(DATA) --docs $(DOCS_IN) --out $(SLICES)
 
 evaluator-slices: $(SLICES)/manifest.json
 
 # the evaluator shipped before the slices existed (from git history): a baseline beside every figure
 $(PREVIOUS)/crag_evaluator.json:
 	mkdir -p $(PREVIOUS)
-	git show $(PREVIOUS_COMMIT):crag/evaluator_model/default/compact.safetensors > $(PREVIOUS)/compact.safetensors
-	git show $(PREVIOUS_COMMIT):crag/evaluator_model/default/crag_evaluator.json > $@
+	git show $(PREVIOUS_COMMIT):crag/evaluator/default/compact.safetensors > $(PREVIOUS)/compact.safetensors
+	git show $(PREVIOUS_COMMIT):crag/evaluator/default/crag_evaluator.json > $@
 
 # the same as a plain Hugging Face checkpoint (int8 delta expanded onto the base), to train from
 $(PREVIOUS)-full/config.json: $(PREVIOUS)/crag_evaluator.json
-	$(BIN)/python -c "from crag.evaluator_model.model import load_scorer; s = load_scorer('$(PREVIOUS)'); \
+	$(BIN)/python -c "from crag.evaluator.model import load_scorer; s = load_scorer('$(PREVIOUS)'); \
 		s.model.save_pretrained('$(PREVIOUS)-full'); s.tokenizer.save_pretrained('$(PREVIOUS)-full')"
 
 bench-evaluator: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
-	$(BIN)/python benchmarks/evaluator_benchmark.py --slices $(SLICES) --train $(PAIRS)/train.jsonl \
+	$(BIN)/python -m lab.benchmarks.evaluator_benchmark --slices $(SLICES) --train $(PAIRS)/train.jsonl \
 		--previous $(PREVIOUS) --json artifacts/bench/evaluator.json
 
 # the evaluator on ONNX Runtime (the default) against torch on every slice pair: score differences,
@@ -146,10 +146,10 @@ bench-evaluator: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 # /usr/share/doc and PopQA: recall at 1/3/5/10 and MRR (about 4 minutes; the collections come from
 # evaluator-slices)
 bench-retrieval: evaluator-slices
-	$(BIN)/python benchmarks/retrieval_benchmark.py --data-dir $(DATA) --json artifacts/bench/retrieval.json
+	$(BIN)/python -m lab.benchmarks.retrieval_benchmark --data-dir $(DATA) --json artifacts/bench/retrieval.json
 
 bench-engines: evaluator-slices
-	$(BIN)/python benchmarks/evaluator_engines.py --slices $(SLICES) --json artifacts/bench/evaluator-engines.json
+	$(BIN)/python -m lab.benchmarks.evaluator_engines --slices $(SLICES) --json artifacts/bench/evaluator-engines.json
 
 # `crag evaluator adapt` measured (issue 13): adapt to the documentation collection the `docs` slice was
 # retrieved from (its questions are never seen), then every slice with the adapted evaluator beside the
@@ -158,7 +158,7 @@ ADAPTED_DOCS := artifacts/models/adapted-docs
 bench-adapt: evaluator-data evaluator-slices $(PREVIOUS)/crag_evaluator.json
 	$(BIN)/crag evaluator adapt --collection docs-domain \
 		--chroma-dir .crag/eval/relevance-chroma --out $(ADAPTED_DOCS) --overwrite
-	$(BIN)/python benchmarks/evaluator_benchmark.py --slices $(SLICES) --train $(PAIRS)/train.jsonl \
+	$(BIN)/python -m lab.benchmarks.evaluator_benchmark --slices $(SLICES) --train $(PAIRS)/train.jsonl \
 		--previous $(PREVIOUS) --checkpoint adapted=$(ADAPTED_DOCS) --json artifacts/bench/evaluator-adapted.json
 	# `crag eval run` resumes an output folder of the same settings and refuses one of others (a re-adapted
 	# evaluator): a measurement starts afresh, so that neither an old run's answers nor its refusal stand in
@@ -177,7 +177,7 @@ EVAL_OUT  := artifacts/eval/popqa
 EVAL_ARGS := --questions $(EVAL_IN)/questions.jsonl --kb $(EVAL_IN)/kb.jsonl --web $(EVAL_IN)/web.jsonl
 
 $(EVAL_IN)/questions.jsonl $(EVAL_IN)/questions-phrased.jsonl: | setup
-	$(BIN)/crag eval build-popqa --data-dir $(DATA) --out $(EVAL_IN)
+	$(BIN)/python -m lab datasets build-popqa --data-dir $(DATA) --out $(EVAL_IN)
 
 eval-popqa: setup $(EVAL_IN)/questions.jsonl
 	$(BIN)/crag eval run $(EVAL_ARGS) --systems rag,crag --out $(EVAL_OUT)
@@ -221,7 +221,7 @@ eval-models: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl
 			--web $(EVAL_IN)/web.jsonl --limit 200 --systems rag,crag --chat-model $$model \
 			--out artifacts/eval/models/$$name-popqa || exit 1; \
 	done
-	$(BIN)/python benchmarks/models_table.py artifacts/eval/models/*/
+	$(BIN)/python -m lab.benchmarks.models_table artifacts/eval/models/*/
 
 # the baselines (no retrieval; RAG with web, Table 5), Table 3's ablations and the three forced routes of
 # the threshold sweep, from which the report reads Table 2's ablations ("crag_no_correct (routes)" ...)
@@ -261,22 +261,22 @@ serve: demo-kb
 
 # 200 requests, 32 at a time, against `crag serve` on the real default models
 bench-load: setup
-	$(BIN)/python benchmarks/load_benchmark.py --requests 200 --concurrency 32 --json artifacts/bench/load.json
+	$(BIN)/python -m lab.benchmarks.load_benchmark --requests 200 --concurrency 32 --json artifacts/bench/load.json
 
 # issue 12's fault scenario on a real `crag serve`: 32 clients at once, a 1,000-input batch, 20 malformed
 # requests, /health probed throughout, then SIGTERM with runs in flight
 bench-faults: setup
-	$(BIN)/python benchmarks/load_benchmark.py --faults --json artifacts/bench/faults.json
+	$(BIN)/python -m lab.benchmarks.load_benchmark --faults --json artifacts/bench/faults.json
 
 # issue 49's load: 64 clients (4 turns each, on threads in Postgres) through nginx to one worker, then two,
 # with the tiny local model, a Chroma server and PostgreSQL, all started on free local ports
 bench-scale: setup servers
-	$(BIN)/python benchmarks/scale_benchmark.py --json artifacts/bench/scale.json
+	$(BIN)/python -m lab.benchmarks.scale_benchmark --json artifacts/bench/scale.json
 
 # the three ways to ask on the demo knowledge base with the real models: a cold `crag ask` per question,
 # `crag chat` (time to first answer, then per follow-up) and `crag ask --server` against a warm `crag serve`
 bench-chat: setup
-	$(BIN)/python benchmarks/chat_latency.py --json artifacts/bench/chat-latency.json
+	$(BIN)/python -m lab.benchmarks.chat_latency --json artifacts/bench/chat-latency.json
 
 clean:
 	rm -rf artifacts .pytest_cache .crag .langgraph_api

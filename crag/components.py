@@ -5,7 +5,7 @@
   (the evaluator's score in [-1, 1]), `crag_label` (correct / ambiguous / incorrect by the
   thresholds) and `selection_score` in its metadata; documents below `keep` are dropped, the rest
   come best first by selection score: the evaluator's score with the document's standing among the
-  documents it came with, as refinement ranks strips (`crag.methods.refinement.selection_scores`).
+  documents it came with, as refinement ranks strips (`crag.knowledge.refinement.selection_scores`).
 - `CRAGRetriever` puts CRAG's correction around any retriever: retrieve → grade → refine, search
   the web, or both, exactly as the graph does, and returns the refined knowledge strips as
   Documents with their title, source and score (no answer is generated; the app's own chain does
@@ -32,13 +32,13 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import ConfigDict, Field
 
 from crag import resources
-from crag.context import Context
-from crag.core.passages import passage, title_of, titled
-from crag.core.thresholds import Action
-from crag.graph import graph, knowledge_graph
-from crag.methods.refinement import selection_scores
-from crag.methods.routing import final_knowledge
+from crag.graphs.crag import graph, knowledge_graph
+from crag.knowledge.refinement import selection_scores
+from crag.knowledge.routing import final_knowledge
+from crag.passages import passage, title_of, titled
 from crag.prompts import TOOL_DESCRIPTION
+from crag.settings import Context
+from crag.thresholds import Action
 
 # how good a document must be to be kept, by the label its score earns
 KEEP: dict[str, tuple[Action, ...]] = {

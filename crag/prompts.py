@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from crag.methods.followup import format_history
-from crag.methods.records import Turn
+from crag.questions.followup import format_history
+from crag.records import Turn
 
 # CRAG, Appendix A (PopQA): the few-shot prompt that turns a question into a web-search query.
 REWRITE_PROMPT = (
@@ -22,7 +22,7 @@ REWRITE_PROMPT = (
 )
 
 # Generation prompts by name (`Context.generate_prompt`). The knowledge is a list of passages,
-# "title: text", without numbers: citing is the code's job (crag/methods/attribution.py), and a small model
+# "title: text", without numbers: citing is the code's job (crag/answers/attribution.py), and a small model
 # shown "[1]" copies it where the fact belongs ("The license is [1].").
 GeneratePrompt = Literal["compact", "paper", "marked"]  # the keys of GENERATE_PROMPTS (a test keeps them equal)
 GENERATE_PROMPTS: dict[str, str] = {
@@ -44,7 +44,7 @@ GENERATE_PROMPTS: dict[str, str] = {
     ),
     # the compact prompt over datamarked passages (spotlighting, Hines et al. 2024): every word of the passages
     # joined to the next by PASSAGE_MARK, so that a sentence inside them reads as quoted material, not as the
-    # user's words. On the injection set (`crag eval build-injection`) it left 1 of 18 drafts obeying an
+    # user's words. On the injection set (`python -m lab datasets build-injection`) it left 1 of 18 drafts obeying an
     # instruction planted in the answering document, against 3 with "compact"; a system-turn prompt that named
     # the passages as material made it worse (6; 14 for RAG), as did telling the model not to obey them (8)
     "marked": (
@@ -101,7 +101,7 @@ ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER, LOOPING_ANSWER)
 
 # What CRAG says instead, when the model's words are unsupported (or it declined) but a kept strip
 # about the question's subject is one the evaluator calls relevant: that strip, word for word
-# (`Context.quote_threshold`, crag/methods/attribution.py `quotable`).
+# (`Context.quote_threshold`, crag/answers/attribution.py `quotable`).
 QUOTE_ANSWER = 'The sources say: "{quote}"'
 
 # A question asked on a thread, before retrieval: a follow-up ("When was she born?") is rewritten into a

@@ -15,23 +15,23 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
 
-from crag.backends.embeddings import shared_embeddings
-from crag.backends.fetch import fetch_all
-from crag.backends.llm import LocalChatModel, chat_model
-from crag.backends.llm import cut_short as cut_short  # re-exported: a node checks its replies with it
-from crag.backends.llm import grades as chat_model_grades
-from crag.backends.llm import relevance as chat_relevance
-from crag.backends.retrieval import OVERFETCH, open_existing
-from crag.backends.retrieval import retrieve as search_store
-from crag.backends.user_web import is_user_backend, search_custom
-from crag.backends.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
-from crag.backends.web import prefer_wikipedia, search_web
-from crag.backends.wikipedia import WikipediaSearch
-from crag.context import Context
-from crag.core.passages import distinct, title_of
-from crag.core.thresholds import PRESETS, Thresholds
-from crag.evaluator_model.runnable import RetrievalEvaluator
+from crag.evaluator.runnable import RetrievalEvaluator
+from crag.models.chat import LocalChatModel, chat_model
+from crag.models.chat import cut_short as cut_short  # re-exported: a node checks its replies with it
+from crag.models.chat import grades as chat_model_grades
+from crag.models.chat import relevance as chat_relevance
+from crag.models.embeddings import shared_embeddings
+from crag.passages import distinct, title_of
 from crag.prompts import condense_prompt
+from crag.search.fetch import fetch_all
+from crag.search.store import OVERFETCH, open_existing
+from crag.search.store import retrieve as search_store
+from crag.search.user_web import is_user_backend, search_custom
+from crag.search.web import WebSearchError as WebSearchError  # re-exported: nodes catch it from here
+from crag.search.web import prefer_wikipedia, search_web
+from crag.search.wikipedia import WikipediaSearch
+from crag.settings import Context
+from crag.thresholds import PRESETS, Thresholds
 
 
 def context_of(runtime: Any) -> Context:
@@ -93,7 +93,7 @@ def strip_embedder(ctx: Context) -> Callable[[list[str]], list[list[float]]] | N
 
 
 def web_search(ctx: Context, query: str) -> list[Document]:
-    """The web's passages for `query` (`crag.core.passages`), Wikipedia first; raises `WebSearchError`."""
+    """The web's passages for `query` (`crag.passages`), Wikipedia first; raises `WebSearchError`."""
     if is_user_backend(ctx.web_backend):
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(

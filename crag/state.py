@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
 
-from crag.core.thresholds import Action
-from crag.methods.records import Citation, Source, Strip, Turn
+from crag.records import Citation, Source, Strip, Turn
+from crag.thresholds import Action
 
 MAX_TURNS = 8
 

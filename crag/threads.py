@@ -2,7 +2,7 @@
 
 A thread id keeps a conversation across runs and restarts: the checkpoint holds the state of its
 last turn and the last few questions and answers (`history`), which follow-up questions use.
-Without a thread id nothing is stored. The compiled graph in `crag.graph` has no checkpointer on
+Without a thread id nothing is stored. The compiled graph in `crag.graphs.crag` has no checkpointer on
 purpose: the Agent Server (`langgraph dev`) brings its own.
 
 Where threads live is one setting, a SQLite file or a `postgresql://` URL (`threads_location`):
@@ -38,9 +38,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from crag.core.errors import Unavailable
-from crag.core.extras import require
-from crag.graph import build_graph
+from crag.graphs.crag import build_graph
+from crag.runtime.errors import Unavailable
+from crag.runtime.extras import require
 
 DEFAULT_THREADS_DB = ".crag/threads.sqlite"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

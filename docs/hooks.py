@@ -1,4 +1,4 @@
-"""MkDocs hooks: the configuration page's table of settings, generated from `crag.context.Context`, and
+"""MkDocs hooks: the configuration page's table of settings, generated from `crag.settings.Context`, and
 the list of dated reports, generated from docs/reports/.
 
 One source: each setting's default, description and environment variable are read from the `Context`
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from crag.cli.settings import OPTION_OF, flag
-from crag.context import Context
 from crag.serve.service import SAFE_SETTINGS
+from crag.settings import Context
 
 MARKER = "<!-- settings-table -->"
 REPORTS_MARKER = "<!-- reports-list -->"

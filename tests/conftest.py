@@ -23,7 +23,7 @@ os.environ.setdefault("CRAG_CHAT_MODEL", "local:tiny")
 
 @pytest.fixture(scope="session", autouse=True)
 def _crag_cache(tmp_path_factory):
-    """The evaluator's ONNX graphs (crag.evaluator_model.onnx_engine) go to a folder of this run, not
+    """The evaluator's ONNX graphs (crag.evaluator.onnx_engine) go to a folder of this run, not
     the user's ~/.cache/crag: the tiny test models would push out the graphs of real ones."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CRAG_CACHE_DIR", str(tmp_path_factory.mktemp("crag-cache")))
@@ -33,7 +33,7 @@ def _crag_cache(tmp_path_factory):
 @pytest.fixture()
 def inputs(tmp_path):
     """(questions, kb, web) JSONL files for the harness's two-question fixture (`tests/fakes.py`)."""
-    from crag.core.passages import source_of, title_of
+    from crag.passages import source_of, title_of
     from tests.fakes import HARNESS_KB, HARNESS_QUESTIONS, HARNESS_WEB, write_jsonl
 
     web = [{"title": title_of(r), "text": r.page_content, "url": source_of(r)} for r in HARNESS_WEB]

@@ -23,8 +23,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field
 
-from crag.context import Context
-from crag.core.passages import passage
+from crag.passages import passage
+from crag.settings import Context
 
 DOCS = [
     Document(

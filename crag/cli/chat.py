@@ -63,8 +63,8 @@ from crag.cli.settings import (
     field_of,
     parse_value,
 )
-from crag.context import Context
-from crag.core.extras import MissingExtra
+from crag.runtime.extras import MissingExtra
+from crag.settings import Context
 from crag.threads import check_thread_id, memory_graph, redacted, thread_config, thread_turn, threaded_graph
 from crag.threads import threads_location as resolve_threads_db
 

@@ -10,10 +10,10 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from crag.backends.embeddings import EMBEDDINGS_HELP
-from crag.backends.llm import CHAT_MODEL_HELP
-from crag.backends.retrieval import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
-from crag.backends.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
+from crag.models.chat import CHAT_MODEL_HELP
+from crag.models.embeddings import EMBEDDINGS_HELP
+from crag.search.store import DEFAULT_CHROMA_DIR, DEFAULT_COLLECTION
+from crag.search.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
 
 
 def error_line(message: str) -> None:

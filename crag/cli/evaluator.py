@@ -1,192 +1,44 @@
-"""`crag evaluator …`: build the training data, train, calibrate and evaluate the retrieval evaluator."""
+"""`crag evaluator`: measure the retrieval evaluator on labelled pairs of your own (`eval`) and fit it to your
+collection without labels (`adapt`, whose work is `crag.evaluator.training.adapt`)."""
 
 from __future__ import annotations
 
 import json
 import math
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from crag.cli.common import fail, quiet_transformers
-from crag.cli.evaluator_adapt import adapt_cmd
-from crag.cli.evaluator_generate import generate_cmd, teacher_cmd
-from crag.core.base_model import PACKAGED_BASE
-from crag.evaluator_model.checkpoint import EvaluatorError, Metadata
-from crag.evaluator_model.compact import export_compact
-from crag.evaluator_model.lexical import IDF_FILE, IdfTable, contrasts, fit_blend, overlap
-from crag.evaluator_model.pairs import read_pairs, write_pairs
-from crag.evaluator_model.runnable import get_scorer
-from crag.evaluator_model.training.calibration import calibrate, cap_discards, question_maxima
-from crag.evaluator_model.training.data import Recipe, build_data
-from crag.evaluator_model.training.evaluation import classification_metrics
-from crag.evaluator_model.training.faq import FAQ_FILES, build_faq_pairs
-from crag.evaluator_model.training.trainer import TrainConfig, train
+from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
+from crag.evaluator.checkpoint import EvaluatorError
+from crag.evaluator.pairs import read_pairs
+from crag.evaluator.runnable import get_scorer
+from crag.evaluator.training.adapt import AdaptConfig, adapt
+from crag.evaluator.training.evaluation import classification_metrics
+from crag.evaluator.training.selfsup import collection_chunks
+from crag.models.chat import CHAT_MODEL_HELP, chat_model
+from crag.models.embeddings import EmbeddingError, default_embeddings
+from crag.search.store import (
+    StoreError,
+    default_chroma_dir,
+    default_chroma_url,
+    default_collection,
+    open_existing,
+)
 
-app = typer.Typer(help="Train, calibrate and evaluate the retrieval evaluator.", no_args_is_help=True)
+__all__ = ["ModelOption", "app", "load_pairs", "score_pairs"]
 
-DEFAULT_DATA_OUT = Path("artifacts/evaluator-data")
+app = typer.Typer(
+    help="The retrieval evaluator: measure it on your pairs, fit it to your collection.", no_args_is_help=True
+)
 ModelOption = Annotated[
     Path | None, typer.Option("--model", help="Checkpoint folder (default: the shipped evaluator).")
 ]
 
 
-@app.command("build-data")
-def build_data_cmd(
-    data_dir: Annotated[
-        Path | None, typer.Option(help="Shared data (default: $CRAG_DATA_DIR or ../shared/data).")
-    ] = None,
-    out: Annotated[Path, typer.Option(help="Where to write train/validation pairs.")] = DEFAULT_DATA_OUT,
-    bm25_negatives: Annotated[int, typer.Option(min=0, help="BM25 hard negatives per question.")] = 4,
-    generated: Annotated[
-        Path | None,
-        typer.Option(help="Generated questions (crag evaluator generate-questions): their pairs join train and dev."),
-    ] = None,
-    teacher_labels: Annotated[
-        Path | None,
-        typer.Option(
-            help="The chat model's grades of training pairs (crag evaluator teacher-labels): the teacher of the "
-            "pairs they cover, in place of cosine's."
-        ),
-    ] = None,
-) -> None:
-    """Build question-disjoint train/validation pairs by the paper's recipe."""
-    for given, what in ((generated, "generated questions"), (teacher_labels, "teacher labels")):
-        if given is not None and not given.is_file():
-            fail(f"{what} not found: {given}")
-    recipe = Recipe(
-        bm25_negatives=bm25_negatives,
-        generated=str(generated) if generated else "",
-        teacher_labels=str(teacher_labels) if teacher_labels else "",
-    )
-    try:
-        manifest = build_data(data_dir, out, recipe)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
-    for split, info in manifest["splits"].items():
-        typer.echo(
-            f"{split:<10} {info['pairs']:>6} pairs  {info['positives']:>5} relevant "
-            f"({info['positive_rate']:.1%})  {info['questions']} questions  -> {out / info['files'][0]}"
-        )
-    if made := manifest.get("generated"):
-        typer.echo(
-            f"generated: {made['kept']} of {made['questions']} questions passed the round trip "
-            f"({made['pages_rendered']} of {made['pages']} pages rendered here, {made['pool_chunks']} chunks)"
-        )
-    if teacher_labels is not None:
-        typer.echo(f"teacher: the chat model's grade for {manifest['llm_teacher_pairs']} training pairs")
-
-
-@app.command("build-faq")
-def build_faq_cmd(
-    out: Annotated[Path, typer.Option(help="Folder for faq.jsonl / faq.tsv and faq-manifest.json.")] = DEFAULT_DATA_OUT,
-    faq: Annotated[
-        list[Path] | None,
-        typer.Option(help="A plain-text FAQ (.gz or not); repeat it (default: those on this machine)."),
-    ] = None,
-) -> None:
-    """Documentation-domain dev pairs from FAQs: each question against the retriever's top 10 chunks
-    of the FAQs' answers, labelled by answer span (crag/evaluator_model/training/faq.py). `blend` and
-    `calibrate` use them beside the dev pairs."""
-    try:
-        pairs, manifest = build_faq_pairs(faq or FAQ_FILES, cache=out / "cache")
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
-    _, jsonl = write_pairs(pairs, out, "faq")
-    (out / "faq-manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    typer.echo(
-        f"{manifest['questions']} questions from {len(manifest['files'])} FAQs, {manifest['chunks']} chunks: "
-        f"{manifest['pairs']} pairs, {manifest['positives']} relevant "
-        f"({manifest['questions_with_a_relevant_chunk']} questions with one) -> {jsonl}"
-    )
-
-
-@app.command("train")
-def train_cmd(
-    out: Annotated[Path, typer.Option(help="Checkpoint folder to write.")],
-    base: Annotated[
-        str,
-        typer.Option(
-            help=f"Local checkpoint, config-only folder (random weights), random-t5-small/random-t5-tiny, or {PACKAGED_BASE}."
-        ),
-    ] = PACKAGED_BASE,
-    data: Annotated[
-        Path, typer.Option(help="Folder from build-data (train.jsonl / validation.jsonl or .tsv).")
-    ] = DEFAULT_DATA_OUT,
-    validation: Annotated[
-        str,
-        typer.Option(
-            help="File in --data that picks the epoch and calibrates: dev (training questions held apart, as the graph sees them) or validation-popqa (the first recipe's split)."
-        ),
-    ] = "dev",
-    epochs: Annotated[int, typer.Option(min=1)] = 3,
-    batch_size: Annotated[int, typer.Option(min=1)] = 16,
-    lr: Annotated[float | None, typer.Option(help="Learning rate (default by method).")] = None,
-    max_length: Annotated[int, typer.Option(min=16, help="Tokens read per pair.")] = 128,
-    layers: Annotated[int | None, typer.Option(min=1, help="Keep only the first N encoder layers.")] = None,
-    lora_rank: Annotated[int, typer.Option(min=0, help="LoRA rank; 0 = full fine-tune.")] = 0,
-    loss: Annotated[str, typer.Option(help="bce (default) or mse (the paper's ±1 regression).")] = "bce",
-    use_title: Annotated[bool, typer.Option(help="Prefix passages with their title.")] = False,
-    title_dropout: Annotated[
-        float, typer.Option(min=0, max=1, help="With --use-title: share of training pairs shown without it.")
-    ] = 0.5,
-    seed: Annotated[int, typer.Option()] = 42,
-    limit: Annotated[int | None, typer.Option(min=1, help="Train on a sample of N pairs.")] = None,
-    teacher_weight: Annotated[
-        float,
-        typer.Option(
-            min=0,
-            max=1,
-            help="Distillation: train towards (1-w)·label + w·(the base model's zero-shot probability), where build-data stored one.",
-        ),
-    ] = 0.0,
-    read_long: Annotated[
-        bool,
-        typer.Option(
-            help="Read a passage longer than --max-length as the scorer does: its start and the stretch with the most of the question's terms."
-        ),
-    ] = False,
-) -> None:
-    """Fine-tune an evaluator; keeps the best epoch and calibrates its thresholds."""
-    quiet_transformers()
-    suffix = ".jsonl" if (data / "train.jsonl").is_file() else ".tsv"
-    train_file, val_file = data / f"train{suffix}", data / f"{validation}{suffix}"
-    if not train_file.is_file() or not val_file.is_file():
-        fail(f"no training data in {data}; run `crag evaluator build-data --out {data}` first")
-    config = TrainConfig(
-        train=train_file,
-        validation=val_file,
-        out=out,
-        base=base,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        max_length=max_length,
-        num_layers=layers,
-        lora_rank=lora_rank,
-        loss=loss,
-        use_title=use_title,
-        title_dropout=title_dropout,
-        seed=seed,
-        limit=limit,
-        teacher_weight=teacher_weight,
-        read_long=read_long,
-    )
-    try:
-        meta = train(config)
-    except (EvaluatorError, ValueError, FileNotFoundError) as exc:
-        fail(str(exc))
-    metrics = meta["validation_metrics"]
-    typer.echo(
-        f"saved {out}: validation accuracy {metrics['accuracy']:.4f}, ROC-AUC {metrics['roc_auc']:.4f}, "
-        f"thresholds upper={meta['thresholds']['upper']} lower={meta['thresholds']['lower']}"
-    )
-
-
-def _load(model: Path | None, pairs_files: Path | list[Path], dynamic_int8: bool | None = None):
+def load_pairs(model: Path | None, pairs_files: Path | list[Path], dynamic_int8: bool | None = None):
     """The checkpoint, the labelled pairs of one or more files, each pair's (question, passage) as the
     checkpoint reads it, and each pair's set (file and group: what it was retrieved with)."""
     quiet_transformers()
@@ -201,170 +53,13 @@ def _load(model: Path | None, pairs_files: Path | list[Path], dynamic_int8: bool
     return scorer, pairs, [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs], groups
 
 
-def _score_file(model: Path | None, pairs_files: Path | list[Path], batch_size: int, dynamic_int8: bool | None):
-    scorer, pairs, texts, groups = _load(model, pairs_files, dynamic_int8)
+def score_pairs(model: Path | None, pairs_files: Path | list[Path], batch_size: int, dynamic_int8: bool | None):
+    """The checkpoint, the pairs' labels, their scores and the seconds scoring took."""
+    scorer, pairs, texts, groups = load_pairs(model, pairs_files, dynamic_int8)
     started = time.perf_counter()
     scores = scorer.score(texts, batch_size=batch_size, groups=groups)
     elapsed = time.perf_counter() - started
     return scorer, [p.label for p in pairs], scores, elapsed
-
-
-@app.command("export")
-def export_cmd(
-    model: Annotated[Path, typer.Option("--model", help="A full fine-tune written by `crag evaluator train`.")],
-    out: Annotated[Path, typer.Option(help="Folder for the compact checkpoint.")],
-    base: Annotated[str, typer.Option(help="The base the fine-tune started from.")] = PACKAGED_BASE,
-    max_length: Annotated[
-        int | None, typer.Option(min=16, help="Tokens read per pair at inference (default: as trained).")
-    ] = None,
-) -> None:
-    """Store a full fine-tune as int8 weights on top of its packaged base (a few MB).
-
-    The thresholds are copied from the fine-tune; run `calibrate` afterwards to fit them to the
-    exported model's own scores."""
-    quiet_transformers()
-    try:
-        info = export_compact(model, out, base, max_length)
-    except (EvaluatorError, OSError) as exc:
-        fail(str(exc))
-    typer.echo(f"wrote {out}: {info['parameters']:,} parameters in {info['bytes'] / 1e6:.1f} MB")
-
-
-@app.command("blend")
-def blend_cmd(
-    pairs: Annotated[
-        list[Path],
-        typer.Option(
-            help="Labelled pairs the blend is fitted on; repeat it for several sets, each weighing the same "
-            "(the dev pairs and the documentation FAQ pairs; never a validation slice)."
-        ),
-    ],
-    corpus: Annotated[
-        Path, typer.Option(help="Pairs whose passages give the document frequencies (the training pairs).")
-    ],
-    model: ModelOption = None,
-    contrast: Annotated[
-        bool, typer.Option("--contrast/--no-contrast", help="Also weigh the contrast feature (lexical.py).")
-    ] = False,
-    batch_size: Annotated[int, typer.Option(min=1)] = 64,
-) -> None:
-    """Blend lexical evidence into the checkpoint's score (see crag/evaluator_model/lexical.py).
-
-    Fits a logistic head over the model's logit, the IDF-weighted share of the question's terms found
-    in the passage and (with `--contrast`) that share among the passages retrieved with it, on
-    `--pairs`, and stores it with the document frequencies of `--corpus`'s passages. Run `calibrate`
-    afterwards: the thresholds belong to the blended score."""
-    scorer, fit_pairs, texts, groups = _load(model, pairs)
-    try:
-        corpus_pairs = read_pairs(corpus)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
-    keep = [i for i, (_, t) in enumerate(texts) if t.strip()]
-    logits = scorer.model_logits([texts[i] for i in keep], batch_size=batch_size)
-    table = IdfTable.from_corpus(sorted({scorer.passage_text(p.passage, p.title) for p in corpus_pairs}))
-    overlaps = [overlap(table, *texts[i]) for i in keep]
-    sets = contrasts(table, [texts[i] for i in keep], [groups[i] for i in keep]) if contrast else None
-    labels = [fit_pairs[i].label for i in keep]
-    sizes = Counter(groups[i][0] for i in keep)  # each file weighs the same in the fit
-    weights = [len(keep) / (len(sizes) * sizes[groups[i][0]]) for i in keep]
-    try:
-        blend = fit_blend(logits, overlaps, labels, sets, weights)
-    except ValueError as exc:
-        fail(str(exc))
-    table.save(scorer.path / IDF_FILE)
-    meta = Metadata.read(scorer.path) or scorer.meta
-    meta.blend = blend.as_dict()
-    meta.calibrated = False  # the thresholds were chosen for the unblended score
-    meta.validation_metrics = {
-        **meta.validation_metrics,
-        "blend": {
-            "pairs": [str(f) for f in pairs],
-            "corpus": str(corpus),
-            "idf_terms": len(table.df),
-            "idf_documents": table.n_docs,
-            "roc_auc_model": classification_metrics(labels, logits, 0.0)["roc_auc"],
-            "roc_auc_blend": classification_metrics(labels, blend.logits(logits, overlaps, sets), 0.0)["roc_auc"],
-        },
-    }
-    meta.write(scorer.path)
-    info = meta.validation_metrics["blend"]
-    typer.echo(
-        f"blend {blend.model:+.3f}·logit {blend.lexical:+.3f}·overlap "
-        + (f"{blend.contrast:+.3f}·contrast " if contrast else "")
-        + f"{blend.bias:+.3f} "
-        f"(ROC-AUC on {len(labels)} pairs {info['roc_auc_model']:.4f} -> {info['roc_auc_blend']:.4f}; "
-        f"IDF of {len(table.df):,} terms over {table.n_docs:,} passages) -> {scorer.path}; now run `calibrate`"
-    )
-
-
-@app.command("calibrate")
-def calibrate_cmd(
-    pairs: Annotated[
-        list[Path], typer.Option(help="Labelled validation pairs (CRAG .tsv or .jsonl); repeat it for several sets.")
-    ],
-    model: ModelOption = None,
-    false_relevant_cost: Annotated[float, typer.Option(min=0)] = 2.0,
-    false_irrelevant_cost: Annotated[float, typer.Option(min=0)] = 1.0,
-    max_discard: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            max=0.99,
-            help="Lower the lower threshold until at most this share of the questions that have a relevant "
-            "document go to Incorrect, in each --discard-pairs set (pairs grouped by question, as retrieved).",
-        ),
-    ] = None,
-    discard_pairs: Annotated[
-        list[Path] | None,
-        typer.Option(help="Question-level sets for --max-discard (JSONL with groups); repeatable; default: --pairs."),
-    ] = None,
-    batch_size: Annotated[int, typer.Option(min=1)] = 64,
-) -> None:
-    """Choose (upper, lower) on labelled pairs and store them with the checkpoint."""
-    if discard_pairs and max_discard is None:
-        fail("--discard-pairs needs --max-discard")
-    checks = (discard_pairs or pairs) if max_discard is not None else []
-    scorer, scored = None, {}
-    for file in dict.fromkeys([*pairs, *checks]):  # each file scored once
-        scorer, loaded, texts, groups = _load(model, file)
-        scored[file] = (loaded, scorer.score(texts, batch_size=batch_size, groups=groups))
-    try:
-        result = calibrate(
-            [p.label for f in pairs for p in scored[f][0]],
-            [s for f in pairs for s in scored[f][1]],
-            false_relevant_cost=false_relevant_cost,
-            false_irrelevant_cost=false_irrelevant_cost,
-        )
-        if max_discard is not None:
-            result = cap_discards(result, [_questions(f, *scored[f]) for f in checks], max_discard)
-    except ValueError as exc:
-        fail(str(exc))
-    meta = Metadata.read(scorer.path) or scorer.meta
-    meta.thresholds = result.thresholds
-    meta.calibrated = True
-    meta.validation_metrics = {
-        **meta.validation_metrics,
-        "calibration": {
-            **result.as_dict(),
-            "pairs": [str(f) for f in pairs],
-            **({"discard_pairs": [str(f) for f in checks]} if max_discard is not None else {}),
-        },
-    }
-    meta.write(scorer.path)
-    capped = "" if result.utility_lower is None else f" (the utility's lower {result.utility_lower}, capped)"
-    typer.echo(
-        f"upper={result.upper} lower={result.lower}{capped} (utility {result.utility:.4f} on {result.n} pairs) "
-        f"-> {scorer.path}"
-    )
-
-
-def _questions(file: Path, pairs: list, scores: list[float]):
-    """(relevant, best score) per question of one file: a question is the pairs that share a group, a
-    question text and whether they carry titles (dev holds each retrieval with and without)."""
-    if not any(p.group for p in pairs):
-        fail(f"{file} has no groups: --max-discard needs each question's pairs marked ('group' in JSONL)")
-    keys = [(p.group, p.question, bool(p.title)) for p in pairs]
-    return question_maxima(keys, [p.label for p in pairs], scores)
 
 
 @app.command("eval")
@@ -381,7 +76,7 @@ def eval_cmd(
     ] = None,
 ) -> None:
     """Accuracy, balanced accuracy, F1, ROC-AUC and speed at the checkpoint's upper threshold."""
-    scorer, labels, scores, elapsed = _score_file(model, pairs, batch_size, dynamic_int8)
+    scorer, labels, scores, elapsed = score_pairs(model, pairs, batch_size, dynamic_int8)
     upper = scorer.thresholds.upper
     metrics = classification_metrics(labels, scores, upper)
     result = {
@@ -401,6 +96,126 @@ def eval_cmd(
         typer.echo(f"{key:<18} {value:.4f}" if isinstance(value, float) else f"{key:<18} {value}")
 
 
-app.command("adapt")(adapt_cmd)  # in its own module: the adapt command alone is ~90 lines
-app.command("generate-questions")(generate_cmd)
-app.command("teacher-labels")(teacher_cmd)
+@app.command("adapt")
+def adapt_cmd(
+    out: Annotated[
+        Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")
+    ],
+    collection: Collection = None,
+    chroma_dir: ChromaDir = None,
+    chroma_url: ChromaUrl = None,
+    embeddings: Embeddings = None,
+    start: Annotated[
+        Path | None, typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")
+    ] = None,
+    labelled: Annotated[
+        Path | None,
+        typer.Option(
+            help="A few labelled pairs from your domain (CRAG's .tsv or .jsonl): the blend and thresholds are fitted on them."
+        ),
+    ] = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(min=1, help="Minutes for the whole run; fine-tuning (--epochs) stops early to keep it."),
+    ] = None,
+    epochs: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Epochs of fine-tuning the cross-encoder on the self-made pairs before its head is fitted "
+            "(0: the head alone, which measured as good on documentation and takes a third of the time).",
+        ),
+    ] = AdaptConfig.epochs,
+    max_queries: Annotated[
+        int, typer.Option(min=10, help="Chunks asked about (a seeded sample of a larger collection).")
+    ] = 4000,
+    held_apart: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            max=0.6,
+            help="Share of documents never fitted on: half choose the head and thresholds, half check.",
+        ),
+    ] = 0.3,
+    chat_model_spec: Annotated[
+        str,
+        typer.Option(
+            "--chat-model",
+            help=f"The model that writes questions for sampled chunks: {CHAT_MODEL_HELP}; 'none': headings and "
+            "cut-out sentences only.",
+        ),
+    ] = "local",
+    question_chunks: Annotated[
+        int, typer.Option(min=1, help="Chunks the chat model writes questions for, at most (about 5 s each locally).")
+    ] = AdaptConfig.max_question_chunks,
+    seed: Annotated[int, typer.Option()] = 0,
+    force: Annotated[bool, typer.Option(help="Write the adapted evaluator even when a check finds it worse.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing checkpoint at --out.")] = False,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+) -> None:
+    """Fit the evaluator to an ingested collection with self-made queries (no labels, no network), and check it.
+
+    Writes a normal evaluator checkpoint unless the adapted evaluator is worse than the one it started
+    from on held-apart documents of the collection, or forgets on a general set shipped with crag."""
+    quiet_transformers()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        fail(f"{out} exists and is not empty; pass --overwrite to replace it or choose another --out")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        labelled_pairs = read_pairs(labelled) if labelled else None
+        collection = collection or default_collection()
+        store = open_existing(
+            persist_dir=chroma_dir or default_chroma_dir(),
+            collection=collection,
+            chroma_url=chroma_url or default_chroma_url(),
+            embedder=embeddings or default_embeddings(),
+        )
+        chunks = collection_chunks(store)
+        writer = None
+        if chat_model_spec.strip().lower() != "none":
+            model = chat_model(chat_model_spec, max_tokens=160)
+
+            def writer(prompt: str) -> str:
+                return str(model.invoke(prompt).content)
+
+        config = AdaptConfig(
+            out=out,
+            start=start,
+            labelled=labelled_pairs,
+            time_limit=time_limit * 60 if time_limit else None,
+            epochs=epochs,
+            max_queries=max_queries,
+            held_apart=held_apart,
+            seed=seed,
+            force=force,
+            progress=progress,
+            question_writer=writer,
+            question_writer_name=chat_model_spec if writer else "",
+            max_question_chunks=question_chunks,
+        )
+        result = adapt(
+            chunks,
+            store.embeddings.embed_documents,
+            config,
+            collection=collection,
+            log=lambda line: typer.echo(line, err=True),
+        )
+    except (EvaluatorError, StoreError, EmbeddingError, FileNotFoundError, ValueError, OSError) as exc:
+        fail(str(exc))
+    for check in result.checks:
+        typer.echo(
+            f"{check.name:<18} {check.pairs:>5} pairs  ROC-AUC {check.before:.3f} -> {check.after:.3f} "
+            f"({check.change:+.3f})"
+        )
+    thresholds = result.meta.thresholds
+    for problem in result.problems:
+        typer.secho(f"warning: the adapted evaluator is {problem}", fg=typer.colors.RED, err=True)
+    for warning in result.warnings:
+        typer.secho(f"WARNING: the adapted evaluator {warning}", fg=typer.colors.YELLOW, err=True)
+    if not result.written:
+        fail(f"nothing written to {out}; pass --force to write it anyway")
+    adapt_info = result.meta.hyperparameters["adapt"]
+    typer.echo(
+        f"wrote {out} in {adapt_info['seconds'] / 60:.1f} min (thresholds upper={thresholds.upper:.3f} "
+        f"lower={thresholds.lower:.3f}); use it with `crag ask --evaluator {out}` or CRAG_EVALUATOR={out}"
+    )

@@ -1,4 +1,4 @@
-"""`crag ingest`: the command over `crag.backends.ingest`, which does the work and knows no CLI."""
+"""`crag ingest`: the command over `crag.ingest.pipeline`, which does the work and knows no CLI."""
 
 from __future__ import annotations
 
@@ -8,17 +8,19 @@ from typing import Annotated
 
 import typer
 
-from crag.backends.embeddings import EmbeddingError, default_embeddings
-from crag.backends.files import COMPRESSED, SUFFIXES, find_files
-from crag.backends.ingest import (
+from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail
+from crag.ingest.files import COMPRESSED, SUFFIXES, find_files
+from crag.ingest.pipeline import (
     DEFAULT_CHUNK_OVERLAP,
     DEFAULT_CHUNK_SIZE,
     check_chunking,
     ingest,
     store_lock,
 )
-from crag.backends.readers import REPEATED_IN
-from crag.backends.retrieval import (
+from crag.ingest.readers import REPEATED_IN
+from crag.ingest.urls import DEFAULT_TIMEOUT, is_url, read_url_list
+from crag.models.embeddings import EmbeddingError, default_embeddings
+from crag.search.store import (
     StoreError,
     check_folder,
     default_chroma_dir,
@@ -26,8 +28,6 @@ from crag.backends.retrieval import (
     default_collection,
     open_store,
 )
-from crag.backends.urls import DEFAULT_TIMEOUT, is_url, read_url_list
-from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail
 
 
 def _named(paths: tuple[str, ...], limit: int = 5) -> str:

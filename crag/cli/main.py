@@ -24,8 +24,8 @@ from crag.cli.common import (
     fail,
     quiet_transformers,
 )
+from crag.cli.evaluate import app as eval_app
 from crag.cli.evaluator import app as evaluator_app
-from crag.cli.experiments import app as eval_app
 from crag.cli.ingest import ingest_cmd
 from crag.cli.models import models_cmd
 from crag.cli.render import StreamPrinter, View, show, stream_run
@@ -52,11 +52,11 @@ from crag.cli.settings import (
     context_options,
     flag,
 )
-from crag.context import Context
-from crag.core.extras import MissingExtra
-from crag.graph import graph as crag_graph
+from crag.graphs.crag import graph as crag_graph
+from crag.runtime.extras import MissingExtra
 from crag.serve.client import DEFAULT_TIMEOUT, CragClient, ServerError
 from crag.serve.service import SAFE_SETTINGS
+from crag.settings import Context
 from crag.threads import thread_config, thread_turn, threaded_graph
 
 app = typer.Typer(help="Corrective Retrieval-Augmented Generation (CRAG) on LangGraph.", no_args_is_help=True)

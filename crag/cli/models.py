@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from crag.backends import gguf
 from crag.cli.common import fail
-from crag.core.extras import MissingExtra, install_hint
+from crag.models import gguf
+from crag.runtime.extras import MissingExtra, install_hint
 
 
 def _names(model: gguf.PackagedModel) -> str:

@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 import typer
 
-from crag.core.passages import source_of, title_of, titled_once
-from crag.methods.attribution import abstains
-from crag.methods.refinement import judged
-from crag.methods.routing import final_knowledge
+from crag.answers.attribution import abstains
+from crag.knowledge.refinement import judged
+from crag.knowledge.routing import final_knowledge
+from crag.passages import source_of, title_of, titled_once
 
 View = Literal["plain", "json", "stream"]
 

@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 
-from crag.backends.retrieval import StoreError
 from crag.cli.common import (
     ChatModel,
     ChromaDir,
@@ -29,9 +28,10 @@ from crag.cli.common import (
     fail,
     quiet_transformers,
 )
-from crag.context import Context
-from crag.core.extras import MissingExtra, require
+from crag.runtime.extras import MissingExtra, require
+from crag.search.store import StoreError
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
+from crag.settings import Context
 from crag.threads import ThreadsError, is_postgres, threaded_graph
 from crag.threads import threads_location as resolve_threads
 

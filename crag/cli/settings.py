@@ -11,11 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
-from crag.backends.gguf import ModelFileError
-from crag.backends.retrieval import StoreError
-from crag.context import Context
-from crag.evaluator_model.checkpoint import EvaluatorError
-from crag.methods.question import InvalidQuestion
+from crag.evaluator.checkpoint import EvaluatorError
+from crag.models.gguf import ModelFileError
+from crag.questions.checks import InvalidQuestion
+from crag.search.store import StoreError
+from crag.settings import Context
 from crag.threads import InvalidThreadId, ThreadsError
 
 K = Annotated[int | None, typer.Option(min=1, help=f"Documents to retrieve (default {Context.default('k')}).")]

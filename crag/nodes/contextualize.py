@@ -9,12 +9,12 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
 from crag.events import CONDENSE_TAGS, emit
-from crag.methods.followup import append_previous, parse_condensed, refers_back, resolve
-from crag.methods.question import validate_question
 from crag.nodes.timing import timed
 from crag.prompts import condense_prompt
+from crag.questions.checks import validate_question
+from crag.questions.followup import append_previous, parse_condensed, refers_back, resolve
+from crag.settings import Context
 from crag.state import State
 
 

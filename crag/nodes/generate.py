@@ -4,7 +4,7 @@ support it, or say plainly that the sources hold nothing that answers the questi
 Correct uses the refined internal knowledge, Incorrect the external, Ambiguous both (the paper's
 knowledge combination). The knowledge is given strip by strip, unnumbered (a small model copies "[1]"
 where the fact belongs); the citations number the strips, so one points at a passage a reader can check,
-not at a whole file. The model only writes the answer; `crag.methods.attribution` does
+not at a whole file. The model only writes the answer; `crag.answers.attribution` does
 the citing, and an answer none of whose sentences any strip supports is not grounded. Ungrounded
 answers are withheld (replaced by `UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
 `answer_without_knowledge` is set; with no knowledge at all the model is not even asked. When the model
@@ -30,10 +30,7 @@ from collections.abc import Sequence
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
-from crag.core.passages import titled_once
-from crag.events import ANSWER_TAGS, emit
-from crag.methods.attribution import (
+from crag.answers.attribution import (
     abstains,
     attribute,
     declined_behind_title,
@@ -42,8 +39,10 @@ from crag.methods.attribution import (
     quotable,
     split_echo,
 )
-from crag.methods.routing import final_knowledge, unread_knowledge
+from crag.events import ANSWER_TAGS, emit
+from crag.knowledge.routing import final_knowledge, unread_knowledge
 from crag.nodes.timing import timed
+from crag.passages import titled_once
 from crag.prompts import (
     GENERATE_NO_KNOWLEDGE_PROMPT,
     GENERATE_STOP,
@@ -55,6 +54,7 @@ from crag.prompts import (
     generation_prompt,
     unmarked,
 )
+from crag.settings import Context
 from crag.state import Citation, Replaced, Source, State, Strip, Turn
 
 MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
@@ -62,7 +62,7 @@ MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model
 
 def format_knowledge(strips: list[Strip]) -> str:
     """The passages as the generator sees them: one per paragraph, "title: text", unnumbered (web
-    paragraphs already start with their title, `crag.backends.fetch`)."""
+    paragraphs already start with their title, `crag.search.fetch`)."""
     return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
 
 

@@ -12,10 +12,10 @@ import time
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
 from crag.events import emit
-from crag.methods.routing import decision, recheck
+from crag.knowledge.routing import decision, recheck
 from crag.nodes.timing import timed
+from crag.settings import Context
 from crag.state import State
 
 

@@ -1,5 +1,5 @@
 """`refine`: decompose-then-recompose the retrieved documents into internal knowledge (they are
-passages already, `crag.core.passages`, so they go to refinement as they are).
+passages already, `crag.passages`, so they go to refinement as they are).
 
 After the chat model's second opinion (`grade`, `Context.recheck_threshold`) the documents it kept are
 kept whole and the rest dropped: the evaluator rejected every one of them, so its scores are no guide
@@ -15,12 +15,12 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
-from crag.core.passages import titled_once
 from crag.events import emit
-from crag.methods.budget import fill
-from crag.methods.refinement import refine_pages
+from crag.knowledge.budget import fill
+from crag.knowledge.refinement import refine_pages
 from crag.nodes.timing import timed
+from crag.passages import titled_once
+from crag.settings import Context
 from crag.state import State, Strip
 
 CHOSEN = 0.1  # the reader's share of probability at which a strip counts as picked (the best always does)

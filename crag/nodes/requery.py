@@ -13,13 +13,13 @@ import time
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
-from crag.core.passages import source_of, title_of
 from crag.events import REQUERY_TAGS, emit
-from crag.methods.requery import merge_graded, query_text
-from crag.methods.routing import decision
+from crag.knowledge.requery import merge_graded, query_text
+from crag.knowledge.routing import decision
 from crag.nodes.timing import timed
+from crag.passages import source_of, title_of
 from crag.prompts import REQUERY_PROMPTS
+from crag.settings import Context
 from crag.state import State
 
 

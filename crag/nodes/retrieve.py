@@ -5,10 +5,10 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
-from crag.core.passages import source_of, title_of
 from crag.events import emit
 from crag.nodes.timing import timed
+from crag.passages import source_of, title_of
+from crag.settings import Context
 from crag.state import State
 
 

@@ -9,7 +9,7 @@ answer is generated from whatever internal knowledge there is. With no web backe
 (`web_backend="none"`) nothing is rewritten or searched, and `generate` applies its grounding rule.
 
 The search hits (`web_results`) and the fetched paragraphs are passages, Documents like the
-retrieved `documents` (`crag.core.passages`), so both routes refine with the same code. The
+retrieved `documents` (`crag.passages`), so both routes refine with the same code. The
 backends are reached through `crag.resources` only.
 """
 
@@ -20,13 +20,13 @@ import time
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.context import Context
-from crag.core.passages import source_of, title_of
 from crag.events import REWRITE_TAGS, emit
-from crag.methods.refinement import refine
-from crag.methods.rewrite import fallback_query, parse_query
+from crag.knowledge.refinement import refine
+from crag.knowledge.web_query import fallback_query, parse_query
 from crag.nodes.timing import timed
+from crag.passages import source_of, title_of
 from crag.prompts import REWRITE_PROMPT
+from crag.settings import Context
 from crag.state import State
 
 

@@ -30,12 +30,11 @@ from langserve.lzstring import LZString
 from pydantic import ValidationError
 
 from crag import __version__, resources
-from crag.backends.retrieval import StoreError, chunk_count
-from crag.context import Context
-from crag.core.cache import loads
-from crag.core.errors import Unavailable
-from crag.methods.question import InvalidQuestion
+from crag.questions.checks import InvalidQuestion
 from crag.resources import warm_up
+from crag.runtime.cache import loads
+from crag.runtime.errors import Unavailable
+from crag.search.store import StoreError, chunk_count
 from crag.serve.guard import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BATCH,
@@ -47,6 +46,7 @@ from crag.serve.guard import (
     unprocessable,
 )
 from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
+from crag.settings import Context
 from crag.threads import InvalidThreadId, athreaded_graph, check_thread_id, threads_location
 
 

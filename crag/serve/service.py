@@ -23,14 +23,14 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from crag import resources
-from crag.context import Context, RefineMode, Search, WebBackend
-from crag.core.thresholds import PRESETS, Thresholds
-from crag.graph import graph
-from crag.methods.question import MAX_QUESTION_CHARS
-from crag.methods.rewrite import Rewrite
+from crag.graphs.crag import graph
+from crag.knowledge.web_query import Rewrite
 from crag.prompts import GeneratePrompt, Requery
+from crag.questions.checks import MAX_QUESTION_CHARS
+from crag.settings import Context, RefineMode, Search, WebBackend
 from crag.state import OutputState
 from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
+from crag.thresholds import PRESETS, Thresholds
 
 Threshold = Annotated[float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)]
 

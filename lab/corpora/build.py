@@ -6,7 +6,7 @@ must contain, as the paper's metric counts) and not (`"answerable": false`). The
 `crag.load_documents`, the readers `crag ingest` uses, so the pages are what a user's collection
 holds; nothing is copied into the repository. Validation only: never train on these.
 
-    python lab/corpora/build.py valgrind-html [--out artifacts/corpora] [--data-dir ../shared/data]
+    python -m lab.corpora.build valgrind-html [--out artifacts/corpora] [--data-dir ../shared/data]
 
 writes OUT/NAME/kb.jsonl, web.jsonl (PopQA's web strips: a web that holds nothing about the
 documentation), questions.jsonl (the answerable ones), questions-with-unanswerable.jsonl (both,
@@ -25,9 +25,9 @@ import re
 import sys
 from pathlib import Path
 
-from crag.backends.ingest import load_documents
-from crag.experiments.inputs import read_questions
-from crag.experiments.popqa import interleave, web_records, write_records
+from crag.evaluation.inputs import read_questions
+from crag.ingest.pipeline import load_documents
+from lab.datasets.popqa import interleave, web_records, write_records
 
 HERE = Path(__file__).resolve().parent
 STYLES = ("how-to", "what-does", "which-option", "keywords", "vague", "typo-or-casual")

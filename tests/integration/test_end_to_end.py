@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crag.cli.main import app
-from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
+from crag.evaluator.runnable import DEFAULT_CHECKPOINT
 
 DEMO = Path(__file__).resolve().parents[2] / "crag" / "demo"
 pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.is_dir(), reason="the shipped evaluator is not built yet")

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from crag.core.cache import ResourceCache, loads
+from crag.runtime.cache import ResourceCache, loads
 
 
 def test_concurrent_first_calls_share_one_load():

@@ -12,8 +12,8 @@ import pytest
 import typer
 
 from crag.cli.main import app
-from crag.context import Context
 from crag.serve.service import SAFE_SETTINGS
+from crag.settings import Context
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")

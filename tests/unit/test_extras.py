@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from crag.backends.llm import chat_model
-from crag.backends.web import TavilyWebSearch
 from crag.cli.main import main
-from crag.core.extras import DISTRIBUTION, EXTRAS, MissingExtra, require
+from crag.models.chat import chat_model
+from crag.runtime.extras import DISTRIBUTION, EXTRAS, MissingExtra, require
+from crag.search.web import TavilyWebSearch
 
 
 def missing(monkeypatch, *modules):

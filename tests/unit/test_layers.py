@@ -48,7 +48,7 @@ def test_the_import_contracts_hold():
 
 @pytest.mark.parametrize(
     "module",
-    ["crag", "crag.graph", "crag.components", "crag.cli.main", "crag.experiments.runner", "crag.evaluator_model"],
+    ["crag", "crag.graphs.crag", "crag.components", "crag.cli.main", "crag.evaluation.runner", "crag.evaluator"],
 )
 def test_importing_loads_no_model_stack(module):
     """`langgraph dev`, `crag --help` and apps importing the graph must not pay for torch or Chroma."""
@@ -59,7 +59,7 @@ def test_importing_loads_no_model_stack(module):
 def test_the_package_exports_its_main_names_on_first_use():
     """`from crag import graph, CRAGRetriever, …` works, and `import crag` alone loads none of them."""
     code = (
-        "import json, sys, crag; before = 'crag.graph' in sys.modules; "
+        "import json, sys, crag; before = 'crag.graphs.crag' in sys.modules; "
         "values = {name: getattr(crag, name) for name in crag.__all__}; "
         "print(json.dumps([before, sorted(crag.__all__), sorted(dir(crag)), "
         "[name for name, value in values.items() if value is None], sorted([*crag._EXPORTS, '__version__'])]))"
@@ -72,18 +72,18 @@ def test_the_package_exports_its_main_names_on_first_use():
     )
     assert "module 'crag' has no attribute 'nothing_here'" in failed.stderr
     # `graph` is the compiled graph even after its module of the same name was imported first
-    code = "import crag.components, crag.graph; from crag import graph; print(type(graph).__name__)"
+    code = "import crag.components, crag.graphs.crag; from crag import graph; print(type(graph).__name__)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "CompiledStateGraph", done.stderr[-2000:]
 
 
 def test_scoring_with_the_shipped_evaluator_imports_no_training_code():
     """The evaluator's runtime and its training are two folders (issue 47): grading documents loads the
-    model, and none of `crag.evaluator_model.training` (data, trainer, adapt)."""
+    model, and none of `crag.evaluator.training` (data, trainer, adapt)."""
     code = (
-        "import json, sys; from crag.evaluator_model import RetrievalEvaluator; "
+        "import json, sys; from crag.evaluator import RetrievalEvaluator; "
         "scores = RetrievalEvaluator().invoke({'question': 'Who painted the sea?', "
         "'documents': ['Anna Berg was a Swedish painter. She painted the sea.']}); "
-        "print(json.dumps([len(scores), sorted(m for m in sys.modules if m.startswith('crag.evaluator_model.training'))]))"
+        "print(json.dumps([len(scores), sorted(m for m in sys.modules if m.startswith('crag.evaluator.training'))]))"
     )
     assert python_json(code, timeout=300) == [1, []]

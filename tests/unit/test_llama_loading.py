@@ -1,4 +1,4 @@
-"""`crag.core.llama.load_llama`: every model loads without llama.cpp's extra weight buffers (they crash
+"""`crag.models.llama.load_llama`: every model loads without llama.cpp's extra weight buffers (they crash
 llama-cpp-python 0.3.36 on AMX CPUs and slow prompts on AVX2 ones), and the binding's defaults are
 left as they were, whether the load succeeds or fails."""
 
@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from crag.core import llama as loading
+from crag.models import llama as loading
 
 
 class Params:

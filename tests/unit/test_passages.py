@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.documents import Document
 
-from crag.core.passages import distinct, passage, source_of, title_of, titled, titled_once
+from crag.passages import distinct, passage, source_of, title_of, titled, titled_once
 
 
 def test_a_passage_is_a_document_with_title_and_source():

@@ -1,4 +1,4 @@
-"""A value's standing in its set (crag.core.standing), shared by refinement and the adapted head."""
+"""A value's standing in its set (crag.standing), shared by refinement and the adapted head."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.core.standing import MIN_SET, STANDING_FLOOR, grouped_standings, standings_of
+from crag.standing import MIN_SET, STANDING_FLOOR, grouped_standings, standings_of
 
 
 def test_a_standing_is_the_distance_from_the_mean_in_spreads():

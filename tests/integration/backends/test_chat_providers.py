@@ -10,8 +10,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from crag.backends.llm import chat_model
-from crag.graph import graph
+from crag.graphs.crag import graph
+from crag.models.chat import chat_model
 from tests.fakes import fake_context
 from tests.servers import point_providers_at, running
 

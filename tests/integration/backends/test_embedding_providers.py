@@ -9,11 +9,11 @@ import pytest
 from fastapi import FastAPI, Request
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from crag.backends.embeddings import embeddings
-from crag.backends.ingest import ingest
-from crag.backends.retrieval import StoreError, clear_store_cache, open_existing, open_store, retrieve
-from crag.context import Context
-from crag.graph import graph
+from crag.graphs.crag import graph
+from crag.ingest.pipeline import ingest
+from crag.models.embeddings import embeddings
+from crag.search.store import StoreError, clear_store_cache, open_existing, open_store, retrieve
+from crag.settings import Context
 from tests.fakes import DOCS, WordEmbeddings, fake_context, word_vector
 from tests.servers import point_providers_at, running
 

@@ -11,8 +11,8 @@ import logging
 import pytest
 from langchain_core.documents import Document
 
-from crag.backends import keywords
-from crag.backends.retrieval import open_store, retrieve
+from crag.search import keywords
+from crag.search.store import open_store, retrieve
 
 FLAGS = [
     "The verbose flag prints more details about what the command does.",
@@ -81,7 +81,7 @@ def test_the_keyword_index_follows_the_collection(store):
 
 def test_a_collection_too_large_to_index_is_searched_by_embedding_alone(store, monkeypatch, caplog):
     monkeypatch.setattr(keywords, "MAX_CHUNKS", 3)
-    with caplog.at_level(logging.WARNING, logger="crag.backends.keywords"):
+    with caplog.at_level(logging.WARNING, logger="crag.search.keywords"):
         assert ids(retrieve(store, QUESTION, k=2)) == ids(retrieve(store, QUESTION, k=2, search="dense"))
     assert "holds 6 chunks, more than the 3" in caplog.text and "embedding alone" in caplog.text
 

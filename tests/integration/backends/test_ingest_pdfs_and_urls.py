@@ -14,10 +14,10 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from typer.testing import CliRunner
 
-from crag.backends.ingest import ingest, load_documents
-from crag.backends.retrieval import open_store, retrieve
-from crag.backends.urls import load_urls
 from crag.cli.main import app
+from crag.ingest.pipeline import ingest, load_documents
+from crag.ingest.urls import load_urls
+from crag.search.store import open_store, retrieve
 from tests.pdfs import pdf_bytes
 from tests.servers import running
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from crag.backends import gguf, llm
-from crag.backends.llm import chat_model
+from crag.models import chat as llm
+from crag.models import gguf
+from crag.models.chat import chat_model
 from crag.prompts import CONDENSE_PROMPT, condense_prompt
 
 pytestmark = pytest.mark.skipif(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from crag.backends import gguf
-from crag.backends.llm import chat_model, cut_short
+from crag.models import gguf
+from crag.models.chat import chat_model, cut_short
 
 PASSAGE = (
     "Passages:\nAda Lovelace: Augusta Ada King, Countess of Lovelace (1815-1852), was an English "
@@ -41,7 +41,7 @@ def test_the_default_model_is_assembled_checked_and_reads(monkeypatch, tmp_path)
     unknown = model.invoke(PASSAGE.format(question="What was the name of Ada Lovelace's dog?")).content
     assert "don't know" in unknown.lower() or "do not know" in unknown.lower(), unknown
     # the same file brought by path, as a user's own GGUF: the same answer, from the same loaded contexts
-    from crag.backends import llm
+    from crag.models import chat as llm
 
     by_path = chat_model(f"local:{path}", max_tokens=32)
     assert by_path.invoke(PASSAGE.format(question="What was Ada Lovelace's occupation?")).content == said
@@ -51,7 +51,7 @@ def test_the_default_model_is_assembled_checked_and_reads(monkeypatch, tmp_path)
 def test_a_control_token_in_a_passage_stays_text_to_the_real_tokenizer():
     """SmolLM2's vocabulary, as llama.cpp reads it: "<|im_start|>" in a message is one control token
     when parsed as special (how llama-cpp-python tokenizes a chat prompt), and plain text once inert."""
-    from crag.backends import llm
+    from crag.models import chat as llm
 
     if not gguf.installed(gguf.MODELS["smollm2-135m"]):
         pytest.skip("the tiny local model is not installed")
@@ -88,10 +88,10 @@ def test_the_real_model_says_when_its_token_budget_cut_the_reply():
 
 
 def test_the_default_models_relevance_grade_and_its_answers_after_it():
-    """The second opinion on Incorrect (`crag.backends.llm.relevance`) reads P(yes) from the default model's
+    """The second opinion on Incorrect (`crag.models.chat.relevance`) reads P(yes) from the default model's
     own contexts. It ranks a passage that answers above one that does not, and an answer generated after a
     grade (llama.cpp reusing the start of what the context holds) is the answer generated from scratch."""
-    from crag.backends import llm
+    from crag.models import chat as llm
 
     model = chat_model("local", max_tokens=24)
     prompt = PASSAGE.format(question="What was Ada Lovelace's occupation?")

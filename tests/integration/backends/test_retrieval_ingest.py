@@ -17,9 +17,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from crag.backends.files import find_files
-from crag.backends.ingest import IngestReport, ingest, load_documents, split_documents
-from crag.backends.retrieval import (
+from crag.cli.ingest import ingest_cmd
+from crag.ingest.files import find_files
+from crag.ingest.pipeline import IngestReport, ingest, load_documents, split_documents
+from crag.search.store import (
     StoreError,
     StoreUnavailable,
     chunk_count,
@@ -30,7 +31,6 @@ from crag.backends.retrieval import (
     parse_chroma_url,
     retrieve,
 )
-from crag.cli.ingest import ingest_cmd
 from tests.servers import chroma_server, free_port
 
 PARIS = "Paris is the capital and largest city of France. The Eiffel Tower stands on the Champ de Mars in Paris."

@@ -15,10 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from crag.backends import fetch as fetch_mod
-from crag.backends import web
-from crag.backends.fetch import fetch_all
-from crag.backends.web import (
+from crag.passages import passage, source_of, title_of, titled
+from crag.search import fetch as fetch_mod
+from crag.search import web
+from crag.search.fetch import fetch_all
+from crag.search.web import (
     LocalIndexError,
     LocalSearch,
     TavilyWebSearch,
@@ -27,7 +28,6 @@ from crag.backends.web import (
     prefer_wikipedia,
     search_web,
 )
-from crag.core.passages import passage, source_of, title_of, titled
 
 RECORDS = [
     {
@@ -134,7 +134,7 @@ def test_passage_helpers_and_the_one_titled():
 
 
 def test_a_user_backend_s_hits_become_passages():
-    from crag.backends.user_web import search_custom
+    from crag.search.user_web import search_custom
 
     class Backend:
         def search(self, query, k):

@@ -13,13 +13,13 @@ from fastapi.responses import JSONResponse, Response
 from langchain_core.runnables import RunnableLambda
 
 from crag import resources
-from crag.backends.fetch import USER_AGENT
-from crag.backends.searxng import SearxngSearch
-from crag.backends.web import TransientWebSearchError, WebSearchError, search_web
-from crag.backends.wikipedia import WikipediaSearch
-from crag.context import Context
-from crag.core.passages import passage, source_of, title_of
-from crag.graph import graph
+from crag.graphs.crag import graph
+from crag.passages import passage, source_of, title_of
+from crag.search.fetch import USER_AGENT
+from crag.search.searxng import SearxngSearch
+from crag.search.web import TransientWebSearchError, WebSearchError, search_web
+from crag.search.wikipedia import WikipediaSearch
+from crag.settings import Context
 from tests.fakes import DOCS, EchoChat, FakeEvaluator
 from tests.servers import running
 

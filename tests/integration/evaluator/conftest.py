@@ -11,7 +11,7 @@ import pytest
 def _tokenizer():
     from transformers import AutoTokenizer
 
-    from crag.core.base_model import PACKAGED_BASE, resolve_base
+    from crag.models.base_model import PACKAGED_BASE, resolve_base
 
     return AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
 
@@ -149,7 +149,7 @@ def mini_shared_data(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def built_data(mini_shared_data, tmp_path_factory):
-    from crag.evaluator_model.training.data import Recipe, build_data
+    from lab.evaluator.data import Recipe, build_data
 
     out = tmp_path_factory.mktemp("pairs")
     # question-swap negatives are off by default now; on here so that their code stays tested

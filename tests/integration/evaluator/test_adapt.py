@@ -9,11 +9,11 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from crag.evaluator_model.pairs import Pair
-from crag.evaluator_model.training.adapt import AdaptConfig, adapt
-from crag.evaluator_model.training.adapt_checks import Check, check_labelled, split_pairs, verdict
-from crag.evaluator_model.training.adapt_head import ANCHOR_WEIGHTS
-from crag.evaluator_model.training.general import load_general_check
+from crag.evaluator.pairs import Pair
+from crag.evaluator.training.adapt import AdaptConfig, adapt
+from crag.evaluator.training.adapt_checks import Check, check_labelled, split_pairs, verdict
+from crag.evaluator.training.adapt_head import ANCHOR_WEIGHTS
+from crag.evaluator.training.general import load_general_check
 
 MODULES = [
     "json",
@@ -102,9 +102,9 @@ def test_the_shipped_general_set_mixes_domains_and_labels():
 def test_training_stops_at_the_deadline(tiny_bert):
     import time
 
-    from crag.evaluator_model.model import load_scorer
-    from crag.evaluator_model.training.losses import LOSSES
-    from crag.evaluator_model.training.trainer import Optimiser, train_epoch
+    from crag.evaluator.model import load_scorer
+    from crag.evaluator.training.losses import LOSSES
+    from crag.evaluator.training.trainer import Optimiser, train_epoch
 
     scorer = load_scorer(tiny_bert)
     pairs = [Pair(f"question {i}", f"passage {i}", i % 2) for i in range(32)]
@@ -134,8 +134,8 @@ def test_training_stops_at_the_deadline(tiny_bert):
 @pytest.fixture(scope="module")
 def pydoc_collection(tmp_path_factory):
     """This machine's pydoc pages for twelve standard modules, ingested with `crag ingest`'s code."""
-    from crag.backends.ingest import ingest
-    from crag.backends.retrieval import open_store
+    from crag.ingest.pipeline import ingest
+    from crag.search.store import open_store
 
     root = tmp_path_factory.mktemp("pydoc")
     docs = root / "docs"
@@ -166,9 +166,9 @@ def _config(out, **extra):
 
 
 def test_adapting_writes_a_normal_compact_checkpoint_with_its_checks(pydoc_collection, tmp_path):
-    from crag.evaluator_model.model import load_scorer
-    from crag.evaluator_model.runnable import RetrievalEvaluator
-    from crag.evaluator_model.training.selfsup import collection_chunks
+    from crag.evaluator.model import load_scorer
+    from crag.evaluator.runnable import RetrievalEvaluator
+    from crag.evaluator.training.selfsup import collection_chunks
 
     _, store = pydoc_collection
     out = tmp_path / "adapted"
@@ -212,7 +212,7 @@ def test_adapting_writes_a_normal_compact_checkpoint_with_its_checks(pydoc_colle
 
 
 def test_a_model_that_fails_a_check_is_not_written(pydoc_collection, tmp_path):
-    from crag.evaluator_model.training.selfsup import collection_chunks
+    from crag.evaluator.training.selfsup import collection_chunks
 
     _, store = pydoc_collection
     chunks = collection_chunks(store)
@@ -251,7 +251,7 @@ def test_the_command_refuses_to_overwrite_and_names_a_missing_collection(pydoc_c
 def test_questions_written_by_a_chat_model_join_the_self_made_ones(pydoc_collection, tmp_path):
     """A writer (here a function) is asked about sampled chunks; its readable questions are added, and a
     writer that fails three times is given up without failing the run."""
-    from crag.evaluator_model.training.selfsup import collection_chunks
+    from crag.evaluator.training.selfsup import collection_chunks
 
     _, store = pydoc_collection
     chunks = collection_chunks(store)

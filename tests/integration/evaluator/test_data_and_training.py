@@ -8,13 +8,13 @@ import pytest
 from typer.testing import CliRunner
 
 from crag.cli.main import app
-from crag.core.thresholds import Thresholds
-from crag.evaluator_model.checkpoint import METADATA_FILE
-from crag.evaluator_model.model import load_scorer
-from crag.evaluator_model.pairs import read_pairs
-from crag.evaluator_model.training.data import data_dir, norm_title
-from crag.evaluator_model.training.llm_teacher import passage_key
-from crag.evaluator_model.training.trainer import TrainConfig, train
+from crag.evaluator.checkpoint import METADATA_FILE
+from crag.evaluator.model import load_scorer
+from crag.evaluator.pairs import read_pairs
+from crag.evaluator.training.trainer import TrainConfig, train
+from crag.thresholds import Thresholds
+from lab.evaluator.data import data_dir, norm_title
+from lab.evaluator.llm_teacher import passage_key
 
 
 def test_titles_compare_like_wikipedia_page_names():
@@ -119,7 +119,7 @@ def test_training_reads_long_passages_as_the_scorer_does_when_asked(
 ):
     """With read_long, every training batch goes through `reading.readings` (the scorer's own reading,
     at the training length) before it is encoded; without, passages are cut at their end as before."""
-    import crag.evaluator_model.training.trainer as trainer
+    import crag.evaluator.training.trainer as trainer
 
     seen = []
 
@@ -127,7 +127,7 @@ def test_training_reads_long_passages_as_the_scorer_does_when_asked(
         seen.append((max_length, len(pairs), idf("zzzunseen") if idf else None))
         return readings(tokenizer, max_length, pairs, idf)
 
-    from crag.evaluator_model.reading import readings
+    from crag.evaluator.reading import readings
 
     monkeypatch.setattr(trainer, "readings", spy)
     meta, _ = _train(built_data, tmp_path, base=str(tiny_bert), read_long=read_long)
@@ -264,13 +264,13 @@ def test_cli_errors_are_clear_and_exit_2(tmp_path):
     result = runner.invoke(
         app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")]
     )
-    assert result.exit_code == 2 and "crag evaluator train" in result.output
+    assert result.exit_code == 2 and "python -m lab evaluator train" in result.output
     result = runner.invoke(app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "build-data" in result.output
 
 
 def test_full_fine_tune_exports_to_a_compact_int8_checkpoint(built_data, tmp_path, tiny_bert):
-    from crag.evaluator_model.compact import WEIGHTS_FILE, export_compact
+    from crag.evaluator.compact import WEIGHTS_FILE, export_compact
 
     _meta, full = _train(built_data, tmp_path, base=str(tiny_bert), use_title=True)
     info = export_compact(full, tmp_path / "compact", base=str(tiny_bert))
@@ -290,8 +290,8 @@ def test_full_fine_tune_exports_to_a_compact_int8_checkpoint(built_data, tmp_pat
 
 
 def test_export_refuses_what_is_not_a_full_fine_tune(tiny_bert, tmp_path):
-    from crag.evaluator_model.checkpoint import EvaluatorError
-    from crag.evaluator_model.compact import export_compact
+    from crag.evaluator.checkpoint import EvaluatorError
+    from crag.evaluator.compact import export_compact
 
     with pytest.raises(EvaluatorError, match="not a full fine-tune"):
         export_compact(tiny_bert, tmp_path / "out", base=str(tiny_bert))
@@ -300,8 +300,8 @@ def test_export_refuses_what_is_not_a_full_fine_tune(tiny_bert, tmp_path):
 def test_title_dropout_is_seeded_and_partial():
     import random
 
-    from crag.evaluator_model.pairs import Pair
-    from crag.evaluator_model.training.trainer import _texts
+    from crag.evaluator.pairs import Pair
+    from crag.evaluator.training.trainer import _texts
 
     pairs = [Pair("q", f"passage {i}", 1, "Title") for i in range(200)]
     first = _texts(pairs, True, random.Random(1), 0.5)

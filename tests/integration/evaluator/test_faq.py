@@ -1,4 +1,4 @@
-"""`crag evaluator build-faq`: FAQ questions against the real retriever over the FAQs' answers."""
+"""`python -m lab evaluator build-faq`: FAQ questions against the real retriever over the FAQs' answers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from typer.testing import CliRunner
 
 from crag.cli.main import app
-from crag.evaluator_model.pairs import read_pairs
+from crag.evaluator.pairs import read_pairs
 
 TOPICS = {
     "How do I delete lines that match a pattern?": "The d command removes every line the address selects, "

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.core.text import terms
-from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError
-from crag.evaluator_model.lexical import IDF_FILE, Blend, IdfTable, contrasts, fit_blend, overlap
-from crag.evaluator_model.model import load_scorer
+from crag.evaluator.checkpoint import METADATA_FILE, EvaluatorError
+from crag.evaluator.lexical import IDF_FILE, Blend, IdfTable, contrasts, fit_blend, overlap
+from crag.evaluator.model import load_scorer
+from crag.text import terms
 
 CORPUS = [
     "Robert Jonckheere was a French astronomer known for double stars.",
@@ -178,7 +178,7 @@ def test_a_checkpoint_with_a_contrast_blend_scores_each_set_by_it(tiny_bert, tmp
 
 
 def test_the_runnable_weighs_contrast_within_each_input_of_a_batch(tiny_bert, tmp_path):
-    from crag.evaluator_model.runnable import RetrievalEvaluator
+    from crag.evaluator.runnable import RetrievalEvaluator
 
     path = _blended_checkpoint(tiny_bert, tmp_path, Blend(model=0.5, lexical=1.0, bias=-1.0, contrast=3.0))
     evaluator = RetrievalEvaluator(checkpoint=str(path))
@@ -221,7 +221,7 @@ def test_a_scaled_blend_is_the_same_head_on_another_scale():
 
 
 def test_a_checkpoint_with_a_standing_blend_scores_each_set_by_it(tiny_bert, tmp_path):
-    from crag.core.standing import grouped_standings
+    from crag.standing import grouped_standings
 
     question = "How do I make grep print context lines around a match?"
     pairs = [(question, chunk) for chunk in GREP_CHUNKS]

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from crag.backends.gguf import model_file
-from crag.evaluator_model.training.llm_teacher import YesNoGrader, label_pairs, passage_key, read_labels
+from crag.models.gguf import model_file
+from lab.evaluator.llm_teacher import YesNoGrader, label_pairs, passage_key, read_labels
 
 PAIRS = [
     ("What is the capital of France?", "Paris is the capital and largest city of France."),

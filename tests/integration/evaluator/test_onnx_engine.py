@@ -10,9 +10,9 @@ import warnings
 
 import pytest
 
-from crag.evaluator_model import onnx_engine
-from crag.evaluator_model.model import load_scorer
-from crag.evaluator_model.onnx_engine import EngineUnavailable, cache_dir, engine_from_env
+from crag.evaluator import onnx_engine
+from crag.evaluator.model import load_scorer
+from crag.evaluator.onnx_engine import EngineUnavailable, cache_dir, engine_from_env
 
 QUESTION = "What is Robert Jonckheere's occupation?"
 PASSAGES = [
@@ -68,7 +68,7 @@ def test_other_weights_get_their_own_graph(tiny_bert, fresh_cache, tmp_path):
 
 
 def _encode(scorer, pairs):
-    from crag.evaluator_model.model import encode_pairs
+    from crag.evaluator.model import encode_pairs
 
     return encode_pairs(scorer.tokenizer, scorer.meta, pairs)
 
@@ -80,7 +80,7 @@ def test_auto_falls_back_to_torch_with_a_warning_and_onnx_by_name_is_an_error(
         raise RuntimeError("exporter says no")
 
     monkeypatch.setattr(onnx_engine, "_export", broken)
-    with caplog.at_level(logging.WARNING, logger="crag.evaluator_model.onnx_engine"):
+    with caplog.at_level(logging.WARNING, logger="crag.evaluator.onnx_engine"):
         scorer = load_scorer(tiny_bert)
     assert scorer.engine == "torch" and "exporter says no" in caplog.text and "runs on torch" in caplog.text
     assert scorer.score(PAIRS) == load_scorer(tiny_bert, engine="torch").score(PAIRS)
@@ -94,7 +94,7 @@ def test_a_graph_that_disagrees_with_torch_is_not_used_and_is_removed(tiny_bert,
     assert len(graphs()) == 1
     real = onnx_engine.OnnxForward.__call__
     monkeypatch.setattr(onnx_engine.OnnxForward, "__call__", lambda self, enc: real(self, enc) + 0.5)
-    with caplog.at_level(logging.WARNING, logger="crag.evaluator_model.onnx_engine"):
+    with caplog.at_level(logging.WARNING, logger="crag.evaluator.onnx_engine"):
         scorer = load_scorer(tiny_bert)
     assert scorer.engine == "torch" and "differ from torch's by 0.5" in caplog.text
     assert graphs() == []
@@ -127,7 +127,7 @@ def test_a_cache_that_cannot_be_written_means_torch(tiny_bert, tmp_path, monkeyp
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("")
     monkeypatch.setenv("CRAG_CACHE_DIR", str(blocked))
-    with caplog.at_level(logging.WARNING, logger="crag.evaluator_model.onnx_engine"):
+    with caplog.at_level(logging.WARNING, logger="crag.evaluator.onnx_engine"):
         assert load_scorer(tiny_bert).engine == "torch"
     assert "runs on torch" in caplog.text
 

@@ -1,4 +1,4 @@
-"""What the model reads of a long passage (`crag.evaluator_model.reading`), with the packaged base
+"""What the model reads of a long passage (`crag.evaluator.reading`), with the packaged base
 model's real tokenizer, and what the shipped evaluator makes of it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.evaluator_model.reading import HEAD_TOKENS, JOIN, reading
+from crag.evaluator.reading import HEAD_TOKENS, JOIN, reading
 
 FILLER = " ".join(f"Entry {n}: the parser found a token it did not expect in line {n}." for n in range(40))
 LATE = FILLER + " Deep recursion on subroutine: the subroutine called itself 100 times more than it returned."
@@ -18,7 +18,7 @@ QUESTION = "What does the warning Deep recursion on subroutine mean?"
 def tokenizer():
     from transformers import AutoTokenizer
 
-    from crag.core.base_model import PACKAGED_BASE, resolve_base
+    from crag.models.base_model import PACKAGED_BASE, resolve_base
 
     return AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
 
@@ -83,7 +83,7 @@ def test_any_text_reads_as_the_passage_or_its_start_and_a_piece_of_it(tokenizer,
 def test_the_shipped_evaluator_grades_a_chunk_by_its_stretch_about_the_question():
     """perldiag's chunk that opens with another warning and ends with the one asked about: read from
     its start only, it scored −0.93 ("Deep recursion", docs/reports/2026-11-24-evaluator-long-passages.md)."""
-    from crag.evaluator_model.runnable import get_scorer
+    from crag.evaluator.runnable import get_scorer
 
     scorer = get_scorer(None)
     chunk = (

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from langchain_core.documents import Document
 
-from crag.evaluator_model.runnable import RetrievalEvaluator, get_scorer
+from crag.evaluator.runnable import RetrievalEvaluator, get_scorer
 
 QUESTION = "Who directed the film Heidelberg?"
 DOCS = ["The film was directed by Hans Deppe.", "Heidelberg is a city on the Neckar.", "A song about a summer evening."]

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from crag.core.thresholds import PRESETS, Thresholds
-from crag.evaluator_model.checkpoint import METADATA_FILE, EvaluatorError
-from crag.evaluator_model.model import EMPTY_SCORE, load_scorer
+from crag.evaluator.checkpoint import METADATA_FILE, EvaluatorError
+from crag.evaluator.model import EMPTY_SCORE, load_scorer
+from crag.thresholds import PRESETS, Thresholds
 
 QUESTION = "What is Robert Jonckheere's occupation?"
 PASSAGES = [
@@ -94,7 +94,7 @@ def test_missing_checkpoint_names_path_and_command(tmp_path):
     missing = tmp_path / "nowhere"
     with pytest.raises(EvaluatorError) as info:
         load_scorer(missing)
-    assert str(missing) in str(info.value) and "crag evaluator train" in str(info.value)
+    assert str(missing) in str(info.value) and "python -m lab evaluator train" in str(info.value)
 
 
 def test_folder_without_a_model_is_a_clear_error(tmp_path):
@@ -110,7 +110,7 @@ def test_corrupt_weights_are_a_clear_error(tiny_bert, tmp_path):
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(EvaluatorError) as info:
         load_scorer(broken)
-    assert str(broken) in str(info.value) and "crag evaluator train" in str(info.value)
+    assert str(broken) in str(info.value) and "python -m lab evaluator train" in str(info.value)
 
 
 def test_broken_metadata_is_a_clear_error(tiny_bert, tmp_path):

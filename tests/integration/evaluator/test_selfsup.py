@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from crag.evaluator_model.training.selfsup import (
+from crag.evaluator.training.selfsup import (
     CollectionChunk,
     cloze_query,
     collection_chunks,
@@ -159,8 +159,8 @@ def test_a_query_sample_keeps_every_chunk_as_a_negative():
 
 
 def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
-    from crag.backends.ingest import ingest
-    from crag.backends.retrieval import open_store
+    from crag.ingest.pipeline import ingest
+    from crag.search.store import open_store
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -174,7 +174,7 @@ def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
         "tenacity",
     ]  # a "# " heading, else the file name
     assert all(len(c.vector) == 384 and c.source.endswith(".md") for c in chunks)
-    from crag.backends.embeddings import LocalEmbeddings
+    from crag.models.embeddings import LocalEmbeddings
 
     pairs = self_supervised_pairs(chunks, LocalEmbeddings().embed_documents, hard_negatives=1)
     assert {p.label for p in pairs} == {0, 1} and all(p.group.endswith(".md") for p in pairs)

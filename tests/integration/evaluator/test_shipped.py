@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from crag.core.base_model import PACKAGED_BASE
-from crag.evaluator_model.model import load_scorer
-from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
+from crag.evaluator.model import load_scorer
+from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
+from crag.models.base_model import PACKAGED_BASE
 
 pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.is_dir(), reason="the shipped evaluator is not built yet")
 MAX_BYTES = 10 * 1024 * 1024
@@ -81,10 +81,10 @@ def test_shipped_evaluator_beats_zero_shot_cosine_on_bio():
     retriever output (the benchmark reports every slice)."""
     import numpy as np
 
-    from crag.backends.embeddings import LocalEmbeddings
-    from crag.core.passages import titled
-    from crag.evaluator_model.training.evaluation import classification_metrics
-    from crag.experiments.relevance import bio_slices
+    from crag.evaluator.training.evaluation import classification_metrics
+    from crag.models.embeddings import LocalEmbeddings
+    from crag.passages import titled
+    from lab.datasets.relevance import bio_slices
 
     shared = Path(os.environ.get("CRAG_DATA_DIR", Path(__file__).resolve().parents[4] / "shared" / "data"))
     if not (shared / "relevance" / "bio_contriever_top10.jsonl").is_file():

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from crag.evaluator_model.training import phrasings as training
-from crag.evaluator_model.training.data import Recipe, question_split
-from crag.experiments import phrasings as validation
+from lab.datasets import phrasings as validation
+from lab.evaluator import phrasings as training
+from lab.evaluator.data import Recipe, question_split
 
 
 def _normal(template: str) -> str:
@@ -41,7 +41,7 @@ def test_every_popqa_relation_has_validation_and_training_phrasings():
 
 def test_training_code_never_imports_the_validation_side():
     """The evaluator package (training included) must not read what validation is built from."""
-    package = Path(__file__).resolve().parents[3] / "crag" / "evaluator_model"
+    package = Path(__file__).resolve().parents[3] / "crag" / "evaluator"
     for path in package.rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -50,7 +50,7 @@ def test_training_code_never_imports_the_validation_side():
                 if isinstance(node, ast.ImportFrom)
                 else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
             )
-            assert not any(n == "crag.experiments" or n.startswith("crag.experiments.") for n in names), path
+            assert not any(n == "crag.evaluation" or n.startswith("crag.evaluation.") for n in names), path
 
 
 def test_question_splits_are_stable_and_disjoint_from_dev():
@@ -64,7 +64,7 @@ def test_question_splits_are_stable_and_disjoint_from_dev():
 def test_docs_labels_need_the_page_and_the_evidence(tmp_path, monkeypatch):
     from langchain_core.documents import Document
 
-    from crag.experiments import relevance
+    from lab.datasets import relevance
 
     inputs = tmp_path / "docs-inputs"
     (inputs / "docs").mkdir(parents=True)
@@ -107,8 +107,8 @@ def test_a_titleless_copy_keeps_texts_embeddings_and_the_gold_title(tmp_path):
     same vectors (they are of the text alone), the page's title kept for the label only."""
     from langchain_core.documents import Document
 
-    from crag.backends.retrieval import open_store
-    from crag.experiments import relevance
+    from crag.search.store import open_store
+    from lab.datasets import relevance
     from tests.fakes import WordEmbeddings
 
     embedder = WordEmbeddings()
@@ -129,8 +129,8 @@ def test_a_titleless_copy_keeps_texts_embeddings_and_the_gold_title(tmp_path):
 
 
 def test_training_retrieval_chunks_like_the_harness_knowledge_base():
-    from crag.evaluator_model.training.mining import CHUNK_OVERLAP, CHUNK_SIZE
-    from crag.experiments.kb import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+    from crag.evaluation.kb import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+    from lab.evaluator.mining import CHUNK_OVERLAP, CHUNK_SIZE
 
     assert (CHUNK_SIZE, CHUNK_OVERLAP) == (DEFAULT_CHUNK_SIZE, DEFAULT_CHUNK_OVERLAP)
 
@@ -138,7 +138,7 @@ def test_training_retrieval_chunks_like_the_harness_knowledge_base():
 def test_bio_slice_is_the_validation_half_as_asked_and_rephrased(tmp_path):
     import json
 
-    from crag.experiments.relevance import bio_slices
+    from lab.datasets.relevance import bio_slices
 
     (tmp_path / "relevance").mkdir()
     rows = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from crag.cli.experiments import app
+from crag.cli.evaluate import app
 
 DATA = Path(os.environ.get("CRAG_DATA_DIR") or Path(__file__).resolve().parents[4] / "shared" / "data")
 
@@ -47,8 +47,8 @@ def test_rag_and_crag_end_to_end_on_the_real_models(inputs, tmp_path):
 
 @pytest.mark.skipif(not (DATA / "popqa" / "questions.jsonl").is_file(), reason="shared data not found")
 def test_build_popqa_from_the_shared_data(tmp_path):
-    from crag.experiments.inputs import drop_gold, read_passages, read_questions
-    from crag.experiments.popqa import build_popqa
+    from crag.evaluation.inputs import drop_gold, read_passages, read_questions
+    from lab.datasets.popqa import build_popqa
 
     manifest = build_popqa(DATA, tmp_path)
     assert manifest["questions"] == 300 and manifest["web"] == 3221

@@ -7,10 +7,10 @@ import pytest
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 
-from crag.backends.ingest import ingest
-from crag.backends.retrieval import open_store
 from crag.components import CRAGCompressor, CRAGRetriever
-from crag.context import Context
+from crag.ingest.pipeline import ingest
+from crag.search.store import open_store
+from crag.settings import Context
 from tests.fakes import ListRetriever
 
 PASSAGES = {

@@ -19,7 +19,7 @@ TURN = textwrap.dedent("""
     import sys, time
     from tests.fakes import DOCS, FakeEvaluator, FakeWeb, fake_chat
     from langchain_core.runnables import RunnableLambda
-    from crag.context import Context
+    from crag.settings import Context
     from crag.threads import thread_config, thread_turn, threaded_graph
 
     db, question, answer = sys.argv[1:4]

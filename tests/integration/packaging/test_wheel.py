@@ -18,9 +18,10 @@ pytestmark = pytest.mark.slow
 
 CHECK = """
 import json, importlib.util
-from crag import RetrievalEvaluator, graph, __version__
-from crag.backends.llm import chat_model
-from crag.core.extras import MissingExtra
+from crag import RetrievalEvaluator, __version__
+from crag.graphs import crag as graph
+from crag.models.chat import chat_model
+from crag.runtime.extras import MissingExtra
 scores = RetrievalEvaluator().invoke({"question": "Who wrote Hamlet?", "documents": [
     "Hamlet is a tragedy written by William Shakespeare around 1600.",
     "Oslo is the capital of Norway."]})
@@ -45,7 +46,7 @@ def test_the_wheel_installs_without_extras_and_scores_a_pair(tmp_path):
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp_path / "dist", ROOT)
     (wheel,) = (tmp_path / "dist").glob("crag_langgraph-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "crag/py.typed" in names and "crag/evaluator_model/default/crag_evaluator.json" in names
+    assert "crag/py.typed" in names and "crag/evaluator/default/crag_evaluator.json" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     # the bundled models' licence and attribution travel with the wheel
     assert any(n.endswith(".dist-info/licenses/NOTICE") for n in names)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from crag.cli.main import app
 from crag.cli.render import summary
-from crag.graph import graph
+from crag.graphs.crag import graph
 from tests.fakes import ANSWER, fake_context
 from tests.servers import free_port, silent_server
 

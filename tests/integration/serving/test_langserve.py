@@ -11,7 +11,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 from langserve import RemoteRunnable
 
-from crag.backends.retrieval import StoreUnavailable
+from crag.search.store import StoreUnavailable
 from tests.fakes import ANSWER, fake_context
 
 QUESTION = "What is Anna Berg's occupation?"
@@ -215,8 +215,8 @@ def test_schemas_are_published(serve):
 
 
 def test_empty_knowledge_base_stops_start_up(tmp_path):
-    from crag.context import Context
     from crag.serve.app import KnowledgeBaseError, ServerSettings, check_knowledge_base
+    from crag.settings import Context
 
     with pytest.raises(KnowledgeBaseError, match="crag ingest"):
         check_knowledge_base(Context(chroma_dir=str(tmp_path / "empty"), collection="nothing"))

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 
-from crag.context import Context
+from crag.settings import Context
 from crag.threads import (
     ThreadsError,
     ThreadsUnavailable,

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from langserve import RemoteRunnable
 
-from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
+from crag.evaluator.runnable import DEFAULT_CHECKPOINT
 from tests.servers import BIN, ROOT, free_port, subprocess_server
 
 pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.is_dir(), reason="the shipped evaluator is not built yet")
@@ -95,8 +95,8 @@ def test_langgraph_dev_agent_server(tmp_path, demo_chroma):
         pytest.skip("langgraph-cli is not installed")
     # the repository's langgraph.json with its paths made absolute, so the server's files land in tmp_path
     config = json.loads((ROOT / "langgraph.json").read_text())
-    assert config["graphs"] == {"crag": "./crag/graph.py:graph"} and config["dependencies"] == ["."]
-    config["graphs"] = {"crag": f"{ROOT}/crag/graph.py:graph"}
+    assert config["graphs"] == {"crag": "./crag/graphs/crag.py:graph"} and config["dependencies"] == ["."]
+    config["graphs"] = {"crag": f"{ROOT}/crag/graphs/crag.py:graph"}
     config["dependencies"] = [str(ROOT)]
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     port = free_port()

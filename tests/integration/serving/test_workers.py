@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from crag.evaluator_model.runnable import DEFAULT_CHECKPOINT
+from crag.evaluator.runnable import DEFAULT_CHECKPOINT
 from crag.threads import thread_config, threaded_graph
 from tests.servers import (
     BIN,

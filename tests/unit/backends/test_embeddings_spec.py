@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from crag.backends.embeddings import (
+from crag.models.embeddings import (
     EmbeddingError,
     LocalEmbeddings,
     default_embeddings,
     embeddings,
     embeddings_name,
 )
-from crag.backends.retrieval import StoreError, check_embeddings
-from crag.context import Context
-from crag.core.extras import MissingExtra
+from crag.runtime.extras import MissingExtra
+from crag.search.store import StoreError, check_embeddings
+from crag.settings import Context
 from tests.fakes import WordEmbeddings
 
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.backends import files
-from crag.backends.files import find_files, is_binary, kind, read_bytes, stem
-from crag.backends.ingest import load_documents, load_file
-from crag.core.jsonl import read_objects
+from crag.ingest import files
+from crag.ingest.files import find_files, is_binary, kind, read_bytes, stem
+from crag.ingest.pipeline import load_documents, load_file
+from crag.jsonl import read_objects
 from tests.pdfs import pdf_bytes
 
 PAGES = {

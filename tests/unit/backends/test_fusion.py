@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion (`crag.core.fusion.fuse`), a pure function of rankings."""
+"""Reciprocal rank fusion (`crag.fusion.fuse`), a pure function of rankings."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.context import Context
-from crag.core.fusion import fuse
+from crag.fusion import fuse
+from crag.settings import Context
 
 rankings = st.lists(st.text(alphabet="abcdefgh", min_size=1, max_size=2), unique=True, max_size=12)
 

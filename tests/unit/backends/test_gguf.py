@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from crag.backends import gguf
-from crag.core.extras import MissingExtra
+from crag.models import gguf
+from crag.runtime.extras import MissingExtra
 
 PARTS = [b"GGUF" + b"a" * 1000, b"b" * 3000, b"c" * 17]
 

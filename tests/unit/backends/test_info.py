@@ -1,4 +1,4 @@
-"""GNU Info manuals (`crag.backends.info`): one passage per node, without the navigation."""
+"""GNU Info manuals (`crag.ingest.info`): one passage per node, without the navigation."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.backends.files import supported
-from crag.backends.info import SEPARATOR, is_info, nodes
-from crag.backends.ingest import load_file
+from crag.ingest.files import supported
+from crag.ingest.info import SEPARATOR, is_info, nodes
+from crag.ingest.pipeline import load_file
 
 MANUAL = f"""This is tool.info, produced by makeinfo version 6.8 from tool.texi.
 

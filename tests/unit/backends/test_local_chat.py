@@ -6,8 +6,8 @@ from contextlib import contextmanager
 
 from langchain_core.messages import AIMessage
 
-from crag.backends import llm
-from crag.backends.llm import LocalChatModel
+from crag.models import chat as llm
+from crag.models.chat import LocalChatModel
 
 
 class FakeLlama:

@@ -13,11 +13,11 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel
 
-from crag.backends.user_web import is_user_backend, search_custom
-from crag.backends.web import WebSearchError
-from crag.context import Context
-from crag.core.passages import passage
-from crag.graph import graph
+from crag.graphs.crag import graph
+from crag.passages import passage
+from crag.search.user_web import is_user_backend, search_custom
+from crag.search.web import WebSearchError
+from crag.settings import Context
 from tests.fakes import DOCS, EchoChat, FakeEvaluator, ListRetriever
 
 QUESTION = "What is Anna Berg's occupation?"

@@ -8,14 +8,14 @@ import dataclasses
 
 import pytest
 
-from crag.backends.fetch import MIN_WORDS, text_passages
-from crag.backends.searxng import SearxngSearch
-from crag.backends.web_base import TransientWebSearchError, WebSearchError, retry_transient
-from crag.backends.wikipedia import DEFAULT_API_URL, WikipediaSearch
-from crag.context import Context
-from crag.core.passages import passage
-from crag.core.thresholds import PRESETS
+from crag.passages import passage
+from crag.search.fetch import MIN_WORDS, text_passages
+from crag.search.searxng import SearxngSearch
+from crag.search.web_base import TransientWebSearchError, WebSearchError, retry_transient
+from crag.search.wikipedia import DEFAULT_API_URL, WikipediaSearch
 from crag.serve.service import SAFE_SETTINGS, context_for
+from crag.settings import Context
+from crag.thresholds import PRESETS
 
 
 @pytest.fixture(autouse=True)

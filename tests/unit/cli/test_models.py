@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from crag.backends import gguf
 from crag.cli.main import app
+from crag.models import gguf
 
 
 def test_the_list_names_every_model_its_names_and_its_licence():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from crag.cli.render import StreamPrinter, event_line, print_run, show, stream_run
-from crag.graph import graph
+from crag.graphs.crag import graph
 from crag.prompts import QUOTE_ANSWER, UNSUPPORTED_ANSWER
 from tests.fakes import DOCS, fake_chat, fake_context
 

@@ -1,4 +1,4 @@
-"""How `crag evaluator adapt` chooses its head without labels (crag.evaluator_model.training.adapt_head), on
+"""How `crag evaluator adapt` chooses its head without labels (crag.evaluator.training.adapt_head), on
 made-up features: no model is loaded."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from crag.evaluator_model.pairs import Pair
-from crag.evaluator_model.training.adapt_head import ANCHOR_WEIGHTS, Features, choose_head, sample_sets, split_general
+from crag.evaluator.pairs import Pair
+from crag.evaluator.training.adapt_head import ANCHOR_WEIGHTS, Features, choose_head, sample_sets, split_general
 
 
 def _sets(n: int, seed: int, *, standing: float, level: float, tag: str) -> Features:

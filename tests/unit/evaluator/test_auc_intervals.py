@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from crag.evaluator_model.training.evaluation import roc_auc_intervals
+from crag.evaluator.training.evaluation import roc_auc_intervals
 
 
 def _questions(n: int, seed: int, noise: float) -> tuple[list[str], list[int], np.ndarray]:

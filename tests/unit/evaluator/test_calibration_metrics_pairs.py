@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.core.thresholds import Thresholds as T
-from crag.evaluator_model.pairs import Pair, parse_crag_line, read_pairs, to_crag_line, write_pairs
-from crag.evaluator_model.training.calibration import calibrate
-from crag.evaluator_model.training.evaluation import classification_metrics
+from crag.evaluator.pairs import Pair, parse_crag_line, read_pairs, to_crag_line, write_pairs
+from crag.evaluator.training.calibration import calibrate
+from crag.evaluator.training.evaluation import classification_metrics
+from crag.thresholds import Thresholds as T
 
 
 def _synthetic(seed=0, spread=0.35):
@@ -110,7 +110,7 @@ def test_write_pairs_writes_tsv_and_jsonl_twins(tmp_path):
 
 def test_a_flat_optimum_keeps_the_ambiguous_band_open():
     """Perfectly separated scores: every pair between the classes is best; the widest band is kept."""
-    from crag.evaluator_model.training.calibration import calibrate
+    from crag.evaluator.training.calibration import calibrate
 
     labels = [1] * 20 + [0] * 80
     scores = [0.9] * 20 + [-0.9] * 80
@@ -122,7 +122,7 @@ def test_a_flat_optimum_keeps_the_ambiguous_band_open():
 
 
 def test_matched_rates_fire_each_route_as_often_as_the_reference():
-    from crag.evaluator_model.training.calibration import match_rates
+    from crag.evaluator.training.calibration import match_rates
 
     reference = [i / 100 for i in range(-50, 50)]  # 100 scores; 0.3 and above: 20, -0.2 and above: 70
     new = [2 * s - 0.1 for s in reversed(reference)]  # another scale, another order
@@ -138,7 +138,7 @@ def test_matched_rates_fire_each_route_as_often_as_the_reference():
 def test_aligning_the_scale_moves_the_thresholds_and_keeps_the_order():
     import math
 
-    from crag.evaluator_model.training.calibration import align_scale
+    from crag.evaluator.training.calibration import align_scale
 
     a, b = align_scale(T(-0.27, -0.52), T(0.625, -0.385))
     assert a > 0
@@ -150,7 +150,7 @@ def test_aligning_the_scale_moves_the_thresholds_and_keeps_the_order():
 
 
 def test_question_maxima_reads_each_question_as_the_action_trigger_does():
-    from crag.evaluator_model.training.calibration import question_maxima
+    from crag.evaluator.training.calibration import question_maxima
 
     keys = ["a", "a", "b", "b", ("c", True), ("c", True)]
     relevant, best = question_maxima(keys, [0, 1, 0, 0, 0, 0], [0.2, -0.5, -0.9, -0.3, 0.1, 0.4])
@@ -164,7 +164,7 @@ def test_question_maxima_reads_each_question_as_the_action_trigger_does():
     st.sampled_from([0.0, 0.02, 0.05, 0.1, 0.5]),
 )
 def test_the_discard_bound_sends_at_most_the_share_of_relevant_questions_to_incorrect(questions, share):
-    from crag.evaluator_model.training.calibration import discard_bound
+    from crag.evaluator.training.calibration import discard_bound
 
     relevant, maxima = [r for r, _ in questions], [m for _, m in questions]
     bound = discard_bound(relevant, maxima, share)
@@ -176,7 +176,7 @@ def test_the_discard_bound_sends_at_most_the_share_of_relevant_questions_to_inco
 
 
 def test_capping_discards_lowers_only_the_lower_threshold_and_says_so():
-    from crag.evaluator_model.training.calibration import calibrate, cap_discards
+    from crag.evaluator.training.calibration import calibrate, cap_discards
 
     labels = [1] * 20 + [0] * 80
     scores = [0.9] * 20 + [-0.9] * 80

@@ -1,13 +1,13 @@
-"""The FAQ parser behind the documentation-domain dev pairs (crag/evaluator_model/training/faq.py)."""
+"""The FAQ parser behind the documentation-domain dev pairs (lab/evaluator/faq.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.backends.ingest import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
-from crag.evaluator_model.training import faq
-from crag.experiments.docs_domain import SOURCES
+from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+from lab.datasets.docs_domain import SOURCES
+from lab.evaluator import faq
 
 ANSWER = "Use the option that does exactly this; it is described in the manual page with an example of its use."
 FAQ_TEXT = f"""Contents

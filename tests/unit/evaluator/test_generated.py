@@ -8,21 +8,19 @@ import json
 
 import pytest
 
-from crag.cli.evaluator_generate import held_out
-from crag.core.manuals import Source
-from crag.evaluator_model.training import generated
-from crag.evaluator_model.training.generated import (
+from crag.evaluator.training.questions import parse_questions, typo_style, with_derived
+from lab.datasets.docs_domain import SOURCES
+from lab.datasets.manuals import Source
+from lab.evaluator import generated
+from lab.evaluator.cli_generate import held_out
+from lab.evaluator.generated import (
     Exclusions,
     candidate_passages,
     generate_questions,
     man_sources,
     page_passages,
-    parse_questions,
     spread,
-    typo_style,
-    with_derived,
 )
-from crag.experiments.docs_domain import SOURCES
 
 PROSE = " ".join(f"The option --flag{i} makes the tool print every matching line with its number." for i in range(40))
 
@@ -146,7 +144,7 @@ def _page(topic: str, sections: int) -> str:
 
 
 def test_round_trip_keeps_findable_questions_and_labels_the_retrievers_other_results():
-    from crag.evaluator_model.training.generated_pairs import HybridIndex, generated_pairs, is_dev_page, pool_chunks
+    from lab.evaluator.generated_pairs import HybridIndex, generated_pairs, is_dev_page, pool_chunks
 
     pages = {"man:alpha.1": _page("alpha", 6), "man:beta.1": _page("beta", 6), "man:gamma.1": _page("gamma", 6)}
     chunks = pool_chunks([{"source": s, "title": s[4:-2], "text": ""} for s in pages], pages)
@@ -175,7 +173,7 @@ def test_round_trip_keeps_findable_questions_and_labels_the_retrievers_other_res
 
 
 def test_a_question_written_for_two_chunks_of_one_page_is_left_out():
-    from crag.evaluator_model.training.generated_pairs import HybridIndex, generated_pairs, pool_chunks
+    from lab.evaluator.generated_pairs import HybridIndex, generated_pairs, pool_chunks
 
     pages = {"man:alpha.1": _page("alpha", 6), "man:beta.1": _page("beta", 6)}
     chunks = pool_chunks([{"source": s, "title": s[4:-2], "text": ""} for s in pages], pages)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from crag.context import Context
+from crag.settings import Context
 from tests.fakes import (
     HARNESS_RULES,
     HARNESS_WEB,

@@ -7,14 +7,16 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from crag.cli.experiments import app
+from crag.cli.evaluate import app
+from lab.datasets.cli import app as datasets_app
 from tests.fakes import write_jsonl
 
 runner = CliRunner()
 
 
 def invoke(*args):
-    return runner.invoke(app, [str(a) for a in args])
+    target = datasets_app if str(args[0]).startswith("build-") else app
+    return runner.invoke(target, [str(a) for a in args])
 
 
 def run_args(inputs, out, *extra):

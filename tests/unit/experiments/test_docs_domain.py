@@ -13,10 +13,11 @@ from collections import Counter, defaultdict
 import pytest
 from typer.testing import CliRunner
 
-from crag.backends.ingest import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, load_documents, split_documents
-from crag.cli.experiments import app
-from crag.experiments import docs_domain
-from crag.experiments.docs_domain import (
+from lab.datasets.cli import app
+from crag.evaluation.inputs import read_questions
+from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, load_documents, split_documents
+from lab.datasets import docs_domain
+from lab.datasets.docs_domain import (
     QUESTIONS_FILE,
     SOURCES,
     STYLES,
@@ -27,7 +28,6 @@ from crag.experiments.docs_domain import (
     load_questions,
     render,
 )
-from crag.experiments.inputs import read_questions
 from tests.fakes import write_jsonl
 
 QUESTIONS = [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]

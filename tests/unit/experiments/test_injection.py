@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from crag.experiments import injection
+from lab.datasets import injection
 
 
 def read(path):

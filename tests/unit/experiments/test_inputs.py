@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from crag.experiments.inputs import (
+from crag.evaluation.inputs import (
     Passage,
     Question,
     drop_gold,
@@ -15,7 +15,7 @@ from crag.experiments.inputs import (
     read_passages_counted,
     read_questions,
 )
-from crag.experiments.popqa import build_popqa
+from lab.datasets.popqa import build_popqa
 from tests.fakes import write_jsonl
 
 
@@ -223,7 +223,7 @@ def test_unanswerable_questions_need_the_explicit_mark(tmp_path):
 
 
 def test_a_subject_is_unanswerable_only_when_none_of_its_rare_words_occur():
-    from crag.experiments.popqa import unanswerable_questions
+    from lab.datasets.popqa import unanswerable_questions
 
     kb = [
         {"title": "", "text": "The Dragomirna is a left tributary of the river Suceava in Romania."},

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.experiments import answer_metrics as metrics
+from crag.evaluation import answer_metrics as metrics
 
 
 def test_match_is_case_sensitive_substring_by_default():

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from crag.experiments.runner import PREDICTIONS, RunSettings, robustness, run
-from crag.experiments.systems import parse_systems
+from crag.evaluation.runner import PREDICTIONS, RunSettings, robustness, run
+from crag.evaluation.systems import parse_systems
 from crag.prompts import GENERATE_PROMPTS
 from tests.fakes import EchoChat, SubjectEvaluator
 
@@ -258,7 +258,7 @@ def test_robustness_runs_each_fraction_and_draws_the_curve(inputs, tmp_path, mak
 
 def test_a_checkpoint_rewritten_at_the_same_path_is_a_changed_setting(tmp_path):
     """`crag evaluator adapt --overwrite` rewrites a folder in place: its old predictions must not be kept."""
-    from crag.experiments.runner import PREDICTIONS, _check_settings, folder_digest
+    from crag.evaluation.runner import PREDICTIONS, _check_settings, folder_digest
 
     checkpoint = tmp_path / "adapted"
     checkpoint.mkdir()
@@ -277,7 +277,7 @@ def test_a_checkpoint_rewritten_at_the_same_path_is_a_changed_setting(tmp_path):
 def test_a_run_made_by_other_code_is_not_resumed(tmp_path):
     """A change to the code (how the evaluator reads a passage) leaves the checkpoint's bytes as they
     were: its old answers must not be kept either."""
-    from crag.experiments.runner import PREDICTIONS, _check_settings, code_digest
+    from crag.evaluation.runner import PREDICTIONS, _check_settings, code_digest
 
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
@@ -300,7 +300,7 @@ def test_a_run_made_by_other_code_is_not_resumed(tmp_path):
 def test_a_run_kept_from_before_the_checkpoint_digest_resumes(tmp_path):
     import json
 
-    from crag.experiments.runner import PREDICTIONS, RUN_FILE, _check_settings
+    from crag.evaluation.runner import PREDICTIONS, RUN_FILE, _check_settings
 
     out = tmp_path / "run"
     out.mkdir()

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from crag.core.thresholds import Thresholds
-from crag.experiments.pipelines import run_question
-from crag.experiments.systems import SYSTEMS, parse_systems, system_context
+from crag.evaluation.pipelines import run_question
+from crag.evaluation.systems import SYSTEMS, parse_systems, system_context
+from crag.thresholds import Thresholds
 
 ANNA = "What is Anna Berg's occupation?"
 CALIBRATED = Thresholds(upper=0.5, lower=-0.5)  # the fake evaluator's (upper, lower)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.runnables import RunnableLambda
 
-from crag.backends.web import WebSearchError
-from crag.context import Context
+from crag.search.web import WebSearchError
+from crag.settings import Context
 from tests.fakes import DOCS, WEB, FakeEvaluator, FakeWeb, WordEmbeddings, fake_chat
 
 

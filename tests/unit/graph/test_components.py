@@ -12,8 +12,8 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
 from crag.components import CRAGCompressor, CRAGRetriever, bound_graph, crag_tool
-from crag.context import Context
-from crag.methods.question import InvalidQuestion
+from crag.questions.checks import InvalidQuestion
+from crag.settings import Context
 from tests.fakes import (
     ANSWER,
     DOCS,

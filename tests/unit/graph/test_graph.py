@@ -11,11 +11,11 @@ import pytest
 from langchain_core.documents import Document
 from langgraph.checkpoint.memory import InMemorySaver
 
-from crag.context import Context
-from crag.experiments.systems import NEVER
-from crag.graph import build_graph, graph
-from crag.methods.question import InvalidQuestion
+from crag.evaluation.systems import NEVER
+from crag.graphs.crag import build_graph, graph
 from crag.prompts import LOOPING_ANSWER, NO_KNOWLEDGE_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER
+from crag.questions.checks import InvalidQuestion
+from crag.settings import Context
 from tests.fakes import DOCS, PASSED_OVER_DOCS, PASSED_OVER_RULES, WEB, FakeWeb, fake_chat
 
 QUESTION = "What is Anna Berg's occupation?"

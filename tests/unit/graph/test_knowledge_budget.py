@@ -9,11 +9,11 @@ import pytest
 from langchain_core.documents import Document
 
 from crag import resources
-from crag.core.text import count_tokens
-from crag.graph import graph
-from crag.methods.budget import fill
-from crag.methods.records import Strip
+from crag.graphs.crag import graph
+from crag.knowledge.budget import fill
 from crag.prompts import QUOTE_ANSWER
+from crag.records import Strip
+from crag.text import count_tokens
 from tests.fakes import fake_chat
 
 QUESTION = "Where was Anna Berg born?"

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 from langchain_core.documents import Document
 
-from crag.context import Context
-from crag.experiments.systems import NEVER
-from crag.graph import graph
-from crag.methods.refinement import refine, refine_pages
+from crag.evaluation.systems import NEVER
+from crag.graphs.crag import graph
+from crag.knowledge.refinement import refine, refine_pages
 from crag.prompts import QUOTE_ANSWER
+from crag.settings import Context
 from tests.fakes import FakeEvaluator, FakeWeb, fake_chat
 
 QUESTION = "Where was Anna Berg born?"

@@ -9,10 +9,10 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag import resources
-from crag.context import Context
-from crag.core.yes_no import GRADER_HUMAN, reply_score
-from crag.graph import build_graph, graph
-from crag.methods.routing import recheck
+from crag.graphs.crag import build_graph, graph
+from crag.knowledge.routing import recheck
+from crag.models.yes_no import GRADER_HUMAN, reply_score
+from crag.settings import Context
 from tests.fakes import DOCS, FakeChat, fake_chat
 
 QUESTION = "What is Anna Berg's occupation?"

@@ -10,9 +10,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 
-from crag.context import Context
-from crag.graph import graph
-from crag.methods.requery import merge_graded, query_text
+from crag.graphs.crag import graph
+from crag.knowledge.requery import merge_graded, query_text
+from crag.settings import Context
 from tests.fakes import DOCS, FakeEvaluator, FakeWeb, WordEmbeddings, fake_chat
 
 QUESTION = "What is Anna Berg's occupation?"

@@ -6,9 +6,9 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from crag import resources
-from crag.backends import embeddings as embeddings_module
-from crag.context import Context
-from crag.core.passages import passage
+from crag.models import embeddings as embeddings_module
+from crag.passages import passage
+from crag.settings import Context
 from tests.fakes import WordEmbeddings
 
 

@@ -9,11 +9,11 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from crag.context import Context
-from crag.core.passages import passage
-from crag.graph import build_graph, graph
-from crag.methods.followup import main_entity, parse_condensed, refers_back, resolve
+from crag.graphs.crag import build_graph, graph
 from crag.nodes.contextualize import condense
+from crag.passages import passage
+from crag.questions.followup import main_entity, parse_condensed, refers_back, resolve
+from crag.settings import Context
 from crag.state import MAX_TURNS
 from crag.threads import InvalidThreadId, thread_config, threaded_graph
 from tests.fakes import FakeChat, FakeEvaluator, FakeWeb, fake_chat

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from crag import resources
-from crag.context import Context
-from crag.core.thresholds import PRESETS, Thresholds
+from crag.settings import Context
+from crag.thresholds import PRESETS, Thresholds
 
 CALIBRATED = Thresholds(upper=0.6, lower=-0.4)
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.methods.attribution import abstains, attribute, claim, grounded, support, terms
-from crag.methods.refinement import decompose_spans
+from crag.answers.attribution import abstains, attribute, claim, grounded, support, terms
+from crag.knowledge.refinement import decompose_spans
 from crag.nodes.generate import format_knowledge, tidy
 from crag.prompts import ABSTENTIONS
 
@@ -181,7 +181,7 @@ def test_a_strip_about_another_subject_supports_nothing():
 
 
 def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
-    from crag.methods.attribution import about, subject
+    from crag.answers.attribution import about, subject
 
     assert subject("What is Anna Berg's occupation?") == [{"berg"}]
     assert subject("Who is the father of the bride?") == []  # nothing rare enough to name a subject
@@ -190,7 +190,7 @@ def test_the_subject_is_the_rarest_word_and_code_counts_by_its_parts():
 
 
 def test_a_strip_names_a_subject_by_a_part_of_its_identifier():
-    from crag.methods.attribution import concerns, names, states, subject
+    from crag.answers.attribution import concerns, names, states, subject
 
     question = "Zipping two lists of different lengths drops the extra items. How do I pad the short one?"
     assert subject(question) == [{"zip"}]
@@ -207,7 +207,7 @@ def test_a_strip_names_a_subject_by_a_part_of_its_identifier():
 
 
 def test_a_function_word_typed_without_its_apostrophe_names_no_subject():
-    from crag.methods.attribution import concerns, subject
+    from crag.answers.attribution import concerns, subject
 
     # "whats" (Zipf 3.9) was the rarest word here, so no strip could be about the question
     question = "show whats the time in los angeles right now from the terminal"
@@ -221,7 +221,7 @@ def test_a_function_word_typed_without_its_apostrophe_names_no_subject():
 def test_a_strip_of_a_document_the_question_names_is_about_what_it_asks():
     """The rarest word of a question about a tool is often a detail the manual does not spell
     ("node_modules"); a strip of the manual the question names (its title) may still support the answer."""
-    from crag.methods.attribution import concerns, named_document, quotable
+    from crag.answers.attribution import concerns, named_document, quotable
 
     question = "When searching a project recursively, which grep option skips a folder such as node_modules?"
     text = "--exclude-dir=GLOB Skip any command-line directory whose base name matches GLOB."
@@ -252,7 +252,7 @@ def test_a_strip_of_a_document_the_question_names_is_about_what_it_asks():
     ],
 )
 def test_a_named_phrase_is_a_run_of_capitalised_words_joined_by_small_words(question, phrase):
-    from crag.methods.attribution import named_phrase
+    from crag.answers.attribution import named_phrase
 
     assert named_phrase(question) == phrase
 
@@ -260,7 +260,7 @@ def test_a_named_phrase_is_a_run_of_capitalised_words_joined_by_small_words(ques
 def test_a_question_of_common_words_is_about_its_named_phrase_whole():
     """No rare word names "Facing the Future"; a strip on "Looking Forward" that says "future" and
     "author" supported "The author of Facing the Future is Ken Keyes Jr."."""
-    from crag.methods.attribution import concerns, quotable
+    from crag.answers.attribution import concerns, quotable
 
     question = "Who is the author of Facing the Future?"
     other = strip("Looking Forward is a speculative look at the future. Author Ken Keyes Jr. wrote it.", "", 0)
@@ -282,7 +282,7 @@ def scored(text, score, title="", n=0, origin="internal"):
 
 
 def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
-    from crag.methods.attribution import quotable
+    from crag.answers.attribution import quotable
 
     strips = [
         scored("Anna Berg was a Swedish painter of harbours.", 0.7, "", 0),
@@ -315,7 +315,7 @@ def test_the_quoted_strip_is_the_best_scored_one_about_the_subject():
     st.floats(-1.5, 1.5),
 )
 def test_a_quote_always_clears_the_threshold_and_names_the_subject(rows, threshold):
-    from crag.methods.attribution import about, named_document, quotable, subject
+    from crag.answers.attribution import about, named_document, quotable, subject
 
     strips = [scored(text, score, title, n) for n, (text, score, title) in enumerate(rows)]
     n = quotable(QUESTION, strips, threshold)
@@ -343,7 +343,7 @@ def test_a_quote_always_clears_the_threshold_and_names_the_subject(rows, thresho
     ],
 )
 def test_a_strip_that_says_next_to_nothing_is_not_quoted(text, title, question):
-    from crag.methods.attribution import quotable, says_something
+    from crag.answers.attribution import quotable, says_something
 
     stub = scored(text, 0.99, title)
     assert not says_something(question, stub) and quotable(question, [stub], 0.5) is None
@@ -352,7 +352,7 @@ def test_a_strip_that_says_next_to_nothing_is_not_quoted(text, title, question):
 
 
 def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_evaluator_s():
-    from crag.methods.attribution import quotable
+    from crag.answers.attribution import quotable
 
     text = f"Anna Berg painted seascapes. {LONG}"
     lifted = {**scored(text, 0.2), "selection_score": 0.8}  # stood out among its strips
@@ -364,7 +364,7 @@ def test_a_retrieved_strip_is_quoted_by_its_selection_score_a_web_strip_by_the_e
 
 
 def test_a_strip_is_about_the_subject_when_another_strip_of_its_document_names_it():
-    from crag.methods.attribution import concerns
+    from crag.answers.attribution import concerns
 
     question = "How can I see how many cache hits and misses my lru_cache-decorated function has had?"
     named = strip("lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator.", "functools", 0)
@@ -387,7 +387,7 @@ def test_the_model_s_answer_needs_a_strip_naming_the_subject_only_when_the_subje
     """The rule is there for namesakes, which are names: the rarest word of a task ("stdlib",
     "unmatched") is often one the manual never uses, and the 1.5B reader's right answers from it were
     withheld. A quote, with no reader's judgement behind it, still needs the rarest word."""
-    from crag.methods.attribution import concerns, quotable, subject
+    from crag.answers.attribution import concerns, quotable, subject
 
     question = "python stdlib percentile cut points for a list of numbers"
     assert subject(question) == [{"stdlib"}] and subject(question, names_only=True) == []
@@ -418,7 +418,7 @@ def test_a_one_letter_option_is_a_term_with_its_dash():
 
 
 def test_support_counts_the_claims_uncommon_words():
-    from crag.methods.attribution import claim, informative
+    from crag.answers.attribution import claim, informative
 
     question = "python locate executable in PATH like unix which command"
     draft = (
@@ -484,7 +484,7 @@ def test_among_strips_that_state_the_uncommon_words_the_one_that_states_more_of_
     ],
 )
 def test_a_loop_is_a_four_word_run_three_times(draft, looping):
-    from crag.methods.attribution import abstains, loops
+    from crag.answers.attribution import abstains, loops
     from crag.prompts import LOOPING_ANSWER
 
     assert loops(draft) is looping

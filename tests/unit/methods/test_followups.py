@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.methods.followup import refers_back, resolve
-from crag.methods.pronouns import looks_like_person
-from crag.methods.rewrite import fallback_query, parse_query, subjects
+from crag.knowledge.web_query import fallback_query, parse_query, subjects
+from crag.questions.followup import refers_back, resolve
+from crag.questions.pronouns import looks_like_person
 
 
 def turn(question: str, answer: str) -> dict:
@@ -46,7 +46,7 @@ CAPITAL = turn("What is the capital of Norway?", "Oslo is the capital of Norway.
 UNDO = turn("How do I undo a commit in git?", "Run git revert.")
 
 
-# (history, follow-up, the self-contained question): also read by benchmarks/followups.py, which asks the model
+# (history, follow-up, the self-contained question): also read by lab/benchmarks/followups.py, which asks the model
 RESOLVED = [
     # "he"/"she" after a who-question: the person the answer names, not the question's thing
     (

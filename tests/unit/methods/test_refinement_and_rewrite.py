@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.core.passages import passage
-from crag.methods.refinement import (
+from crag.knowledge.refinement import (
     cosines,
     decompose,
     distinct,
@@ -21,8 +20,9 @@ from crag.methods.refinement import (
     standings_of,
     wording,
 )
-from crag.methods.rewrite import fallback_query, parse_query, subjects
-from crag.methods.routing import final_knowledge
+from crag.knowledge.routing import final_knowledge
+from crag.knowledge.web_query import fallback_query, parse_query, subjects
+from crag.passages import passage
 from tests.fakes import FakeEvaluator, WordEmbeddings
 
 LONG = " ".join(f"w{i}" for i in range(125))

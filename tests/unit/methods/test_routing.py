@@ -6,8 +6,8 @@ from typing import get_args
 
 import pytest
 
-from crag.core.thresholds import PRESETS, Preset, Thresholds
-from crag.methods.routing import branches, decide_action, document_labels
+from crag.knowledge.routing import branches, decide_action, document_labels
+from crag.thresholds import PRESETS, Preset, Thresholds
 
 
 def test_correct_when_any_document_reaches_upper():

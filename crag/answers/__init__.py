@@ -1,0 +1,1 @@
+"""What the reader's answer rests on: each sentence linked to the strips that support it (`attribution`)."""

@@ -1,1 +1,0 @@
-"""Backends behind the CRAG graph (retrieval store, embeddings, web search, LLMs); importing this loads nothing."""

@@ -1,0 +1,248 @@
+"""The evaluator's forward pass on ONNX Runtime: the same scores as torch, sooner.
+
+Why: the retrieval evaluator runs on every graded document and every refinement strip, on a CPU.
+On two AVX2 cores the shipped three-layer model scores ten 100-word documents (10 × 112 tokens) in
+121–133 ms p50 in torch; ONNX Runtime runs the same float32 graph, after its transformer fusions
+(attention, GELU, layer norm), in 76–84 ms, its scores within 10⁻⁵ of torch's on all 30,000 pairs of
+the evaluator's validation slices (docs/reports/2026-11-24-evaluator-onnx-runtime.md; `make bench-engines`).
+Equal scores mean the blend and the calibrated thresholds of a checkpoint hold unchanged. Dynamic
+int8 quantization would be faster still but moves logits by up to 0.2, which would need every
+threshold refitted; not done.
+
+How: a checkpoint loaded from disk is exported once with torch's ONNX exporter, fused by
+onnxruntime's transformer optimizer (BERT; other architectures run as exported), checked
+against torch on a probe batch, and cached as a file keyed by the weights and the library versions
+(`cache_dir()`, about 70 MB for the shipped model, most of it the word embeddings). Later loads read
+the file (0.2–0.3 s more than torch's load). Anything that fails (an architecture the exporter cannot
+trace, a cache that cannot be written, a probe that disagrees) leaves the torch forward pass in
+place, with a warning: the engine is a speed-up, never a reason for the evaluator not to load.
+
+Hand-written rather than optimum's ORTModelForSequenceClassification (which sentence-transformers'
+`backend="onnx"` uses too): optimum-onnx requires transformers < 4.58 and this project runs
+transformers 5, and it cannot take our compact checkpoints (int8 deltas on a packaged base). The
+export itself is torch's and the fusions are onnxruntime's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import json
+import logging
+import os
+import secrets
+import warnings
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from crag.runtime.paths import CACHE_ENV, cache_root
+
+logger = logging.getLogger(__name__)
+
+Engine = Literal["auto", "torch", "onnx"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+ENGINE_ENV = "CRAG_EVALUATOR_ENGINE"  # the default engine for evaluators that do not name one
+# "auto" leaves bigger models on torch: a graph file over 2 GB needs ONNX's external-data format, and
+# the paper's T5-large evaluator (about 740M parameters) would cost a 3 GB cache file and minutes of export
+MAX_AUTO_PARAMETERS = 150_000_000
+KEEP_GRAPHS = 4  # cached graphs kept (the most recently used): an adapted checkpoint adds one each
+EXPORT_ATTENTION = "eager"
+PROBE_TOLERANCE = 1e-3  # largest |logit difference| from torch accepted on the probe batch
+# model types whose graph onnxruntime's transformer optimizer fuses here (BERT, as the shipped
+# evaluator is; the others run as exported, which the probe checks all the same)
+FUSED_TYPES = frozenset({"bert"})
+# a probe batch of unequal lengths, so that padding and the attention mask are exercised
+PROBE_PAIRS = [
+    ("Who wrote the novel Middlemarch?", "Middlemarch is a novel by the English author George Eliot, published 1871."),
+    ("how do I list hidden files", "ls -a, --all: do not ignore entries starting with ."),
+    ("capital of France", "Paris"),
+]
+
+
+class EngineUnavailable(RuntimeError):
+    """The ONNX engine was asked for by name and cannot run this checkpoint; the message says why."""
+
+
+def engine_from_env(value: str | None = None) -> str:
+    """The engine named by `value`, else by $CRAG_EVALUATOR_ENGINE, else "auto"; an unknown name is an error."""
+    name = (value or os.environ.get(ENGINE_ENV) or "auto").strip().lower()
+    if name not in ENGINES:
+        raise ValueError(f"unknown evaluator engine {name!r} (from {ENGINE_ENV}?); choose one of {', '.join(ENGINES)}")
+    return name
+
+
+def cache_dir() -> Path:
+    """The cache's evaluator-onnx/ folder (`crag.runtime.paths.cache_root`)."""
+    return cache_root() / "evaluator-onnx"
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def graph_key(model: Any) -> str:
+    """A digest of everything the exported graph depends on: the weights, the configuration and the
+    versions of the exporter, the optimizer and transformers (which writes the forward pass)."""
+    digest = hashlib.sha256()
+    versions = {d: _version(d) for d in ("torch", "onnxruntime", "onnx", "transformers")}
+    digest.update(
+        json.dumps([type(model).__name__, model.config.to_json_string(), EXPORT_ATTENTION, versions]).encode()
+    )
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
+    return digest.hexdigest()[:32]
+
+
+def input_names(model: Any, encoded_keys: Sequence[str]) -> list[str]:
+    """The tokenizer's outputs in the order `forward` takes them. The exporter binds inputs by
+    position, and the tokenizer's dict does not keep that order (a first export fed the token types
+    as the attention mask and moved logits by 3.7)."""
+    params = list(inspect.signature(model.forward).parameters)
+    # a key `forward` does not name (token types from a BERT tokenizer for T5) lands in its **kwargs,
+    # unused: the graph leaves it out
+    return sorted((k for k in encoded_keys if k in params), key=params.index)
+
+
+def _export(model: Any, names: list[str], sample: dict, path: Path) -> None:
+    import torch
+
+    class Logits(torch.nn.Module):  # positional inputs in, the logits tensor out
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args):
+            return self.inner(**dict(zip(names, args))).logits
+
+    dynamic = {n: {0: "batch", 1: "sequence"} for n in names} | {"logits": {0: "batch"}}
+    attention = getattr(model.config, "_attn_implementation", None)
+    if attention is not None and hasattr(model, "set_attn_implementation"):
+        # attention written out as matmuls and softmax, which the optimizer fuses into one Attention
+        # node; torch's SDPA call exports as a shape the fusion does not recognise
+        model.set_attn_implementation(EXPORT_ATTENTION)
+    try:
+        # the tracer's warnings (a Python bool taken from a tensor, opset notes) are about shapes the
+        # probe batch below checks; a user loading the evaluator need not read them
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Logits(model).eval(),
+                tuple(sample[n] for n in names),
+                str(path),
+                input_names=names,
+                output_names=["logits"],
+                dynamic_axes=dynamic,
+                opset_version=17,
+                dynamo=False,  # the TorchScript exporter: the dynamo one needs onnxscript, not a dependency
+            )
+    finally:
+        if attention is not None and hasattr(model, "set_attn_implementation"):
+            model.set_attn_implementation(attention)
+
+
+def _fuse(path: Path, config: Any) -> None:
+    """onnxruntime's transformer fusions for a BERT-style encoder, in place; other models stay as exported."""
+    if getattr(config, "model_type", "") not in FUSED_TYPES:
+        return
+    from onnxruntime.transformers import optimizer
+
+    fused = optimizer.optimize_model(
+        str(path), model_type="bert", num_heads=config.num_attention_heads, hidden_size=config.hidden_size, opt_level=1
+    )
+    fused.save_model_to_file(str(path))
+
+
+def _build(model: Any, names: list[str], sample: dict, target: Path) -> None:
+    """Export and fuse into a temporary file beside `target`, then move it into place: a second process
+    building the same graph at the same time never reads half a file."""
+    import onnx  # noqa: F401  (torch's exporter needs it; missing, this names it)
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # a name of this process's own, created by the exporter as any file is (mkstemp's would be 0600)
+    staging = target.with_name(f".{target.stem}.{os.getpid()}.{secrets.token_hex(4)}.onnx")
+    try:
+        _export(model, names, sample, staging)
+        _fuse(staging, model.config)
+        os.replace(staging, target)
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+def _prune(folder: Path, keep: int = KEEP_GRAPHS) -> None:
+    graphs = sorted(folder.glob("*.onnx"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in graphs[keep:]:
+        old.unlink(missing_ok=True)
+
+
+class OnnxForward:
+    """`forward(encoded) -> logits` (a numpy array, one row per pair) on an ONNX Runtime session
+    that uses as many threads as torch does."""
+
+    def __init__(self, path: Path, names: list[str], threads: int):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.path, self.names = path, names
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def __call__(self, encoded: dict) -> Any:
+        feed = {n: encoded[n].numpy() for n in self.names}
+        return self.session.run(["logits"], feed)[0]
+
+
+def onnx_forward(
+    model: Any, encode: Callable[[Sequence[tuple[str, str]]], dict], *, required: bool
+) -> OnnxForward | None:
+    """The ONNX Runtime forward pass for a loaded torch `model` (not to be trained afterwards), from the
+    cache or built now, checked on `PROBE_PAIRS` against torch. None when it cannot be had and
+    `required` is false (the reason is logged as a warning); `EngineUnavailable` when it is required."""
+    import torch
+
+    size = sum(p.numel() for p in model.parameters())
+    if not required and size > MAX_AUTO_PARAMETERS:
+        logger.info("the evaluator (%d parameters) runs on torch; CRAG_EVALUATOR_ENGINE=onnx exports it anyway", size)
+        return None
+    try:
+        sample = encode(PROBE_PAIRS)
+        names = input_names(model, list(sample))
+        folder = cache_dir()
+        path = folder / f"{graph_key(model)}.onnx"
+        if path.is_file():
+            with contextlib.suppress(OSError):  # a read-only cache still serves
+                path.touch()  # recently used: pruned last
+        else:
+            logger.info("exporting the evaluator to ONNX (once per checkpoint) into %s", folder)
+            _build(model, names, sample, path)
+            _prune(folder)
+        forward = OnnxForward(path, names, torch.get_num_threads())
+        with torch.inference_mode():
+            expected = model(**sample).logits.float().numpy()
+        got = forward(sample)
+        gap = float(np.abs(got.reshape(expected.shape) - expected).max())
+        if not gap <= PROBE_TOLERANCE:  # NaN fails too
+            path.unlink(missing_ok=True)
+            raise EngineUnavailable(f"its logits differ from torch's by {gap:.2g} on a probe batch")
+        return forward
+    except Exception as exc:  # an architecture the exporter cannot trace, a read-only cache, a missing package …
+        reason = f"the evaluator cannot run on ONNX Runtime ({type(exc).__name__}: {exc})"
+        if required:
+            raise EngineUnavailable(reason) from exc
+        logger.warning(
+            "%s; it runs on torch (the same scores, slower). %s=torch skips the attempt; %s names a writable "
+            "cache folder",
+            reason,
+            ENGINE_ENV,
+            CACHE_ENV,
+        )
+        return None

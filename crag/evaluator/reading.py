@@ -1,0 +1,96 @@
+"""What the model reads of a passage longer than it can read.
+
+The shipped cross-encoder reads 112 tokens, question included (three layers of MiniLM; its
+latency target is ten ~100-word passages in 100 ms). `crag ingest` cuts chunks of 1,000
+characters, about 250 tokens: of the `docs` slice's chunks 98% are longer than what the model
+reads, and so is every 100-word Bio passage once title and question are in. Cut at the end, a
+chunk whose answer sits in its second half was graded on its first: Perl's `perldiag` (run
+through `pod2text`, entries packed into chunks) graded the chunk holding "Deep recursion on
+subroutine" −0.93 for "What does the warning Deep recursion on subroutine mean?", because the
+chunk opened with another warning.
+
+So a long passage is read as its first `HEAD_TOKENS` tokens (its title, when it has one, and the
+start of its text), " … ", and the stretch of the rest that holds the most of the question's
+terms (IDF-weighted as the lexical overlap weighs them, with BM25's saturation); when no stretch
+beats the passage's own start, the passage is read as before, from the start. The cost is a
+tokenization and a stemming pass (about 0.6 ms a long passage): the model still reads one window
+per passage. Reading every window and keeping the best (MaxP, Dai & Callan 2019) ranked the `docs`
+slice a little better (ROC-AUC 0.689 against 0.685, from 0.672) but costs a forward pass per
+window, two to four times the latency; docs/reports/2026-11-24-evaluator-long-passages.md.
+
+Hand-written: the pieces are the tokenizer's offsets and the lexical overlap's terms; no library
+picks a passage window by term overlap for a cross-encoder.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from crag.text import terms, terms_at
+
+HEAD_TOKENS = 16  # the passage's start read always: a title, a man page's name line (8 and 24 measured the same)
+STRIDE_SHARE = 4  # stretches start every quarter of a stretch apart
+JOIN = " … "  # between the start and the stretch: the model sees that text was left out
+K1 = 1.2  # BM25's term-frequency saturation (Robertson's value)
+SPECIAL_TOKENS = 3  # [CLS] question [SEP] passage [SEP]
+
+
+def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -> str:
+    """The text of `passage` the model reads for `question` within `max_length` tokens: the
+    passage itself when it fits or when its start holds the question's terms best, else its start,
+    `JOIN` and the best stretch (by the question's terms in it, weighed as BM25 weighs them).
+    `idf(term)` weighs the question's terms (equal weights without)."""
+    return readings(tokenizer, max_length, [(question, passage)], idf)[0][1]
+
+
+def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
+    """`pairs` with each passage as the model reads it (`reading`): each question and the long
+    passages tokenized once, in one call. A tokenizer without character offsets (a "slow",
+    pure-Python one) reads every passage from its start, as before."""
+    if not getattr(tokenizer, "is_fast", False):
+        return list(pairs)
+    join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])
+    questions = {}
+    for question in dict.fromkeys(q for q, _ in pairs):
+        wanted = list(dict.fromkeys(terms(question)))
+        budget = max_length - SPECIAL_TOKENS - len(tokenizer(question, add_special_tokens=False)["input_ids"])
+        questions[question] = ({t: (idf(t) if idf else 1.0) for t in wanted}, budget)
+    # a token covers at least one character: a passage no longer than the budget fits
+    long = [i for i, (q, p) in enumerate(pairs) if questions[q][0] and len(p) > questions[q][1]]
+    out = list(pairs)
+    if not long:
+        return out
+    found = tokenizer([pairs[i][1] for i in long], add_special_tokens=False, return_offsets_mapping=True)
+    for i, offsets in zip(long, found["offset_mapping"]):
+        question, passage = pairs[i]
+        weights, budget = questions[question]
+        out[i] = (question, _read(passage, offsets, weights, budget, join))
+    return out
+
+
+def _read(passage: str, offsets: Sequence[tuple[int, int]], weights: dict[str, float], budget: int, join: int) -> str:
+    head = min(HEAD_TOKENS, budget // 2)
+    span = budget - head - join
+    if len(offsets) <= budget or head < 1 or span < 1:
+        return passage
+    where = [(start, term) for start, term in terms_at(passage) if term in weights]
+    head_end = offsets[head - 1][1]
+
+    def worth(first: int, end: int) -> float:
+        """BM25's term weight (its saturation, no length norm: every stretch is as long) of the
+        question's terms read in the head and tokens first..end. Counting each term once picked,
+        for "Deep recursion", the stretch with the entry's heading over the one with its text."""
+        lo, hi = offsets[first][0], offsets[end - 1][1]
+        counts = Counter(term for start, term in where if start < head_end or lo <= start < hi)
+        return sum(weights[t] * n * (K1 + 1) / (n + K1) for t, n in counts.items())
+
+    step, last = max(1, span // STRIDE_SHARE), len(offsets) - span  # last > head: the passage is longer than budget
+    best, best_start = worth(head, head + span), head  # from the start: the passage read as before
+    for start in [*range(head + step, last, step), last]:
+        value = worth(start, start + span)
+        if value > best:  # a tie keeps the earlier stretch
+            best, best_start = value, start
+    if best_start == head:
+        return passage
+    return passage[:head_end] + JOIN + passage[offsets[best_start][0] : offsets[best_start + span - 1][1]]

@@ -1,0 +1,182 @@
+"""Choose the (upper, lower) action thresholds on labelled validation scores.
+
+The paper tunes its two confidence thresholds on held-out data (Appendix B). We make the choice
+explicit as a utility over pairs: a call of "relevant" (score ≥ upper) or "irrelevant"
+(score < lower) earns 1 when it is right; a false "relevant" costs `false_relevant_cost` (it sends
+wrong knowledge straight to the generator and skips the web search that would have fixed it) and a
+false "irrelevant" costs `false_irrelevant_cost` (it throws away good knowledge); scores in between
+are "ambiguous" and earn nothing, which is what the Ambiguous action's hedging of both sources buys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from crag.thresholds import Thresholds, logit_of
+
+
+@dataclass(frozen=True)
+class Calibration:
+    upper: float
+    lower: float
+    utility: float
+    false_relevant_cost: float
+    false_irrelevant_cost: float
+    n: int
+    utility_lower: float | None = None  # the utility's lower, when `cap_discards` moved it
+    max_discard: float | None = None
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(upper=self.upper, lower=self.lower)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def calibrate(
+    labels: Sequence[int],
+    scores: Sequence[float],
+    *,
+    false_relevant_cost: float = 2.0,
+    false_irrelevant_cost: float = 1.0,
+    grid_size: int = 401,
+    tolerance: float = 0.005,
+) -> Calibration:
+    """Search a grid of thresholds in [-1, 1] for the pair with the highest mean utility, lower ≤ upper.
+
+    Pairs whose utility is within `tolerance` of the best (half a point per hundred pairs by default)
+    are indistinguishable on a validation set of a few thousand pairs; among them the widest
+    Ambiguous band wins. The utility gives Ambiguous nothing, though in the graph it is the hedge that
+    reads both sources, so on a flat optimum the plain argmax can close the band (lower = upper)
+    for no measurable gain, and the Ambiguous action would never run.
+    """
+    y = np.asarray(labels, dtype=int)
+    s = np.asarray(scores, dtype=float)
+    if len(y) == 0 or len(y) != len(s):
+        raise ValueError("calibration needs one score per label and at least one pair")
+    if len(set(y.tolist())) < 2:
+        raise ValueError("calibration needs both relevant and irrelevant pairs")
+    if false_relevant_cost < 0 or false_irrelevant_cost < 0:
+        raise ValueError("costs must not be negative")
+    grid = np.round(np.linspace(-1.0, 1.0, grid_size), 4)
+    pos, neg = np.sort(s[y == 1]), np.sort(s[y == 0])
+    # counts of scores ≥ t and < t for every grid value t
+    pos_ge = len(pos) - np.searchsorted(pos, grid, side="left")
+    neg_ge = len(neg) - np.searchsorted(neg, grid, side="left")
+    upper_gain = pos_ge - false_relevant_cost * neg_ge  # calls of "relevant" at upper = t
+    lower_gain = (len(neg) - neg_ge) - false_irrelevant_cost * (len(pos) - pos_ge)  # "irrelevant" below t
+    total = upper_gain[:, None] + lower_gain[None, :]  # [upper index, lower index]
+    total = np.where(np.tril(np.ones_like(total, dtype=bool)), total, -np.inf)  # lower ≤ upper
+    near = total >= total.max() - tolerance * len(y)
+    width = np.where(near, grid[:, None] - grid[None, :], -np.inf)  # band width upper − lower
+    best = np.unravel_index(int(np.argmax(width)), width.shape)
+    return Calibration(
+        upper=float(grid[best[0]]),
+        lower=float(grid[best[1]]),
+        utility=float(total[best] / len(y)),
+        false_relevant_cost=false_relevant_cost,
+        false_irrelevant_cost=false_irrelevant_cost,
+        n=len(y),
+    )
+
+
+def question_maxima(
+    keys: Sequence[Hashable], labels: Sequence[int], scores: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(whether any document is relevant, the best score) per question: pairs that share a key were
+    retrieved together for one question, and the action trigger reads their best score."""
+    if not (len(keys) == len(labels) == len(scores)):
+        raise ValueError("one key, one label and one score per pair")
+    best: dict[Hashable, list] = {}
+    for key, label, score in zip(keys, labels, scores):
+        entry = best.setdefault(key, [0, -math.inf])
+        entry[0], entry[1] = max(entry[0], int(label)), max(entry[1], float(score))
+    values = list(best.values())
+    return np.array([v[0] for v in values], dtype=int), np.array([v[1] for v in values], dtype=float)
+
+
+def discard_bound(relevant: Sequence[int], maxima: Sequence[float], max_discard: float) -> float:
+    """The highest lower threshold (on a 0.005 grid) that sends at most `max_discard` of the questions
+    with a relevant document to Incorrect, i.e. has all their documents below it; 1.0 when no
+    question has one."""
+    if not 0.0 <= max_discard < 1.0:
+        raise ValueError(f"max_discard must be in [0, 1), not {max_discard}")
+    ranked = np.sort(np.asarray(maxima, dtype=float)[np.asarray(relevant, dtype=int) == 1])
+    if len(ranked) == 0:
+        return 1.0
+    allowed = math.floor(max_discard * len(ranked) + 1e-9)  # questions that may fall below it
+    edge = float(ranked[allowed])  # every question below it is one of the `allowed`
+    step = round(edge * 200.0)  # the grid point at or just below it (floor() of a float product can
+    bound = step / 200.0 if step / 200.0 <= edge else (step - 1) / 200.0  # drop a step: -0.97 * 200)
+    return max(-1.0, bound)
+
+
+def cap_discards(
+    calibration: Calibration, question_sets: Sequence[tuple[Sequence[int], Sequence[float]]], max_discard: float
+) -> Calibration:
+    """`calibration` with its lower threshold lowered, where needed, to `discard_bound` in every one
+    of `question_sets` ((relevant, best score) per question, from `question_maxima`).
+
+    The utility judges pairs, but Incorrect is a decision about a question: it fires when every
+    retrieved document scores below `lower`, and throws all of them away. Where no web search
+    backs it (a user's own knowledge base, by default) that is an "I don't know". A lower threshold
+    calibrated on Wikipedia pairs (-0.385) sent 46% of the documentation questions, and 22% of
+    the FAQ questions with a relevant chunk among their ten, to Incorrect. Capping it on
+    question-level sets of both kinds keeps Incorrect for questions whose every document is
+    clearly off topic. The upper threshold, and with it the Correct route, is left as calibrated.
+    Shipped (-0.94) together with attribution's subject rule: at the cap alone, PopQA's
+    unanswerable questions moved to Ambiguous were answered from strips about another subject
+    (docs/reports/2026-11-23-lower-threshold-and-subject-rule.md).
+    """
+    bound = min((discard_bound(r, m, max_discard) for r, m in question_sets), default=1.0)
+    if bound >= calibration.lower:
+        return replace(calibration, max_discard=max_discard)
+    return replace(calibration, lower=bound, utility_lower=calibration.lower, max_discard=max_discard)
+
+
+def match_rates(reference_scores: Sequence[float], reference: Thresholds, scores: Sequence[float]) -> Thresholds:
+    """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as the reference
+    evaluator's `reference` thresholds do on its `reference_scores` of the same pairs.
+
+    For labels that cannot bear a utility: on self-made pairs, whose negatives include sibling
+    sections that may answer, no threshold of the adapted score reached the precision a Correct
+    call needs, and `calibrate` closed the Correct route (upper = 1.0). The reference thresholds were
+    calibrated on real questions; keeping how often each route fires on the user's own pairs keeps
+    that calibration's caution while the adapted score decides which pairs fire.
+    """
+    ref, new = np.asarray(reference_scores, dtype=float), np.asarray(scores, dtype=float)
+    if len(ref) == 0 or len(ref) != len(new):
+        raise ValueError("matching rates needs the reference's and the new score of the same pairs")
+    upper_ref, lower_ref = reference.upper, reference.lower
+
+    ranked = np.sort(new)[::-1]
+
+    def at_rate(share: float) -> float:  # the threshold with `share` of the new scores at or above it
+        count = round(share * len(ranked))
+        return 1.0 if count == 0 else float(ranked[count - 1])
+
+    upper = at_rate(float(np.mean(ref >= upper_ref)))
+    lower = at_rate(float(np.mean(ref >= lower_ref)))
+    return Thresholds(upper=upper, lower=min(lower, upper))
+
+
+def align_scale(thresholds: Thresholds, reference: Thresholds) -> tuple[float, float] | None:
+    """(a, b) such that the score logit z ↦ a·z + b moves `thresholds` onto `reference` (scores in
+    [-1, 1] are tanh(z/2)), or None when that is impossible (a closed route, or upper = lower).
+
+    The graph compares more than the two thresholds with scores: refinement drops knowledge strips
+    below a fixed `strip_threshold` (-0.5). An adapted evaluator whose thresholds came out at
+    (-0.27, -0.52) dropped most strips on the documentation set (knowledge recall 39.5% -> 31.6%),
+    because its scores live lower on the scale. A positive linear map of the logit keeps every
+    ranking and every route and brings the scale back to the one the other settings assume.
+    """
+    upper, lower, ref_upper, ref_lower = thresholds.upper, thresholds.lower, reference.upper, reference.lower
+    if not (-1.0 < lower < upper < 1.0 and -1.0 < ref_lower < ref_upper < 1.0):
+        return None
+    a = (logit_of(ref_upper) - logit_of(ref_lower)) / (logit_of(upper) - logit_of(lower))
+    return a, logit_of(ref_upper) - a * logit_of(upper)

@@ -1,0 +1,61 @@
+"""The general set `crag evaluator adapt` anchors and checks with, so that adapting cannot forget.
+
+An adapted evaluator is scored on the user's own held-apart documents, which say whether it learned
+the new domain, and on this set, which says whether it still knows the old one. Adapting fits its
+head on half of it (by subject, `adapt_head.split_general`) and guards with the other half, so the
+set must be large enough for two halves that say something: the whole dev split of the training
+recipe (training questions held apart, never a validation slice): 90 PopQA questions with the
+project's retriever's results (34 with a relevant passage among them, 56 without, as deployment
+mixes them) and 5 from CRAG's Bio task with Contriever's, each in two phrasings; half of the
+passages carry their title, as the dev split has them. (Its first version held 25 of these subjects.
+Halved, on the documentation collection, every head fitted with twelve anchoring subjects lost 0.07
+or more on the other twelve, and none could be chosen; with these halves the chosen head loses 0.02
+on its guard and 0.005 on the PopQA validation slice.) It ships inside the package because a user's
+machine has no shared data.
+
+Rebuilt (deterministically) with
+
+    python -m crag.evaluator.training.general artifacts/evaluator-data/dev.jsonl
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from crag.evaluator.pairs import Pair, read_pairs, write_pairs
+
+GENERAL_CHECK = Path(__file__).parent / "general_check.jsonl"
+# (source of the dev pairs, whether a question has a relevant pair) -> questions kept
+QUESTIONS = {("popqa-retrieved", True): 34, ("popqa-retrieved", False): 56, ("bio", True): 5}
+SEED = 13
+
+
+def load_general_check() -> list[Pair]:
+    return read_pairs(GENERAL_CHECK)
+
+
+def sample_general_check(dev: list[Pair], seed: int = SEED) -> list[Pair]:
+    """Whole questions (all their retrieved pairs), as many of each kind as `QUESTIONS` says."""
+    groups: dict[tuple[str, str], list[Pair]] = defaultdict(list)
+    for pair in dev:
+        groups[(pair.source, pair.group)].append(pair)
+    rng = random.Random(seed)
+    kept: list[Pair] = []
+    for (source, answerable), count in QUESTIONS.items():
+        usable = sorted(
+            g for (s, g), pairs in groups.items() if s == source and any(p.label for p in pairs) == answerable
+        )
+        if len(usable) < count:
+            raise ValueError(f"the dev pairs hold {len(usable)} such {source} questions, {count} are needed")
+        for group in rng.sample(usable, count):
+            kept.extend(groups[(source, group)])
+    return kept
+
+
+if __name__ == "__main__":  # pragma: no cover - the maintainer's rebuild, see the docstring
+    write_pairs(sample_general_check(read_pairs(sys.argv[1])), GENERAL_CHECK.parent, GENERAL_CHECK.stem)
+    GENERAL_CHECK.with_suffix(".tsv").unlink()
+    print(f"wrote {GENERAL_CHECK}")

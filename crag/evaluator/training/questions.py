@@ -1,0 +1,91 @@
+"""The questions a chat model writes for a passage, in the styles users type them: the prompt, the parse of
+its reply and the styles made from its questions without the model.
+
+Shared by `crag evaluator adapt` (questions for a user's own chunks, `collection_questions`) and the lab's
+generator of training questions for this machine's documentation. Three styles are asked of the model
+(`STYLES`): a "How do I" task, a specific detail, a casual chat question; three more are made from them
+(`DERIVED_STYLES`), because a small model asked for keywords, lower case or a typo writes another full
+question instead: `keywords` (the detail question's content words), `lower` (the task question
+lower-cased, "how to …") and `typo` (one adjacent-letter swap in the detail question's longest word).
+"""
+
+from __future__ import annotations
+
+import re
+
+from crag.text import QUESTION_WORDS, stopwords
+
+STYLES = ("how-to", "detail", "casual")
+DERIVED_STYLES = ("keywords", "lower", "typo")
+MIN_WORDS = 40  # a passage shorter than this answers too little to ask about
+
+QUESTION_PROMPT = """Here is a passage from "{title}":
+
+{text}
+
+Write three questions that this passage answers, as its users would ask them:
+1. a task question beginning "How do I"
+2. a question about one specific detail the passage states (an option, a value, a name, a behaviour)
+3. a short casual question typed quickly into a chat
+The passage itself must answer each question. Reply with the three numbered lines only."""
+
+
+_NUMBERED = re.compile(r"^\s*(\d)[.)]\s*(.+?)\s*$")
+_LABEL = re.compile(
+    r"^\**[A-Za-z -]{0,20}(?:question|query|keywords?)\**:\**\s*", re.IGNORECASE
+)  # "**Task question:** How …"
+
+
+def parse_questions(reply: str) -> dict[str, str]:
+    """The model's numbered lines as {style: question}; a missing or empty line is left out."""
+    found: dict[str, str] = {}
+    for line in reply.splitlines():
+        match = _NUMBERED.match(line)
+        if not match:
+            continue
+        index = int(match.group(1)) - 1
+        text = _LABEL.sub("", match.group(2)).strip().strip('"').strip("*").strip()
+        if 0 <= index < len(STYLES) and STYLES[index] not in found and len(text.split()) >= 2:
+            found[STYLES[index]] = text
+    return found
+
+
+def lower_style(question: str) -> str:
+    """The task question as typed without capitals or a question mark: "how to use tar with gzip"."""
+    text = question.lower().rstrip("?").rstrip()
+    return re.sub(r"^how (?:do|can) i ", "how to ", text)
+
+
+def keywords_style(question: str) -> str | None:
+    """The detail question's content words in order, as typed into a search box; None if fewer than two."""
+    drop = stopwords() | QUESTION_WORDS
+    words = [w for w in re.findall(r"[\w./-]+", question.lower()) if w.strip("./-") and w not in drop]
+    return " ".join(words) if len(words) >= 2 else None
+
+
+def typo_style(question: str) -> str | None:
+    """One adjacent-letter swap in the question's longest word (people mistype long words), None if it has none."""
+    words = question.split()
+    candidates = [w for w in words if w.isalpha() and len(w) >= 6]
+    if not candidates:
+        return None
+    word = max(candidates, key=len)
+    i = len(word) // 2
+    swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    if swapped == word:
+        return None
+    return question.replace(word, swapped, 1)
+
+
+def with_derived(questions: dict[str, str]) -> dict[str, str]:
+    """The model's questions with the styles made from them (a model asked for keywords, lower case or a
+    typo mostly writes another full question: measured on the first passages, 2026-11-27)."""
+    out = dict(questions)
+    if "how-to" in questions:
+        out["lower"] = lower_style(questions["how-to"])
+    if "detail" in questions:
+        if made := keywords_style(questions["detail"]):
+            out["keywords"] = made
+        if typo := typo_style(questions["detail"]):
+            out["typo"] = typo
+    return out

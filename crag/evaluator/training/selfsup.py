@@ -1,0 +1,220 @@
+"""Self-supervised training pairs from a user's own collection, for `crag evaluator adapt` (issue 13).
+
+A user's corpus comes without questions or labels, and no local model is strong enough to write
+good questions, so the queries are taken from the text itself:
+- **headings**: a Markdown heading ("## Retrying on exceptions") asks for the section under it, the
+  heading removed from the passage so the pair cannot be solved by copying;
+- **inverse cloze** (Lee et al., 2019): a sentence asks for the chunk it came from, with the
+  sentence cut out, which teaches that a passage answers text it does not repeat.
+Negatives are the retriever's hard cases: the chunks nearest to the query (by the collection's own
+stored embeddings) from other documents, the nearest from the query's own document, plus one random
+chunk. A user's questions mostly land in the right document and the evaluator must then tell its
+sections apart, which other documents' chunks never teach; a chunk of the own document is a negative
+only when it does not contain the query's text (chunks overlap, so a neighbour may hold the very
+sentence), and the teachers soften the label where a sibling section answers anyway.
+
+Pairs are grouped by document, so a held-apart set of documents can check the adapted model on
+text it never trained on. The same queries also come as retrieved sets: each graded among the
+chunks the retriever returns for it, as the graph grades documents (`self_supervised_sets`; what a
+head fitted on them does is in lab/experiments/adapt_heads.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pysbd
+
+from crag.evaluator.pairs import Pair, clean
+
+HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+MIN_QUERY_WORDS, MAX_QUERY_WORDS = (
+    3,
+    30,
+)  # a shorter sentence says too little to ask for a passage; longer is a paragraph
+MIN_HEADING_WORDS = 2  # "Retrying exceptions" is a real query; "Usage" is not
+MIN_REST_WORDS = 20  # what is left of a chunk must still be a passage
+RETRIEVED_DEPTH = 10  # a retrieved set: the query's own chunk and the retriever's nine nearest others
+
+
+@dataclass(frozen=True)
+class CollectionChunk:
+    """One stored chunk: its text, title, source document and the embedding the store holds for it."""
+
+    text: str
+    title: str
+    source: str
+    vector: Sequence[float]
+
+
+def collection_chunks(store) -> list[CollectionChunk]:
+    """Every chunk of a LangChain Chroma store, with its stored embedding (nothing is embedded again)."""
+    got = store.get(include=["documents", "metadatas", "embeddings"])
+    return [
+        CollectionChunk(text or "", str((meta or {}).get("title") or ""), str((meta or {}).get("source") or ""), vector)
+        for text, meta, vector in zip(got["documents"], got["metadatas"], got["embeddings"])
+    ]
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def heading_queries(chunk: CollectionChunk) -> list[tuple[str, str]]:
+    """(heading, the chunk without that heading line) for each usable Markdown heading in the chunk."""
+    found = []
+    for match in HEADING.finditer(chunk.text):
+        heading = clean(match.group(1).strip("*_` "))
+        rest = clean(chunk.text[: match.start()] + " " + chunk.text[match.end() :])
+        if MIN_HEADING_WORDS <= _words(heading) <= MAX_QUERY_WORDS and _words(rest) >= MIN_REST_WORDS:
+            found.append((heading, rest))
+    return found
+
+
+def cloze_query(
+    chunk: CollectionChunk, segment: Callable[[str], list[str]], rng: random.Random
+) -> tuple[str, str] | None:
+    """(a sentence of the chunk, the chunk with that sentence cut out), or None when no sentence fits."""
+    sentences = [
+        s.strip()
+        for s in segment(chunk.text)
+        if MIN_QUERY_WORDS <= _words(s) <= MAX_QUERY_WORDS and not HEADING.fullmatch(s.strip())
+    ]
+    if not sentences:
+        return None
+    sentence = rng.choice(sentences)
+    rest = clean(chunk.text.replace(sentence, " ", 1))
+    return (clean(sentence), rest) if _words(rest) >= MIN_REST_WORDS else None
+
+
+def _segmenter() -> Callable[[str], list[str]]:
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+    return segmenter.segment
+
+
+def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
+    """Where the pairs of each key (a document, or a query) go: "check" for half of a `held_apart`
+    share of the keys, "calibrate" for the other half, else "train". The keys are ranked by a hash,
+    so the choice is stable, does not depend on their order and is not alphabetical, and each held-apart
+    half gets at least one key whenever `held_apart` is above zero (a threshold on the hash alone
+    left a 12-document collection with nothing to check on)."""
+    ranked = sorted(set(keys), key=lambda k: hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest())
+    share = 0 if held_apart <= 0 else max(1, round(len(ranked) * held_apart / 2))
+    return {key: "check" if i < share else "calibrate" if i < 2 * share else "train" for i, key in enumerate(ranked)}
+
+
+def self_supervised_pairs(
+    chunks: list[CollectionChunk],
+    embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
+    *,
+    hard_negatives: int = 2,
+    same_document_negatives: int = 2,
+    seed: int = 0,
+    segment: Callable[[str], list[str]] | None = None,
+    max_queries: int | None = None,
+) -> list[Pair]:
+    """The training pairs of `self_supervised_sets` alone."""
+    return self_supervised_sets(
+        chunks,
+        embed_queries,
+        hard_negatives=hard_negatives,
+        same_document_negatives=same_document_negatives,
+        seed=seed,
+        segment=segment,
+        max_queries=max_queries,
+    )[0]
+
+
+def self_supervised_sets(
+    chunks: list[CollectionChunk],
+    embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
+    *,
+    hard_negatives: int = 2,
+    same_document_negatives: int = 2,
+    depth: int = RETRIEVED_DEPTH,
+    seed: int = 0,
+    segment: Callable[[str], list[str]] | None = None,
+    max_queries: int | None = None,
+    generated: Sequence[tuple[int, str]] = (),
+    round_trip: int = 3,
+) -> tuple[list[Pair], list[Pair]]:
+    """(training pairs, retrieved sets) for every chunk that yields a query; `group` is the source
+    document, and all pairs of one query share its question and group (one set, for the contrast
+    feature).
+
+    Training pairs: the query's positive and the negatives picked as the module says. Retrieved sets:
+    the query graded among what the retriever returns for it, its positive and the `depth - 1`
+    nearest other chunks that do not hold the query's text, labelled irrelevant. The evaluator grades
+    exactly such sets in the graph (docs/reports/2026-11-22-evaluator-what-was-tried.md: a head fitted on them ranks documentation
+    better than adapt's, and forgets more).
+
+    `generated` adds questions a chat model wrote for chunks (chunk index, question; `generated.py`):
+    each asks for its whole chunk, and is kept only when the collection's own embeddings rank that
+    chunk among the first `round_trip` for it (the round-trip filter of Promptagator).
+
+    `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the
+    hard negatives are the ones the user's retriever would really return. `max_queries` keeps a
+    seeded sample of that many queries (a large collection would otherwise cost more to embed and
+    train on than the few thousand pairs adapting needs); negatives still come from every chunk.
+    """
+    if len({c.source for c in chunks}) < 2:
+        raise ValueError("adapting needs a collection of at least two documents: negatives come from other documents")
+    rng = random.Random(seed)
+    segment = segment or _segmenter()
+    queries: list[tuple[int, str, str, str]] = []  # (chunk index, query, positive passage, kind)
+    for index, chunk in enumerate(chunks):
+        for heading, rest in heading_queries(chunk):
+            queries.append((index, heading, rest, "heading"))
+        cloze = cloze_query(chunk, segment, rng)
+        if cloze:
+            queries.append((index, *cloze, "cloze"))
+    if max_queries is not None and len(queries) > max_queries:
+        queries = sorted(rng.sample(queries, max_queries))
+    orders = [nearest_chunks(chunks, embed_queries([q for _, q, _, _ in queries]))] if queries else []
+    if generated:
+        asked = [(index, question, chunks[index].text, "generated") for index, question in generated]
+        ranked = nearest_chunks(chunks, embed_queries([q for _, q, _, _ in asked]))
+        kept = [i for i, (index, *_rest) in enumerate(asked) if index in ranked[i][:round_trip]]
+        queries += [asked[i] for i in kept]
+        orders.append(ranked[kept])
+    if not queries:
+        return [], []
+    order = np.concatenate(orders)
+    texts = [clean(c.text) for c in chunks]  # once: each chunk is a negative, or checked as one, many times
+    lowered = [t.lower() for t in texts]
+    pairs, sets = [], []
+    for (index, query, positive, kind), ranked in zip(queries, order):
+        own = chunks[index]
+        pairs.append(Pair(query, positive, 1, own.title, own.source, f"self:{kind}"))
+        sets.append(Pair(query, positive, 1, own.title, own.source, f"self:{kind}:retrieved"))
+        key = clean(query).lower()
+        others = [int(j) for j in ranked if chunks[j].source != own.source]
+        picked = others[:hard_negatives]
+        rest = others[hard_negatives:]
+        if rest:
+            picked.append(rng.choice(rest))
+        without = [int(j) for j in ranked if int(j) != index and key not in lowered[j]]  # not the query's text
+        siblings = [j for j in without if chunks[j].source == own.source]
+        picked += siblings[:same_document_negatives]
+        for j in picked:
+            pairs.append(Pair(query, texts[j], 0, chunks[j].title, own.source, f"self:{kind}:negative"))
+        for j in without[: depth - 1]:
+            sets.append(Pair(query, texts[j], 0, chunks[j].title, own.source, f"self:{kind}:retrieved"))
+    return pairs, sets
+
+
+def nearest_chunks(chunks: list[CollectionChunk], query_vectors: Sequence[Sequence[float]]) -> np.ndarray:
+    """Per query, every chunk's index from the nearest to the farthest by cosine, as the retriever
+    ranks them (ties keep the collection's order). Hand-written rather than a store search: one
+    matrix product ranks all queries against the stored embeddings, and a search would embed
+    each query again and return only its top k."""
+    matrix = np.asarray([c.vector for c in chunks], dtype="float32")
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    vectors = np.asarray(query_vectors, dtype="float32")
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return np.argsort(-(vectors @ matrix.T), axis=1, kind="stable")

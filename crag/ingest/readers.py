@@ -1,0 +1,377 @@
+"""How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown (PyYAML and markdown-it-py)
+and terminal output saved as text (reStructuredText: `crag.ingest.rst`).
+
+Files on disk and pages downloaded from a URL list go through these same readers, so a page saved
+to disk and the same page downloaded give the same text (only the fallback title differs: the
+file's name, or the URL).
+
+A PDF becomes one passage per page, its source the file or URL with `#page=N` (the PDF open
+parameter of RFC 8118, so a browser opens the source at that page) and metadata `page` (1-based).
+Chunking then cuts each page on its own, so every chunk names the one page it was taken from; the
+price is that a sentence running over a page break is cut in two, which tracking page offsets
+inside a joined text would avoid at the cost of chunks whose page is a range.
+
+Markdown is read as a static-site generator reads it (Jekyll, Hugo, MkDocs, Docusaurus): a YAML
+front matter block at the top is metadata, not text. Its `title` names the page; its `description`
+(or `summary`), one line that says what the page is about, starts the text; its other plain fields
+become metadata. Without a front matter title the page's first level-1 heading names it, found by a
+Markdown parser: a "# comment" line in a fenced shell example is no heading (npm's documentation
+was ingested with 69 chunks of its configuration page titled "same as:").
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import io
+import itertools
+import logging
+import re
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.html
+import yaml
+from langchain_core.documents import Document
+from lxml.etree import ParserError
+from markdown_it import MarkdownIt
+
+from crag.ingest import myst
+from crag.passages import passage
+from crag.text import folded
+
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+# ECMA-48 escape sequences: CSI (colours, bold: ESC [ … final byte), OSC (ESC ] … BEL or ESC \\,
+# e.g. hyperlinks) and the two-byte ones. Written here because no dependency removes both these and
+# overstrikes (click.unstyle knows only CSI).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
+_OVERSTRIKE = re.compile(r"[^\n\x08]\x08")  # "c BS c" (bold), "_ BS c" (underline): the last one written stays
+
+
+def terminal_text(text: str) -> str:
+    """`text` without the terminal's formatting: what `man grep > grep.txt` or a coloured log saves
+    holds escape sequences and backspace overstrikes ("g\\bgr\\brep"), which would reach the
+    embeddings, the evaluator and the quoted answer as noise. Keeps the characters a terminal shows,
+    as `col -b` does (the last character written to a column stays); text without them is unchanged."""
+    if "\x1b" not in text and "\x08" not in text:
+        return text
+    text = _ESCAPES.sub("", text)
+    while True:  # "_ BS _ BS c": each pass removes one layer
+        stripped = _OVERSTRIKE.sub("", text)
+        if stripped == text:
+            return stripped.replace("\x08", "")
+        text = stripped
+
+
+# a YAML front matter block: "---" on the first line, the YAML, then "---" (or YAML's "...") on a line of its own
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
+SUMMARY_FIELDS = ("description", "summary")  # front matter fields that say in a line what the page is about
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+@dataclass(frozen=True)
+class MarkdownPage:
+    """A Markdown file as `crag ingest` stores it: the text without its front matter (its summary
+    first), the title ("" when it has none) and the front matter's other plain fields."""
+
+    text: str
+    title: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def _plain(value: Any) -> bool:
+    """A value metadata can hold as it is, or a list of such values (stored as JSON). Nested mappings
+    and lists are dropped: YAML aliases can make a few lines of them expand without bound."""
+    scalar = (str, int, float, bool, datetime.date)
+    return isinstance(value, scalar) or (isinstance(value, list) and all(isinstance(v, scalar) for v in value))
+
+
+def _front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """(the front matter's fields, the text after it); ({}, text) when there is none or it is not a
+    YAML mapping (then the block is left in the text, as any other text)."""
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(data, dict):
+        return {}, text
+    return {str(k): v for k, v in data.items() if v is not None and _plain(v)}, text[match.end() :]
+
+
+def _first_heading(text: str) -> str:
+    """The plain text of the first level-1 heading (ATX "# …" or Setext "…\n==="), "" when there is none."""
+    tokens = MarkdownIt("commonmark").parse(text)
+    for opening, inline in itertools.pairwise(tokens):
+        if opening.type == "heading_open" and opening.tag == "h1":
+            # the words a reader sees: "# The `npm ci` [command](x)" is "The npm ci command"
+            words = "".join(c.content if c.type in ("text", "code_inline") else " " for c in inline.children or [])
+            return " ".join(words.split())
+    return ""
+
+
+# rendered Markdown's blocks: a paragraph's kind ends with a blank line (where the splitter cuts first),
+# a line's kind with a line break; a table's cells are a space apart
+_PARAGRAPH_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 pre blockquote table ul ol hr div details".split())
+_LINE_TAGS = frozenset("li tr br dd dt summary".split())
+
+
+def markdown_plain(body: str) -> str:
+    """Markdown as its rendered page reads: rendered by markdown-it-py (CommonMark and tables), then
+    the HTML's text, a line per block, "- " before a list item, code blocks kept line for line, HTML
+    comments and tags gone, a reference link as its text. Node.js's API documentation was quoted as
+    "### `immediate[Symbol.dispose]()` <!-- YAML added: v20.5.0 --> > Stability: 1 - Experimental"
+    and "* `callbacks` {Object} The [Hook Callbacks][] to register"; the markup also reached the
+    embeddings and the evaluator, which never saw it in training."""
+    rendered = myst.render(body)
+    if not rendered.strip():
+        return ""
+    root = lxml.html.fragment_fromstring(rendered, create_parent="div")
+    for element in root.iter():
+        if not isinstance(element.tag, str):  # a comment: no text of the page
+            continue
+        # between blocks, markdown-it's own line breaks go (an inline element's tail is text: kept)
+        tail = (element.tail or "") if (element.tail or "").strip() else ""
+        if element.tag == "li":
+            parent = element.getparent()
+            start = (parent.get("start") or "1") if parent is not None else "1"
+            number = (int(start) if start.isdigit() else 1) + (parent.index(element) if parent is not None else 0)
+            mark = f"{number}. " if parent is not None and parent.tag == "ol" else "- "
+            element.text = mark + (element.text or "").lstrip()
+        elif element.tag in ("tr", "thead", "tbody"):  # a table's rows, one a line
+            element.text = (element.text or "").strip()
+            if element.tag != "tr":
+                element.tail = tail
+        if element.tag in _PARAGRAPH_TAGS:
+            element.tail = "\n\n" + tail
+        elif element.tag in _LINE_TAGS:
+            element.tail = "\n" + tail
+        elif element.tag in ("td", "th"):
+            element.tail = " " + tail
+    text = "\n".join(line.rstrip() for line in root.text_content().splitlines())
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def markdown_text(raw: str) -> MarkdownPage:
+    """A Markdown file's text, title and front matter fields (module docstring)."""
+    fields, body = _front_matter(terminal_text(raw))
+    summary = next((str(fields[k]).strip() for k in SUMMARY_FIELDS if isinstance(fields.get(k), str)), "")
+    plain = markdown_plain(body)
+    text = f"{summary}\n\n{plain}" if summary else plain
+    title = fields.pop("title", "")
+    title = " ".join(str(title).split()) if isinstance(title, (str, int, float)) and not isinstance(title, bool) else ""
+    return MarkdownPage(text=text, title=title or _first_heading(body), fields=fields)
+
+
+# Navigation that documentation generators put inside the page body, where trafilatura keeps it: the
+# "Next: … Previous: … Up: … [Index]" line of texinfo manuals (libffi's, every GNU manual's: "header",
+# texinfo 7's "nav-panel") and DocBook's Prev/Up/Next tables, plus ARIA's navigation role and headings' permalinks.
+NAVIGATION_XPATHS = [
+    '//div[@class="header"]',
+    '//div[contains(concat(" ", normalize-space(@class), " "), " nav-panel ")]',
+    '//div[@class="navheader" or @class="navfooter"]',
+    '//*[@role="navigation"]',
+    # a heading's permalink, a link whose text is only a sign: Node.js's "#", Sphinx's "¶", "§"; they had
+    # made "path.join([...paths])#" of Node's headings
+    '//a[@href and (normalize-space(.)="#" or normalize-space(.)="\u00b6" or normalize-space(.)="\u00a7")]',
+]
+
+
+def html_text(raw: str) -> tuple[str, str]:
+    """(main text, <title> or "") of an HTML page: trafilatura's main text (boilerplate removed), or
+    all visible text when it finds no article."""
+    import trafilatura
+    from trafilatura.baseline import html2txt
+
+    text = (
+        trafilatura.extract(raw, include_comments=False, favor_recall=True, prune_xpath=NAVIGATION_XPATHS)
+        or html2txt(raw)
+        or ""
+    )
+    match = _HTML_TITLE.search(raw)
+    return text, " ".join(html.unescape(match.group(1)).split()) if match else ""
+
+
+def unindexed_reason(raw: str) -> str | None:
+    """Why a page should stay out of an index by its own markup, or None: it asks search engines not to
+    index it (`<meta name="robots" content="noindex">`: mdBook marks so its print.html, the whole book
+    again on one page, and its table of contents; rustdoc its moved-page stubs), or it only sends the
+    browser elsewhere (`<meta http-equiv="refresh" content="0; URL=…">`). Ingesting the Rust book's
+    folder stored 1,234 of its 3,038 chunks from print.html, so that retrieval returned each passage
+    twice, once titled only "The Rust Programming Language"."""
+    if "<meta" not in raw.lower():  # nothing to look for: skip the parse
+        return None
+    try:
+        root = lxml.html.fromstring(raw)
+    except (ParserError, ValueError):  # an empty or unparseable page says nothing about itself
+        return None
+    for meta in root.iter("meta"):
+        name = (meta.get("name") or "").strip().lower()
+        content = (meta.get("content") or "").lower()
+        if name in ("robots", "googlebot") and "noindex" in re.split(r"[\s,]+", content):
+            return "it asks not to be indexed (robots noindex)"
+        if (meta.get("http-equiv") or "").strip().lower() == "refresh" and re.search(r"url\s*=", content):
+            target = re.split(r"url\s*=\s*", meta.get("content") or "", maxsplit=1, flags=re.IGNORECASE)[-1]
+            return f"it only redirects to {target.strip(chr(39) + chr(34) + ' ')}"
+    return None
+
+
+class UnreadablePdf(ValueError):
+    """A PDF no text can be taken from: encrypted with a password, damaged, or only images of text
+    (scanned). The message says why."""
+
+
+def page_source(source: str, page: int) -> str:
+    """The source of one page of a PDF (1-based), e.g. `report.pdf#page=3`."""
+    return f"{source}#page={page}"
+
+
+@dataclass(frozen=True)
+class PdfPages:
+    """The pages of one PDF that have text, as passages, and the sources of those that have none
+    (blank, or scanned: a scanned page is an image of text, which only OCR reads, and crag does not)."""
+
+    documents: list[Document]
+    empty: list[str]
+
+
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs what it recovers from ("EOF marker not found") without naming the file; the ingest
+    report names a PDF that could not be read and says why, so those lines are held back meanwhile."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _title(reader) -> str:
+    """The PDF's own title, "" when it has none or its metadata cannot be read (the pages may still be fine)."""
+    try:
+        info = reader.metadata
+        return " ".join(str(info.title or "").split()) if info else ""
+    except Exception:  # a damaged information dictionary
+        return ""
+
+
+def without_running_lines(pages: list[str]) -> list[str]:
+    """The pages' texts without their running headers and footers: a page's first or last line that
+    stands at the same end of at least two pages, numbers aside ("Chapter 4: Function reference 15",
+    "Shared MIME-info Database", a page number alone).
+
+    Every page of libtasn1's manual began "Chapter 4: Function reference 15", and the strip quoted to
+    answer a question began so too; the header also entered the page's first chunk's embedding.
+    Written here: pypdf extracts text as drawn and has no notion of a running header."""
+    ends = [(lines[0], lines[-1]) if (lines := [x for x in text.splitlines() if x.strip()]) else None for text in pages]
+
+    def masked(line: str) -> str:
+        return re.sub(r"\d+", "#", " ".join(line.split()))
+
+    firsts = Counter(masked(e[0]) for e in ends if e)
+    lasts = Counter(masked(e[1]) for e in ends if e)
+    cleaned = []
+    for text, end in zip(pages, ends):
+        lines = text.splitlines()
+        if end and firsts[masked(end[0])] >= 2:
+            lines.remove(end[0])
+        if end and lasts[masked(end[1])] >= 2 and end[1] in lines:
+            del lines[len(lines) - 1 - lines[::-1].index(end[1])]
+        # a page of one line ("Slide 1", "Slide 2" …) keeps it: it is the page, not its header
+        cleaned.append("\n".join(lines) if any(x.strip() for x in lines) else text)
+    return cleaned
+
+
+REPEATED_IN = 5  # texts that must hold a line for it to be boilerplate rather than a page's own words
+HEADING_WORDS = 12  # "Appendix G - How Rust is Made and “Nightly Rust”": a first line this short may be a heading
+
+
+def repeated_only(texts: list[str]) -> list[bool]:
+    """Per text, whether it holds nothing of its own: its first line is a heading (at most
+    `HEADING_WORDS` words, no full stop at its end) and every other line is a line that at least
+    `REPEATED_IN` of the texts hold, case and spacing aside. The Rust book's folder
+    holds 290 such pages, its old editions' chapters reduced to their heading and "The 2018 edition
+    of the book is no longer distributed … If you came here via a link or web search, you may want to
+    check out the current version of the book instead.", and they came first in retrieval for any
+    question naming a chapter ("What are the ownership rules?": five of the ten). A page of its heading
+    alone is not judged (it has no line to compare), nor a text whose first line is a sentence (a
+    record, a plain text file: that line may be all it has to say). Written here: a cross-page view trafilatura and
+    the splitters do not take."""
+
+    split = [[folded(line) for line in text.splitlines() if line.strip()] for text in texts]
+    holders = Counter(line for each in split for line in set(each))
+    return [
+        len(each) > 1
+        and len(each[0].split()) <= HEADING_WORDS
+        and not each[0].endswith(".")
+        and all(holders[x] >= REPEATED_IN for x in each[1:])
+        for each in split
+    ]
+
+
+# a word broken over a line with a hyphen: letters, "-", the line break, letters (no digits: "1990-\n1995")
+_BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010][ \t]*\r?\n[ \t]*([^\W\d_]+)")  # -, soft hyphen, hyphen
+KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "wellknown" 1.6, "selfcontained" 0
+
+
+def joined_hyphens(text: str) -> str:
+    """`text` with the words that typesetting hyphenated at a line's end made whole again.
+
+    A PDF's text layer keeps TeX's hyphenation: libtasn1's manual reads "declara-\ntions", "se-\nlected",
+    "ELE-\nMENT", which whitespace collapsing turned into "declara- tions", a word no question, no
+    embedding and no lexical overlap matches, quoted as such. The pieces are joined as one word when
+    English knows it (wordfreq), else joined keeping the hyphen ("non-\ncommercially", "well-\nknown").
+    Written here: pypdf does not dehyphenate, and a PDF does not say which hyphens the typesetter added."""
+    if not any(h in text for h in "-\u00ad\u2010"):
+        return text
+    from wordfreq import zipf_frequency
+
+    def join(match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(2)
+        return head + tail if zipf_frequency(head + tail, "en") >= KNOWN_WORD_ZIPF else f"{head}-{tail}"
+
+    return _BROKEN_WORD.sub(join, text)
+
+
+def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
+    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`.
+
+    An encrypted PDF is opened with the empty password when that is its user password (PDFs that
+    only restrict printing or copying), else it is unreadable; so is a damaged one, and one with no
+    text on any page (a scanned PDF). Words hyphenated at a line's end are made whole (`joined_hyphens`).
+    """
+    from pypdf import PasswordType, PdfReader
+    from pypdf.errors import DependencyError
+
+    try:
+        with _quiet_pypdf():
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+                raise UnreadablePdf("encrypted with a password; decrypt it first (e.g. qpdf --decrypt)")
+            title, texts = _title(reader), without_running_lines([page.extract_text() for page in reader.pages])
+    except UnreadablePdf:
+        raise
+    except DependencyError as exc:  # AES encryption without the package pypdf decrypts it with
+        raise UnreadablePdf(f"encrypted: {exc}") from exc
+    except Exception as exc:  # pypdf raises many kinds on a damaged file; one bad file must not stop the rest
+        raise UnreadablePdf(f"damaged or not a PDF ({type(exc).__name__}: {exc})") from exc
+    if not any(text.strip() for text in texts):
+        raise UnreadablePdf(
+            f"no text in any of its {len(texts)} pages (scanned? it needs OCR first)" if texts else "it has no pages"
+        )
+    title = title or default_title
+    documents, empty = [], []
+    for number, text in enumerate(texts, start=1):
+        where = page_source(source, number)
+        if text.strip():
+            documents.append(passage(joined_hyphens(text), title=title, source=where, page=number))
+        else:
+            empty.append(where)
+    return PdfPages(documents, empty)

@@ -1,0 +1,163 @@
+"""How `crag ingest` reads reStructuredText (Sphinx documentation's sources): as the text a reader of
+the built pages sees, named by its first section title.
+
+CMake's documentation (`/usr/share/cmake-*/Help`, 1,917 .rst files) was ingested as written, and
+answers quoted it so: "Add a custom target to the :command:`add_custom_target` command",
+"message ------- Log a message. Synopsis ^^^^^^^^ .. parsed-literal:: …", a table's "======= ====="
+borders. Markup is not what the pages say; it also reaches the embeddings and the evaluator, which
+never saw it in training.
+
+Written here rather than with docutils: docutils knows none of Sphinx's roles and directives
+(`:command:`, `:prop_tgt:`, `.. versionadded::`, `.. toctree::`), which are most of such a page's
+markup, and reports each as an error in place of its text; Sphinx's own text builder needs the
+whole project (its conf.py and extensions) to read one page. The rules below render what Sphinx
+renders for the common constructs and leave the rest as text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+RST_SUFFIXES = (".rst", ".rest")
+
+# reStructuredText's section title: a line of text underlined (and maybe overlined) by a run of one
+# punctuation character at least as long as the text
+_TITLE = re.compile(
+    r"^(?:(?P<over>[=\-~`:'\"^_*+#<>])(?P=over)+[ \t]*\n)?(?P<title>[ \t]*\S[^\n]*?)[ \t]*\n"
+    r"(?P<underline>(?P<under>[=\-~`:'\"^_*+#<>])(?P=under)+)[ \t]*$",
+    re.MULTILINE,
+)
+_ROLE = re.compile(r":[\w:+.-]+:`([^`]*)`")  # :command:`add_custom_target`, :ref:`text <target>`
+_LITERAL = re.compile(r"``(.+?)``")
+_LINK = re.compile(r"`([^`]+?)`__?(?!\w)")  # `text <https://…>`_, `General messages`_
+_INTERPRETED = re.compile(r"(?<![\w`])`([^`\n]+)`(?![\w`])")  # `text` in the default role
+_STRONG = re.compile(r"(?<![\w*])\*\*(\S(?:[^*]*?\S)?)\*\*(?![\w*])")
+# a section's under- or overline, a simple table's borders, a grid table's rules
+_ADORNMENT = re.compile(r"^[ \t]*(?:([=\-~`:'\"^_*+#<>])\1{2,}|=+(?:[ \t]+=+)+|\+(?:[-=]+\+)+)[ \t]*$")
+_DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<name>[\w:-]+)::(?:[ \t]+(?P<args>.*?))?[ \t]*$")
+_EXPLICIT = re.compile(r"^[ \t]*\.\.(?:[ \t]|$)")  # a comment, a link target, a substitution definition
+# ".. |name| replace:: text": the text every |name| of the page (and of the files it includes) stands for
+_SUBSTITUTION = re.compile(r"^[ \t]*\.\.[ \t]+\|(?P<name>[^|\n]+)\|[ \t]+replace::[ \t]*(?P<text>.*)$", re.MULTILINE)
+_REFERENCE = re.compile(r"\|([^|\s](?:[^|\n]*[^|\s])?)\|")
+_OPTION = re.compile(r"^[ \t]+:[\w -]+:(?:[ \t].*)?$")  # a directive's options: ":maxdepth: 1"
+
+# directives whose block is no text of the page: a table of contents, an index entry, an included program
+HIDDEN = frozenset(
+    "toctree contents index literalinclude highlight default-role role cmake-module image figure "
+    "raw meta sectnum only ifconfig".split()
+)
+# directives whose argument is no text: the block is code in the named language
+CODE = frozenset("code-block code sourcecode parsed-literal productionlist".split())
+VERSIONS = {"versionadded": "New in version {}.", "versionchanged": "Changed in version {}.",
+            "deprecated": "Deprecated since version {}."}  # fmt: skip
+# an admonition's label ("Note:"); the generic `admonition` takes its argument as the label
+ADMONITIONS = {
+    **{name: name.capitalize() for name in "note warning tip important caution attention danger error hint".split()},
+    "seealso": "See also",
+}
+
+
+def rst_title(text: str) -> str:
+    """The first section title of a reStructuredText file, its inline markup reduced to its text
+    (":mod:`email` Package Architecture" is "email Package Architecture"); "" when it has none."""
+    for match in _TITLE.finditer(text):
+        title = match.group("title").strip()
+        if len(match.group("underline")) >= len(title) and re.search(r"\w", title):
+            return " ".join(inline(title).replace("`", "").replace("*", "").split())
+    return ""
+
+
+def role_text(content: str) -> str:
+    """A role's text as Sphinx shows it: an explicit title ("Visual Studio" of "Visual Studio <Visual
+    Studio Generators>"), a target without its module path when it starts with "~", else the target.
+    MyST's roles (`crag.ingest.myst`) show the same."""
+    content = content.strip()
+    titled = re.fullmatch(r"(?s)(.*?\S)\s*<[^<>]*>", content)
+    if titled:
+        return titled.group(1)
+    content = content.lstrip("!")
+    return content[1:].rsplit(".", 1)[-1] if content.startswith("~") else content
+
+
+def inline(text: str) -> str:
+    """`text` with its inline markup reduced to what a reader sees: roles, literals, links, strong."""
+    text = _ROLE.sub(lambda m: role_text(m.group(1)), text)
+    text = _LITERAL.sub(r"\1", text)
+    text = _LINK.sub(lambda m: re.sub(r"\s*<[^<>]*>$", "", m.group(1)), text)
+    text = _INTERPRETED.sub(r"\1", text)
+    return _STRONG.sub(r"\1", text)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+INCLUDE_DEPTH = 3  # files included by included files, and no further (a file that includes itself)
+
+
+def _included(args: str, folder: Path | None, depth: int) -> list[str]:
+    """The lines an `.. include:: file` directive puts in the page: the file, relative to the page's
+    folder, rendered in turn; none when there is no folder, no such file, or the nesting is too deep.
+    CMake's property pages hold little more than "New in version 3.13." and such an include."""
+    if folder is None or depth >= INCLUDE_DEPTH or not args:
+        return []
+    path = folder / args.strip().lstrip("/")
+    try:
+        included = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return rst_text(included, path.parent, depth + 1).splitlines()
+
+
+def rst_text(text: str, folder: Path | None = None, depth: int = 0) -> str:
+    """A reStructuredText page as the text its built page shows: adornment lines and table borders
+    dropped, a directive's line replaced by what Sphinx shows for it ("New in version 3.20.", "Note:",
+    an option's or a signature's argument; nothing for a code block's language), an included file's
+    text in place of its `include` (read from `folder`, the page's own), substitutions (`|name|`)
+    replaced by their text, hidden blocks (`toctree`,
+    `index`, …) and comments dropped, "::" before a literal block as ":", and inline markup reduced to
+    its text."""
+    substitutions = {m.group("name"): inline(m.group("text").strip()) for m in _SUBSTITUTION.finditer(text)}
+    out: list[str] = []
+    skip_deeper = None  # dropping a block: the indentation its lines are deeper than
+    in_options = False
+    for line in text.splitlines():
+        if skip_deeper is not None:
+            if not line.strip() or _indent(line) > skip_deeper:
+                continue
+            skip_deeper = None
+        if in_options and _OPTION.match(line):
+            continue
+        in_options = False
+        directive = _DIRECTIVE.match(line)
+        if directive:
+            name, args = directive.group("name").lower(), inline(directive.group("args") or "")
+            in_options = True
+            if name in HIDDEN:
+                skip_deeper = len(directive.group("indent"))
+            elif name == "include":
+                out += _included(directive.group("args") or "", folder, depth)
+            elif name in VERSIONS:
+                out.append(directive.group("indent") + VERSIONS[name].format(args))
+            elif name == "admonition":
+                out.append(f"{directive.group('indent')}{args}:")
+            elif name in ADMONITIONS:
+                out.append(f"{directive.group('indent')}{ADMONITIONS[name]}: {args}".rstrip())
+            elif name not in CODE and args:
+                out.append(directive.group("indent") + args)
+            continue
+        if _EXPLICIT.match(line):  # a comment or target and what is indented under it
+            skip_deeper = _indent(line)
+            continue
+        if _ADORNMENT.match(line):
+            continue
+        if line.rstrip().endswith("::"):
+            stripped = line.rstrip()[:-2].rstrip()
+            if not stripped.strip():
+                continue
+            line = stripped if line.rstrip()[-3:-2].isspace() else stripped + ":"
+            if _ADORNMENT.match(line):  # "::::" is a run of colons, not a paragraph
+                continue
+        out.append(inline(line))
+    return _REFERENCE.sub(lambda m: substitutions.get(m.group(1), m.group(0)), "\n".join(out))

@@ -1,0 +1,57 @@
+"""Reading JSON Lines files of objects, with errors that name the file and the line; a `.gz` file is
+decompressed as it is read (line by line, so a large one is never held whole)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+
+def read_objects(path: Path, errors: str = "strict") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for every non-blank line; ValueError for invalid JSON or a non-object."""
+    path = Path(path)
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors=errors) as lines:
+        yield from parse_objects(lines, path)
+
+
+def parse_objects(lines: Iterable[str], source: object) -> Iterator[tuple[int, dict]]:
+    """`read_objects` over lines already read (`source` names them in errors): `crag ingest` reads a
+    file's bytes through `crag.ingest.files`, which reports a broken compressed file."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}, line {number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{source}, line {number}: expected a JSON object")
+        yield number, record
+
+
+def appended_objects(path: Path) -> Iterator[dict]:
+    """The objects of a JSONL file that a resumable run appends to (none if it does not exist yet); a line
+    that does not parse, the torn last line of a run that was killed while writing, is skipped."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+def drop_torn_line(path: Path) -> None:
+    """Cut a torn last line (the run was killed mid-write) so that appending starts on a fresh line."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size:
+        data = path.read_bytes()
+        if not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])

@@ -1,0 +1,52 @@
+"""The knowledge base searched again (`Context.requery`): what to search with, and which documents to keep.
+
+CRAG's one correction is the web. On documentation the web is often off or knows nothing of the
+user's product, and then an Incorrect or Ambiguous grade corrects nothing: on a held-out
+documentation corpus a third of the answerable questions had the answer nowhere in the top five
+chunks (the evaluator issue). The `requery` node asks the chat model for another way into the same collection (a query
+in the documents' words, or a passage that would answer, HyDE) and grades what that finds against
+the *question*; these functions are the pure parts of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.documents import Document
+
+from crag.text import folded
+
+MAX_QUERY_CHARS = 600  # a hypothetical passage is a few sentences; more is the model running on
+
+
+def query_text(reply: str, question: str) -> str | None:
+    """The model's reply as a search: its first paragraph without quotes or a "Query:" label, at most
+    `MAX_QUERY_CHARS`; None when it is empty or only repeats the question (nothing new to search for)."""
+    text = reply.strip().split("\n\n")[0].strip()
+    for label in ("query:", "search query:", "passage:"):
+        if text.lower().startswith(label):
+            text = text[len(label) :].strip()
+    text = text.strip("\"'`").strip()[:MAX_QUERY_CHARS]
+    if not text or folded(text).rstrip("?.") == folded(question).rstrip("?."):
+        return None
+    return text
+
+
+def merge_graded(
+    first: Sequence[Document],
+    first_scores: Sequence[float],
+    second: Sequence[Document],
+    second_scores: Sequence[float],
+    k: int,
+) -> tuple[list[Document], list[float]]:
+    """The `k` best-graded documents of both searches, in the order they were found (the first search's,
+    then the second's; a text found twice counts once): a second search that finds nothing better
+    leaves the first's documents as they were, and can only add what the grade ranks above them."""
+    seen: set[str] = set()
+    found = []
+    for document, score in [*zip(first, first_scores), *zip(second, second_scores)]:
+        if document.page_content not in seen:
+            seen.add(document.page_content)
+            found.append((document, score))
+    keep = set(sorted(range(len(found)), key=lambda i: (-found[i][1], i))[:k])
+    return [found[i][0] for i in sorted(keep)], [found[i][1] for i in sorted(keep)]

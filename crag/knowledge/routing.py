@@ -1,0 +1,111 @@
+"""The paper's action trigger: a pure function of the evaluator's scores and two thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from crag.records import Strip
+from crag.thresholds import Action, Thresholds
+
+# the chat model's grade (P(yes) mapped to [-1, 1], P(yes) 0.3) at which a document the evaluator rejected is
+# kept: on the documentation set's questions the evaluator sent to Incorrect, it kept a document for 7 of
+# the 12 answerable ones (for 5 of them a document holding the answer) and for 1 of the 25 unanswerable
+# (docs/reports/2026-11-28-second-opinion.md)
+RECHECK_THRESHOLD = -0.4
+
+
+def decide_action(scores: Sequence[float], thresholds: Thresholds) -> Action:
+    """Correct if any document scores ≥ upper; Incorrect if all score < lower (or there are none,
+    as with an empty knowledge base); Ambiguous otherwise."""
+    if any(s >= thresholds.upper for s in scores):
+        return "correct"
+    if all(s < thresholds.lower for s in scores):
+        return "incorrect"
+    return "ambiguous"
+
+
+def explain(action: Action, scores: Sequence[float], thresholds: Thresholds) -> str:
+    """Why `decide_action` chose `action` for these scores, in words (for `reason` in the output)."""
+    if not scores:
+        return "no documents were retrieved: Incorrect"
+    best = max(range(len(scores)), key=lambda i: scores[i])
+    top = f"the best document (rank {best + 1}) scored {scores[best]:+.3f}"
+    upper, lower = thresholds.upper, thresholds.lower
+    if action == "correct":
+        return f"{top}, at least the upper threshold {upper:+.3f}: Correct"
+    if action == "incorrect":
+        return f"{top}; every document is below the lower threshold {lower:+.3f}: Incorrect"
+    return f"{top}, below the upper threshold {upper:+.3f} but not every document is below the lower {lower:+.3f}: Ambiguous"
+
+
+def document_labels(scores: Sequence[float], thresholds: Thresholds) -> list[str]:
+    """Per-document view of the same thresholds, for display and streaming."""
+    return [thresholds.label(s) for s in scores]
+
+
+def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto") -> tuple[Action, list[str], str]:
+    """The action, each document's label and the reason in words, for `grade` and `requery` alike.
+    `route` other than "auto" forces the action; the labels stay the thresholds' (refinement judges
+    strips of rejected documents by their own score on every route, so a forced route answers as the
+    route it forces would)."""
+    decided = decide_action(scores, thresholds)
+    reason = explain(decided, scores, thresholds)
+    if route == "auto":
+        return decided, document_labels(scores, thresholds), reason
+    forced: Action = route  # type: ignore[assignment]
+    return (
+        forced,
+        document_labels(scores, thresholds),
+        f"{forced.title()}, forced by the route setting (by the thresholds: {reason})",
+    )
+
+
+def recheck(labels: Sequence[str], grades: Sequence[float], threshold: float) -> tuple[Action, list[str], str] | None:
+    """The chat model's second opinion on an Incorrect grade: the documents it grades at least `threshold`
+    are kept (labelled ambiguous; `refine` keeps them whole and drops the rest) and the action becomes
+    Ambiguous, the paper's action for a grade it is unsure of; None when it keeps none."""
+    kept = [i for i, g in enumerate(grades) if g >= threshold]
+    if not kept:
+        return None
+    relabelled = ["ambiguous" if i in kept else label for i, label in enumerate(labels)]
+    ranks = ", ".join(str(i + 1) for i in kept)
+    best = max(grades)
+    return (
+        "ambiguous",
+        relabelled,
+        f"every document was below the lower threshold, but the chat model judged rank {ranks} relevant "
+        f"(best {best:+.3f}, at least {threshold:+.3f}): Ambiguous",
+    )
+
+
+def branches(action: Action) -> list[str]:
+    """Nodes that run after grading: Ambiguous runs both, and `generate` joins them."""
+    return {"correct": ["refine"], "incorrect": ["rewrite_and_search"]}.get(action, ["refine", "rewrite_and_search"])
+
+
+def after_grade(action: Action, requery_due: bool) -> list[str]:
+    """After `grade`: the knowledge base searched again first when `grade` said so, else the action's nodes."""
+    return ["requery"] if requery_due else branches(action)
+
+
+def final_knowledge(state: Mapping[str, Any]) -> list[Strip]:
+    """The paper's knowledge combination: Correct keeps the refined internal knowledge, Incorrect
+    the external, Ambiguous both (internal first), numbered in that order for the generator; and last the
+    further strips when the generator read them (`unread_knowledge`)."""
+    action = state.get("action")
+    internal = state.get("internal_knowledge") or []
+    external = state.get("external_knowledge") or []
+    further = unread_knowledge(state) if state.get("read_further") else []
+    if action == "correct":
+        return list(internal) + further
+    if action == "incorrect":
+        return list(external)
+    return list(internal) + list(external) + further
+
+
+def unread_knowledge(state: Mapping[str, Any]) -> list[Strip]:
+    """The retrieved documents' next-best strips (`further_knowledge`), for a route that reads the retrieved
+    documents at all (not Incorrect); the generator reads them only when it declines over the kept ones, and
+    then `final_knowledge` numbers them after the rest."""
+    return [] if state.get("action") == "incorrect" else list(state.get("further_knowledge") or [])

@@ -1,0 +1,366 @@
+"""Chat models: the embedded default (a GGUF on llama.cpp, `crag.models.gguf` says which) or any
+provider's, by name through LangChain's `init_chat_model` (`crag.models.providers`).
+
+The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
+langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out what a
+server needs — models shared per process instead of one per chat-model object, and exclusive use
+(one llama.cpp context must not run two requests at once). Each process keeps a small pool of
+contexts per model file: one by default, `CRAG_LLM_INSTANCES` of them for a server, so that
+requests generate side by side on separate cores (llama.cpp decodes one sequence at a time).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import queue
+import re
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langchain.chat_models import init_chat_model
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import PrivateAttr
+
+from crag.models import gguf
+from crag.models.llama import load_llama
+from crag.models.providers import client_limits, split_spec
+from crag.models.yes_no import LlamaYesNo, answers_messages, choose_messages, grader_messages, reply_score
+from crag.runtime.cache import ResourceCache
+from crag.runtime.extras import require
+
+_POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
+_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+
+
+_LOG_CALLBACK: Any = None  # kept referenced: llama.cpp calls it for as long as the process runs
+GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5
+
+
+def _errors_only(llama_cpp: Any) -> None:
+    """Let only llama.cpp's errors through to stderr. llama-cpp-python (0.3.16 and 0.3.36) maps the bundled
+    llama.cpp's log levels one step off (its table predates DEBUG = 1), so with verbose=False every warning still
+    printed ("n_ctx_per_seq (4096) < n_ctx_train (32768) …" before each demo answer)."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is None:
+
+        @llama_cpp.llama_log_callback
+        def errors_only(level: int, text: bytes, user_data: Any) -> None:
+            if level == GGML_LOG_LEVEL_ERROR:
+                sys.stderr.write(text.decode("utf-8", "replace"))
+
+        _LOG_CALLBACK = errors_only
+        llama_cpp.llama_log_set(errors_only, ctypes.c_void_p(0))
+
+
+class _Pool:
+    """`size` llama.cpp contexts on one model file, each used by one request at a time, and a context of
+    its own for each lane (`LocalChatModel.lane`), made at its first use."""
+
+    def __init__(self, model_path: str, n_ctx: int, size: int):
+        llama_cpp = require("llama_cpp", "local")
+        _errors_only(llama_cpp)
+
+        threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
+        self._options = {"n_ctx": n_ctx, "n_batch": 512, "n_threads": threads, "seed": 0, "verbose": False}
+        self._path = model_path
+        self.instances = [load_llama(model_path, **self._options) for _ in range(size)]
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        for llama in self.instances:
+            self._free.put(llama)
+        self.lanes: dict[str, tuple[Any, threading.Lock]] = {}
+        self._lanes_lock = threading.Lock()
+        self.controls = control_pattern(self.instances[0], llama_cpp)
+        self.yes_no = LlamaYesNo(self.instances[0])  # the same vocabulary and template for every context
+
+    def _lane(self, name: str) -> tuple[Any, threading.Lock]:
+        with self._lanes_lock:
+            if name not in self.lanes:  # the weights are mapped once by the OS: a context costs its cache alone
+                self.lanes[name] = (load_llama(self._path, **self._options), threading.Lock())
+            return self.lanes[name]
+
+    @contextmanager
+    def use(self, lane: str | None = None) -> Iterator[Any]:
+        """A context for one request: the lane's own when it is free, else the next free shared one."""
+        if lane is not None:
+            llama, lock = self._lane(lane)
+            if lock.acquire(blocking=False):
+                try:
+                    yield llama
+                finally:
+                    lock.release()
+                return
+        llama = self._free.get()
+        try:
+            yield llama
+        finally:
+            self._free.put(llama)
+
+    def contexts(self) -> list[Any]:
+        return [*self.instances, *(llama for llama, _ in self.lanes.values())]
+
+    def reset(self) -> None:
+        """Forget every context's prompt cache (waits for each to be free)."""
+        taken = [self._free.get() for _ in self.instances]
+        for llama in taken:
+            llama.reset()
+            self._free.put(llama)
+        for llama, lock in list(self.lanes.values()):
+            with lock:
+                llama.reset()
+
+
+# what breaks a control token's text apart: U+2060 WORD JOINER, invisible and no part of any token's text
+BREAK = "\u2060"
+
+
+def control_pattern(llama: Any, llama_cpp: Any) -> re.Pattern[str] | None:
+    """The texts of a model's control and user-defined tokens ("<|im_start|>", "<|endoftext|>",
+    "<|fim_prefix|>" …), as one pattern; None for a vocabulary without any."""
+    model = llama._model  # llama-cpp-python's vocabulary accessors live on its model wrapper
+    special = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
+    texts = {
+        text
+        for token in range(model.n_vocab())
+        if model.token_get_attr(token) & special and len(text := model.token_get_text(token)) > 1
+    }
+    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))) if texts else None
+
+
+def inert(text: str, controls: re.Pattern[str] | None) -> str:
+    """`text` with every control token's text broken after its first character.
+
+    llama-cpp-python tokenizes a chat prompt with its special tokens parsed, so the text "<|im_start|>system"
+    inside a passage became a real turn of the conversation: on the injection set one such document made the
+    1.5B model begin answers to other questions with the word it demanded (`python -m lab datasets build-injection`).
+    Broken, it is read as the characters it is."""
+    if controls is None:
+        return text
+    return controls.sub(lambda m: m.group(0)[0] + BREAK + m.group(0)[1:], text)
+
+
+def _pool(model: str, n_ctx: int) -> _Pool:
+    """The contexts of a local model by name (`crag.models.gguf`): its file found, assembled or
+    checked on first use in the process, then shared."""
+    path = str(gguf.model_file(model))
+
+    def load() -> _Pool:
+        size = max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1))
+        return _Pool(path, n_ctx, size=size)
+
+    return _POOLS.get((path, n_ctx), load)
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free every llama.cpp context at exit while the interpreter is still whole: left to the garbage
+    collector, llama_cpp's finalizer can run after its own module globals are gone and print a
+    `TypeError: 'NoneType' object is not callable`."""
+    for pool in _POOLS.clear():
+        for llama in pool.contexts():
+            llama.close()
+
+
+def reset_prompt_caches() -> None:
+    """Make every local model evaluate its next prompt from scratch (llama.cpp otherwise reuses the
+    longest prefix shared with the previous prompt, which flatters back-to-back timings)."""
+    for pool in _POOLS.values():
+        pool.reset()
+
+
+class LocalChatModel(BaseChatModel):
+    """A llama.cpp GGUF chat model, greedy by default, shared and serialised per process.
+
+    `model` is a local name ('local', 'local:tiny', 'local:/path/model.gguf'); its file is resolved
+    at the first request, so that building the model (a graph's context, a server's settings) reads
+    no gigabyte file. Answers use each model's own chat template, read from its GGUF."""
+
+    model: str = gguf.LOCAL
+    # the context window: the generate prompt (five strips, about 600 tokens) with room for longer
+    # strips or whole documents; a 1.5B model's cache for 4,096 tokens is about 120 MB
+    n_ctx: int = 4096
+    max_tokens: int = 96
+    temperature: float = 0.0
+    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only
+    # what follows the start a context already holds, and the one shared context has read other prompts
+    # since. The follow-up's rewrite ("condense") is the one lane: its instruction and examples are about
+    # three quarters of its prompt, 3 of its 4 s on an AVX2-only CPU (docs/reports/2026-11-28-llama-cpp-0.3.36.md)
+    lane: str | None = None
+
+    _llama: Any = PrivateAttr(default=None)
+
+    @property
+    def _llm_type(self) -> str:
+        return "crag-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature}
+
+    def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, str]]:
+        """The messages as llama.cpp takes them; no text of theirs can act as a control token (`inert`)."""
+        return [{"role": _ROLES.get(m.type, "user"), "content": inert(str(m.content), controls)} for m in messages]
+
+    def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
+        pool = _pool(self.model, self.n_ctx)
+        params = {
+            "messages": self._messages(messages, pool.controls),
+            "max_tokens": kwargs.get("max_tokens", self.max_tokens),
+            "temperature": kwargs.get("temperature", self.temperature),
+            "stop": stop,
+            "stream": streaming,  # a caller's own stream=True (LangChain's invoke option) stays in kwargs, unused
+        }
+        return pool, params
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        pool, params = self._call(messages, stop, False, **kwargs)
+        with pool.use(self.lane) as llama:
+            reply = llama.create_chat_completion(**params)
+        text = reply["choices"][0]["message"].get("content") or ""
+        # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
+        finish = reply["choices"][0].get("finish_reason")
+        metadata = {"finish_reason": finish} if finish else {}
+        return ChatResult(
+            generations=[
+                ChatGeneration(
+                    message=AIMessage(content=text, response_metadata=metadata),
+                    generation_info={"usage": reply.get("usage")},
+                )
+            ]
+        )
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        pool, params = self._call(messages, stop, True, **kwargs)
+        written, finish = False, None
+        with pool.use(self.lane) as llama:
+            for part in llama.create_chat_completion(**params):
+                finish = part["choices"][0].get("finish_reason") or finish
+                text = part["choices"][0]["delta"].get("content") or ""
+                if not text:
+                    continue
+                written = True
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
+        # the finish reason, as `_generate` gives it; and when it stopped before its first token, an empty
+        # answer, not LangChain's "No generations found"
+        if finish or not written:
+            metadata = {"finish_reason": finish} if finish else {}
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=metadata))
+
+    def relevance(self, question: str, document: str) -> float:
+        """The tutorial grader's P(yes) for one pair, in [-1, 1] (`crag.models.yes_no`), from the first reply
+        token's probabilities rather than its sampled text: a ranking, not only a yes or a no."""
+        return self._yes_no(grader_messages(question, document))
+
+    def answers(self, question: str, passage: str) -> float:
+        """P(yes) that `passage` answers `question`, in [-1, 1] (`crag.models.yes_no.answers_messages`)."""
+        return self._yes_no(answers_messages(question, passage))
+
+    def choose(self, question: str, passages: list[str]) -> list[float]:
+        """How likely the model is to name each of `passages` (at most 9, numbered from 1) as the one that
+        answers `question`: its first reply token's probabilities over the numbers."""
+        if not 0 < len(passages) <= 9:
+            raise ValueError(f"choose takes 1 to 9 passages, got {len(passages)}")
+        pool = _pool(self.model, self.n_ctx)
+        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in choose_messages(question, passages)]
+        with pool.use() as llama:
+            labels = pool.yes_no.label_tokens(llama, [str(n) for n in range(1, len(passages) + 1)])
+            return pool.yes_no.shares(llama, messages, labels)
+
+    def _yes_no(self, messages: list[dict[str, str]]) -> float:
+        pool = _pool(self.model, self.n_ctx)
+        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in messages]
+        with pool.use() as llama:
+            return pool.yes_no.score(llama, messages)
+
+
+def grades(spec: Any) -> bool:
+    """Whether a chat model (a name or a ready model) gives the second opinion on an Incorrect grade: every
+    model but a packaged one measured to grade at chance (`gguf.PackagedModel.grades`)."""
+    if isinstance(spec, LocalChatModel):
+        spec = spec.model
+    if not isinstance(spec, str) or not gguf.is_local(spec):
+        return True
+    model = gguf.packaged(spec)
+    return model.grades if model is not None else True
+
+
+def relevance(model: BaseChatModel, question: str, document: str) -> float:
+    """LangGraph's CRAG tutorial grade of `document` for `question` by `model`, in [-1, 1]: the local model's
+    P(yes) mapped to [-1, 1]; any other model's reply read as 1 ("yes") or -1 (anything else)."""
+    if isinstance(model, LocalChatModel):
+        return model.relevance(question, document)
+    system, human = grader_messages(question, document)
+    reply = model.invoke([SystemMessage(system["content"]), HumanMessage(human["content"])])
+    return reply_score(str(reply.content))
+
+
+CHAT_MODEL_HELP = (
+    f"'local' ({gguf.DEFAULT.title} on llama.cpp), 'local:tiny' (SmolLM2-135M, fast), 'local:/path/model.gguf' "
+    "or '<provider>:<model>' (openai, anthropic, ollama, …)"
+)
+
+
+def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
+    """The answer's length in each provider's own words (ChatOllama silently ignores `max_tokens`),
+    with the request's timeout."""
+    length = {"num_predict": max_tokens} if provider == "ollama" else {"max_tokens": max_tokens}
+    return {**length, **client_limits(provider)}
+
+
+# how each provider's reply says that its token budget cut it: OpenAI's and llama.cpp's `finish_reason`,
+# Anthropic's `stop_reason`, Ollama's `done_reason`
+_CUT = {"finish_reason": "length", "stop_reason": "max_tokens", "done_reason": "length"}
+
+
+def cut_short(message: BaseMessage) -> bool:
+    """Whether the reply `message` ended because it ran out of tokens, not because the model was done."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return any(metadata.get(key) == value for key, value in _CUT.items())
+
+
+def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
+    """A chat model from its name, or a ready model as it is.
+
+    'local' is the offline default, 'local:<name>' another packaged model and 'local:/path/model.gguf'
+    a user's own file (`crag.models.gguf`); '<provider>:<model>' is any provider LangChain's
+    `init_chat_model` knows (openai:gpt-4o-mini, anthropic:claude-…, ollama:llama3.2, …), at
+    temperature 0, with its API key and base URL from the provider's usual environment variables
+    (OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OLLAMA_HOST).
+    `lane` gives a local model's prompts of one kind a context of their own (`LocalChatModel.lane`); other
+    models ignore it.
+    """
+    if isinstance(spec, BaseChatModel):
+        return spec
+    if gguf.is_local(spec):
+        require("llama_cpp", "local")  # missing: say so now, not when the first answer is due
+        gguf.check(spec)  # an unknown name, its packages missing, a user's file that is not there
+        return LocalChatModel(model=spec.strip(), max_tokens=max_tokens, lane=lane)
+    provider, name = split_spec(spec, "chat model", CHAT_MODEL_HELP)
+    try:
+        return init_chat_model(name, model_provider=provider, temperature=0, **_limits(provider, max_tokens))
+    except ImportError as exc:  # a provider without an extra of ours: LangChain's message names its package
+        raise ValueError(f"chat model {spec!r}: {exc}") from exc
+    except Exception as exc:  # an unknown provider, a missing API key: the provider's own words
+        raise ValueError(f"cannot create chat model {spec!r}: {type(exc).__name__}: {exc}") from exc

@@ -1,0 +1,46 @@
+"""Hosted and served models named '<provider>:<model>': what chat models and embeddings share.
+
+Both go through LangChain's factories (`init_chat_model`, `init_embeddings`), which know many
+providers. Before calling them we check what LangChain would only find out at the first request:
+the provider's package (through `require`, so a missing one names our extra) and its API key, so a
+misconfigured run fails when it is set up, not halfway through a question.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from crag.runtime.extras import require
+
+REQUEST_TIMEOUT = 60.0  # seconds per request to a hosted or served model
+# providers with an extra of their own: the LangChain package behind each, imported through `require`
+PROVIDER_EXTRAS = {"openai": "langchain_openai", "anthropic": "langchain_anthropic", "ollama": "langchain_ollama"}
+# the key each hosted provider needs, checked before the first question rather than at its answer
+PROVIDER_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def split_spec(spec: Any, what: str, help_text: str) -> tuple[str, str]:
+    """(provider, model) of '<provider>:<model>', with the provider's package and API key checked.
+
+    `what` names the setting in errors ("chat model", "embeddings"); `help_text` says what it takes.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"{what} must be {help_text}, got {spec!r}")
+    provider, _, name = spec.strip().partition(":")
+    if not provider or not name:
+        raise ValueError(f"unknown {what} {spec!r}: use {help_text}")
+    if provider in PROVIDER_EXTRAS:
+        require(PROVIDER_EXTRAS[provider], provider)
+    key = PROVIDER_KEYS.get(provider)
+    if key and not os.environ.get(key):
+        raise ValueError(f"{what} {spec!r} needs {key} in the environment")
+    return provider, name
+
+
+def client_limits(provider: str) -> dict[str, Any]:
+    """The request timeout (and retries) in each provider's own words: LangChain's factories pass
+    keyword arguments through, and Ollama's classes silently ignore `timeout`."""
+    if provider == "ollama":
+        return {"client_kwargs": {"timeout": REQUEST_TIMEOUT}}
+    return {"timeout": REQUEST_TIMEOUT, "max_retries": 2}

@@ -1,0 +1,161 @@
+"""The words of a follow-up that refer, of what kind, and which of them refer inside the question.
+
+A pronoun names its kind of referent ("he" a person, "it" a thing, "there" a place); a name looks
+like a person's or a thing's. Every `crag chat` line is a turn of one thread, so a question such as
+"which user should a daemon run as if it doesn't own files" or "what kinds of dpkg triggers are
+there" after an unrelated one was rewritten about the previous question's subject: words that refer
+inside the question (a pronoun after its own antecedent, an existential "there", an expletive "it",
+a relative "that") are shielded from the rewrite (`shielded`, `unshield`). Kept apart from
+`crag.questions.followup`, which decides what a referring word is replaced with.
+"""
+
+from __future__ import annotations
+
+import re
+
+from crag.knowledge.web_query import subjects
+
+SUBJECT = r"he|she|it|they|him|them|there"
+POSSESSIVE = r"his|her|hers|its|their|theirs"
+
+AUXILIARIES = frozenset("is are was were do does did can could will would should has have had".split())
+
+# words that make a name a thing, not a person: "University of Tokyo", "Lake Baikal", "Python Software Foundation"
+THING_WORDS = frozenset(
+    "university college school institute academy river lake sea ocean mountain mount island city county state "
+    "province republic kingdom empire company corporation inc ltd llc group club team band orchestra choir museum "
+    "church cathedral temple library foundation society association party league cup award prize hospital airport "
+    "station bridge street road avenue park war battle festival film album song book novel series show project "
+    "framework language protocol software system act treaty bank council army navy records studios".split()
+)
+PRONOUN_KIND = {
+    **dict.fromkeys(("he", "she", "him", "his", "her", "hers"), "person"),
+    **dict.fromkeys(("it", "its"), "thing"),
+    **dict.fromkeys(("they", "them", "their", "theirs"), "group"),
+    "there": "place",
+}
+# "this library", "that person": a demonstrative with a noun that says what kind of referent it is
+DEMONSTRATIVE = re.compile(
+    r"\b(?:this|that|these|those)\s+(?P<noun>library|package|tool|project|module|framework|program|command|"
+    r"function|option|language|book|film|album|song|company|band|team|city|country|place|person|man|woman|one)\b"
+    r"|\b(?:this|that)(?=\s*\?*\s*$)",
+    re.IGNORECASE,
+)
+PERSON_NOUNS = frozenset({"person", "man", "woman"})
+# "Is there a way …", "Are there any …": the existential there refers to nothing
+EXISTENTIAL_THERE = re.compile(
+    r"\b(?:is|are|was|were)\s+there\s+(?:a|an|any|some|no|another|anything|more)\b"
+    r"|\bthere\s+(?:is|are|was|were|'s)\b",
+    re.IGNORECASE,
+)
+
+
+def looks_like_person(name: str) -> bool:
+    """Two or more title-case words and no word that names a thing: "Ada Lovelace", "Ludwig van Beethoven",
+    not "FastAPI", "Kyoto" or "University of Tokyo"."""
+    words = [w for w in re.split(r"[\s,]+", name) if w]
+    capitalised = [w for w in words if w[:1].isupper()]
+    if len(capitalised) < 2 or any(w.lower().strip(".") in THING_WORDS for w in words) or re.search(r"\d", name):
+        return False
+    return all(re.fullmatch(r"(?:Mc|Mac|O')?[A-Z][a-zà-ÿ'’.-]*", w) for w in capitalised)
+
+
+# Words that refer inside the question, not to the thread. Every `crag chat` line is a turn of one
+# thread, so a documentation question such as "which user should a daemon run as if it doesn't own
+# files" or "what kinds of dpkg triggers are there" after an unrelated one was rewritten about the
+# previous question's subject ("… if MANPATH doesn't …", "… triggers are in MANPATH").
+# A boundary between an antecedent and its pronoun: "What is FastAPI and who wrote it?", "… a daemon
+# … if it …", "how do I delete a branch after I merged it" (not "What is a good alternative to it?").
+CLAUSE = re.compile(
+    r"\b(?:and|but|or|if|when|whenever|after|before|once|until|unless|because|since|while|so|which|where|whether)\b",
+    re.IGNORECASE,
+)
+INDEFINITE = re.compile(r"\b(?:a|an)\s+[A-Za-z][\w-]*", re.IGNORECASE)
+# "what kinds of dpkg triggers are there": existential at the end when the question names its subject
+TRAILING_THERE = re.compile(r"\b(?:is|are|was|were)\s+(?P<there>there)\W*$", re.IGNORECASE)
+# the expletive "it" of "is it possible to …", "it is safe to …", "how long does it take to …"
+EXPLETIVE_IT = re.compile(
+    r"\b(?:(?:is|was|isn't|wasn't|would|will)\s+(?P<it>it)(?:\s+be)?|(?P<it2>it)(?:\s+is|\s+was|'s))\s+"
+    r"(?:possible|impossible|safe|ok|okay|necessary|better|best|worth|wise|advisable|recommended|required|"
+    r"allowed|normal|bad|good|important|hard|easy|faster|slower|common|true|needed)\s+(?:to|that|if|whether)\b"
+    r"|\bdoes\s+(?P<it3>it)\s+take\s+(?:\w+\s+){0,3}?to\b",
+    re.IGNORECASE,
+)
+# "that" is a demonstrative after these words or at the start ("Is that true?", "What about that?");
+# after any other word it is a relative pronoun or a conjunction ("the option that skips …", "a commit
+# that I pushed", "make sure that …")
+BEFORE_DEMONSTRATIVE = AUXILIARIES | frozenset(
+    "do about of for with to from in on at by like into after before than and or but what how why when where who "
+    "whom which does".split()
+)
+
+
+# what may follow "to <verb>" when the verb has no object of its own: the end, or a preposition or adverb
+_NO_OBJECT = re.compile(
+    r"^\s*\w+(?:\s*[?.!]|\s*$|\s+(?:across|in|on|with|from|for|at|by|between|inside|outside|without|after|before|"
+    r"during|over|under|here|there|now|again|together|concurrently|directly|alone|safely|yet)\b)",
+    re.IGNORECASE,
+)
+
+
+def _object_gap(after: str) -> bool:
+    """Whether "it" is the object "to <verb>" lacks, and so refers: "Is it safe to use across threads?"
+    (after "What does Rc<T> do?") asks about Rc<T>; "Is it safe to delete the lock file?" does not."""
+    return bool(_NO_OBJECT.match(after))
+
+
+def _inside(question: str) -> list[tuple[int, int]]:
+    """Spans of the referring words of `question` that refer inside it: a pronoun after an antecedent
+    of its kind that the question gives itself (a name, code or a rare word, `subjects`; for "it" and
+    "they" also "a/an …") with a clause boundary between them; an existential "there"; an expletive
+    "it" ("is it possible to …"); a relative "that"."""
+    spans = [_word_span(m, "there") for m in EXISTENTIAL_THERE.finditer(question)]
+    for match in EXPLETIVE_IT.finditer(question):
+        if match.group("it3") or not _object_gap(question[match.end() :]):  # "how long does it take to …"
+            spans.append(next(match.span(g) for g in ("it", "it2", "it3") if match.group(g)))
+    own = [(question.find(s), s) for s in subjects(question) if question.find(s) >= 0]
+    trailing = TRAILING_THERE.search(question)
+    if trailing and own and own[0][0] < trailing.start():
+        spans.append(trailing.span("there"))
+    for match in re.finditer(r"\bthat\b", question, re.IGNORECASE):
+        if DEMONSTRATIVE.match(question, match.start()):  # "that library", "… avoid that?"
+            continue
+        before = re.findall(r"[\w']+", question[: match.start()].lower())
+        if before and before[-1] not in BEFORE_DEMONSTRATIVE:
+            spans.append(match.span())
+    for match in re.finditer(rf"\b(?:{SUBJECT.replace('|there', '')}|{POSSESSIVE})\b", question, re.IGNORECASE):
+        kind = PRONOUN_KIND[match.group(0).lower()]
+        starts = [
+            at + len(s) for at, s in own if at < match.start() and (kind != "person") == (not looks_like_person(s))
+        ]
+        if kind != "person":
+            starts += [m.end() for m in INDEFINITE.finditer(question, 0, match.start())]
+        if any(CLAUSE.search(question, end, match.start()) for end in starts):
+            spans.append(match.span())
+    return sorted(set(spans))
+
+
+def _word_span(match: re.Match, word: str) -> tuple[int, int]:
+    at = match.group(0).lower().index(word)
+    return match.start() + at, match.start() + at + len(word)
+
+
+def shielded(question: str) -> tuple[str, list[str]]:
+    """`question` with the words that refer inside it (`_inside`) replaced by placeholders that no
+    rule matches, and those words, for `unshield` (none in a question that holds the placeholders'
+    NUL itself: it is left as it is)."""
+    if "\0" in question:
+        return question, []
+    kept: list[str] = []
+    parts, at = [], 0
+    for start, end in _inside(question):
+        parts.append(question[at:start] + f"\0{len(kept)}\0")
+        kept.append(question[start:end])
+        at = end
+    return "".join(parts) + question[at:], kept
+
+
+def unshield(text: str, kept: list[str]) -> str:
+    if not kept:
+        return text
+    return re.sub(r"\0(\d+)\0", lambda m: kept[int(m.group(1))], text)

@@ -1,0 +1,387 @@
+"""Fetch search-result pages and split them into titled paragraphs, as the paper's page loader does.
+
+The URLs come from a search engine, i.e. from strangers, so fetching is an SSRF surface: only
+http(s) without credentials, every address a host resolves to must be public (checked again on
+each redirect hop, which is why redirects are followed by hand), and the connection goes to the
+very address that was checked (so DNS cannot answer differently the second time). Bodies are
+streamed under a byte cap, and only HTML or plain text is read.
+
+The deadline bounds the whole fetch: DNS, connect, headers, body and every redirect. httpx's
+timeouts are per read, so a server sending one header byte every half second never trips them;
+the download is therefore async and runs under `asyncio.timeout`, whose cancellation stops it
+wherever it waits.
+
+The same download, with the same rules and deadline, serves the other callers through
+`download_many` (`crag.search.downloads`: the web-search APIs' JSON, the pages and PDFs of
+`crag ingest`'s URL lists). Its failures tell apart the ones worth a retry (`TransientWebSearchError`: a
+timeout, a dropped connection, HTTP 408, 429 or 5xx), which the search backends retry once;
+`fetch_all` retries nothing, as a page that fails has its search snippet to stand in for it.
+
+Every paragraph becomes a passage (`crag.passages`): a `Document` whose text is
+`titled(paragraph, title)`, i.e. "Title: paragraph" as the paper's page loader writes it (the
+evaluator and the generator see web paragraphs with their title in the text, as they always have),
+with metadata `title` and `source` (the URL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+from langchain_core.documents import Document
+
+from crag.passages import passage, source_of, title_of, titled
+from crag.runtime.extras import DISTRIBUTION
+from crag.search.web_base import TransientWebSearchError, WebSearchError
+
+MAX_REDIRECTS = 5
+MIN_WORDS = 10  # shorter lines are menus, captions and buttons, not knowledge
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+MARKDOWN_TYPES = ("text/markdown", "text/x-markdown")
+TEXT_TYPES = ("text/plain", *MARKDOWN_TYPES)
+PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accepts: (media types, their name in errors)
+JSON_TYPES = (("application/json",), "JSON")
+PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits
+DOCUMENT_TYPES = (HTML_TYPES + TEXT_TYPES + PDF_TYPES, "HTML, text or PDF")
+MAX_BYTES = 2_000_000  # the largest page or API answer read
+# Wikimedia's policy asks clients to say who they are and how to reach their makers
+USER_AGENT = f"{DISTRIBUTION} (corrective RAG page fetcher; +https://pypi.org/project/{DISTRIBUTION}/)"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+T = TypeVar("T")
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix; the IPv4 address is the last 32 bits
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 one carries: mapped (::ffff:a.b.c.d), 6to4 (2002::/16), Teredo, NAT64."""
+    found = [address.ipv4_mapped, address.sixtofour]
+    if address.teredo is not None:
+        found += list(address.teredo)  # (server, client)
+    if address in NAT64:
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return [a for a in found if a is not None]
+
+
+def _refusal(address: IPAddress) -> str | None:
+    """Why an address must not be fetched from, or None if it is a public one."""
+    if isinstance(address, ipaddress.IPv6Address):
+        for inner in _embedded_ipv4(address):  # 2002:7f00:1:: is 127.0.0.1 to a 6to4 relay
+            if reason := _refusal(inner):
+                return f"{reason}, wrapped in {address}"
+    for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
+        if getattr(address, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return None if address.is_global else "not globally routable"  # e.g. 100.64.0.0/10
+
+
+async def _resolve(host: str, port: int, allow_private: bool) -> str:
+    """The address to connect to, once every address `host` resolves to has passed the check."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise WebSearchError(f"cannot resolve {host}: {exc}") from exc
+    addresses: list[IPAddress] = []
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])  # drop an IPv6 scope id
+        if address not in addresses:
+            addresses.append(address)
+    if not addresses:
+        raise WebSearchError(f"cannot resolve {host}: no addresses")
+    if not allow_private:
+        for address in addresses:
+            if reason := _refusal(address):
+                raise WebSearchError(f"refusing {host}: it resolves to {address} ({reason})")
+    return str(min(addresses, key=lambda a: a.version))  # IPv4 first: IPv6 routes are often missing
+
+
+def _parse(url: str) -> httpx.URL:
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise WebSearchError(f"bad URL {url!r}: {exc}") from exc
+    if parsed.scheme not in ("http", "https"):
+        raise WebSearchError(f"refusing {url!r}: only http and https pages are fetched")
+    if parsed.userinfo:
+        raise WebSearchError(f"refusing a URL with credentials (host {parsed.host})")
+    if not parsed.host:
+        raise WebSearchError(f"bad URL {url!r}: no host")
+    return parsed
+
+
+async def _download(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    timeout: float,
+    max_bytes: int,
+    allow_private: bool,
+    accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
+) -> tuple[bytes, str, str | None, httpx.URL]:
+    """(body, media type, charset, final URL) of a response of a media type in `accept`, following at
+    most MAX_REDIRECTS checked redirects, all within `timeout` seconds."""
+    current = _parse(url)
+    try:
+        async with asyncio.timeout(timeout):
+            for _ in range(MAX_REDIRECTS + 1):
+                host = current.raw_host.decode("ascii")
+                address = await _resolve(
+                    host, current.port or (443 if current.scheme == "https" else 80), allow_private
+                )
+                request = client.build_request(
+                    "GET",
+                    current.copy_with(host=address),  # pinned to the checked address
+                    # no connection reuse: a pooled TLS connection to this address may carry another host's SNI
+                    headers={"Host": current.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Connection": "close"},
+                    extensions={"sni_hostname": host} if current.scheme == "https" else None,
+                )
+                try:
+                    response = await client.send(request, stream=True, follow_redirects=False)
+                    try:
+                        if response.is_redirect:
+                            location = response.headers.get("location")
+                            if not location:
+                                raise WebSearchError(
+                                    f"{current} answered HTTP {response.status_code} without a Location"
+                                )
+                            current = _parse(str(current.join(location)))
+                            continue
+                        return (*await _read(response, current, max_bytes, accept), current)
+                    finally:
+                        await response.aclose()
+                except httpx.TransportError as exc:  # refused, reset or dropped: worth a retry
+                    raise TransientWebSearchError(f"cannot fetch {current}: {exc}") from exc
+                except httpx.HTTPError as exc:
+                    raise WebSearchError(f"cannot fetch {current}: {exc}") from exc
+            raise WebSearchError(f"too many redirects from {url} (more than {MAX_REDIRECTS})")
+    except TimeoutError:
+        raise TransientWebSearchError(f"timed out after {timeout:g} s fetching {current}") from None
+
+
+async def _read(
+    response: httpx.Response, url: httpx.URL, max_bytes: int, accept: tuple[tuple[str, ...], str]
+) -> tuple[bytes, str, str | None]:
+    """(body, media type, charset) of a successful response of an accepted type, the body under the byte cap."""
+    if not response.is_success:
+        status = response.status_code
+        kind = TransientWebSearchError if status in (408, 429) or status >= 500 else WebSearchError
+        raise kind(f"{url} answered HTTP {status}")
+    media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    types, name = accept
+    if media_type not in types:
+        raise WebSearchError(f"refusing {url}: content type {media_type or 'missing'} is not {name}")
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise WebSearchError(f"refusing {url}: {declared} bytes is over the {max_bytes}-byte cap")
+    body = bytearray()
+    async for chunk in response.aiter_bytes():  # decompressed, so the cap also stops gzip bombs
+        body += chunk
+        if len(body) > max_bytes:
+            raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap")
+    return bytes(body), media_type, response.charset_encoding
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to the end from sync code, also from a thread whose event loop is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # asyncio.run refuses to nest in a running loop
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def decode(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # an unknown charset name
+        return body.decode("utf-8", errors="replace")
+
+
+def _split(text: str, separator: str) -> list[str]:
+    paragraphs = (" ".join(part.split()) for part in re.split(separator, text))
+    return [p for p in paragraphs if len(p.split()) >= MIN_WORDS]
+
+
+def _extract(body: bytes, media_type: str, charset: str | None, url: str) -> tuple[str | None, list[str]]:
+    """(page title or None, paragraphs) of a downloaded page."""
+    if media_type in TEXT_TYPES:
+        return None, _split(decode(body, charset), r"\n\s*\n")  # plain text is often hard-wrapped
+    try:
+        import trafilatura
+    except ImportError as exc:  # trafilatura needs lxml_html_clean with lxml >= 5.2
+        raise WebSearchError(f"cannot extract pages: trafilatura does not import ({exc})") from exc
+    tree = trafilatura.load_html(decode(body, charset) if charset else body)
+    if tree is None:
+        return None, []
+    metadata = trafilatura.extract_metadata(tree, default_url=url)  # before extract, which prunes the tree
+    title = (metadata.title if metadata else None) or (tree.findtext(".//title") or "").strip() or None
+    text = trafilatura.extract(tree, url=url, output_format="txt", include_comments=False, include_tables=False)
+    return title, _split(text or "", r"\n")
+
+
+def _new_client() -> httpx.AsyncClient:
+    # no environment proxies: the address check must be about the host we really connect to
+    return httpx.AsyncClient(trust_env=False, follow_redirects=False)
+
+
+async def _fetch_pages(
+    urls: list[str],
+    *,
+    timeout: float,
+    max_bytes: int,
+    allow_private: bool,
+    max_workers: int,
+    client: httpx.AsyncClient | None,
+    accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
+    on_done: Callable[[], object] | None = None,
+) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it
+    (`on_done` is called as each one ends, for a progress bar)."""
+    if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
+        raise ValueError("timeout, max_bytes and max_workers must be positive")
+    slots = asyncio.Semaphore(max_workers)
+    shared = client or _new_client()  # one pool for all pages
+
+    async def one(url: str):
+        async with slots:
+            try:
+                return await _download(
+                    shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, accept=accept
+                )
+            except Exception as exc:  # handed back, so one page never sinks the others
+                return exc
+            finally:
+                if on_done:
+                    on_done()
+
+    try:
+        return list(await asyncio.gather(*(one(url) for url in urls)))
+    finally:
+        if client is None:
+            await shared.aclose()
+
+
+def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> tuple[str | None, list[str]]:
+    """(page title, paragraphs) of a download from `_fetch_pages`, or the exception that stopped it, raised."""
+    if isinstance(page, Exception):
+        raise page
+    body, media_type, charset, final = page
+    return _extract(body, media_type, charset, str(final))
+
+
+def _paragraph(text: str, title: str, url: str) -> Document:
+    return passage(titled(text, title), title=title, source=url)
+
+
+def text_passages(text: str, title: str, url: str) -> list[Document]:
+    """A page's plain text (a line per paragraph) as the passages `fetch_all` makes of a page: its
+    paragraphs of MIN_WORDS+ words, titled; a text with none (a stub article) is one passage whole."""
+    if paragraphs := _split(text, r"\n"):
+        return [_paragraph(p, title, url) for p in paragraphs]
+    return [_paragraph(" ".join(text.split()), title, url)] if text.strip() else []
+
+
+def download_many(
+    urls: list[str],
+    *,
+    timeout: float,
+    max_bytes: int = MAX_BYTES,
+    allow_private: bool = False,
+    accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
+    max_workers: int = 4,
+    on_done: Callable[[], object] | None = None,
+) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
+    """Each URL's (body, media type, charset, final URL) under the rules above, or the exception that
+    stopped it, handed back rather than raised so one failed download does not lose the others."""
+    if not urls:
+        return []
+    return _run(
+        _fetch_pages(
+            urls,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            allow_private=allow_private,
+            max_workers=max_workers,
+            client=None,
+            accept=accept,
+            on_done=on_done,
+        )
+    )
+
+
+def without_credentials(url: str) -> str:
+    """`url` as errors show it: a password in a search hit's URL must not reach `web_error`."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
+
+
+def _snippet(result: Document) -> list[Document]:
+    """The search hit's own text as its one passage (a local record, or a page that could not be used)."""
+    if not result.page_content.strip():
+        return []
+    return [_paragraph(result.page_content.strip(), title_of(result), source_of(result))]
+
+
+def fetch_all(
+    results: list[Document],
+    *,
+    timeout: float = 10.0,
+    max_bytes: int = MAX_BYTES,
+    allow_private: bool = False,
+    max_workers: int = 8,
+    client: httpx.AsyncClient | None = None,
+) -> tuple[list[Document], list[str]]:
+    """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors).
+
+    Never raises for a page: a failed (or empty) page is recorded in the errors and its search
+    snippet stands in for it. Non-http results (local records) are used as they are, unfetched,
+    and a URL that appears twice is used once.
+    """
+    if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
+        raise ValueError("timeout, max_bytes and max_workers must be positive")
+    seen: set[str] = set()
+    urls = [source_of(r) for r in results]
+    unique = [(r, url) for r, url in zip(results, urls) if not (url in seen or seen.add(url))]
+    per_result: list[list[Document]] = [[] for _ in unique]
+    web = [i for i, (_, url) in enumerate(unique) if urlsplit(url).scheme.lower() in ("http", "https")]
+    for i in set(range(len(unique))) - set(web):
+        per_result[i] = _snippet(unique[i][0])
+    errors: list[str] = []
+    pages = (
+        _run(
+            _fetch_pages(
+                [unique[i][1] for i in web],
+                timeout=timeout,
+                max_bytes=max_bytes,
+                allow_private=allow_private,
+                max_workers=max_workers,
+                client=client,
+            )
+        )
+        if web
+        else []
+    )
+    for i, page in zip(web, pages):
+        result, url = unique[i]
+        shown = without_credentials(url)
+        try:
+            page_title, paragraphs = _paragraphs(page)
+        except Exception as exc:  # anything: a page must never sink the search
+            reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
+            errors.append(f"{shown}: {reason}")
+            per_result[i] = _snippet(result)
+            continue
+        if not paragraphs:
+            errors.append(f"{shown}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
+            per_result[i] = _snippet(result)
+            continue
+        title = page_title or title_of(result)
+        per_result[i] = [_paragraph(p, title, url) for p in paragraphs]
+    return [paragraph for found in per_result for paragraph in found], errors

@@ -1,0 +1,102 @@
+"""A BM25 index of a Chroma collection's chunks, for hybrid retrieval (`crag.search.store`).
+
+Dense retrieval misses what only the words give away: a documentation question names a flag or a
+function (`sort_keys`, `--porcelain`), a PopQA question a rare name, and MiniLM's embedding of a
+1,000-character chunk blurs both. BM25 finds them, and fusing the two lists finds more of the
+relevant chunks than either (docs/reports/2026-11-24-hybrid-retrieval.md).
+
+Chroma's local store has no ranked full-text search (its `$contains` filter only matches), so the
+index is built here with bm25s (already behind the local web backend) from the collection's own
+texts and titles, on the first question a process asks of a collection, and kept per process. It
+is stamped with the collection's chunk count and built again when that changes (`crag ingest` in
+another process). It holds ids and term statistics only: hits are read back from Chroma by id, so
+a chunk replaced since the index was built is returned as Chroma now holds it, and one deleted is
+not returned at all.
+
+Words are `crag.text.terms` (Snowball stems, stopwords and question words dropped): the same
+words as the evaluator's lexical overlap, so that "What does sort_keys do?" searches `sort_keys`
+alone, not "what", "does" or "do".
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from crag.fusion import best
+from crag.runtime.cache import ResourceCache
+from crag.text import terms
+
+if TYPE_CHECKING:
+    from langchain_chroma import Chroma
+
+logger = logging.getLogger(__name__)
+
+# Above this many chunks the index is not built (the texts would all be read into this process, about
+# 1 kB each); such a collection is searched by embedding alone, with a warning. A Chroma server with
+# millions of chunks wants a search engine of its own.
+MAX_CHUNKS = 200_000
+PAGE = 5_000  # chunks read from Chroma per request while building
+
+
+@dataclass(frozen=True)
+class KeywordIndex:
+    ids: list[str]
+    retriever: Any  # bm25s.BM25
+
+    def search(self, query: str, n: int) -> list[str]:
+        """Ids of the `n` best chunks for `query` by BM25, best first; chunks sharing no word with it
+        are left out (they score 0), so a query of stopwords finds nothing."""
+        tokens = terms(query)
+        if not tokens or not self.ids:
+            return []
+        return [self.ids[i] for i in best(self.retriever.get_scores(tokens), n)]
+
+
+# collection id -> index, stamped with the chunk count it was built from
+_INDEXES: ResourceCache[str, KeywordIndex | None] = ResourceCache("keyword_index", counted=False)
+
+
+def _document_terms(text: str, metadata: dict | None) -> list[str]:
+    title = str((metadata or {}).get("title") or "")
+    return terms(f"{title} {text}" if title else text)
+
+
+def build(collection: Any, count: int) -> KeywordIndex | None:
+    """The index of every chunk of a Chroma collection (read in pages), or None when it holds more
+    than `MAX_CHUNKS`."""
+    import bm25s
+
+    if count > MAX_CHUNKS:
+        logger.warning(
+            "the collection %r holds %d chunks, more than the %d that keyword search indexes in memory: "
+            "it is searched by embedding alone",
+            collection.name,
+            count,
+            MAX_CHUNKS,
+        )
+        return None
+    ids: list[str] = []
+    corpus: list[list[str]] = []
+    for offset in range(0, count, PAGE):
+        page = collection.get(include=["documents", "metadatas"], limit=PAGE, offset=offset)
+        for chunk_id, text, metadata in zip(page["ids"], page["documents"], page["metadatas"], strict=True):
+            ids.append(chunk_id)
+            corpus.append(_document_terms(text or "", metadata))
+    retriever = bm25s.BM25()
+    if ids:
+        retriever.index(corpus, show_progress=False)
+    return KeywordIndex(ids, retriever)
+
+
+def index_of(store: Chroma) -> KeywordIndex | None:
+    """The (cached) keyword index of a LangChain Chroma store's collection; None when it is too large."""
+    collection = store._collection  # LangChain's Chroma exposes no public handle on its collection
+    count = collection.count()
+    return _INDEXES.get(str(collection.id), lambda: build(collection, count), stamp=count)
+
+
+def clear() -> None:
+    """Forget every index (tests)."""
+    _INDEXES.clear()

@@ -1,0 +1,64 @@
+"""The `searxng` web backend: a general web engine without an API key, through a SearxNG instance.
+
+SearxNG is a metasearch engine people run themselves (or use a public instance of); its JSON API
+(`/search?q=…&format=json`, when the instance's settings.yml lists `json` under `search.formats`)
+answers `{"results": [{"url", "title", "content"}, …]}`. The hits are like Tavily's: the engines'
+snippets, whose pages the graph then fetches with `fetch_all`; `search_web` gives them the paper's
+"Wikipedia, " query prefix, as it does every general engine.
+
+The request goes through the page fetcher's download (`crag.search.downloads.get_json`): its
+deadline, byte cap, redirect limit and User-Agent. The instance URL is configuration, trusted as
+`chroma_url` is, so it may be private or loopback (an instance on localhost is the usual set-up)
+and skips the address check; the result URLs are strangers' and are fetched under every rule,
+private addresses refused unless `allow_private_fetch` is set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from langchain_core.documents import Document
+
+from crag.passages import passage
+from crag.search.downloads import get_json
+from crag.search.fetch import MAX_BYTES
+from crag.search.web_base import RetriedSearch, WebSearchError, check_api_url
+
+
+class SearxngSearch(RetriedSearch):
+    """Search through the SearxNG instance at `url` (its base URL, e.g. http://127.0.0.1:8888): the
+    first `k` results in the instance's order, each its snippet with title and URL as source.
+
+    `timeout` bounds the request and `max_bytes` the answer; a transient failure (timeout, dropped
+    connection, HTTP 408/429/5xx) is retried once after `retry_wait` seconds.
+    """
+
+    def __init__(self, url: str, *, timeout: float = 10.0, retry_wait: float = 1.0, max_bytes: int = MAX_BYTES):
+        if timeout <= 0 or max_bytes <= 0:
+            raise ValueError("timeout and max_bytes must be positive")
+        base = check_api_url(url, "searxng_url").rstrip("/")
+        self.endpoint = base if base.endswith("/search") else f"{base}/search"
+        self.timeout, self.retry_wait, self.max_bytes = timeout, retry_wait, max_bytes
+
+    def _search_once(self, query: str, k: int) -> list[Document]:
+        url = str(httpx.URL(self.endpoint).copy_merge_params({"q": query, "format": "json", "categories": "general"}))
+        try:
+            return parse_results(get_json(url, timeout=self.timeout, max_bytes=self.max_bytes, allow_private=True))[:k]
+        except WebSearchError as exc:
+            hint = " (is json in the instance's search.formats, in settings.yml?)" if "HTTP 403" in str(exc) else ""
+            raise type(exc)(f"SearxNG search failed: {exc}{hint}") from exc
+
+
+def parse_results(answer: Any) -> list[Document]:
+    """The hits of a SearxNG JSON answer; results without a URL are skipped."""
+    hits = answer.get("results") if isinstance(answer, dict) else None
+    if not isinstance(hits, list):
+        shape = f"keys: {sorted(answer)}" if isinstance(answer, dict) else type(answer).__name__
+        raise WebSearchError(f"the answer has no result list ({shape})")
+    results = []
+    for hit in hits:
+        url = hit.get("url") if isinstance(hit, dict) else None
+        if isinstance(url, str) and url:
+            results.append(passage(str(hit.get("content") or ""), title=str(hit.get("title") or url), source=url))
+    return results

@@ -1,0 +1,42 @@
+"""A value's standing in its set: how far it lies from the mean of the values it came with, in their
+spreads (a z-score with a floor on the spread).
+
+Two readers use it. Refinement ranks strips by the standing of their embedding cosines with the
+question (`crag.knowledge.refinement`), and an adapted evaluator's head weighs the standing of each
+passage's logit and lexical overlap among the passages graded with it (`crag.evaluator.lexical`).
+Both answer the same question, "which member of this set answers, whatever the set's level": all chunks
+of one man page score alike on their own, and the one that answers is the one above its neighbours.
+One definition keeps them from drifting apart."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+MIN_SET = 3  # with two members the standing is always ±1, whatever they say
+STANDING_FLOOR = 0.02  # the spread below which the values are taken as equal (as the heads were fitted)
+
+
+def standings_of(values: Sequence[float]) -> list[float]:
+    """Each value's (value − the set's mean) / max(the set's spread, STANDING_FLOOR)."""
+    array = np.asarray(values, dtype=float)
+    if not len(array):
+        return []
+    return ((array - array.mean()) / max(float(array.std()), STANDING_FLOOR)).tolist()
+
+
+def grouped_standings(values: Sequence[float], sets: Sequence[Hashable]) -> list[float]:
+    """`standings_of` within each set (`sets[i]` names value i's set); 0 for the members of a set
+    smaller than MIN_SET, where a standing says nothing."""
+    if len(sets) != len(values):
+        raise ValueError(f"{len(sets)} set keys for {len(values)} values")
+    members: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(sets):
+        members.setdefault(key, []).append(i)
+    out = [0.0] * len(values)
+    for indices in members.values():
+        if len(indices) >= MIN_SET:
+            for i, z in zip(indices, standings_of([values[i] for i in indices])):
+                out[i] = z
+    return out

@@ -1,0 +1,1 @@
+"""Benchmark scripts: each prints its figures (`python -m lab.benchmarks.NAME --help`)."""
