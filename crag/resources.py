@@ -40,6 +40,17 @@ def context_of(runtime: Any) -> Context:
     return context if context is not None else Context()
 
 
+def check(ctx: Context) -> None:
+    """What a run will need, checked when it starts, whatever the question: the chat models it names (an
+    unknown local model, a missing GGUF file, a provider without its package or key) and the evaluator's
+    checkpoint (loaded once per process). Without this, a question whose documents were all rejected never
+    reached the chat model, and a missing model file answered "I don't know"."""
+    for spec in (ctx.chat_model, ctx.rewrite_model):
+        if isinstance(spec, str):
+            chat_model(spec)
+    calibrated(evaluator(ctx))
+
+
 def evaluator(ctx: Context):
     if ctx.evaluator is not None and hasattr(ctx.evaluator, "invoke"):
         return ctx.evaluator

@@ -1,346 +1,357 @@
-"""Run-time settings of the graph: models, thresholds, top-k and backends.
+"""The settings of one run, each declared once: its name, type and range, default, help, environment
+variable and whether a server request may set it.
 
-Passed per run as LangGraph's `context` (`graph.invoke(input, context=Context(...))`); every
-field has a description so LangGraph Studio can show it. Nothing here loads a model: nodes ask
-the backends for process-wide cached instances by these names.
+`Context` is what LangGraph passes to the nodes (`graph.invoke(input, context=Context(...))`). Each field is
+made by `setting()`, whose metadata everything else reads: the options of `crag ask` and `crag chat`
+(`crag.cli.settings`), the per-request schema of `crag serve` (`crag.serve.service`), the table on the
+configuration page (`docs/hooks.py`) and the checks below. A field's type may carry a range
+(`Annotated[int, Field(ge=1)]`), which pydantic checks. Every plain setting can also come from the
+environment as `CRAG_<NAME>`. Nothing here imports an implementation: the models, stores and searches are
+looked up by these values when a run needs them (`crag.resources`).
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import functools
 import os
-from dataclasses import MISSING, dataclass, field
-from typing import Any, Literal, get_args
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from crag.knowledge.refinement import SET_WEIGHT
-from crag.knowledge.refinement import Mode as RefineMode
-from crag.knowledge.routing import RECHECK_THRESHOLD
-from crag.knowledge.web_query import Rewrite
-from crag.models.chat import CHAT_MODEL_HELP
-from crag.models.embeddings import EMBEDDINGS_HELP, default_embeddings, embeddings_name
-from crag.prompts import DEFAULT_GENERATE_PROMPT, GENERATE_PROMPTS, GeneratePrompt, Requery
-from crag.search.store import (
-    DEFAULT_CHROMA_TIMEOUT,
-    DEFAULT_SEARCH,
-    Search,
-    default_chroma_dir,
-    default_chroma_url,
-    default_collection,
-)
-from crag.search.user_web import is_user_backend
-from crag.search.web_base import check_api_url
-from crag.search.wikipedia import DEFAULT_API_URL as DEFAULT_WIKIPEDIA_URL
+from pydantic import Field, TypeAdapter, ValidationError
+
 from crag.thresholds import PRESETS, Preset, Thresholds
 
 WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
 Route = Literal["auto", "correct", "incorrect", "ambiguous"]
+Search = Literal["hybrid", "dense"]
+RefineMode = Literal["fixed_num", "excerption", "selection"]
+Rewrite = Literal["keywords", "model", "off"]
+Requery = Literal["off", "rewrite", "hyde"]
+GeneratePrompt = Literal[
+    "compact", "paper", "marked"
+]  # the keys of crag.prompts.GENERATE_PROMPTS (a test keeps them equal)
+RetryPrompt = Literal["compact", "paper", "marked", "off"]  # "off": ask once
+
+Score = Annotated[
+    float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)
+]  # the evaluator's [-1, 1], and a margin to force a route
+Gate = Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)]  # above 1: never reached
+
+# The groups, in the order `--help` and the configuration page show them: what a user changes first, first
+DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE = (
+    "Your documents",
+    "Models",
+    "The web",
+    "The answer",
+    "The grade",
+    "Refinement",
+)
+GROUPS = (DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE)
+
+DEFAULT_CHROMA_DIR = ".crag/chroma"
+DEFAULT_COLLECTION = "crag"
+DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org/w/api.php"
+CHAT_MODEL_HELP = (
+    "'local' (Qwen2.5-Coder-1.5B-Instruct on llama.cpp), 'local:tiny' (SmolLM2-135M, fast), "
+    "'local:/path/model.gguf' or '<provider>:<model>' (openai, anthropic, ollama, …)"
+)
+EMBEDDINGS_HELP = (
+    "'local' (all-MiniLM-L6-v2, shipped), 'local:FOLDER' (a sentence-transformers model on disk) or "
+    "'<provider>:<model>' (openai:text-embedding-3-small, ollama:nomic-embed-text, …)"
+)
 
 
-def _env(name: str, default: str | None) -> str | None:
-    return os.environ.get(name, default)
+def setting(
+    default: Any = None,
+    *,
+    help: str,
+    group: str,
+    request: bool = False,
+    flag: str | None = None,
+    objects: bool = False,
+    env: bool = True,
+) -> Any:
+    """A `Context` field. `request`: a server request may set it (nothing that names a file, a URL or a
+    model may be); `flag`: its command-line option when not `--name`; `objects`: it also takes a ready
+    object (a model, a store, a search), which is then passed through unchecked; `env`: it can come from
+    `CRAG_<NAME>` (read when the `Context` is made)."""
+    # pydantic (LangGraph Studio's schema, a model holding a Context) reads a field's metadata as `Field` arguments:
+    # the help is its description, the rest rides along as JSON schema extras
+    extra = {"group": group, "request": request, "flag": flag, "objects": objects, "env": env}
+    return field(default=default, metadata={"description": help, "json_schema_extra": extra})
+
+
+def about(spec: dataclasses.Field) -> dict[str, Any]:
+    """What `setting()` declared of a field: help, group, request, flag, objects, env and its built-in default."""
+    return {"help": spec.metadata["description"], **spec.metadata["json_schema_extra"]}
+
+
+def env_name(name: str) -> str:
+    return f"CRAG_{name.upper()}"
+
+
+def _from_env(name: str, default: Any) -> Any:
+    """The setting's value from `CRAG_<NAME>` (text, checked with the rest in `Context.__post_init__`), else its default."""
+    text = os.environ.get(env_name(name), "").strip()
+    return text if text else default
+
+
+def _read_environment(cls: type) -> type:
+    """Each setting that may come from the environment gets a default factory reading `CRAG_<NAME>` when a
+    `Context` is made; its built-in default stays in its metadata (`default_of`)."""
+    for name, spec in list(vars(cls).items()):
+        if isinstance(spec, dataclasses.Field):
+            extra = {**spec.metadata["json_schema_extra"], "default": spec.default}
+            spec.metadata = types.MappingProxyType({**spec.metadata, "json_schema_extra": extra})
+            if extra["env"]:
+                spec.default_factory = functools.partial(_from_env, name, spec.default)
+                spec.default = dataclasses.MISSING
+    return cls
 
 
 @dataclass(kw_only=True)
+@_read_environment
 class Context:
-    """Settings for one run of the CRAG graph.
+    """Settings for one run of a crag graph (see the module docstring; `setting()` says what each part means).
 
-    `evaluator`, `chat_model`, `rewrite_model`, `embeddings` and `web_backend` take a name or path,
-    or a ready object (a Runnable scorer, a chat model, LangChain `Embeddings`; for the web, an
-    object with `.search(query, k)`, a LangChain retriever or search tool), and `retriever` takes
-    any LangChain retriever or vector store: that is how an application, or a test, injects its
-    own models and backends.
+    `evaluator`, `chat_model`, `rewrite_model`, `embeddings` and `web_backend` take a name or a ready object
+    (a Runnable scorer, a chat model, LangChain `Embeddings`, an object with `.search(query, k)`, a retriever
+    or a search tool), and `retriever` any LangChain retriever or vector store: that is how an application,
+    or a test, injects its own models and backends.
     """
 
-    evaluator: str | None = field(
-        default_factory=lambda: _env("CRAG_EVALUATOR", None),
-        metadata={
-            "env": "CRAG_EVALUATOR",
-            "description": "Evaluator checkpoint folder; empty = the shipped evaluator.",
-        },
+    # -- your documents
+    chroma_dir: str = setting(
+        DEFAULT_CHROMA_DIR, group=DOCUMENTS, help="Embedded Chroma folder (unused with chroma_url)."
     )
-    chat_model: str = field(
-        default_factory=lambda: _env("CRAG_CHAT_MODEL", "local") or "local",
-        metadata={"env": "CRAG_CHAT_MODEL", "description": f"Generator: {CHAT_MODEL_HELP}."},
+    chroma_url: str | None = setting(
+        group=DOCUMENTS, help="A Chroma server, e.g. http://127.0.0.1:8000, instead of the folder."
     )
-    rewrite_model: str | None = field(
-        default=None,
-        metadata={
-            "description": "Model for the web query (with rewrite 'model'), the knowledge base's second search "
-            "(requery) and the self-contained form of a follow-up; empty = chat_model."
-        },
+    collection: str = setting(DEFAULT_COLLECTION, group=DOCUMENTS, help="The Chroma collection of your documents.")
+    embeddings: str = setting(
+        "local",
+        group=DOCUMENTS,
+        objects=True,
+        help=f"The collection's embeddings (those it was ingested with): {EMBEDDINGS_HELP}.",
     )
-    preset: Preset | None = field(
-        default=None,
-        metadata={
-            "description": "Use the paper's thresholds for this dataset instead of the evaluator's calibrated pair."
-        },
+    k: Annotated[int, Field(ge=1, le=50)] = setting(
+        10, group=DOCUMENTS, request=True, help="Documents retrieved for a question."
     )
-    upper_threshold: float | None = field(
-        default=None, metadata={"description": "Correct when any document scores at least this; empty = calibrated."}
+    search: Search = setting(
+        "hybrid",
+        group=DOCUMENTS,
+        request=True,
+        help="How the collection is searched: 'hybrid' (embeddings and BM25 keywords, fused) or 'dense' (embeddings alone).",
     )
-    lower_threshold: float | None = field(
-        default=None, metadata={"description": "Incorrect when every document scores below this; empty = calibrated."}
+    chroma_timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] = setting(
+        30.0, group=DOCUMENTS, help="Seconds allowed for each request to the Chroma server."
     )
-    route: Route = field(
-        default="auto",
-        metadata={
-            "description": "'auto': the thresholds choose the action, as in the paper; 'correct', 'incorrect' or "
-            "'ambiguous' force that action (what one route answers; the threshold sweep), the documents still "
-            "labelled by the thresholds."
-        },
+    retriever: Any = setting(
+        group=DOCUMENTS,
+        objects=True,
+        env=False,
+        help="A LangChain retriever or vector store to search instead of Chroma (Python only).",
     )
-    k: int = field(default=10, metadata={"description": "Documents retrieved from the knowledge base."})
-    search: Search = field(
-        default=DEFAULT_SEARCH,
-        metadata={
-            "description": "How the Chroma collection is searched: 'hybrid' (its embeddings and BM25 keywords, "
-            "fused by reciprocal rank) or 'dense' (its embeddings alone)."
-        },
+    # -- models
+    chat_model: str = setting(
+        "local", group=MODELS, objects=True, help=f"The chat model that answers: {CHAT_MODEL_HELP}."
     )
-    top_k_strips: int = field(default=5, metadata={"description": "Knowledge strips kept by refinement."})
-    further_strips: int = field(
-        default=5,
-        metadata={
-            "description": "When the model says it does not know over the kept strips, it is shown this many more "
-            "of refinement's ranking (the retrieved documents' next-best strips, once) and that answer is kept "
-            "if the grounding check lets it stand. 0: never. Documentation set: 61.4% of the answerable "
-            "questions right against 59.6% (2 gained, none lost), no more unanswerable ones answered "
-            "(docs/reports/2026-11-29-reading-further.md)."
-        },
+    rewrite_model: str | None = setting(
+        group=MODELS,
+        objects=True,
+        help="The model that writes search queries and makes follow-ups self-contained; empty: chat_model.",
     )
-    knowledge_tokens: int = field(
-        default=0,
-        metadata={
-            "description": "After the kept strips, give the reader whole retrieved documents, best retrieval rank "
-            "first, while the knowledge stays within this many tokens (words and punctuation marks); a document "
-            "given whole replaces its strips. 0: the kept strips only."
-        },
+    evaluator: str | None = setting(
+        group=MODELS,
+        objects=True,
+        help="An evaluator checkpoint folder (`crag evaluator adapt` writes one); empty: the shipped one.",
     )
-    whole_when_unsure: bool = field(
-        default=False,
-        metadata={
-            "description": "When the grade is Ambiguous, fill knowledge_tokens with whole documents alone, "
-            "without refinement's strips."
-        },
+    max_answer_tokens: Annotated[int, Field(ge=8, le=1024)] = setting(
+        96, group=MODELS, request=True, help="The longest answer the chat model writes, in tokens."
     )
-    choose_strips: int = field(
-        default=0,
-        metadata={
-            "description": "The reader picks the strips that answer among this many of refinement's best (at most "
-            "9): its first reply token's probabilities over their numbers; 0: refinement's own ranking."
-        },
+    # -- the web
+    web_backend: WebBackend | None = setting(
+        group=WEB,
+        objects=True,
+        request=True,
+        help="Where Incorrect and Ambiguous search: 'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY), "
+        "'wikipedia', 'searxng' (needs searxng_url) or 'none'. Empty: 'local' when web_index is set, else 'none'.",
     )
-    judge_quotes: bool = field(
-        default=False,
-        metadata={
-            "description": "Quote a strip instead of the model's declined or unsupported answer only when the chat "
-            "model judges that the strip answers the question."
-        },
+    web_index: str | None = setting(
+        group=WEB, help="A JSONL file of {title, text} records, searched by the local web backend."
     )
-    strip_threshold: float = field(
-        default=-0.5, metadata={"description": "Strips whose selection score is below this are dropped."}
+    wikipedia_url: str = setting(
+        DEFAULT_WIKIPEDIA_URL, group=WEB, help="The MediaWiki API the wikipedia backend searches."
     )
-    strip_set_weight: float = field(
-        default=SET_WEIGHT,
-        metadata={
-            "description": "How much a strip's closeness to the question, against the other strips' (by the "
-            "knowledge base's embeddings), adds to its evaluator score when refinement ranks strips (and a "
-            "document's, against the other documents', when CRAGCompressor orders them); 0: the evaluator's "
-            "score alone, as in the paper."
-        },
+    searxng_url: str | None = setting(group=WEB, help="The SearxNG instance the searxng backend searches.")
+    web_k: Annotated[int, Field(ge=1, le=10)] = setting(5, group=WEB, request=True, help="Web results used per search.")
+    web_timeout: Annotated[float, Field(gt=0, le=120, allow_inf_nan=False)] = setting(
+        10.0, group=WEB, help="Seconds allowed for a search or a page fetch."
     )
-    refine_mode: RefineMode = field(
-        default="excerption",
-        metadata={"description": "Strip decomposition: 50-word windows, sentences by three, or whole passages."},
+    allow_private_fetch: bool = setting(False, group=WEB, help="Allow fetching pages on private or loopback addresses.")
+    rewrite: Rewrite = setting(
+        "keywords",
+        group=WEB,
+        request=True,
+        help="The web query: 'keywords' (the question's own), 'model' (the CRAG paper's rewrite by rewrite_model) "
+        "or 'off' (the question as asked).",
     )
-    chroma_dir: str = field(
-        default_factory=lambda: str(default_chroma_dir()),
-        metadata={"env": "CRAG_CHROMA_DIR", "description": "Embedded Chroma folder (ignored when chroma_url is set)."},
+    # -- the answer
+    generate_prompt: GeneratePrompt = setting(
+        "compact",
+        group=ANSWER,
+        request=True,
+        flag="prompt",
+        help="The answer's prompt: 'compact' (for small models), 'paper' (the CRAG paper's) or 'marked' "
+        "(compact over passages marked against instructions planted in them).",
     )
-    chroma_url: str | None = field(
-        default_factory=default_chroma_url,
-        metadata={"env": "CRAG_CHROMA_URL", "description": "A Chroma server URL."},
+    retry_prompt: RetryPrompt | None = setting(
+        "paper",
+        group=ANSWER,
+        request=True,
+        help="When the model declines or its answer is withheld and no passage can be quoted, ask once more "
+        "with this prompt; 'off': ask once.",
     )
-    chroma_timeout: float = field(
-        default_factory=lambda: float(_env("CRAG_CHROMA_TIMEOUT", str(DEFAULT_CHROMA_TIMEOUT))),
-        metadata={
-            "env": "CRAG_CHROMA_TIMEOUT",
-            "description": "Seconds allowed for each request to the Chroma server (a slower one fails the run: 503).",
-        },
+    quote_threshold: Gate | None = setting(
+        group=ANSWER,
+        request=True,
+        help="When the model's answer is unsupported or declines, quote the best kept passage about the question's "
+        "subject scoring at least this instead. Empty: the evaluator's upper threshold; above 1: never.",
     )
-    collection: str = field(
-        default_factory=default_collection,
-        metadata={"env": "CRAG_COLLECTION", "description": "Chroma collection of the knowledge base."},
+    judge_quotes: bool = setting(
+        False,
+        group=ANSWER,
+        request=True,
+        help="Quote a passage only when the chat model judges that it answers the question.",
     )
-    embeddings: str = field(  # or an Embeddings object (see the class docstring)
-        default_factory=default_embeddings,
-        metadata={
-            "env": "CRAG_EMBEDDINGS",
-            "description": f"Embeddings of the Chroma collection (the ones it was ingested with): {EMBEDDINGS_HELP}.",
-        },
+    answer_without_knowledge: bool = setting(
+        False,
+        group=ANSWER,
+        request=True,
+        help="With nothing relevant found, answer from the model's memory (marked ungrounded) instead of saying so.",
     )
-    # There is no default web: a made-up fallback (the demo's Wikipedia pages behind a user's own
-    # documents) searches something unrelated, finds nothing and says nothing.
-    web_backend: WebBackend | None = field(
-        default_factory=lambda: _env("CRAG_WEB_BACKEND", None) or None,  # type: ignore[return-value]
-        metadata={
-            "env": "CRAG_WEB_BACKEND",
-            "description": "'local' (BM25 over web_index), 'tavily' (needs TAVILY_API_KEY), 'wikipedia' (the "
-            "MediaWiki API at wikipedia_url), 'searxng' (the instance at searxng_url) or 'none' (no web: "
-            "the Incorrect route has no knowledge). Empty: 'local' when web_index is set, else 'none'.",
-        },
+    # -- the grade
+    preset: Preset | None = setting(
+        group=GRADE, request=True, help="The CRAG paper's thresholds for one of its datasets."
     )
-    web_index: str | None = field(
-        default_factory=lambda: _env("CRAG_WEB_INDEX", None) or None,
-        metadata={
-            "env": "CRAG_WEB_INDEX",
-            "description": "JSONL {title, text} corpus searched by the local web backend (required by it).",
-        },
+    upper_threshold: Score | None = setting(
+        group=GRADE, request=True, flag="upper", help="Correct when a document scores at least this; empty: calibrated."
     )
-    wikipedia_url: str = field(
-        default_factory=lambda: _env("CRAG_WIKIPEDIA_URL", None) or DEFAULT_WIKIPEDIA_URL,
-        metadata={
-            "env": "CRAG_WIKIPEDIA_URL",
-            "description": "MediaWiki API of the wikipedia web backend (another language's or a private wiki's).",
-        },
+    lower_threshold: Score | None = setting(
+        group=GRADE,
+        request=True,
+        flag="lower",
+        help="Incorrect when every document scores below this; empty: calibrated.",
     )
-    searxng_url: str | None = field(
-        default_factory=lambda: _env("CRAG_SEARXNG_URL", None) or None,
-        metadata={
-            "env": "CRAG_SEARXNG_URL",
-            "description": "SearxNG instance searched by the searxng web backend (required by it).",
-        },
+    route: Route = setting(
+        "auto",
+        group=GRADE,
+        help="'auto': the thresholds choose the action; 'correct', 'incorrect' or 'ambiguous' force it.",
     )
-    answer_without_knowledge: bool = field(
-        default=False,
-        metadata={
-            "description": "With no relevant knowledge left, answer from the model's own memory (marked "
-            "ungrounded) instead of saying that the sources hold nothing relevant."
-        },
+    recheck_threshold: Gate | None = setting(
+        -0.4,
+        group=GRADE,
+        request=True,
+        help="When the evaluator rejects every document, the chat model grades them (its yes/no, in -1..1): one "
+        "graded at least this is kept and the action becomes Ambiguous. Empty or above 1: never asked.",
     )
-    quote_threshold: float | None = field(
-        default=None,
-        metadata={
-            "description": "When the model's answer is unsupported or it says it does not know, quote the best "
-            "kept strip that names the question's "
-            "subject and scores at least this (a retrieved strip by its selection score, a web strip by the "
-            "evaluator's) instead. Empty: the evaluator's calibrated upper threshold (its own 'relevant'); "
-            "above 1: never."
-        },
+    recheck_k: Annotated[int, Field(ge=1, le=10)] = setting(
+        5,
+        group=GRADE,
+        help="The chat model's second opinion reads at most this many documents, best retrieval rank first.",
     )
-    rewrite: Rewrite = field(
-        default="keywords",
-        metadata={
-            "description": "How the web query is made: 'keywords' (the question's subjects and rarest words; no model "
-            "call), 'model' (the paper's few-shot rewrite by rewrite_model) or 'off' (the question as asked; the "
-            "paper's ablation). true/false, its old values, mean 'model'/'off'."
-        },
+    requery: Requery = setting(
+        "off",
+        group=GRADE,
+        request=True,
+        help="When nothing relevant is found, search your documents again before the web: with a query ('rewrite') "
+        "or a passage ('hyde') that rewrite_model writes; 'off': not.",
     )
-    requery: Requery = field(
-        default_factory=lambda: _env("CRAG_REQUERY", "off") or "off",  # type: ignore[return-value]
-        metadata={
-            "env": "CRAG_REQUERY",
-            "description": "When the grade is Incorrect or Ambiguous, search the knowledge base again before the "
-            "web: 'rewrite' (a query in the documents' words, written by rewrite_model), 'hyde' (a short passage "
-            "that would answer, searched for as a document) or 'off'. The best-graded documents of both searches "
-            "are kept and the action decided again.",
-        },
+    # -- refinement
+    refine_mode: RefineMode = setting(
+        "excerption",
+        group=KNOWLEDGE,
+        request=True,
+        help="How documents are cut into strips: 50-word windows, sentences by three, or whole passages.",
     )
-    recheck_threshold: float | None = field(
-        default=RECHECK_THRESHOLD,
-        metadata={
-            "description": "When the evaluator rejects every retrieved document (Incorrect), the chat model grades "
-            "each one (LangGraph's CRAG tutorial grader, its P(yes) mapped to [-1, 1]); documents it grades at "
-            "least this are kept and the action becomes Ambiguous. Empty or above 1: never asked. On the "
-            "documentation set the evaluator had rejected the answer of 10 of 114 questions "
-            "(docs/reports/2026-11-28-second-opinion.md).",
-        },
+    top_k_strips: Annotated[int, Field(ge=1, le=1000)] = setting(
+        5, group=KNOWLEDGE, request=True, help="Strips kept from the retrieved documents."
     )
-    recheck_k: int = field(
-        default=5,
-        metadata={
-            "description": "The chat model's second opinion reads at most this many retrieved documents, the first by "
-            "retrieval rank, which orders documentation chunks better than the evaluator does (ROC-AUC 0.719 against "
-            "0.607); each takes seconds, and the rest stay rejected "
-            "(docs/reports/2026-11-29-documentation-set-at-k-10.md).",
-        },
+    strip_threshold: Score = setting(
+        -0.5, group=KNOWLEDGE, request=True, help="Strips whose selection score is below this are dropped."
     )
-    web_k: int = field(default=5, metadata={"description": "Web results used per search."})
-    web_timeout: float = field(default=10.0, metadata={"description": "Seconds allowed for a search or a page fetch."})
-    allow_private_fetch: bool = field(
-        default=False, metadata={"description": "Allow fetching pages on private or loopback addresses."}
+    strip_set_weight: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)] = setting(
+        2.73,
+        group=KNOWLEDGE,
+        request=True,
+        help="How much a strip's closeness to the question, against the other strips', adds to its evaluator "
+        "score; 0: the evaluator's score alone, as in the paper.",
     )
-    generate_prompt: GeneratePrompt = field(
-        default=DEFAULT_GENERATE_PROMPT,
-        metadata={
-            "description": "Generation prompt: 'paper' (CRAG's), 'compact' (chosen for small models; see the grounding page) or 'marked' (compact over datamarked passages: their words joined by ^, against instructions planted in them)."
-        },
+    further_strips: Annotated[int, Field(ge=0, le=50)] = setting(
+        5,
+        group=KNOWLEDGE,
+        request=True,
+        help="When the model says it does not know over the kept strips, it reads this many more (once); 0: never.",
     )
-    retry_prompt: GeneratePrompt | None = field(
-        default="paper",
-        metadata={
-            "description": "When knowledge was found but the model declines, or its answer is withheld, and no "
-            "strip can be quoted instead: ask once more with this prompt ('paper', CRAG's, offers no way out), and "
-            "let the grounding check judge that answer as it judged the first. 'off': ask once. With the 1.5B "
-            "reader it answered 6.1 points more of the documentation set; PopQA unchanged "
-            "(docs/reports/2026-11-28-ask-again.md)."
-        },
+    knowledge_tokens: Annotated[int, Field(ge=0, le=4000)] = setting(
+        0,
+        group=KNOWLEDGE,
+        request=True,
+        help="After the kept strips, whole retrieved documents, best rank first, while the knowledge stays within "
+        "this many tokens (words and punctuation); 0: the kept strips only.",
     )
-    max_answer_tokens: int = field(default=96, metadata={"description": "Longest answer generated."})
-    retriever: Any = field(
-        default=None,
-        metadata={
-            "description": "A LangChain retriever or vector store to use instead of Chroma (for apps and "
-            "tests; not serialisable)."
-        },
+    whole_when_unsure: bool = setting(
+        False, group=KNOWLEDGE, request=True, help="On Ambiguous, fill knowledge_tokens with whole documents alone."
+    )
+    choose_strips: Annotated[int, Field(ge=0, le=9)] = setting(
+        0,
+        group=KNOWLEDGE,
+        request=True,
+        help="The chat model picks the strips that answer among this many of refinement's best; 0: refinement's ranking.",
     )
 
     def __post_init__(self) -> None:
-        if self.web_backend is None:
-            self.web_backend = "local" if self.web_index else "none"
-        if self.k < 1 or self.top_k_strips < 1 or self.web_k < 1 or self.recheck_k < 1:
-            raise ValueError("k, top_k_strips, web_k and recheck_k must be at least 1")
-        if self.further_strips < 0:
-            raise ValueError(f"further_strips must be at least 0, got {self.further_strips}")
-        if not 0 <= self.choose_strips <= 9:
-            raise ValueError(f"choose_strips must be between 0 and 9, got {self.choose_strips}")
-        if self.knowledge_tokens < 0:
-            raise ValueError(f"knowledge_tokens must be at least 0, got {self.knowledge_tokens}")
-        if self.preset is not None and self.preset not in PRESETS:
-            raise ValueError(f"unknown preset {self.preset!r}; choose one of {sorted(PRESETS)}")
-        if self.quote_threshold is not None and math.isnan(self.quote_threshold):
-            raise ValueError("quote_threshold must be a number, not NaN")
-        if not math.isfinite(self.strip_set_weight) or self.strip_set_weight < 0:
-            raise ValueError(f"strip_set_weight must be a finite number ≥ 0, got {self.strip_set_weight}")
-        if self.recheck_threshold is not None and math.isnan(self.recheck_threshold):
-            raise ValueError("recheck_threshold must be a number, not NaN")
-        if self.web_timeout <= 0:
-            raise ValueError("web_timeout must be positive")
-        if not math.isfinite(self.chroma_timeout) or self.chroma_timeout <= 0:
-            raise ValueError(f"chroma_timeout must be a positive number of seconds, got {self.chroma_timeout}")
+        if self.retry_prompt in ("", "none"):
+            self.retry_prompt = "off"
         if isinstance(self.rewrite, bool):  # the setting's values before it had three
             self.rewrite = "model" if self.rewrite else "off"
-        if self.rewrite not in get_args(Rewrite):
-            raise ValueError(f"unknown rewrite {self.rewrite!r}; choose {' or '.join(get_args(Rewrite))}")
-        if self.requery not in get_args(Requery):
-            raise ValueError(f"unknown requery {self.requery!r}; choose {' or '.join(get_args(Requery))}")
-        if self.route not in get_args(Route):
-            raise ValueError(f"unknown route {self.route!r}; choose {' or '.join(get_args(Route))}")
-        if self.search not in get_args(Search):
-            raise ValueError(f"unknown search {self.search!r}; choose {' or '.join(get_args(Search))}")
-        if self.refine_mode not in get_args(RefineMode):
-            raise ValueError(f"unknown refine_mode {self.refine_mode!r}; choose {' or '.join(get_args(RefineMode))}")
-        if not is_user_backend(self.web_backend) and self.web_backend not in get_args(WebBackend):
-            raise ValueError(f"unknown web_backend {self.web_backend!r}; choose {' or '.join(get_args(WebBackend))}")
-        if self.generate_prompt not in GENERATE_PROMPTS:
-            raise ValueError(
-                f"unknown generate_prompt {self.generate_prompt!r}; choose {' or '.join(GENERATE_PROMPTS)}"
-            )
-        if self.retry_prompt in ("", "off", "none"):  # as the command line, the server and `/set` say it
+        if self.web_backend is None:
+            self.web_backend = "local" if self.web_index else "none"
+        for spec in dataclasses.fields(self):
+            value = getattr(self, spec.name)
+            if about(spec)["objects"] and not isinstance(value, str | None):
+                continue
+            setattr(self, spec.name, check(spec.name, value))
+        if self.retry_prompt in ("off", "none"):  # as the command line, the server and `/set` say it
             self.retry_prompt = None
-        if self.retry_prompt is not None and self.retry_prompt not in GENERATE_PROMPTS:
+        self._check_together()
+
+    def _check_together(self) -> None:
+        # a setting that also takes an object: a name that is not blank, or an object that can do the work
+        for name, able in (
+            ("embeddings", "embed_query"),
+            ("chat_model", "invoke"),
+            ("rewrite_model", "invoke"),
+            ("evaluator", "invoke"),
+        ):
+            value = getattr(self, name)
+            if (value is None and name != "embeddings") or hasattr(value, able):
+                continue
+            if not isinstance(value, str) or not value.strip():
+                help_text = (
+                    EMBEDDINGS_HELP if name == "embeddings" else CHAT_MODEL_HELP if "model" in name else "a folder"
+                )
+                raise ValueError(f"{name} must be {help_text}, got {value!r}")
+        if not isinstance(self.web_backend, str) and not (
+            callable(getattr(self.web_backend, "search", None)) or hasattr(self.web_backend, "invoke")
+        ):
             raise ValueError(
-                f"unknown retry_prompt {self.retry_prompt!r}; choose {' or '.join(GENERATE_PROMPTS)}, or none"
+                f"unknown web_backend: choose one of {', '.join(typing.get_args(WebBackend))} or an object that searches "
+                f"(.search(query, k), a retriever or a tool), got {type(self.web_backend).__name__}"
             )
         if self.retriever is not None and not (
             hasattr(self.retriever, "invoke") or hasattr(self.retriever, "similarity_search")
@@ -348,30 +359,28 @@ class Context:
             raise ValueError(
                 f"retriever must be a LangChain retriever or vector store, got {type(self.retriever).__name__}"
             )
-        if not hasattr(self.embeddings, "embed_query"):
-            embeddings_name(self.embeddings)  # ValueError for what is not a name
         if self.web_backend == "local" and not self.web_index:
             raise ValueError(
                 "the local web backend needs web_index (a JSONL file of {title, text} records); "
                 "set it, or CRAG_WEB_INDEX, or choose web_backend 'wikipedia', 'tavily' or 'none'"
             )
-        # the chosen engine's URL is checked now, rather than failing every run's search
         if self.web_backend == "wikipedia":
-            self.wikipedia_url = check_api_url(self.wikipedia_url, "wikipedia_url")
+            self.wikipedia_url = http_url(self.wikipedia_url, "wikipedia_url")
         if self.web_backend == "searxng":
             if not self.searxng_url:
                 raise ValueError(
                     "the searxng web backend needs searxng_url (a SearxNG instance, e.g. http://127.0.0.1:8888); "
                     "set it, or CRAG_SEARXNG_URL"
                 )
-            self.searxng_url = check_api_url(self.searxng_url, "searxng_url")
+            self.searxng_url = http_url(self.searxng_url, "searxng_url")
 
     @classmethod
     def default(cls, name: str) -> Any:
-        """The default of one setting (its environment variable read now, else the built-in value):
-        entry points show it in their help and leave unset options to Context."""
+        """The default of one setting: its environment variable read now, else the built-in value."""
         spec = cls.__dataclass_fields__[name]
-        return spec.default_factory() if spec.default_factory is not MISSING else spec.default
+        declared = about(spec)
+        value = _from_env(name, declared["default"]) if declared["env"] else declared["default"]
+        return check(name, value) if isinstance(value, str) else value
 
     @property
     def rechecks(self) -> bool:
@@ -384,13 +393,88 @@ class Context:
         return self.web_backend != "none"
 
     def quote_from(self, calibrated: Thresholds) -> float:
-        """The score a strip needs to be quoted: the explicit value, else the evaluator's calibrated
-        upper threshold. Not the run's routing pair: an ablation that forces a route (upper below −1)
-        must not make every strip quotable."""
+        """The score a strip needs to be quoted: the explicit value, else the evaluator's calibrated upper
+        threshold (not the run's pair: a route forced by thresholds must not make every strip quotable)."""
         return calibrated.upper if self.quote_threshold is None else self.quote_threshold
 
     def thresholds(self, calibrated: Thresholds) -> Thresholds:
-        """Explicit values, else the preset, else the evaluator's calibrated pair; ValueError when
-        the result conflicts (a lone lower threshold above the upper one it is combined with)."""
+        """Explicit values, else the preset, else the evaluator's calibrated pair; ValueError when the result
+        conflicts (a lone lower threshold above the upper one it is combined with)."""
         base = PRESETS[self.preset] if self.preset else calibrated
         return base.with_overrides(upper=self.upper_threshold, lower=self.lower_threshold)
+
+
+def settings() -> list[dataclasses.Field]:
+    """Every setting, in declaration order."""
+    return list(dataclasses.fields(Context))
+
+
+@functools.cache
+def annotation(name: str) -> Any:
+    """A setting's type, ranges included (`Annotated[int, Field(ge=1)]`)."""
+    return typing.get_type_hints(Context, include_extras=True)[name]
+
+
+@functools.cache
+def _adapter(name: str) -> TypeAdapter:
+    return TypeAdapter(annotation(name))
+
+
+def check(name: str, value: Any) -> Any:
+    """`value` as setting `name` holds it (text converted: "12" for a number), or a ValueError that names
+    the setting and says what it takes."""
+    try:
+        return _adapter(name).validate_python(value)
+    except ValidationError as exc:
+        raise ValueError(_said(name, value, exc.errors()[0])) from None
+
+
+def _said(name: str, value: Any, problem: dict) -> str:
+    """pydantic's complaint in the words crag's messages use."""
+    kind, limits = problem["type"], problem.get("ctx", {})
+    if kind == "literal_error":
+        choices = [a for a in typing.get_args(_plain(annotation(name))) if isinstance(a, str)]
+        return f"unknown {name} {value!r}; choose {' or '.join(choices)}"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        bound = {
+            "greater_than_equal": "at least",
+            "greater_than": "more than",
+            "less_than_equal": "at most",
+            "less_than": "less than",
+        }
+        limit = next(iter(limits.values()))
+        return f"{name} must be {bound[kind]} {limit}, got {value!r}"
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"{name} is a whole number, not {value!r}"
+    if kind in ("float_parsing", "finite_number", "float_type"):
+        return f"{name} must be a number, not {value!r}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"{name} is on or off, not {value!r}"
+    return f"{name}: {problem['msg'].lower()}, got {value!r}"
+
+
+def _plain(kind: Any) -> Any:
+    """A type without its `Annotated` ranges and its `| None`: the Literal of a choice setting."""
+    if typing.get_origin(kind) is Annotated:
+        kind = typing.get_args(kind)[0]
+    options = (
+        [a for a in typing.get_args(kind) if a is not type(None)]
+        if typing.get_origin(kind) in (typing.Union, types.UnionType)
+        else []
+    )
+    return options[0] if len(options) == 1 else kind
+
+
+def http_url(url: str, setting_name: str) -> str:
+    """`url` (stripped) when it is an http(s) URL with a host and no credentials, else a ValueError naming
+    the setting: a search API's address is checked once, when it is configured."""
+    url = url.strip()
+    parts = urlsplit(url)
+    if "@" in parts.netloc:  # said without the URL: it holds a password
+        raise ValueError(f"{setting_name} must not hold credentials")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{setting_name} must be an http or https URL with a host, got {url!r}")
+    return url
+
+
+__all__ = ["GROUPS", "Context", "about", "annotation", "check", "env_name", "setting", "settings"]

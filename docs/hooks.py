@@ -1,42 +1,25 @@
 """MkDocs hooks: the configuration page's table of settings, generated from `crag.settings.Context`, and
 the list of dated reports, generated from docs/reports/.
 
-One source: each setting's default, description and environment variable are read from the `Context`
-field (its `metadata`), its command-line flag from `crag.cli.settings.FIELDS` and whether a request to
-the server may set it from `crag.serve.service.SAFE_SETTINGS`. The page holds a marker where the table
-goes, so the table cannot drift from the code; tests/unit/test_docs.py checks the table against them.
+One source: each setting's default, help, group, environment variable, command-line flag and whether a
+request to the server may set it are read from its declaration (`crag.settings.setting`). The page holds
+a marker where the table goes, so the table cannot drift from the code; tests/unit/test_docs.py checks it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
 import posixpath
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from crag.cli.settings import OPTION_OF, flag
-from crag.serve.service import SAFE_SETTINGS
-from crag.settings import Context
+from crag.cli.settings import flag, on_command_line, option
+from crag.settings import GROUPS, about, env_name, settings
 
 MARKER = "<!-- settings-table -->"
 REPORTS_MARKER = "<!-- reports-list -->"
 REPORTS = Path(__file__).parent / "reports"
-
-
-@contextlib.contextmanager
-def _no_crag_environment() -> Iterator[None]:
-    """The built-in defaults, not this machine's: CRAG_* variables hidden while defaults are computed."""
-    saved = {k: v for k, v in os.environ.items() if k.startswith("CRAG_")}
-    for key in saved:
-        del os.environ[key]
-    try:
-        yield
-    finally:
-        os.environ.update(saved)
 
 
 def _cell(text: Any) -> str:
@@ -44,36 +27,45 @@ def _cell(text: Any) -> str:
 
 
 def _default(spec: dataclasses.Field) -> str:
-    with _no_crag_environment():
-        value = spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
+    value = about(spec)["default"]
     return "empty" if value is None else f"`{value}`"
 
 
 def settings_rows() -> list[dict[str, str]]:
-    """One row per `Context` field, in the class's order."""
+    """One row per setting, group by group in the order `--help` shows them."""
     rows = []
-    for spec in dataclasses.fields(Context):
-        rows.append(
-            {
-                "setting": f"`{spec.name}`",
-                "default": _default(spec),
-                "env": f"`{spec.metadata['env']}`" if "env" in spec.metadata else "",
-                "flag": f"`{flag(OPTION_OF[spec.name])}`" if spec.name in OPTION_OF else "",
-                "server": "yes" if spec.name in SAFE_SETTINGS else "",
-                "description": spec.metadata.get("description", ""),
-            }
-        )
+    for group in GROUPS:
+        for spec in settings():
+            declared = about(spec)
+            if declared["group"] != group:
+                continue
+            rows.append(
+                {
+                    "setting": f"`{spec.name}`",
+                    "group": group,
+                    "default": _default(spec),
+                    "env": f"`{env_name(spec.name)}`" if declared["env"] else "",
+                    "flag": f"`{flag(option(spec))}`" if on_command_line(spec) else "",
+                    "server": "yes" if declared["request"] else "",
+                    "description": declared["help"],
+                }
+            )
     return rows
 
 
 def settings_table() -> str:
-    """The Markdown table the configuration page shows."""
-    head = "| setting | default | environment | CLI flag | per request | what it does |\n|---|---|---|---|---|---|\n"
-    return head + "".join(
-        f"| {r['setting']} | {_cell(r['default'])} | {r['env']} | {r['flag']} | {r['server']} | "
-        f"{_cell(r['description'])} |\n"
-        for r in settings_rows()
-    )
+    """The Markdown table the configuration page shows, a section per group."""
+    out = []
+    for group in GROUPS:
+        out.append(
+            f"\n**{group}**\n\n| setting | default | environment | CLI flag | per request | what it does |\n|---|---|---|---|---|---|\n"
+        )
+        out.extend(
+            f"| {r['setting']} | {_cell(r['default'])} | {r['env']} | {r['flag']} | {r['server']} | {_cell(r['description'])} |\n"
+            for r in settings_rows()
+            if r["group"] == group
+        )
+    return "".join(out)
 
 
 def reports_list(page_uri: str = "reports/index.md") -> str:

@@ -23,48 +23,22 @@ from typing import Annotated, Any
 import typer
 
 from crag import resources
-from crag.cli.common import (
-    ChatModel,
-    ChromaDir,
-    ChromaUrl,
-    Collection,
-    Embeddings,
-    Evaluator,
-    SearxngUrl,
-    WebBackend,
-    WebIndex,
-    WikipediaUrl,
-    error_line,
-    fail,
-    quiet_transformers,
-)
+from crag.cli.common import error_line, fail, quiet_transformers
 from crag.cli.render import print_details, print_grounding, show, stream_run
 from crag.cli.settings import (
-    FIELDS,
-    OPTION_OF,
     RUN_ERRORS,
-    AnswerWithoutKnowledge,
     AsJson,
-    K,
-    Lower,
-    Preset,
-    Prompt,
-    QuoteThreshold,
-    RecheckThreshold,
-    RefineMode,
-    RequeryMode,
-    RetryPrompt,
-    RewriteMode,
-    SearchMode,
     Thread,
     ThreadsDb,
-    Upper,
-    context_options,
     field_of,
+    on_command_line,
+    option_of,
     parse_value,
+    with_settings,
 )
 from crag.runtime.extras import MissingExtra
 from crag.settings import Context
+from crag.settings import settings as declared_settings
 from crag.threads import check_thread_id, memory_graph, redacted, thread_config, thread_turn, threaded_graph
 from crag.threads import threads_location as resolve_threads_db
 
@@ -166,11 +140,11 @@ class ChatSession:
             options[field] = value
         context = session_context(options)  # Context checks names, ranges and combinations
         if field in LOADED:
-            typer.secho(f"loading for {OPTION_OF[field]} ...", dim=True, err=True)
+            typer.secho(f"loading for {option_of(field)} ...", dim=True, err=True)
             self.warm_up(context)
         resources.thresholds(context, resources.evaluator(context))  # a lone threshold against the calibrated pair
         self.options, self.context = options, context
-        typer.echo(f"{OPTION_OF[field]} = {self._value(field)}")
+        typer.echo(f"{option_of(field)} = {self._value(field)}")
 
     def _value(self, field: str) -> str:
         """A setting as /show prints it: the value given, or the default in effect and where it comes from."""
@@ -188,8 +162,9 @@ class ChatSession:
         return shown if field in self.options else f"{shown} (default)"
 
     def show(self) -> None:
-        for option, field in FIELDS.items():
-            typer.echo(f"  {option:<25} {self._value(field)}")
+        for spec in declared_settings():
+            if on_command_line(spec):
+                typer.echo(f"  {option_of(spec.name):<25} {self._value(spec.name)}")
         where = f"in {redacted(str(self.threads_db))}" if self.threads_db else "in memory, until the chat ends"
         typer.echo(f"  {'thread':<25} {self.thread_id} ({where})")
         view = "json" if self.json else "streamed, with details" if self.verbose else "streamed"
@@ -258,6 +233,7 @@ def run_chat(session: ChatSession, read: Callable[[str], str]) -> None:
             error_line(str(exc))
 
 
+@with_settings
 def chat_cmd(
     as_json: AsJson = False,
     verbose: Annotated[
@@ -265,36 +241,15 @@ def chat_cmd(
     ] = False,
     thread: Thread = None,
     threads_db: ThreadsDb = None,
-    k: K = None,
-    search: SearchMode = None,
-    preset: Preset = None,
-    upper: Upper = None,
-    lower: Lower = None,
-    refine_mode: RefineMode = None,
-    chat_model: ChatModel = None,
-    web_backend: WebBackend = None,
-    web_index: WebIndex = None,
-    wikipedia_url: WikipediaUrl = None,
-    searxng_url: SearxngUrl = None,
-    answer_without_knowledge: AnswerWithoutKnowledge = None,
-    quote_threshold: QuoteThreshold = None,
-    recheck_threshold: RecheckThreshold = None,
-    prompt: Prompt = None,
-    retry_prompt: RetryPrompt = None,
-    rewrite: RewriteMode = None,
-    requery: RequeryMode = None,
-    chroma_dir: ChromaDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    embeddings: Embeddings = None,
-    evaluator: Evaluator = None,
+    *,
+    settings: dict[str, Any],
 ) -> None:
     """Ask questions one after another with the models loaded once, on one conversation thread.
 
     Takes crag ask's options; /set changes them between questions, /help lists the commands. Without
     --thread the conversation is kept in memory; with it, in the threads database, to resume later.
     """
-    options = context_options(locals())
+    options = settings
     quiet_transformers()
     # input() with the standard library's readline: line editing and history without a dependency
     # (prompt_toolkit would be one more package, and not one crag has otherwise)

@@ -7,11 +7,12 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail, quiet_transformers
+from crag.cli.common import fail, quiet_transformers
+from crag.cli.settings import with_settings
 from crag.evaluator.checkpoint import EvaluatorError
 from crag.evaluator.pairs import read_pairs
 from crag.evaluator.runnable import get_scorer
@@ -19,14 +20,9 @@ from crag.evaluator.training.adapt import AdaptConfig, adapt
 from crag.evaluator.training.evaluation import classification_metrics
 from crag.evaluator.training.selfsup import collection_chunks
 from crag.models.chat import CHAT_MODEL_HELP, chat_model
-from crag.models.embeddings import EmbeddingError, default_embeddings
-from crag.search.store import (
-    StoreError,
-    default_chroma_dir,
-    default_chroma_url,
-    default_collection,
-    open_existing,
-)
+from crag.models.embeddings import EmbeddingError
+from crag.search.store import StoreError, open_existing
+from crag.settings import Context
 
 __all__ = ["ModelOption", "app", "load_pairs", "score_pairs"]
 
@@ -97,14 +93,11 @@ def eval_cmd(
 
 
 @app.command("adapt")
+@with_settings("chroma_dir", "chroma_url", "collection", "embeddings")
 def adapt_cmd(
     out: Annotated[
         Path, typer.Option(help="Folder for the adapted checkpoint (use it with --evaluator or CRAG_EVALUATOR).")
     ],
-    collection: Collection = None,
-    chroma_dir: ChromaDir = None,
-    chroma_url: ChromaUrl = None,
-    embeddings: Embeddings = None,
     start: Annotated[
         Path | None, typer.Option("--evaluator", help="The evaluator to adapt (default: the shipped one).")
     ] = None,
@@ -152,6 +145,8 @@ def adapt_cmd(
     force: Annotated[bool, typer.Option(help="Write the adapted evaluator even when a check finds it worse.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing checkpoint at --out.")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    *,
+    settings: dict[str, Any],
 ) -> None:
     """Fit the evaluator to an ingested collection with self-made queries (no labels, no network), and check it.
 
@@ -163,12 +158,10 @@ def adapt_cmd(
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         labelled_pairs = read_pairs(labelled) if labelled else None
-        collection = collection or default_collection()
+        where = Context(**settings)
+        collection = where.collection
         store = open_existing(
-            persist_dir=chroma_dir or default_chroma_dir(),
-            collection=collection,
-            chroma_url=chroma_url or default_chroma_url(),
-            embedder=embeddings or default_embeddings(),
+            persist_dir=where.chroma_dir, collection=collection, chroma_url=where.chroma_url, embedder=where.embeddings
         )
         chunks = collection_chunks(store)
         writer = None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from crag.cli.common import ChromaDir, ChromaUrl, Collection, Embeddings, fail
+from crag.cli.common import fail
+from crag.cli.settings import with_settings
 from crag.ingest.files import COMPRESSED, SUFFIXES, find_files
 from crag.ingest.pipeline import (
     DEFAULT_CHUNK_OVERLAP,
@@ -19,15 +20,9 @@ from crag.ingest.pipeline import (
 )
 from crag.ingest.readers import REPEATED_IN
 from crag.ingest.urls import DEFAULT_TIMEOUT, is_url, read_url_list
-from crag.models.embeddings import EmbeddingError, default_embeddings
-from crag.search.store import (
-    StoreError,
-    check_folder,
-    default_chroma_dir,
-    default_chroma_url,
-    default_collection,
-    open_store,
-)
+from crag.models.embeddings import EmbeddingError
+from crag.search.store import StoreError, check_folder, open_store
+from crag.settings import Context
 
 
 def _named(paths: tuple[str, ...], limit: int = 5) -> str:
@@ -39,6 +34,7 @@ def _warn(message: str) -> None:
     typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
 
 
+@with_settings("chroma_dir", "chroma_url", "collection", "embeddings")
 def ingest_cmd(
     sources: Annotated[
         list[str] | None,
@@ -58,20 +54,21 @@ def ingest_cmd(
     fetch_timeout: Annotated[
         float, typer.Option("--fetch-timeout", min=0.1, help="Seconds allowed for each page's download.")
     ] = DEFAULT_TIMEOUT,
-    chroma_dir: ChromaDir = None,
-    collection: Collection = None,
-    chroma_url: ChromaUrl = None,
-    embeddings: Embeddings = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[
         int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
     ] = DEFAULT_CHUNK_OVERLAP,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    *,
+    settings: dict[str, Any],
 ) -> None:
     """Add documents and web pages to the internal knowledge base; chunks already there are skipped."""
-    folder = Path(chroma_dir) if chroma_dir else default_chroma_dir()
-    chroma_url = chroma_url or default_chroma_url()
-    collection = collection or default_collection()
+    try:
+        store_settings = Context(**settings)
+    except ValueError as exc:
+        fail(str(exc))
+    folder, chroma_url = Path(store_settings.chroma_dir).expanduser(), store_settings.chroma_url
+    collection, embeddings = store_settings.collection, store_settings.embeddings
     urls = [source for source in sources or [] if is_url(source)]
     paths = [Path(source) for source in sources or [] if not is_url(source)]
     try:
@@ -93,7 +90,7 @@ def ingest_cmd(
                 persist_dir=folder,
                 collection=collection,
                 chroma_url=chroma_url,
-                embedder=embeddings or default_embeddings(),
+                embedder=embeddings,
             )
             report = ingest(
                 paths,

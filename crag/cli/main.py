@@ -9,49 +9,14 @@ import typer
 
 from crag import __version__
 from crag.cli.chat import chat_cmd
-from crag.cli.common import (
-    ChatModel,
-    ChromaDir,
-    ChromaUrl,
-    Collection,
-    Embeddings,
-    Evaluator,
-    SearxngUrl,
-    WebBackend,
-    WebIndex,
-    WikipediaUrl,
-    error_line,
-    fail,
-    quiet_transformers,
-)
+from crag.cli.common import error_line, fail, quiet_transformers
 from crag.cli.evaluate import app as eval_app
 from crag.cli.evaluator import app as evaluator_app
 from crag.cli.ingest import ingest_cmd
 from crag.cli.models import models_cmd
 from crag.cli.render import StreamPrinter, View, show, stream_run
 from crag.cli.serve import serve_cmd
-from crag.cli.settings import (
-    OPTION_OF,
-    RUN_ERRORS,
-    AnswerWithoutKnowledge,
-    AsJson,
-    K,
-    Lower,
-    Preset,
-    Prompt,
-    QuoteThreshold,
-    RecheckThreshold,
-    RefineMode,
-    RequeryMode,
-    RetryPrompt,
-    RewriteMode,
-    SearchMode,
-    Thread,
-    ThreadsDb,
-    Upper,
-    context_options,
-    flag,
-)
+from crag.cli.settings import RUN_ERRORS, AsJson, Thread, ThreadsDb, flag, option_of, with_settings
 from crag.graphs.crag import graph as crag_graph
 from crag.runtime.extras import MissingExtra
 from crag.serve.client import DEFAULT_TIMEOUT, CragClient, ServerError
@@ -86,6 +51,7 @@ app.command("models")(models_cmd)
 
 
 @app.command("ask")
+@with_settings
 def ask_cmd(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     as_json: AsJson = False,
@@ -94,29 +60,6 @@ def ask_cmd(
     ] = False,
     thread: Thread = None,
     threads_db: ThreadsDb = None,
-    k: K = None,
-    search: SearchMode = None,
-    preset: Preset = None,
-    upper: Upper = None,
-    lower: Lower = None,
-    refine_mode: RefineMode = None,
-    chat_model: ChatModel = None,
-    web_backend: WebBackend = None,
-    web_index: WebIndex = None,
-    wikipedia_url: WikipediaUrl = None,
-    searxng_url: SearxngUrl = None,
-    answer_without_knowledge: AnswerWithoutKnowledge = None,
-    quote_threshold: QuoteThreshold = None,
-    recheck_threshold: RecheckThreshold = None,
-    prompt: Prompt = None,
-    retry_prompt: RetryPrompt = None,
-    rewrite: RewriteMode = None,
-    requery: RequeryMode = None,
-    chroma_dir: ChromaDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    embeddings: Embeddings = None,
-    evaluator: Evaluator = None,
     server: Annotated[
         str | None,
         typer.Option(
@@ -127,9 +70,11 @@ def ask_cmd(
     timeout: Annotated[
         float, typer.Option(min=0.1, help="With --server: seconds to wait for the server to connect and to answer.")
     ] = DEFAULT_TIMEOUT,
+    *,
+    settings: dict[str, Any],
 ) -> None:
     """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
-    options = context_options(locals())  # the Context fields given; Context's defaults for the rest
+    options = settings  # the settings given; Context's defaults for the rest
     view: View = "json" if as_json else "stream" if stream else "plain"
     if server is not None:
         result = _ask_server(server, timeout, question, options, thread, threads_db, view)
@@ -179,7 +124,7 @@ def _ask_server(
     view: View,
 ) -> dict[str, Any]:
     """One run on a `crag serve`: only the settings it takes per request (SAFE_SETTINGS) are sent."""
-    fixed = [flag(OPTION_OF[field]) for field in options if field not in SAFE_SETTINGS]
+    fixed = [flag(option_of(field)) for field in options if field not in SAFE_SETTINGS]
     if threads_db is not None:
         fixed.append("--threads-db")
     if fixed:

@@ -10,24 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from crag.cli.common import (
-    ChatModel,
-    ChromaDir,
-    ChromaUrl,
-    Collection,
-    Embeddings,
-    Evaluator,
-    SearxngUrl,
-    WebBackend,
-    WebIndex,
-    WikipediaUrl,
-    fail,
-    quiet_transformers,
-)
+from crag.cli.common import fail, quiet_transformers
+from crag.cli.settings import with_settings
 from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
@@ -70,19 +58,10 @@ def worker_app():
     return create_app(ServerSettings(context=Context(**spec["context"]), **spec["server"]))
 
 
+@with_settings
 def serve_cmd(
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0 for every interface).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
-    chroma_dir: ChromaDir = None,
-    chroma_url: ChromaUrl = None,
-    collection: Collection = None,
-    embeddings: Embeddings = None,
-    evaluator: Evaluator = None,
-    chat_model: ChatModel = None,
-    web_backend: WebBackend = None,
-    web_index: WebIndex = None,
-    wikipedia_url: WikipediaUrl = None,
-    searxng_url: SearxngUrl = None,
     threads_db: Annotated[
         str | None,
         typer.Option(
@@ -117,14 +96,14 @@ def serve_cmd(
         ),
     ] = 1,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    *,
+    settings: dict[str, Any],
 ) -> None:
     """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
 
-    Per request, clients may set only thresholds, k, search, top_k_strips, further_strips, strip_threshold, strip_set_weight, refine_mode,
-    web_backend, web_k, rewrite, requery, answer_without_knowledge, quote_threshold, recheck_threshold, generate_prompt, retry_prompt
-    and thread_id (in
-    config.configurable). Set CRAG_API_KEY to require
-    that key on every request.
+    Every setting given here is the server's default; a request may change those marked "per request" on the
+    configuration page (and thread_id), in config.configurable. Set CRAG_API_KEY to require that key on every
+    request.
     """
     for module in ("uvicorn", "fastapi", "langserve"):  # missing: one line naming the extra, not a traceback
         try:
@@ -136,22 +115,7 @@ def serve_cmd(
     from crag.serve.app import KnowledgeBaseError, check_knowledge_base
 
     quiet_transformers()
-    options = {
-        name: value
-        for name, value in {
-            "chroma_dir": chroma_dir,
-            "chroma_url": chroma_url,
-            "collection": collection,
-            "embeddings": embeddings,
-            "evaluator": evaluator,
-            "chat_model": chat_model,
-            "web_backend": web_backend,
-            "web_index": web_index,
-            "wikipedia_url": wikipedia_url,
-            "searxng_url": searxng_url,
-        }.items()
-        if value
-    }
+    options = settings
     try:
         threads_location = resolve_threads(threads_db) if threads else None
     except ThreadsError as exc:

@@ -1,12 +1,14 @@
-"""The settings of one question, as `crag ask` and `crag chat` take them: each option declared once here
-(both commands list them), the `Context` field each one sets, the errors a run reports as one line, and
-how chat's `/set NAME VALUE` reads a value typed as text. The knowledge-base and model options shared
-with `serve` and `ingest` are in `common.py`."""
+"""The settings of `crag ask` and `crag chat`, derived from their declarations in `crag.settings`: one option
+per setting, in the setting's help group, with the same name (or its `flag`), type, choices and help; chat's
+`/set NAME VALUE` reads a value typed as text the way the option does."""
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import functools
+import inspect
 import typing
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -15,75 +17,9 @@ from crag.evaluator.checkpoint import EvaluatorError
 from crag.models.gguf import ModelFileError
 from crag.questions.checks import InvalidQuestion
 from crag.search.store import StoreError
-from crag.settings import Context
+from crag.settings import about, annotation, check, env_name, settings
 from crag.threads import InvalidThreadId, ThreadsError
 
-K = Annotated[int | None, typer.Option(min=1, help=f"Documents to retrieve (default {Context.default('k')}).")]
-Preset = Annotated[str | None, typer.Option(help="Paper thresholds: popqa, pubhealth, arc, biography.")]
-Upper = Annotated[float | None, typer.Option(help="Upper threshold (default: calibrated).")]
-Lower = Annotated[float | None, typer.Option(help="Lower threshold (default: calibrated).")]
-SearchMode = Annotated[
-    str | None,
-    typer.Option(
-        help="How the knowledge base is searched: hybrid (embeddings and BM25 keywords, fused) or dense "
-        f"(embeddings alone) (default {Context.default('search')})."
-    ),
-]
-RefineMode = Annotated[
-    str | None, typer.Option(help=f"fixed_num, excerption or selection (default {Context.default('refine_mode')}).")
-]
-AnswerWithoutKnowledge = Annotated[
-    bool | None,
-    typer.Option(
-        help="With nothing relevant found, answer from the model's memory, marked ungrounded, instead of saying so (default: off)."
-    ),
-]
-QuoteThreshold = Annotated[
-    float | None,
-    typer.Option(
-        help="When the model's answer is unsupported or declines, quote the best "
-        "kept passage about the question's subject scoring at least this instead (default: the evaluator's upper "
-        "threshold; 2 = never)."
-    ),
-]
-RecheckThreshold = Annotated[
-    float | None,
-    typer.Option(
-        help="When the evaluator rejects every document, the chat model grades each one, and a document it grades "
-        f"at least this (-1..1) is kept: the action becomes Ambiguous (default {Context.default('recheck_threshold')}; "
-        "2 = never ask)."
-    ),
-]
-Prompt = Annotated[
-    str | None,
-    typer.Option(
-        help="Generation prompt: compact (default), paper (the CRAG paper's) or marked (compact over datamarked passages)."
-    ),
-]
-RetryPrompt = Annotated[
-    str | None,
-    typer.Option(
-        help="When knowledge was found but the model declines or its answer is withheld, and no passage can be "
-        "quoted instead, ask once more with this prompt: paper (the default; it offers no way out, and the "
-        "grounding check judges its answer) or off."
-    ),
-]
-RewriteMode = Annotated[
-    str | None,
-    typer.Option(
-        "--rewrite",
-        help="The web query: keywords (the question's own; default), model (the paper's rewrite by the chat "
-        "model) or off (the question as asked).",
-    ),
-]
-RequeryMode = Annotated[
-    str | None,
-    typer.Option(
-        "--requery",
-        help="When nothing relevant is found, search the knowledge base again first, with a query (rewrite) or a "
-        "passage (hyde) the chat model writes; off: not (default $CRAG_REQUERY or off).",
-    ),
-]
 Thread = Annotated[str | None, typer.Option(help="Thread id: keep the conversation (follow-up questions) across runs.")]
 ThreadsDb = Annotated[
     str | None,
@@ -94,82 +30,114 @@ ThreadsDb = Annotated[
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object per answer.")]
 
-# option (as the commands' parameters are named) -> the Context field it sets
-FIELDS = {
-    "k": "k",
-    "search": "search",
-    "preset": "preset",
-    "upper": "upper_threshold",
-    "lower": "lower_threshold",
-    "refine_mode": "refine_mode",
-    "chat_model": "chat_model",
-    "web_backend": "web_backend",
-    "web_index": "web_index",
-    "wikipedia_url": "wikipedia_url",
-    "searxng_url": "searxng_url",
-    "answer_without_knowledge": "answer_without_knowledge",
-    "quote_threshold": "quote_threshold",
-    "recheck_threshold": "recheck_threshold",
-    "prompt": "generate_prompt",
-    "retry_prompt": "retry_prompt",
-    "rewrite": "rewrite",
-    "requery": "requery",
-    "chroma_dir": "chroma_dir",
-    "chroma_url": "chroma_url",
-    "collection": "collection",
-    "embeddings": "embeddings",
-    "evaluator": "evaluator",
-}
-OPTION_OF = {field: option for option, field in FIELDS.items()}
-
 # what a run raises for bad input or an unusable store, model or thread: one error line, not a traceback
 RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError, ModelFileError)
 
 
-def context_options(parameters: dict[str, Any]) -> dict[str, Any]:
-    """The Context fields set by a command's parameters (its `locals()`): the given options only, so that
-    Context fills in its defaults (and environment variables) for the rest."""
-    return {FIELDS[name]: value for name, value in parameters.items() if name in FIELDS and value is not None}
+def on_command_line(spec: dataclasses.Field) -> bool:
+    """Every setting but those that only take an object (a retriever)."""
+    return annotation(spec.name) is not Any
 
 
-def flag(option: str) -> str:
+def option(spec: dataclasses.Field) -> str:
+    """The setting's option name without its dashes: its `flag`, else its own name."""
+    return about(spec)["flag"] or spec.name
+
+
+def option_of(field: str) -> str:
+    """The option that sets the setting `field`."""
+    return option(next(spec for spec in settings() if spec.name == field))
+
+
+def flag(name: str) -> str:
     """The option as typed on the command line: refine_mode -> --refine-mode."""
-    return "--" + option.replace("_", "-")
+    return "--" + name.replace("_", "-")
+
+
+def _shown(value: Any) -> str:
+    return "empty" if value is None else "on" if value is True else "off" if value is False else str(value)
+
+
+def _parameter(spec: dataclasses.Field) -> inspect.Parameter:
+    kind = annotation(spec.name)
+    base = typing.get_args(kind)[0] if typing.get_origin(kind) is Annotated else kind
+    options = (
+        typing.get_args(base) if typing.get_origin(base) is typing.Union or isinstance(base, type(int | None)) else ()
+    )
+    plain = next((o for o in options if o is not type(None)), base) if options else base
+    declared = flag(option(spec))
+    if plain is bool:
+        declared = f"{declared}/--no-{declared[2:]}"
+    declared_as = about(spec)
+    env = f"${env_name(spec.name)}, else " if declared_as["env"] else ""
+    help_text = f"{declared_as['help']} (default: {env}{_shown(declared_as['default'])})"
+    hint = str if declared_as["objects"] else plain
+    typed = Annotated[hint | None, typer.Option(declared, help=help_text, rich_help_panel=declared_as["group"])]
+    return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=typed)
+
+
+def with_settings(*names: Any) -> Any:
+    """`@with_settings` adds one option per setting to a command's own (`@with_settings("collection", …)`, the
+    named ones alone); the command is called with `settings`, those given (by field name), and Context's
+    defaults stand for the rest."""
+    if len(names) == 1 and callable(names[0]):
+        return _with(names[0], ())
+    return lambda command: _with(command, names)
+
+
+def _with(command: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., Any]:
+    hints = typing.get_type_hints(command, include_extras=True)  # the command's own, resolved in its module
+    own = [
+        p.replace(annotation=hints.get(name, p.annotation))
+        for name, p in inspect.signature(command).parameters.items()
+        if name != "settings"
+    ]
+    chosen = [spec for spec in settings() if on_command_line(spec) and (not names or spec.name in names)]
+    unknown = set(names) - {spec.name for spec in chosen}
+    if unknown:
+        raise ValueError(f"no such settings: {', '.join(sorted(unknown))}")
+    added = [_parameter(spec) for spec in chosen]
+    added_names = {p.name for p in added}
+
+    @functools.wraps(command)
+    def wrapper(**given: Any) -> Any:
+        chosen_values = {name: value for name, value in given.items() if name in added_names and value is not None}
+        return command(**{k: v for k, v in given.items() if k not in added_names}, settings=chosen_values)
+
+    wrapper.__signature__ = inspect.Signature([*own, *added])  # type: ignore[attr-defined]
+    # typer reads the signature above and these resolved types, not the command's own (text, in its module)
+    wrapper.__annotations__ = {p.name: p.annotation for p in [*own, *added]}
+    del wrapper.__wrapped__
+    return wrapper
 
 
 def field_of(name: str) -> str:
-    """The Context field that a name in `/set` means: an option (upper, refine-mode) or the field itself."""
+    """The setting that a name in `/set` means: its option (upper, refine-mode) or its own name."""
     key = name.strip().lstrip("-").replace("-", "_")
-    if key in FIELDS:
-        return FIELDS[key]
-    if key in OPTION_OF:
-        return key
-    raise ValueError(f"unknown setting {name!r}; settings: {', '.join(FIELDS)}")
+    for spec in settings():
+        if on_command_line(spec) and key in (spec.name, option(spec)):
+            return spec.name
+    raise ValueError(f"unknown setting {name!r}; /show lists them")
 
 
 def parse_value(field: str, text: str) -> Any:
-    """A value typed as text, converted to what the Context field holds; 'default' (None) unsets it."""
+    """A value typed as text, as the setting holds it; 'default' (None) unsets it."""
     text = text.strip()
     if text == "default":
         return None
-    kinds = typing.get_args(typing.get_type_hints(Context)[field]) or (typing.get_type_hints(Context)[field],)
-    if bool in kinds:
-        if text.lower() not in ("on", "true", "yes", "1", "off", "false", "no", "0"):
-            raise ValueError(f"{OPTION_OF[field]} is on or off, not {text!r}")
-        return text.lower() in ("on", "true", "yes", "1")
-    if int in kinds:
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError(f"{OPTION_OF[field]} is a whole number, not {text!r}") from None
-    if float in kinds:
-        try:
-            number = float(text)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number):
-            raise ValueError(f"{OPTION_OF[field]} is a number, not {text!r}")
-        return number
     if not text:
-        raise ValueError(f"{OPTION_OF[field]} needs a value (or 'default')")
-    return text
+        raise ValueError(f"{field} needs a value (or 'default')")
+    return check(field, text)
+
+
+__all__ = [
+    "RUN_ERRORS",
+    "AsJson",
+    "Thread",
+    "ThreadsDb",
+    "field_of",
+    "flag",
+    "option",
+    "parse_value",
+    "with_settings",
+]

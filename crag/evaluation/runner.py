@@ -42,8 +42,7 @@ from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.knowledge.routing import final_knowledge, unread_knowledge
 from crag.passages import title_of
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
-from crag.search.store import DEFAULT_SEARCH, Search
-from crag.settings import Context
+from crag.settings import Context, Search
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -91,7 +90,7 @@ class RunSettings:
     drop_gold: float = 0.0
     seed: int = 0
     k: int = Context.default("k")  # what users get (`crag ask`, Studio, the server), and the paper's ndocs 10
-    search: Search = DEFAULT_SEARCH
+    search: Search = Context.default("search")  # noqa: RUF009 - as users search
     chroma_dir: Path = Path(DEFAULT_CHROMA_DIR)
     chunk_size: int = DEFAULT_CHUNK_SIZE
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP

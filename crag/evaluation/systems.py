@@ -19,7 +19,7 @@ from crag.thresholds import Thresholds
 
 NEVER = 1.01  # above any score: no document reaches it
 ALWAYS = -1.01  # below any score: every document passes it
-ALL_STRIPS = 10_000
+ALL_STRIPS = 1000  # top_k_strips at its most: every strip of the retrieved documents
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,6 @@ WINDOW_WORDS = 50  # `fixed_num`: the paper's 50-word windows
 SENTENCES_PER_STRIP = 3  # `excerption`: the paper's sentences grouped by three
 MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps them
 
-# Ranking strips by their standing in the set (`set_adjusted`). The weight is a logistic head's
-# ratio, 1.130 / 0.414, fitted on the evaluator's dev pairs and the FAQ pairs (documents, not strips;
-# no validation slice): P(relevant) ~ 0.414 * evaluator logit + 1.130 * standing
-# (`lab/experiments/set_weight.py`). docs/reports/2026-11-24-strips-ranked-within-their-set.md.
-SET_WEIGHT = 2.73
 # A strip whose words are this much the same as a better-ranked strip's (Jaccard of their `terms`)
 # says nothing new and would take a slot the next strip could fill. Documentation repeats itself:
 # Node.js's pages give every example twice (CommonJS and ES modules, 0.85-0.92 between the two),
@@ -138,7 +133,7 @@ def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]
     return (rows @ query / np.where(norms > 0, norms, 1.0)).tolist()
 
 
-def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: float = SET_WEIGHT) -> list[float]:
+def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: float) -> list[float]:
     """The evaluator's scores shifted by each strip's standing in its set, on the same [-1, 1] scale
     (scores are tanh(logit / 2); the standing is added to the logit).
 
@@ -157,7 +152,7 @@ def ranks_in_set(count: int, weight: float) -> bool:
     return bool(weight) and count >= MIN_SET
 
 
-def set_selection(scores: Sequence[float], similarities: Sequence[float], weight: float = SET_WEIGHT) -> list[float]:
+def set_selection(scores: Sequence[float], similarities: Sequence[float], weight: float) -> list[float]:
     """Selection scores from the passages' cosines with the question (`similarities`): `set_adjusted`
     when the set is ranked by standing (`ranks_in_set`), else the evaluator's `scores`."""
     if not ranks_in_set(len(scores), weight):
@@ -166,7 +161,7 @@ def set_selection(scores: Sequence[float], similarities: Sequence[float], weight
 
 
 def selection_scores(
-    question: str, texts: Sequence[str], scores: Sequence[float], embed: Embed | None, weight: float = SET_WEIGHT
+    question: str, texts: Sequence[str], scores: Sequence[float], embed: Embed | None, weight: float
 ) -> list[float]:
     """What refinement ranks the strips `texts` (titled) by: `set_selection` with `embed` (one call for
     the question and every strip; none when the set is not ranked by standing)."""
@@ -236,7 +231,7 @@ def refine_pages(
     origin: Literal["internal", "external"],
     keep_best: bool = False,
     embed: Embed | None = None,
-    set_weight: float = SET_WEIGHT,
+    set_weight: float = 0.0,
     rejected: Sequence[bool] | None = None,
     further: int = 0,
 ) -> tuple[list[Strip], list[Strip]]:

@@ -8,12 +8,6 @@ from typing import Any
 from crag.records import Strip
 from crag.thresholds import Action, Thresholds
 
-# the chat model's grade (P(yes) mapped to [-1, 1], P(yes) 0.3) at which a document the evaluator rejected is
-# kept: on the documentation set's questions the evaluator sent to Incorrect, it kept a document for 7 of
-# the 12 answerable ones (for 5 of them a document holding the answer) and for 1 of the 25 unanswerable
-# (docs/reports/2026-11-28-second-opinion.md)
-RECHECK_THRESHOLD = -0.4
-
 
 def decide_action(scores: Sequence[float], thresholds: Thresholds) -> Action:
     """Correct if any document scores ≥ upper; Incorrect if all score < lower (or there are none,

@@ -11,7 +11,6 @@ request still loads the weights once.
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,6 @@ EMBEDDINGS_HELP = (
     "'<provider>:<model>' (openai:text-embedding-3-small, ollama:nomic-embed-text, …)"
 )
 LOCAL = "local"
-
-
-def default_embeddings() -> str:
-    """The knowledge base's embeddings: $CRAG_EMBEDDINGS, else 'local' (read at call time)."""
-    return os.environ.get("CRAG_EMBEDDINGS", "").strip() or DEFAULT_EMBEDDINGS
 
 
 _MODELS: ResourceCache[str, tuple[Any, threading.Lock]] = ResourceCache("embeddings")

@@ -44,6 +44,7 @@ def condense(ctx: Context, question: str, history: list) -> str:
 @timed("contextualize")
 def contextualize(state: State, runtime: Runtime[Context]) -> dict:
     asked = validate_question(state.get("question"))
+    resources.check(resources.context_of(runtime))
     history = state.get("history") or []
     question = asked
     if history and refers_back(asked):

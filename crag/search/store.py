@@ -21,7 +21,6 @@ with 503: the next request may find it back.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,7 +47,6 @@ OVERFETCH = 2  # chunks fetched per chunk returned, so that duplicate texts drop
 EMBEDDINGS_KEY = "crag_embeddings"  # collection metadata: the embeddings' name (`embeddings_name`)
 DEFAULT_CHROMA_TIMEOUT = 30.0  # seconds per request to a Chroma server
 Search = Literal["hybrid", "dense"]
-DEFAULT_SEARCH: Search = "hybrid"  # docs/reports/2026-11-24-hybrid-retrieval.md
 
 _STORES: ResourceCache[tuple[str | None, str, str | None, str], Chroma] = ResourceCache("store")
 
@@ -72,21 +70,6 @@ def _answering(where: str) -> Iterator[None]:
             f"the Chroma server at {where} did not answer ({type(exc).__name__}: {exc or 'no detail'}); "
             "try again when it is back"
         ) from exc
-
-
-def default_chroma_dir() -> Path:
-    """Where the embedded store lives: $CRAG_CHROMA_DIR, else .crag/chroma (read at call time)."""
-    return Path(os.environ.get("CRAG_CHROMA_DIR") or DEFAULT_CHROMA_DIR).expanduser()
-
-
-def default_chroma_url() -> str | None:
-    """The Chroma server every command uses unless told otherwise: $CRAG_CHROMA_URL, else none (read at call time)."""
-    return os.environ.get("CRAG_CHROMA_URL") or None
-
-
-def default_collection() -> str:
-    """The knowledge base's collection: $CRAG_COLLECTION, else "crag" (read at call time)."""
-    return os.environ.get("CRAG_COLLECTION") or DEFAULT_COLLECTION
 
 
 def parse_chroma_url(url: str) -> tuple[str, int, bool]:
@@ -328,7 +311,7 @@ def _hybrid(store: Chroma, question: str, n: int) -> list[Document]:
     return [found[i] for i in fuse([d.id for d in dense], lexical) if i in found]
 
 
-def retrieve(store: Chroma, question: str, k: int = 10, search: Search = DEFAULT_SEARCH) -> list[Document]:
+def retrieve(store: Chroma, question: str, k: int = 10, search: Search = "hybrid") -> list[Document]:
     """The `k` best chunks for `question` with distinct texts, best first; [] for an empty
     collection. `search` "hybrid" fuses the embedding's nearest chunks with BM25's best by
     reciprocal rank (`fuse`), "dense" takes the embedding's alone. Twice `k` are fetched from each

@@ -15,7 +15,7 @@ import dataclasses
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal, Optional
+from typing import Any, Optional
 
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import patch_config
@@ -24,66 +24,16 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from crag import resources
 from crag.graphs.crag import graph
-from crag.knowledge.web_query import Rewrite
-from crag.prompts import GeneratePrompt, Requery
 from crag.questions.checks import MAX_QUESTION_CHARS
-from crag.settings import Context, RefineMode, Search, WebBackend
+from crag.settings import Context, about, annotation, settings
 from crag.state import OutputState
 from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
-from crag.thresholds import PRESETS, Thresholds
+from crag.thresholds import Thresholds
 
-Threshold = Annotated[float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)]
-
-# Per-request settings: name -> (type, description). Nothing here names a file, a URL or a model.
+# Per-request settings: name -> (type with its range, help), those `crag.settings` marks `request`: nothing
+# that names a file, a URL or a model
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
-    "upper_threshold": (Threshold, "Correct when any document scores at least this (-1.5..1.5)."),
-    "lower_threshold": (Threshold, "Incorrect when every document scores below this (-1.5..1.5)."),
-    "preset": (Literal[tuple(PRESETS)], "The paper's thresholds for a dataset."),
-    "k": (Annotated[int, Field(ge=1, le=50)], "Documents retrieved from the knowledge base (1..50)."),
-    "search": (Search, "How the knowledge base is searched: 'hybrid' (embeddings and BM25, fused) or 'dense'."),
-    "top_k_strips": (Annotated[int, Field(ge=1, le=50)], "Knowledge strips kept by refinement (1..50)."),
-    "further_strips": (
-        Annotated[int, Field(ge=0, le=50)],
-        "Strips more that the model reads when it says it does not know over the kept ones (0..50; 0: never).",
-    ),
-    "strip_threshold": (Threshold, "Strips whose selection score is below this are dropped."),
-    "strip_set_weight": (
-        Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)],
-        "How much a strip's closeness to the question against the other strips' counts in refinement (0..10; 0: "
-        "the evaluator's score alone).",
-    ),
-    "refine_mode": (RefineMode, "How documents are cut into strips."),
-    "web_backend": (
-        WebBackend,
-        "'local' (the server's index, if it has one), 'tavily' (needs the server's TAVILY_API_KEY), 'wikipedia' "
-        "(the server's wikipedia_url), 'searxng' (the server's searxng_url, if it has one) or 'none'.",
-    ),
-    "web_k": (Annotated[int, Field(ge=1, le=10)], "Web results used per search (1..10)."),
-    "rewrite": (Rewrite | bool, "How the web query is made: 'keywords', 'model' or 'off' (true/false: model/off)."),
-    "requery": (
-        Requery,
-        "When nothing relevant is found, search the knowledge base again first: 'rewrite', 'hyde' or 'off'.",
-    ),
-    "answer_without_knowledge": (
-        bool,
-        "With nothing relevant found, answer from the model's memory (marked ungrounded).",
-    ),
-    "quote_threshold": (
-        Threshold,
-        "Quote the best kept passage about the question's subject scoring at least this when the model's answer "
-        "is unsupported or declines (-1.5..1.5; unset: the evaluator's upper threshold; above 1: never).",
-    ),
-    "recheck_threshold": (
-        Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)],
-        "When the evaluator rejects every document, the chat model grades each one; a document it grades at least "
-        "this is kept and the action becomes Ambiguous (-1.5..2; above 1: never asked).",
-    ),
-    "generate_prompt": (GeneratePrompt, "Generation prompt: 'compact', 'paper' or 'marked'."),
-    "retry_prompt": (
-        GeneratePrompt | Literal["off"],
-        "When knowledge was found but the model declines or is withheld, and no passage can be quoted instead, "
-        "ask once more with this prompt ('paper', the default) or not ('off').",
-    ),
+    spec.name: (annotation(spec.name), about(spec)["help"]) for spec in settings() if about(spec)["request"]
 }
 OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."

@@ -51,6 +51,7 @@ from crag.evaluator.training.evaluation import classification_metrics, roc_auc_i
 from crag.knowledge.refinement import set_selection
 from crag.knowledge.routing import decide_action
 from crag.passages import titled
+from crag.settings import Context
 from crag.thresholds import Thresholds
 from lab.datasets.relevance import UNTITLED
 
@@ -213,7 +214,9 @@ def in_set_order(pairs: list[Pair], scores: list[float], cosines: list[float]) -
         members.setdefault(pair.group, []).append(i)
     out = list(scores)
     for idx in members.values():
-        for i, value in zip(idx, set_selection([scores[i] for i in idx], [cosines[i] for i in idx])):
+        for i, value in zip(
+            idx, set_selection([scores[i] for i in idx], [cosines[i] for i in idx], Context.default("strip_set_weight"))
+        ):
             out[i] = value
     return out
 

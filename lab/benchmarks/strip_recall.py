@@ -74,7 +74,7 @@ def main() -> None:
     evaluator = RetrievalEvaluator()
     embed = resources.strip_embedder(ctx)
     modes = args.modes.split(",")
-    rankings = {"evaluator": 0.0, "set-adjusted": refinement.SET_WEIGHT}
+    rankings = {"evaluator": 0.0, "set-adjusted": Context.default("strip_set_weight")}
     keys = [(m, ranking, rule) for m in modes for ranking in rankings for rule in RULES]
     found, words = dict.fromkeys(keys, 0), dict.fromkeys(keys, 0)
     had = 0

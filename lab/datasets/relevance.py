@@ -43,7 +43,8 @@ from crag.evaluator.pairs import Pair, write_pairs
 from crag.ingest.pipeline import ingest
 from crag.models.embeddings import DEFAULT_EMBEDDINGS
 from crag.passages import source_of, title_of
-from crag.search.store import DEFAULT_SEARCH, open_store, retrieve
+from crag.search.store import open_store, retrieve
+from crag.settings import Context
 from lab.datasets.docs_domain import is_relevant, load_questions
 from lab.datasets.phrasings import sample_phrasings
 from lab.datasets.popqa import read_records
@@ -209,7 +210,9 @@ def build_slices(
         "data_dir": str(data),
         "docs_inputs": str(docs_inputs) if docs_inputs else None,
         "top_k": TOP_K,
-        "search": DEFAULT_SEARCH,  # the retriever's, as the graph searches (slices built before 2026-11-24: dense)
+        "search": Context.default(
+            "search"
+        ),  # the retriever's, as the graph searches (slices built before 2026-11-24: dense)
         "slices": {},
         UNTITLED: {},
     }

@@ -39,8 +39,8 @@ from crag.evaluator.runnable import DEFAULT_CHECKPOINT
 from crag.evaluator.training.adapt_checks import split_pairs
 from crag.evaluator.training.general import load_general_check
 from crag.evaluator.training.selfsup import collection_chunks, self_supervised_sets
-from crag.models.embeddings import default_embeddings
 from crag.search.store import open_existing, open_store
+from crag.settings import Context
 from crag.standing import grouped_standings
 
 FIT_QUERIES = 1000
@@ -163,7 +163,7 @@ def main() -> None:
     }
     stores = {
         "docs-domain": open_existing(
-            persist_dir=args.chroma_dir, collection="docs-domain", embedder=default_embeddings()
+            persist_dir=args.chroma_dir, collection="docs-domain", embedder=Context.default("embeddings")
         ),
         "faq-domain": faq_store(args.faq_chroma_dir, args.faq),
     }

@@ -31,11 +31,13 @@ from sklearn.metrics import roc_auc_score
 
 from crag.evaluator.pairs import Pair, read_pairs
 from crag.evaluator.runnable import get_scorer
-from crag.knowledge.refinement import SET_WEIGHT, cosines, standings_of
+from crag.knowledge.refinement import cosines, standings_of
 from crag.models.embeddings import LocalEmbeddings
 from crag.passages import titled_once
+from crag.settings import Context
 from crag.thresholds import logit_of
 
+SET_WEIGHT = Context.default("strip_set_weight")
 INSIDE = 1 - 1e-6  # ±1 has no logit
 
 

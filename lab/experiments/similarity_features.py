@@ -48,6 +48,7 @@ from crag.evaluator.training.calibration import calibrate, cap_discards, questio
 from crag.knowledge.refinement import MIN_STRIP_WORDS, decompose
 from crag.models.embeddings import LocalEmbeddings
 from crag.passages import titled
+from crag.settings import Context
 from crag.thresholds import score_of
 
 SLICES = ["popqa-retrieved", "popqa-phrased", "bio", "bio-phrased", "multihop", "docs"]
@@ -129,10 +130,9 @@ def self_made(collection: str, chroma_dir: Path, queries: int) -> dict[str, list
     from dataclasses import replace
 
     from crag.evaluator.training.selfsup import collection_chunks, self_supervised_sets
-    from crag.models.embeddings import default_embeddings
     from crag.search.store import open_existing
 
-    store = open_existing(persist_dir=chroma_dir, collection=collection, embedder=default_embeddings())
+    store = open_existing(persist_dir=chroma_dir, collection=collection, embedder=Context.default("embeddings"))
     picked, retrieved = self_supervised_sets(
         collection_chunks(store), store.embeddings.embed_documents, seed=0, max_queries=queries
     )

@@ -10,7 +10,6 @@ import pytest
 from crag.models.embeddings import (
     EmbeddingError,
     LocalEmbeddings,
-    default_embeddings,
     embeddings,
     embeddings_name,
 )
@@ -33,9 +32,9 @@ def test_names_are_normalised_and_objects_have_none(tmp_path, monkeypatch):
 
 def test_default_is_local_unless_the_environment_says_otherwise(monkeypatch):
     monkeypatch.delenv("CRAG_EMBEDDINGS", raising=False)
-    assert default_embeddings() == "local" == Context().embeddings
+    assert Context().embeddings == "local"
     monkeypatch.setenv("CRAG_EMBEDDINGS", "ollama:nomic-embed-text")
-    assert default_embeddings() == "ollama:nomic-embed-text" == Context().embeddings
+    assert Context().embeddings == "ollama:nomic-embed-text"
 
 
 def test_each_name_gives_its_model_without_loading_it(tmp_path):

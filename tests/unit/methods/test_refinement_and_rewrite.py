@@ -23,9 +23,12 @@ from crag.knowledge.refinement import (
 from crag.knowledge.routing import final_knowledge
 from crag.knowledge.web_query import fallback_query, parse_query, subjects
 from crag.passages import passage
+from crag.settings import Context
 from tests.fakes import FakeEvaluator, WordEmbeddings
 
 LONG = " ".join(f"w{i}" for i in range(125))
+
+WEIGHT = Context.default("strip_set_weight")  # refinement as the graph ranks strips
 
 
 def test_fixed_num_uses_50_word_windows_and_merges_a_short_tail():
@@ -317,7 +320,13 @@ def test_set_adjusted_stays_on_the_score_scale_and_keeps_the_order_at_equal_stan
 def test_refine_ranks_strips_by_their_standing_among_the_question_s_strips():
     question = "how do I print lines of context around each match with grep"
     embedder = WordEmbeddings()
-    common = {"mode": "selection", "top_k": 1, "threshold": -0.5, "embed": embedder.embed_documents}
+    common = {
+        "mode": "selection",
+        "top_k": 1,
+        "threshold": -0.5,
+        "embed": embedder.embed_documents,
+        "set_weight": WEIGHT,
+    }
     # alike, and below the threshold on their own; the grade judged the documents relevant
     kept = refine(
         question, _three_strips(), FakeEvaluator({}, default=-0.6), origin="internal", keep_best=True, **common
@@ -341,8 +350,7 @@ def test_refine_ranks_strips_by_their_standing_among_the_question_s_strips():
         FakeEvaluator({}, default=-0.6),
         origin="internal",
         keep_best=True,
-        set_weight=0.0,
-        **{**common, "threshold": 0.0},
+        **{**common, "threshold": 0.0, "set_weight": 0.0},
     )
     assert [s["text"] for s in plain] == [_three_strips()[0].page_content]  # weight 0: the evaluator's order
     assert embedder.calls == 4  # and no embedding
@@ -350,7 +358,13 @@ def test_refine_ranks_strips_by_their_standing_among_the_question_s_strips():
 
 def test_a_strip_of_a_document_the_grade_rejected_is_judged_by_its_own_score():
     question = "how do I print lines of context around each match with grep"
-    common = {"mode": "selection", "top_k": 3, "threshold": -0.5, "embed": WordEmbeddings().embed_documents}
+    common = {
+        "mode": "selection",
+        "top_k": 3,
+        "threshold": -0.5,
+        "embed": WordEmbeddings().embed_documents,
+        "set_weight": WEIGHT,
+    }
     evaluator = FakeEvaluator({}, default=-0.6)
     lifted = refine(question, _three_strips(), evaluator, origin="internal", **common)
     assert [s["text"] for s in lifted] == [_three_strips()[1].page_content] and lifted[0]["lifted"]
