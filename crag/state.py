@@ -1,10 +1,12 @@
-"""The graph's state. Every per-turn key is overwritten, never appended, and `contextualize` resets
-them all at the start of a turn, so nothing piles up across the turns of a thread. The one key that
-grows is `history` (questions and answers only), and it keeps the last `MAX_TURNS` turns."""
+"""The graph's state. A turn starts from `InputState` (the question); every other key is the turn's own, and
+`contextualize` starts each one empty (`fresh_turn`, from these declarations), so nothing of a thread's
+earlier turns is left behind. The one key that grows is `history` (questions and answers only), and it
+keeps the last `MAX_TURNS` turns."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import typing
+from typing import Annotated, Any, Literal
 
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
@@ -59,7 +61,8 @@ class OutputState(TypedDict, total=False):
     # the next strips of refinement's ranking, read only when the model declines over the kept ones
     further_knowledge: list[Strip]
     external_knowledge: list[Strip]  # strips kept from the web results
-    knowledge: str  # what the generator was given
+    given: list[Strip]  # the strips the answer was written over, numbered as its citations number them
+    knowledge: str  # what the generator was given, as text
     draft: str  # what the generator wrote (the answer, unless it was withheld as unsupported)
     answer: str
     grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
@@ -80,3 +83,24 @@ class OutputState(TypedDict, total=False):
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
     requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs
+
+
+# kept across a turn's start: the question it starts from, the thread's history, and the timings (their reducer
+# starts a turn's own record at `contextualize`)
+ACROSS_TURNS = frozenset({"question", "asked", "history", "timings"})
+
+
+def _empty(kind: Any) -> Any:
+    """A key's value at the start of a turn: an empty list, text, mapping or False, else None."""
+    if typing.get_origin(kind) is Annotated:
+        kind = typing.get_args(kind)[0]
+    origin = typing.get_origin(kind)
+    if origin is Literal and "" in typing.get_args(kind):
+        return ""
+    return {list: [], dict: {}, str: "", bool: False}.get(origin or kind)
+
+
+def fresh_turn() -> dict[str, Any]:
+    """Every per-turn key of `State` as a turn starts it."""
+    hints = typing.get_type_hints(State, include_extras=True)
+    return {key: _empty(kind) for key, kind in hints.items() if key not in ACROSS_TURNS}

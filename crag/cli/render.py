@@ -12,7 +12,6 @@ import typer
 
 from crag.answers.attribution import abstains
 from crag.knowledge.refinement import judged
-from crag.knowledge.routing import final_knowledge
 from crag.passages import source_of, title_of, titled_once
 
 View = Literal["plain", "json", "stream"]
@@ -104,7 +103,7 @@ def print_details(result: dict[str, Any]) -> None:
         )
     _print_web(result)
     typer.secho("knowledge:", bold=True)
-    strips = final_knowledge(result)  # numbered as the generator was given them
+    strips = result.get("given") or []  # numbered as the generator was given them
     if not strips:
         typer.echo("  (none)")
     # each strip with the score it was kept by (`judged`: a retrieved document's strip lifted by its standing among
@@ -232,9 +231,9 @@ def event_line(event: dict[str, Any]) -> str:
         return f"web: {counted(len(event['results']), 'result')}, {counted(len(event['strips']), 'strip')} kept"
     if node == "refine":
         return f"refined: {counted(len(event['strips']), 'strip')} kept"
-    if node == "generate" and "further" in event:
+    if node == "read_further":
         return f"the model does not know from the kept strips: reading {counted(event['further'], 'more strip')}"
-    if node == "generate" and "retry_prompt" in event:
+    if node == "ask_again":
         return f"the first answer does not stand: asking again with the {event['retry_prompt']} prompt"
     return json.dumps(event, ensure_ascii=False)[:200]
 

@@ -1,13 +1,5 @@
-"""Running one question through one system, with the instruments the harness needs.
-
-The baselines are LangGraph graphs built from the CRAG graph's own nodes (`contextualize`,
-`retrieve`, `generate`), so they validate, retrieve, prompt and cite exactly as CRAG does and
-differ only in what knowledge reaches `generate`:
-
-- `rag`: the retrieved documents, whole, in rank order;
-- `rag_web`: the same plus the web results for the question itself, whole (no rewrite, no
-  evaluator: the paper's "RAG w. web", Table 5);
-- `no_retrieval`: nothing (the graph's no-knowledge prompt).
+"""Running one question through one system (its graph: `crag.graphs.crag`, or a baseline of
+`crag.graphs.rag`), with the instruments the harness needs.
 
 Per-stage latency comes from LangChain callbacks on the graph's node runs (so the two parallel
 branches of an Ambiguous run are each timed by themselves); evaluator calls from a counting
@@ -20,32 +12,30 @@ import dataclasses
 import threading
 import time
 from collections import defaultdict
-from functools import cache
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.graphs.crag import graph
+from crag.graphs.rag import no_retrieval, rag, rag_web
 from crag.models.chat import reset_prompt_caches
-from crag.nodes import contextualize, generate, retrieve
-from crag.passages import source_of, title_of
-from crag.records import Strip
 from crag.settings import Context
-from crag.state import InputState, OutputState, State
 
 # graph node -> reported stage
 STAGE_OF_NODE = {
     "retrieve": "retrieve",
     "grade": "grade",
+    "second_opinion": "grade",
     "requery": "requery",
     "refine": "refine",
     "rewrite_and_search": "search",
     "web_search": "search",
     "generate": "generate",
+    "read_further": "generate",
+    "quote": "generate",
+    "ask_again": "generate",
 }
 REWRITE_TAG = "crag:rewrite"
 
@@ -121,65 +111,16 @@ class StageTimer(BaseCallbackHandler):
         self._stop(run_id)
 
 
-def _whole(documents: list, origin: str) -> list[Strip]:
-    """Passages (`crag.passages`: retrieved chunks or fetched web paragraphs) as unscored whole strips."""
-    return [
-        Strip(
-            text=d.page_content,
-            score=0.0,
-            selection_score=0.0,
-            lifted=False,
-            title=title_of(d),
-            source=source_of(d),
-            origin=origin,
-            doc=i,  # type: ignore[typeddict-item]
-            start=0,
-            end=len(d.page_content),
-        )
-        for i, d in enumerate(documents)
-    ]
+BASELINES = {"rag": rag, "rag_web": rag_web, "no_retrieval": no_retrieval}
 
 
-def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
-    """RAG: every retrieved document becomes knowledge as it is."""
-    return {"internal_knowledge": _whole(state.get("documents", []), "internal")}
-
-
-def web_search(state: dict, runtime: Runtime[Context]) -> dict:
-    """RAG with web: the results for the question itself, whole, after the documents (searched and
-    fetched through `crag.resources`, as CRAG's own node does)."""
-    ctx = resources.context_of(runtime)
-    try:
-        results = resources.web_search(ctx, state["question"])
-    except (resources.WebSearchError, TimeoutError, OSError) as exc:
-        return {"external_knowledge": [], "web_error": str(exc)}
-    passages, errors = resources.fetch_pages(ctx, results)
-    return {"external_knowledge": _whole(passages, "external"), "web_error": "; ".join(errors) or None}
-
-
-@cache
 def pipeline(name: str):
-    """The compiled graph of a pipeline: CRAG's own graph, or a baseline built from its nodes."""
+    """The compiled graph of a pipeline: CRAG's own graph, or a baseline (`crag.graphs.rag`)."""
     if name == "crag":
         return graph
-
-    steps = {
-        "no_retrieval": [],
-        "rag": ["retrieve", "use_documents"],
-        "rag_web": ["retrieve", "use_documents", "web_search"],
-    }
-    if name not in steps:
+    if name not in BASELINES:
         raise ValueError(f"unknown pipeline {name!r}")
-    nodes = {"retrieve": retrieve, "use_documents": use_documents, "web_search": web_search}
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    order = ["contextualize", *steps[name], "generate"]
-    builder.add_node("contextualize", contextualize)
-    for step in steps[name]:
-        builder.add_node(step, nodes[step])
-    builder.add_node("generate", generate)
-    for a, b in zip([START, *order], [*order, END]):
-        builder.add_edge(a, b)
-    return builder.compile(name=f"eval-{name}")
+    return BASELINES[name]
 
 
 def forget_prompt_cache() -> None:

@@ -39,7 +39,7 @@ from crag.evaluation.pipelines import run_question
 from crag.evaluation.report import write_outputs, write_robustness
 from crag.evaluation.systems import System, system_context
 from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
-from crag.knowledge.routing import final_knowledge, unread_knowledge
+from crag.knowledge.routing import unread_knowledge
 from crag.passages import title_of
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
 from crag.settings import Context, Search
@@ -235,7 +235,7 @@ def prediction_record(
         "replaced": output.get("replaced"),
         # the strips the generator was given, as it was given them: the answer path's rules can be replayed
         # (and ablated) on the recorded drafts without asking the model again
-        "strips": final_knowledge(output),
+        "strips": output.get("given") or [],
         "cited": bool(sources),
         "citations_with_answer": [
             metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources

@@ -1,45 +1,60 @@
-"""The CRAG graph (wiring only): contextualize → retrieve → grade [→ requery] → refine | rewrite_and_search | both → generate."""
+"""The CRAG graph (wiring only): contextualize → retrieve → grade [→ second opinion] [→ requery] → refine |
+rewrite_and_search | both → the answer path (`crag.graphs.answer`)."""
 
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
+from crag.graphs.answer import add_answer_path
 from crag.knowledge.routing import after_grade, branches
-from crag.nodes import contextualize, generate, grade, refine, requery, retrieve, rewrite_and_search
+from crag.nodes import contextualize, grade, refine, requery, retrieve, rewrite_and_search, second_opinion
+from crag.nodes.grade import second_opinion_due
 from crag.settings import Context
 from crag.state import InputState, OutputState, State
 
+# the edges' labels in the drawing (Studio, the README): what sends a run along each
+ACTIONS = {"correct / ambiguous": "refine", "incorrect / ambiguous": "rewrite_and_search"}
+AFTER_GRADE = {"all rejected": "second_opinion", "not correct: search again": "requery", **ACTIONS}
+LABEL = {node: label for label, node in AFTER_GRADE.items()}
+
 
 def route(state: State) -> list[str]:
-    return branches(state["action"])
+    return [LABEL[node] for node in branches(state["action"])]
 
 
-def route_after_grade(state: State) -> list[str]:
-    return after_grade(state["action"], state.get("requery_due", False))
+def route_after_second_opinion(state: State) -> list[str]:
+    return [LABEL[node] for node in after_grade(state["action"], state.get("requery_due", False))]
 
 
-def build_graph(*, answer: bool = True):
-    """The graph's builder. Without `answer` it stops once the knowledge is refined (no `generate`):
-    the graph behind `crag.components.CRAGRetriever`, which returns that knowledge as Documents."""
+def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
+    return [LABEL["second_opinion"]] if second_opinion_due(state, runtime) else route_after_second_opinion(state)
+
+
+def build_graph(*, answer: bool = True) -> StateGraph:
+    """The graph's builder. Without `answer` it stops once the knowledge is refined (no answer steps): the
+    graph behind `crag.components.CRAGRetriever`, which returns that knowledge as Documents."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("contextualize", contextualize)
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
+    builder.add_node("second_opinion", second_opinion)
+    builder.add_node("requery", requery)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
-    builder.add_node("requery", requery)
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade")
-    builder.add_conditional_edges("grade", route_after_grade, ["requery", "refine", "rewrite_and_search"])
-    builder.add_conditional_edges("requery", route, ["refine", "rewrite_and_search"])
-    last = END
+    builder.add_conditional_edges("grade", route_after_grade, AFTER_GRADE)
+    builder.add_conditional_edges(
+        "second_opinion", route_after_second_opinion, {k: v for k, v in AFTER_GRADE.items() if v != "second_opinion"}
+    )
+    builder.add_conditional_edges("requery", route, ACTIONS)
     if answer:
-        builder.add_node("generate", generate)
-        builder.add_edge("generate", END)
-        last = "generate"
-    builder.add_edge("refine", last)
-    builder.add_edge("rewrite_and_search", last)
+        add_answer_path(builder, after=["refine", "rewrite_and_search"])
+    else:
+        builder.add_edge("refine", END)
+        builder.add_edge("rewrite_and_search", END)
     return builder
 
 

@@ -15,7 +15,7 @@ from crag.prompts import condense_prompt
 from crag.questions.checks import validate_question
 from crag.questions.followup import append_previous, parse_condensed, refers_back, resolve
 from crag.settings import Context
-from crag.state import State
+from crag.state import State, fresh_turn
 
 
 def model_condensed(ctx: Context, question: str, history: list) -> str | None:
@@ -50,34 +50,4 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
     if history and refers_back(asked):
         question = condense(resources.context_of(runtime), asked, history)
         emit(runtime, "contextualize", asked=asked, question=question)
-    # every per-turn key is reset here, so a thread's earlier turns leave nothing behind
-    return {
-        "asked": asked,
-        "question": question,
-        "documents": [],
-        "scores": [],
-        "labels": [],
-        "recheck_scores": [],
-        "recheck_error": None,
-        "thresholds": {},
-        "reason": "",
-        "requery_due": False,
-        "requeried": "",
-        "rewritten_query": "",
-        "web_status": "",
-        "web_results": [],
-        "web_error": None,
-        "internal_knowledge": [],
-        "further_knowledge": [],
-        "external_knowledge": [],
-        "knowledge": "",
-        "draft": "",
-        "answer": "",
-        "grounded": False,
-        "quoted": False,
-        "further_draft": "",
-        "read_further": False,
-        "replaced": None,
-        "citations": [],
-        "sources": [],
-    }
+    return {**fresh_turn(), "asked": asked, "question": question}

@@ -41,7 +41,7 @@ from crag.evaluation.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAUL
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.graphs.crag import build_graph
 from crag.knowledge.routing import final_knowledge
-from crag.nodes.generate import format_knowledge
+from crag.nodes.answering import format_knowledge
 from crag.passages import title_of
 from crag.settings import Context
 

@@ -24,7 +24,7 @@ from answer_rules import print_rows, recorded, replay, score  # this folder's re
 from tqdm.auto import tqdm
 
 from crag import resources
-from crag.nodes.generate import format_knowledge
+from crag.nodes.answering import format_knowledge
 from crag.prompts import GENERATE_PROMPTS, GENERATE_STOP, generation_prompt
 from crag.settings import Context
 

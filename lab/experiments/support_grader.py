@@ -40,7 +40,7 @@ from tqdm.auto import tqdm
 from crag.answers.attribution import abstains
 from crag.jsonl import appended_objects, drop_torn_line
 from crag.models.gguf import model_file
-from crag.nodes.generate import format_knowledge
+from crag.nodes.answering import format_knowledge
 from lab.evaluator.llm_teacher import YesNoGrader
 
 # the hallucination grader of LangGraph's Self-RAG and adaptive RAG tutorials (langgraph/examples/rag/

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from crag.answers.attribution import abstains, attribute, grounded
 from crag.models.gguf import model_file
-from crag.nodes.generate import format_knowledge
+from crag.nodes.answering import format_knowledge
 from crag.prompts import generation_prompt
 from crag.records import Citation
 from lab.evaluator.llm_teacher import YesNoGrader

@@ -95,7 +95,7 @@ def test_langgraph_dev_agent_server(tmp_path, demo_chroma):
         pytest.skip("langgraph-cli is not installed")
     # the repository's langgraph.json with its paths made absolute, so the server's files land in tmp_path
     config = json.loads((ROOT / "langgraph.json").read_text())
-    assert config["graphs"] == {"crag": "./crag/graphs/crag.py:graph"} and config["dependencies"] == ["."]
+    assert config["graphs"]["crag"] == "./crag/graphs/crag.py:graph" and config["dependencies"] == ["."]
     config["graphs"] = {"crag": f"{ROOT}/crag/graphs/crag.py:graph"}
     config["dependencies"] = [str(ROOT)]
     (tmp_path / "langgraph.json").write_text(json.dumps(config))

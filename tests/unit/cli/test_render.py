@@ -119,7 +119,7 @@ def test_progress_lines_count_in_english():
     assert event_line(failed) == "the chat model could not grade: TimeoutError: slow; INCORRECT stands"
     web = {"node": "rewrite_and_search", "results": [{}], "strips": []}
     assert event_line(web) == "web: 1 result, 0 strips kept"
-    further = {"node": "generate", "further": 5, "first_draft": "I don't know."}
+    further = {"node": "read_further", "further": 5, "first_draft": "I don't know."}
     assert event_line(further) == "the model does not know from the kept strips: reading 5 more strips"
 
 
@@ -154,8 +154,7 @@ def test_the_knowledge_is_listed_with_the_score_each_strip_was_kept_by(capsys):
     print_run(
         {
             "action": "ambiguous",
-            "internal_knowledge": [{**internal, "origin": "internal"}],
-            "external_knowledge": [external],
+            "given": [{**internal, "origin": "internal"}, external],
             "answer": "x",
         }
     )

@@ -36,7 +36,7 @@ def test_mermaid_snapshot():
 def test_correct_route_refines_internal_knowledge_only(make_context):
     ctx = make_context({"painter": 0.9}, "Anna Berg was a painter.")
     nodes, _, _ = run(ctx)
-    assert nodes == ["contextualize", "retrieve", "grade", "refine", "generate"]
+    assert nodes == ["contextualize", "retrieve", "grade", "refine", "generate", "finish"]
     result = graph.invoke({"question": QUESTION}, context=make_context({"painter": 0.9}, "She was a painter."))
     assert result["action"] == "correct" and result["labels"] == ["correct", "incorrect"]
     assert result["thresholds"] == {"upper": 0.5, "lower": -0.5} and "Correct" in result["reason"]
@@ -53,7 +53,7 @@ def test_correct_route_refines_internal_knowledge_only(make_context):
 def test_incorrect_route_searches_the_web(make_context):
     ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.")
     nodes, _, _ = run(ctx)
-    assert nodes == ["contextualize", "retrieve", "grade", "rewrite_and_search", "generate"]
+    assert nodes == ["contextualize", "retrieve", "grade", "rewrite_and_search", "generate", "finish"]
     ctx = make_context({"seascapes": 0.8}, "Anna Berg, occupation", "A painter of seascapes.")
     result = graph.invoke({"question": QUESTION}, context=ctx)
     assert result["action"] == "incorrect" and result["web_status"] == "searched"
@@ -84,7 +84,7 @@ def test_ambiguous_runs_both_branches_and_generates_once(make_context):
     )
     assert nodes[:3] == ["contextualize", "retrieve", "grade"]
     assert sorted(nodes[3:5]) == ["refine", "rewrite_and_search"]
-    assert nodes[5:] == ["generate"] and nodes.count("generate") == 1
+    assert nodes[5:] == ["generate", "finish"] and nodes.count("generate") == 1
     assert "Stockholm" in final["knowledge"] and "harbours" in final["knowledge"]  # both knowledge sources
     assert {"refine", "rewrite_and_search", "generate"} <= set(final["timings"])  # both branches timed
 

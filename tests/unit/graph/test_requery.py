@@ -53,7 +53,7 @@ def nodes_of(ctx) -> list[str]:
 def test_a_second_search_that_finds_a_relevant_document_makes_the_action_correct():
     queries: list[str] = []
     ctx = context(["seascape painter", "She painted seascapes."], queries)
-    assert nodes_of(ctx) == ["contextualize", "retrieve", "grade", "requery", "refine", "generate"]
+    assert nodes_of(ctx) == ["contextualize", "retrieve", "grade", "requery", "refine", "generate", "finish"]
     queries.clear()
     result = graph.invoke(
         {"question": QUESTION}, context=context(["seascape painter", "She painted seascapes."], queries)

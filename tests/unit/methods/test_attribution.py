@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from crag.answers.attribution import abstains, attribute, claim, grounded, support, terms
 from crag.knowledge.refinement import decompose_spans
-from crag.nodes.generate import format_knowledge, tidy
+from crag.nodes.answering import format_knowledge, tidy
 from crag.prompts import ABSTENTIONS
 
 QUESTION = "What is Anna Berg's occupation?"
@@ -144,7 +144,7 @@ def test_a_copied_title_claims_nothing():
     """Trying libffi's manual: "The Basics (libffi: …): The Closure API is not thread-safe." was cited
     to the Thread Safety page because the copied title's words counted as the sentence's claim. `generate`
     drops such a title before the answer is attributed (`tidy`), so attribution needs no rule of its own."""
-    from crag.nodes.generate import tidy
+    from crag.nodes.answering import tidy
 
     title = "The Basics (libffi: the portable foreign function interface library)"
     strips = [

@@ -1,0 +1,29 @@
+"""The answer path every system shares (wiring only): `generate`, then, for an answer that does not stand,
+reading further, a quote or asking again, as conditional edges; `finish` records the turn."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, StateGraph
+
+from crag.nodes import ask_again, finish, generate, quote, read_further
+from crag.nodes.answer_path import after_generate, after_quote, after_reading_further
+
+
+def add_answer_path(builder: StateGraph, after: list[str]) -> None:
+    """Add the answer steps to `builder`, `generate` running once every node of `after` is done."""
+    builder.add_node("generate", generate)
+    builder.add_node("read_further", read_further)
+    builder.add_node("quote", quote)
+    builder.add_node("ask_again", ask_again)
+    builder.add_node("finish", finish)
+    for node in after:
+        builder.add_edge(node, "generate")
+    builder.add_conditional_edges(
+        "generate", after_generate, {"final": "finish", "declined": "read_further", "declined or withheld": "quote"}
+    )
+    builder.add_conditional_edges(
+        "read_further", after_reading_further, {"final": "finish", "declined or withheld": "quote"}
+    )
+    builder.add_conditional_edges("quote", after_quote, {"final": "finish", "nothing to quote": "ask_again"})
+    builder.add_edge("ask_again", "finish")
+    builder.add_edge("finish", END)

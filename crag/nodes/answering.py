@@ -1,0 +1,102 @@
+"""What the answer steps share: the knowledge as the reader sees it, one answer written over strips and the
+checks on it, the answer tidied, a strip quoted, and the cited strips as sources.
+
+The knowledge is given strip by strip, unnumbered (a small model copies "[1]" where the fact belongs); the
+citations number the strips, so one points at a passage a reader can check, not at a whole file. The model
+only writes the answer; `crag.answers.attribution` does the citing, and an answer none of whose sentences a
+strip supports is withheld (`UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
+`answer_without_knowledge` is set."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from crag import resources
+from crag.answers.attribution import abstains, attribute, declined_behind_title, grounded, loops, split_echo
+from crag.events import ANSWER_TAGS
+from crag.passages import titled_once
+from crag.prompts import (
+    GENERATE_NO_KNOWLEDGE_PROMPT,
+    GENERATE_STOP,
+    LOOPING_ANSWER,
+    QUOTE_ANSWER,
+    UNSUPPORTED_ANSWER,
+    generation_prompt,
+    unmarked,
+)
+from crag.settings import Context
+from crag.state import Citation, Replaced, Source, Strip
+
+MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
+# "Page - Site", "Page | Site", "Page — Site": a web page's <title>, never a name that answers
+PAGE_TITLE = re.compile(r"\s[-|\u2013\u2014\u00b7]\s")
+NAME_WORDS = 5  # a title longer than this is a heading, not a name
+
+
+def format_knowledge(strips: list[Strip]) -> str:
+    """The passages as the generator sees them: one per paragraph, "title: text", unnumbered (web
+    paragraphs already start with their title, `crag.search.fetch`)."""
+    return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
+
+
+def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
+    """The model's reply as an answer: whitespace collapsed, its own "[n]" markers, a leading "Answer:" and a
+    leading copy of a knowledge title dropped ("Django Reinhardt: Django Reinhardt was …"). A copied title is
+    kept when it may be the answer: a name (a few words, not a page title of the "Page - Site" form) that
+    neither the rest nor the question names ("Ken Keyes Jr.: He wrote …" for "Who is the author of Facing the
+    Future?")."""
+    text = MARKERS.sub("", " ".join(reply.split()))
+    text = re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    declined = declined_behind_title(text, titles)
+    if declined:
+        return declined
+    title, rest = split_echo(text, titles)
+    if not (title and rest):
+        return text
+    named = title.lower() in rest.lower() or title.lower() in question.lower()
+    a_name = len(title.split()) <= NAME_WORDS and not PAGE_TITLE.search(title)
+    return rest if named or not a_name else text
+
+
+def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
+    """The cited strips, by number, without their refinement score."""
+    cited = sorted({n for c in citations for n in c["sources"]})
+    return [
+        Source(
+            id=n, **{key: strips[n - 1][key] for key in ("title", "source", "origin", "doc", "start", "end", "text")}
+        )
+        for n in cited
+    ]
+
+
+def quoting(text: str, n: int) -> tuple[str, list[Citation]]:
+    """The answer that quotes strip `n` word for word, and its one citation: the quote's span."""
+    answer = QUOTE_ANSWER.format(quote=text)
+    start = QUOTE_ANSWER.index("{quote}")
+    return answer, [Citation(sentence=text, start=start, end=start + len(text), sources=[n])]
+
+
+def written(
+    ctx: Context, prompt_name: str, strips: list[Strip], question: str, knowledge: str, cite: list[Strip] | None = None
+) -> dict[str, Any]:
+    """One model call over `strips` and the checks on its reply, its sentences attributed to the strips of
+    `cite` (default `strips`): draft, answer, citations, and why the answer is not the draft (`replaced`, None
+    when it stands or the model itself declined)."""
+    prompt = (
+        generation_prompt(prompt_name, knowledge=knowledge, question=question)
+        if strips
+        else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
+    )
+    reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
+    draft = answer = tidy(unmarked(str(reply.content), prompt_name), [s["title"] for s in strips], question)
+    declined = abstains(draft)  # the model's own "I don't know" is kept as it is
+    cite = strips if cite is None else cite
+    citations = attribute(draft, question, cite) if cite and not declined else []
+    replaced: Replaced | None = None
+    if loops(draft):  # no answer, however well its turns are supported
+        answer, citations, replaced = LOOPING_ANSWER, [], "looped"
+    elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
+        answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
+    return {"draft": draft, "answer": answer, "citations": citations, "replaced": replaced}

@@ -1,0 +1,22 @@
+"""`ask_again`: knowledge was found, the model declined or was withheld, and no strip could be quoted, so it is
+asked once more with `Context.retry_prompt` (the paper's prompt, which offers no way out); that answer is
+checked as the first was."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from crag import resources
+from crag.events import emit
+from crag.nodes.answering import written
+from crag.nodes.timing import timed
+from crag.settings import Context
+from crag.state import State
+
+
+@timed("ask_again")
+def ask_again(state: State, runtime: Runtime[Context]) -> dict:
+    ctx = resources.context_of(runtime)
+    emit(runtime, "ask_again", retry_prompt=ctx.retry_prompt, first_draft=state["draft"])
+    reply = written(ctx, ctx.retry_prompt, state["given"], state["question"], state["knowledge"])
+    return {"asked_again": True, "first_draft": state["draft"], **reply}

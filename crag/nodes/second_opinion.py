@@ -1,0 +1,37 @@
+"""`second_opinion`: the evaluator rejected every document, so the chat model grades the first
+`Context.recheck_k` of them by retrieval rank (LangGraph's CRAG tutorial grader, its P(yes) in [-1, 1]). Its
+grade is slow (seconds a document) but ranks documentation far better, so it is asked only where the
+evaluator's verdict would throw your documents away; the ones it grades at least `Context.recheck_threshold`
+are kept (whole, by `refine`) and the action becomes Ambiguous."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from crag import resources
+from crag.events import emit
+from crag.knowledge.routing import recheck
+from crag.nodes.timing import timed
+from crag.settings import Context
+from crag.state import State
+
+
+@timed("recheck")
+def second_opinion(state: State, runtime: Runtime[Context]) -> dict:
+    ctx = resources.context_of(runtime)
+    asked = state["documents"][: ctx.recheck_k]
+    emit(runtime, "grade", rechecking=len(asked))
+    try:
+        grades = [round(g, 4) for g in resources.relevance(ctx, state["question"], asked)]
+    except Exception as exc:  # a failing or unreachable chat model leaves the evaluator's verdict standing
+        error = f"{type(exc).__name__}: {exc}"
+        emit(runtime, "grade", recheck_error=error)
+        return {"recheck_scores": [], "recheck_error": error}
+    update: dict = {"recheck_scores": grades, "recheck_error": None}
+    action, labels, reason = state["action"], state["labels"], state["reason"]
+    kept = recheck(labels, grades, ctx.recheck_threshold)  # type: ignore[arg-type]
+    if kept is not None:
+        action, labels, reason = kept
+        update |= {"action": action, "labels": labels, "reason": reason}
+    emit(runtime, "grade", recheck_scores=grades, action=action, labels=labels, reason=reason)
+    return update
