@@ -29,3 +29,6 @@ def best(scores: np.ndarray, n: int) -> list[int]:
     """Positions of the `n` highest BM25 scores, best first (ties in index order), without those at 0:
     a document sharing no word with the query is no hit."""
     return [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+
+
+__all__ = ["best", "fuse"]  # what callers outside the package use

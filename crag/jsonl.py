@@ -55,3 +55,11 @@ def drop_torn_line(path: Path) -> None:
         data = path.read_bytes()
         if not data.endswith(b"\n"):
             path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+__all__ = [
+    "appended_objects",
+    "drop_torn_line",
+    "parse_objects",
+    "read_objects",
+]  # what callers outside the package use

@@ -88,3 +88,6 @@ def record_fields(record: dict[str, Any]) -> dict[str, Any]:
         if key not in ("title", "text") and value is not None:
             fields[f"doc_{key}" if key in RESERVED_KEYS else key] = value
     return fields
+
+
+__all__ = ["passage", "source_of", "title_of", "titled"]  # what callers outside the package use

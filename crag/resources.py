@@ -213,3 +213,6 @@ def warm_up(ctx: Context) -> None:
     warm_chat(ctx)
     if ctx.web_backend == "local":
         web_search(ctx, "warm-up")
+
+
+__all__ = ["warm_chat"]  # what callers outside the package use

@@ -104,3 +104,6 @@ def fresh_turn() -> dict[str, Any]:
     """Every per-turn key of `State` as a turn starts it."""
     hints = typing.get_type_hints(State, include_extras=True)
     return {key: _empty(kind) for key, kind in hints.items() if key not in ACROSS_TURNS}
+
+
+__all__ = ["Turn"]  # what callers outside the package use

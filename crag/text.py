@@ -67,3 +67,6 @@ def terms_at(text: str) -> list[tuple[int, str]]:
 def count_tokens(text: str) -> int:
     """Words and punctuation marks: a model-independent measure of how much text a reader is given."""
     return len(_TOKEN.findall(text))
+
+
+__all__ = ["folded", "terms"]  # what callers outside the package use

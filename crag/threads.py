@@ -348,3 +348,6 @@ async def athreaded_graph(path: str | os.PathLike | None = None) -> AsyncIterato
             yield build_graph().compile(checkpointer=saver, name="crag")
     except sqlite3.Error as exc:
         raise _unusable(db, exc) from exc
+
+
+__all__ = ["thread_config", "threaded_graph"]  # what callers outside the package use

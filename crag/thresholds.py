@@ -79,3 +79,6 @@ PRESETS: dict[str, Thresholds] = {
     "biography": Thresholds(upper=0.95, lower=-0.91),
 }
 Preset = Literal["popqa", "pubhealth", "arc", "biography"]
+
+
+__all__ = ["Thresholds"]  # what callers outside the package use

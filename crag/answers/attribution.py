@@ -349,3 +349,6 @@ def loops(draft: str) -> bool:
 def abstains(answer: str) -> bool:
     """Whether the answer declines to answer (ours, `crag.prompts.ABSTENTIONS`, or the model's own)."""
     return bool(_ABSTAINS.match(answer))
+
+
+__all__ = ["SUPPORT_MIN", "abstains", "claim", "states", "support"]  # what callers outside the package use

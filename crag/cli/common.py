@@ -24,3 +24,6 @@ def quiet_transformers() -> None:
 
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
+
+
+__all__ = ["fail", "quiet_transformers"]  # what callers outside the package use

@@ -150,3 +150,6 @@ def drop_gold(
     dropped = {gold[i] for i in order[:count]}
     kept = [p for i, p in enumerate(passages) if i not in dropped]
     return kept, [passages[i] for i in sorted(dropped)]
+
+
+__all__ = ["Passage", "read_passages", "read_questions"]  # what callers outside the package use

@@ -75,3 +75,11 @@ def ensure_collection(
             added += len(new) + len(copied)
             bar.update(len(batch))
     return name, len(chunks), added
+
+
+__all__ = [
+    "DEFAULT_CHROMA_DIR",
+    "DEFAULT_CHUNK_OVERLAP",
+    "DEFAULT_CHUNK_SIZE",
+    "ensure_collection",
+]  # what callers outside the package use

@@ -378,3 +378,6 @@ def write_robustness(out: Path, points: dict[str, list[tuple[float, float, list[
         lines += ["", f"![robustness]({figure.name})"]
     (out / "robustness.md").write_text("\n".join(lines) + "\n")
     return summary
+
+
+__all__ = ["DERIVED", "from_routes"]  # what callers outside the package use

@@ -410,3 +410,6 @@ def robustness(settings: RunSettings, fractions=DEFAULT_FRACTIONS) -> dict:
                 series.append((fraction, results[name]["accuracy"], results[name]["accuracy_ci"]))
                 n = max(n, results[name]["n"])
     return write_robustness(Path(settings.out), points, n)
+
+
+__all__ = ["PREDICTIONS", "PredictionStore"]  # what callers outside the package use

@@ -63,3 +63,6 @@ class Metadata:
 
     def write(self, directory: Path) -> None:
         (directory / METADATA_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+
+__all__ = ["EvaluatorError", "Metadata"]  # what callers outside the package use

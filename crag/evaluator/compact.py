@@ -105,3 +105,6 @@ def load_compact(directory: Path, meta: Metadata):
     if result.unexpected_keys:
         raise EvaluatorError(f"{path} does not fit base {meta.base}: unexpected {result.unexpected_keys[:3]}")
     return model
+
+
+__all__ = ["export_compact"]  # what callers outside the package use

@@ -217,3 +217,6 @@ def fit_blend(
     if sets is not None:
         named["logit_standing"], named["overlap_standing"] = coef
     return Blend(**named)
+
+
+__all__ = ["IDF_FILE", "IdfTable", "contrasts", "fit_blend", "overlap"]  # what callers outside the package use

@@ -94,3 +94,6 @@ def write_pairs(pairs: Iterable[Pair], directory: Path, name: str) -> tuple[Path
 def iter_jsonl(path: Path) -> Iterator[dict]:
     for _, record in read_objects(path):
         yield record
+
+
+__all__ = ["Pair", "clean", "iter_jsonl", "read_pairs", "write_pairs"]  # what callers outside the package use

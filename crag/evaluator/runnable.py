@@ -152,3 +152,6 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
         """Per-document labels by the checkpoint's thresholds: correct / ambiguous / incorrect."""
         thresholds = self.thresholds
         return [thresholds.label(s) for s in scores]
+
+
+__all__ = ["DEFAULT_CHECKPOINT", "RetrievalEvaluator", "get_scorer"]  # what callers outside the package use

@@ -60,3 +60,6 @@ def build_graph(*, answer: bool = True) -> StateGraph:
 
 graph = build_graph().compile(name="crag")
 knowledge_graph = build_graph(answer=False).compile(name="crag-knowledge")
+
+
+__all__ = ["build_graph", "graph"]  # what callers outside the package use

@@ -325,3 +325,6 @@ def store_lock(folder: Path) -> Iterator[None]:
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "crag-ingest.lock"):
         yield
+
+
+__all__ = ["ingest", "load_documents"]  # what callers outside the package use

@@ -294,3 +294,6 @@ def refine_pages(
         )
 
     return [strip(i) for i in kept], [strip(i) for i in unread]
+
+
+__all__ = ["sentence_spans", "set_selection"]  # what callers outside the package use

@@ -103,3 +103,6 @@ def unread_knowledge(state: Mapping[str, Any]) -> list[Strip]:
     documents at all (not Incorrect); the generator reads them only when it declines over the kept ones, and
     then `final_knowledge` numbers them after the rest."""
     return [] if state.get("action") == "incorrect" else list(state.get("further_knowledge") or [])
+
+
+__all__ = ["decide_action", "final_knowledge"]  # what callers outside the package use

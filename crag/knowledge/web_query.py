@@ -192,3 +192,6 @@ def fallback_query(question: str) -> SearchQuery:
         return SearchQuery(keywords=keywords)
     # nothing word-like (e.g. "???"): search for the question as written rather than for nothing
     return SearchQuery.model_construct(keywords=[" ".join(question.split()[:MAX_KEYWORD_WORDS]) or question])
+
+
+__all__ = ["STOPWORDS", "content_words", "zipf"]  # what callers outside the package use

@@ -46,3 +46,6 @@ def quiet_loading(reports: bool = False) -> Iterator[None]:
         hf_logging.set_verbosity(verbosity)
         if bars:
             hf_logging.enable_progress_bar()
+
+
+__all__ = ["PACKAGED_BASE", "resolve_base"]  # what callers outside the package use

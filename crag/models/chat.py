@@ -364,3 +364,6 @@ def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = 
         raise ValueError(f"chat model {spec!r}: {exc}") from exc
     except Exception as exc:  # an unknown provider, a missing API key: the provider's own words
         raise ValueError(f"cannot create chat model {spec!r}: {type(exc).__name__}: {exc}") from exc
+
+
+__all__ = ["CHAT_MODEL_HELP", "chat_model"]  # what callers outside the package use

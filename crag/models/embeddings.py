@@ -160,3 +160,6 @@ def shared_embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
     if isinstance(spec, Embeddings):
         return spec
     return _SHARED.get(embeddings_name(spec), lambda: embeddings(spec))
+
+
+__all__ = ["DEFAULT_EMBEDDINGS", "LocalEmbeddings"]  # what callers outside the package use

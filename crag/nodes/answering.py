@@ -100,3 +100,6 @@ def written(
     elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
         answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
     return {"draft": draft, "answer": answer, "citations": citations, "replaced": replaced}
+
+
+__all__ = ["format_knowledge"]  # what callers outside the package use

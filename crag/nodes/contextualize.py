@@ -51,3 +51,6 @@ def contextualize(state: State, runtime: Runtime[Context]) -> dict:
         question = condense(resources.context_of(runtime), asked, history)
         emit(runtime, "contextualize", asked=asked, question=question)
     return {**fresh_turn(), "asked": asked, "question": question}
+
+
+__all__ = ["model_condensed"]  # what callers outside the package use

@@ -322,3 +322,6 @@ def _still_refers(text: str) -> bool:
 
 def append_previous(question: str, history: Sequence[Turn]) -> str:
     return f"{question} ({history[-1]['question']})" if history else question
+
+
+__all__ = ["append_previous", "plain_question", "refers_back", "resolve"]  # what callers outside the package use

@@ -100,3 +100,6 @@ def index_of(store: Chroma) -> KeywordIndex | None:
 def clear() -> None:
     """Forget every index (tests)."""
     _INDEXES.clear()
+
+
+__all__ = ["index_of"]  # what callers outside the package use

@@ -334,3 +334,6 @@ def retrieve(store: Chroma, question: str, k: int = 10, search: Search = "hybrid
     for rank, document in enumerate(documents):
         document.metadata = {**document.metadata, "id": document.id, "rank": rank}
     return documents
+
+
+__all__ = ["open_store", "retrieve"]  # what callers outside the package use

@@ -3,6 +3,7 @@ which (pyproject.toml, [tool.importlinter]), and a fresh interpreter for what im
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -87,3 +88,47 @@ def test_scoring_with_the_shipped_evaluator_imports_no_training_code():
         "print(json.dumps([len(scores), sorted(m for m in sys.modules if m.startswith('crag.evaluator.training'))]))"
     )
     assert python_json(code, timeout=300) == [1, []]
+
+
+def _public(module: str) -> set[str] | None:
+    """The names a crag module declares public (its `__all__`, read from its source), or None when `module` is
+    not a module of the package."""
+    path = ROOT.joinpath(*module.split("."))
+    source = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
+    if not source.is_file():
+        return None
+    for node in ast.parse(source.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def _crag_names(tree: ast.Module) -> list[tuple[str, str, int]]:
+    """(module, name, line) for each name the code takes from a crag module: imported from it, or read as an
+    attribute of a crag module it imported."""
+    found, modules = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "crag":
+            for alias in node.names:
+                if _public(f"{node.module}.{alias.name}") is not None:  # a module: its attributes are checked
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                else:
+                    found.append((node.module, alias.name, node.lineno))
+        elif isinstance(node, ast.Import):
+            modules.update({a.asname or a.name: a.name for a in node.names if a.name.split(".")[0] == "crag"})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            found.append((modules[node.value.id], node.attr, node.lineno))
+    return found
+
+
+def test_the_lab_uses_only_public_names_of_crag():
+    """What the project measures and trains itself with (lab/) may use only what a module of crag declares
+    public (its `__all__`), so that a private helper can change without breaking a script that leans on it."""
+    private = []
+    for path in sorted((ROOT / "lab").rglob("*.py")):
+        for module, name, line in _crag_names(ast.parse(path.read_text())):
+            public = _public(module)
+            if public is not None and name not in public and _public(f"{module}.{name}") is None:
+                private.append(f"{path.relative_to(ROOT)}:{line}: {module}.{name}")
+    assert not private, "\n".join(private)

@@ -180,3 +180,6 @@ def align_scale(thresholds: Thresholds, reference: Thresholds) -> tuple[float, f
         return None
     a = (logit_of(ref_upper) - logit_of(ref_lower)) / (logit_of(upper) - logit_of(lower))
     return a, logit_of(ref_upper) - a * logit_of(upper)
+
+
+__all__ = ["calibrate", "cap_discards", "question_maxima"]  # what callers outside the package use

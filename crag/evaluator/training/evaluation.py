@@ -92,3 +92,6 @@ def roc_auc_intervals(
             }
         out[name] = row
     return out
+
+
+__all__ = ["classification_metrics", "roc_auc_intervals"]  # what callers outside the package use

@@ -89,3 +89,6 @@ def with_derived(questions: dict[str, str]) -> dict[str, str]:
         if typo := typo_style(questions["detail"]):
             out["typo"] = typo
     return out
+
+
+__all__ = ["MIN_WORDS", "QUESTION_PROMPT", "parse_questions", "with_derived"]  # what callers outside the package use

@@ -325,3 +325,6 @@ def _data_hash(train_path: Path) -> str:
         return json.loads(manifest.read_text()).get("data_hash", "")
 
     return hashlib.sha256(Path(train_path).read_bytes()).hexdigest()[:16]
+
+
+__all__ = ["TrainConfig", "train"]  # what callers outside the package use
