@@ -89,8 +89,9 @@ def from_popqa(path: Path, limit: int | None) -> list[dict]:
     return cases[:limit]
 
 
-def self_contained(shared: Path, docs: Path) -> list[dict]:
-    """Questions that stand alone but that `refers_back` flags, each after the question before it in its file."""
+def _sources(shared: Path, docs: Path) -> list[list[tuple[str, str]]]:
+    """Each file's questions in order with an answer: HotpotQA and MuSiQue (a supporting title), PopQA and the
+    documentation set (a gold answer)."""
     multihop: dict[str, tuple[str, str]] = {}
     for _, row in read_objects(shared / "relevance" / "multihop_pairs.jsonl"):
         if row["label"] == 1 or row["qid"] not in multihop:
@@ -98,12 +99,29 @@ def self_contained(shared: Path, docs: Path) -> list[dict]:
     sources = [list(multihop.values())]
     for path in (shared / "popqa" / "questions.jsonl", docs):
         sources.append([(q.question, f"{(q.answers or ['I do not know'])[0]}.") for q in read_questions(path)])
-    cases = []
-    for pairs in sources:
-        for (before, answer), (question, _) in pairwise(pairs):
-            if refers_back(question):
-                cases.append({"history": [turn(before, answer)], "question": question})
-    return cases
+    return sources
+
+
+def _after_the_one_before(shared: Path, docs: Path, flagged: bool) -> list[dict]:
+    """Each question whose `refers_back` is `flagged`, asked after the question before it in its file."""
+    return [
+        {"history": [turn(before, answer)], "question": question}
+        for pairs in _sources(shared, docs)
+        for (before, answer), (question, _) in pairwise(pairs)
+        if refers_back(question) == flagged
+    ]
+
+
+def self_contained(shared: Path, docs: Path) -> list[dict]:
+    """Questions that stand alone but that `refers_back` flags."""
+    return _after_the_one_before(shared, docs, True)
+
+
+def not_flagged(shared: Path, docs: Path, limit: int = 100) -> list[dict]:
+    """Questions the rules do not take for follow-ups (every n-th, `limit` of them): the model-first path asks
+    the model about them too, and a right rewrite brings nothing of the earlier turn in."""
+    cases = _after_the_one_before(shared, docs, False)
+    return cases[:: max(1, len(cases) // limit)][:limit]
 
 
 def consult(ctx: Context, question: str, history: list[Turn]) -> dict:
@@ -115,14 +133,22 @@ def consult(ctx: Context, question: str, history: list[Turn]) -> dict:
         "model": model,
         "model_s": time.perf_counter() - clock,
         "appended": append_previous(question, history),
+        "question": question,
+        "flagged": refers_back(question),
     }
 
 
 # each order of the sources (the first usable rewrite wins; appending is the last resort), and whether
 # it asks the model on this case (for its seconds)
 VARIANTS: dict[str, Callable[[dict], tuple[str, bool]]] = {
+    # the whole path: whether the rules' gate (`refers_back`) decides that a question is a follow-up at all
+    "gate, then the model, then the rules (shipped)": lambda c: (
+        (c["model"] or c["rules"] or c["appended"], True) if c["flagged"] else (c["question"], False)
+    ),
+    "model-first: the model on every turn, then the rules": lambda c: (c["model"] or c["rules"] or c["appended"], True),
+    "model-first, no rules (unusable: as asked)": lambda c: (c["model"] or c["question"], True),
     "the rules, then the model": lambda c: (c["rules"] or c["model"] or c["appended"], not c["rules"]),
-    "the model, then the rules (shipped)": lambda c: (c["model"] or c["rules"] or c["appended"], True),
+    "the model, then the rules": lambda c: (c["model"] or c["rules"] or c["appended"], True),
     "the model alone": lambda c: (c["model"] or c["appended"], True),
     "the rules alone": lambda c: (c["rules"] or c["appended"], False),
 }
@@ -170,6 +196,7 @@ def main() -> None:
         "hand-written (61)": hand_written(),
         "PopQA-made": made,
         "self-contained": self_contained(data_dir(args.data_dir), args.docs),
+        "not flagged": not_flagged(data_dir(args.data_dir), args.docs),
     }
     results: dict[str, dict] = {}
     for set_name, cases in sets.items():
