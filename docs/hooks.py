@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from crag.cli.settings import flag, on_command_line, option
+from crag.cli.settings import flag, option
+from crag.cli.settings import on_command_line as in_the_cli  # not on_*: mkdocs takes those for its hooks
 from crag.settings import GROUPS, about, env_name, settings
 
 MARKER = "<!-- settings-table -->"
@@ -45,7 +46,7 @@ def settings_rows() -> list[dict[str, str]]:
                     "group": group,
                     "default": _default(spec),
                     "env": f"`{env_name(spec.name)}`" if declared["env"] else "",
-                    "flag": f"`{flag(option(spec))}`" if on_command_line(spec) else "",
+                    "flag": f"`{flag(option(spec))}`" if in_the_cli(spec) else "",
                     "server": "yes" if declared["request"] else "",
                     "description": declared["help"],
                 }
