@@ -115,11 +115,10 @@ class UnindexedPage(ValueError):
 
 
 def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[Document], list[str]]:
-    """(documents, sources of PDF pages without text): one Document per text, markdown or HTML file,
-    one per JSONL record, one per PDF page with text and one per GNU Info node, each with `title` and
-    `source` (a PDF page's is `path#page=N`, an Info node's `path#Node name`); a file `X.gz` is read as `X` would be (`crag.ingest.files`). A PDF that cannot
-    be read raises `UnreadablePdf`, a broken or oversized gzip file `UnreadableFile`; with
-    `skip_unindexed`, an HTML page that asks not to be indexed or only redirects raises `UnindexedPage`."""
+    """(documents, sources of PDF pages without text): one Document per text, Markdown or HTML file, JSONL
+    record, PDF page with text and GNU Info node, each with `title` and `source` (a PDF page's is
+    `path#page=N`, an Info node's `path#Node name`); `X.gz` is read as `X` would be. Raises `UnreadablePdf`,
+    `UnreadableFile` (a broken or oversized gzip file) and, with `skip_unindexed`, `UnindexedPage`."""
     path = Path(path).expanduser().resolve()
     suffix, name = kind(path), stem(path)
     if suffix == ".jsonl":
@@ -168,12 +167,9 @@ class Loaded:
 
 
 def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Loaded:
-    """Every document in `paths` (files and folders) but binary files, unreadable PDFs, pages with
-    nothing of their own (a heading over lines that other pages repeat: an old edition's "this book
-    has moved" notices, `readers.repeated_only`) and, inside folders, HTML pages that ask not to be
-    indexed or only redirect (a site's print-all page, its moved-page stubs:
-    `readers.unindexed_reason`); a page named on its own is read whatever its markup says.
-    See `find_files` for what is read."""
+    """Every document in `paths` (files and folders; see `find_files`) but binary files, unreadable PDFs,
+    pages with nothing of their own (`readers.repeated_only`) and, inside folders, HTML pages that ask not to
+    be indexed or only redirect (`readers.unindexed_reason`); a page named on its own is read whatever it says."""
     paths = list(paths)
     named = {Path(p).expanduser().resolve() for p in paths if Path(p).expanduser().is_file()}
     files, unsupported = find_files(paths)
@@ -276,9 +272,8 @@ def ingest(
                 store.add_documents(new, ids=[chunk.id for chunk in new])
                 added += len(new)
             bar.update(len(batch))
-    # a file read counts as read even when none of its chunks names it: a JSONL file whose records
-    # left all have their own URL must still lose the chunk of a record taken out of it
-    # and a page now kept out by its own markup holds nothing: what an earlier run took from it goes
+    # a file read counts as read even when none of its chunks names it (a JSONL file whose records all have
+    # URLs), and a page now kept out by its markup holds nothing: what earlier runs took from them goes
     read = {source_of(chunk) for chunk in unique} | {str(f) for f in (*loaded.files, *loaded.unindexed)}
     removed = _remove_stale(store, sorted(read), seen)
     return IngestReport(
