@@ -1,22 +1,16 @@
 """The internal retriever: a Chroma collection of ingested chunks, searched by embedding similarity.
 
-By default the collection lives in an embedded, on-disk Chroma (`chromadb.PersistentClient`), so
-`crag ingest` and the graph share data without a server; `chroma_url` points both at a Chroma
-server instead. Every store is given its embeddings explicitly (`crag.models.embeddings`; the
-shipped all-MiniLM-L6-v2 by default), because Chroma's default embedder downloads an ONNX model at
-first use, and telemetry is off, because it phones home. Opened stores are cached per process so a
-graph does not reopen the database on every request.
+By default the collection lives in an embedded, on-disk Chroma, so `crag ingest` and the graph share data
+without a server; `chroma_url` points both at a Chroma server instead. Every store is given its embeddings
+explicitly (`crag.models.embeddings`), because Chroma's default embedder downloads a model at first use, and
+telemetry is off. Opened stores are cached per process.
 
-Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best
-(`crag.search.keywords`) fused by reciprocal rank; `search="dense"` is the embedding alone.
+Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best (`crag.search.keywords`) fused by
+reciprocal rank; `search="dense"` is the embedding alone. A collection records the embeddings it was filled with
+(`EMBEDDINGS_KEY`), so that asking with other embeddings is an error that names the right ones.
 
-A collection records the embeddings it was filled with (`EMBEDDINGS_KEY` in its metadata), so that
-asking with other embeddings is an error that names the right ones, not nearest neighbours in the
-wrong space (or, with another dimension, Chroma's error at the first question).
-
-A Chroma server gets `timeout` seconds per request (its client waits forever by default), and a
-server that is down or too slow raises `StoreUnavailable` from the search, which a server answers
-with 503: the next request may find it back.
+A Chroma server gets `timeout` seconds per request (its client waits forever by default); one that is down or too
+slow raises `StoreUnavailable`, which a server answers with 503.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ class _Index:
     retriever: Any  # bm25s.BM25
 
 
-# resolved path -> index, stamped with the file's (mtime_ns, size); not in `loads()`, as before
+# resolved path -> index, stamped with the file's (mtime_ns, size)
 _INDEXES: ResourceCache[str, _Index] = ResourceCache("web_index", counted=False)
 
 
