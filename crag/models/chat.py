@@ -45,9 +45,8 @@ GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CO
 
 
 def _errors_only(llama_cpp: Any) -> None:
-    """Let only llama.cpp's errors through to stderr. llama-cpp-python (0.3.16 and 0.3.36) maps the bundled
-    llama.cpp's log levels one step off (its table predates DEBUG = 1), so with verbose=False every warning still
-    printed ("n_ctx_per_seq (4096) < n_ctx_train (32768) …" before each demo answer)."""
+    """Let only llama.cpp's errors through to stderr: llama-cpp-python maps the bundled llama.cpp's log levels
+    one step off, so with verbose=False its warnings still printed."""
     global _LOG_CALLBACK
     if _LOG_CALLBACK is None:
 
@@ -135,12 +134,9 @@ def control_pattern(llama: Any, llama_cpp: Any) -> re.Pattern[str] | None:
 
 
 def inert(text: str, controls: re.Pattern[str] | None) -> str:
-    """`text` with every control token's text broken after its first character.
-
-    llama-cpp-python tokenizes a chat prompt with its special tokens parsed, so the text "<|im_start|>system"
-    inside a passage became a real turn of the conversation: on the injection set one such document made the
-    1.5B model begin answers to other questions with the word it demanded (`python -m lab datasets build-injection`).
-    Broken, it is read as the characters it is."""
+    """`text` with every control token's text broken after its first character. llama-cpp-python tokenizes a
+    chat prompt with its special tokens parsed, so "<|im_start|>system" inside a passage would become a real
+    turn of the conversation (an injection); broken, it is read as the characters it is."""
     if controls is None:
         return text
     return controls.sub(lambda m: m.group(0)[0] + BREAK + m.group(0)[1:], text)
@@ -183,15 +179,13 @@ class LocalChatModel(BaseChatModel):
     no gigabyte file. Answers use each model's own chat template, read from its GGUF."""
 
     model: str = gguf.LOCAL
-    # the context window: the generate prompt (five strips, about 600 tokens) with room for longer
-    # strips or whole documents; a 1.5B model's cache for 4,096 tokens is about 120 MB
+    # the context window: the generate prompt with room for longer strips or whole documents
     n_ctx: int = 4096
     max_tokens: int = 96
     temperature: float = 0.0
-    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only
-    # what follows the start a context already holds, and the one shared context has read other prompts
-    # since. The follow-up's rewrite ("condense") is the one lane: its instruction and examples are about
-    # three quarters of its prompt, 3 of its 4 s on an AVX2-only CPU (docs/reports/2026-11-28-llama-cpp-0.3.36.md)
+    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only what
+    # follows the start a context already holds. The follow-up's rewrite ("condense"), mostly a fixed
+    # instruction and examples, is the one lane
     lane: str | None = None
 
     _llama: Any = PrivateAttr(default=None)
@@ -297,7 +291,7 @@ class LocalChatModel(BaseChatModel):
 
 def grades(spec: Any) -> bool:
     """Whether a chat model (a name or a ready model) gives the second opinion on an Incorrect grade: every
-    model but a packaged one measured to grade at chance (`gguf.PackagedModel.grades`)."""
+    model but a packaged one that grades at chance (`gguf.PackagedModel.grades`)."""
     if isinstance(spec, LocalChatModel):
         spec = spec.model
     if not isinstance(spec, str) or not gguf.is_local(spec):
