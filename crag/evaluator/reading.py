@@ -34,7 +34,7 @@ def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -
 def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
     """`pairs` with each passage as the model reads it (`reading`): each question and the long
     passages tokenized once, in one call. A tokenizer without character offsets (a "slow",
-    pure-Python one) reads every passage from its start, as before."""
+    pure-Python one) reads every passage from its start."""
     if not getattr(tokenizer, "is_fast", False):
         return list(pairs)
     join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])

@@ -239,12 +239,9 @@ def ingest(
     batch_size: int = 64,
     progress: bool = True,
 ) -> IngestReport:
-    """Load `paths` and download `urls`, chunk, and add to `store` the chunks it does not hold yet,
-    `batch_size` at a time. Pages are downloaded under the fetcher's guards (`crag.ingest.urls`).
-
-    Then every source read (a file, a JSONL file's records, a PDF page, a page) is made to hold only
-    its chunks of now: an edited file's old chunks are removed, after the new ones are in, so that
-    retrieval does not return what the file no longer says. A source that could not be read this time
+    """Load `paths` and download `urls` (under the fetcher's guards), chunk, and add to `store` the chunks it
+    does not hold yet, `batch_size` at a time. Then every source read is made to hold only its chunks of now: an
+    edited file's old chunks are removed, after the new ones are in; a source that could not be read this time
     (a failed download, an unreadable PDF) keeps what it had."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
@@ -312,11 +309,8 @@ def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
 
 @contextmanager
 def store_lock(folder: Path) -> Iterator[None]:
-    """One ingest at a time into an embedded store, across processes.
-
-    Each ingest asks the store which chunks it lacks and then adds them; two at once both find every
-    chunk missing and both report it added. The lock file lives in the store's folder.
-    """
+    """One ingest at a time into an embedded store, across processes: two at once would both find every chunk
+    missing and both add it. The lock file lives in the store's folder."""
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "crag-ingest.lock"):
         yield

@@ -46,10 +46,8 @@ _OVERSTRIKE = re.compile(r"[^\n\x08]\x08")  # "c BS c" (bold), "_ BS c" (underli
 
 
 def terminal_text(text: str) -> str:
-    """`text` without the terminal's formatting: what `man grep > grep.txt` or a coloured log saves
-    holds escape sequences and backspace overstrikes ("g\\bgr\\brep"), which would reach the
-    embeddings, the evaluator and the quoted answer as noise. Keeps the characters a terminal shows,
-    as `col -b` does (the last character written to a column stays); text without them is unchanged."""
+    """`text` without the terminal's formatting: escape sequences and backspace overstrikes ("g\\bgr\\brep"),
+    as a saved `man` page or a coloured log holds them. Keeps what a terminal shows, as `col -b` does."""
     if "\x1b" not in text and "\x08" not in text:
         return text
     text = _ESCAPES.sub("", text)
@@ -315,12 +313,9 @@ def joined_hyphens(text: str) -> str:
 
 
 def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
-    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`.
-
-    An encrypted PDF is opened with the empty password when that is its user password (PDFs that
-    only restrict printing or copying), else it is unreadable; so is a damaged one, and one with no
-    text on any page (a scanned PDF). Words hyphenated at a line's end are made whole (`joined_hyphens`).
-    """
+    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`. An
+    encrypted PDF is opened with the empty password when that is its user password, else it is unreadable; so
+    is a damaged one, and one with no text on any page (scanned). Line-end hyphenations are made whole."""
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError
 

@@ -1,12 +1,10 @@
 """Chat models: the embedded default (a GGUF on llama.cpp, `crag.models.gguf` says which) or any
 provider's, by name through LangChain's `init_chat_model` (`crag.models.providers`).
 
-The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
-langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out what a
-server needs — models shared per process instead of one per chat-model object, and exclusive use
-(one llama.cpp context must not run two requests at once). Each process keeps a small pool of
-contexts per model file: one by default, `CRAG_LLM_INSTANCES` of them for a server, so that
-requests generate side by side on separate cores (llama.cpp decodes one sequence at a time).
+The local model is a small LangChain chat model over `llama_cpp.Llama` rather than langchain-community's
+`ChatLlamaCpp`, which is being sunset and leaves out what a server needs: models shared per process, and
+exclusive use of a llama.cpp context. Each process keeps a pool of contexts per model file (`CRAG_LLM_INSTANCES`,
+one by default), so that requests generate side by side on separate cores.
 """
 
 from __future__ import annotations

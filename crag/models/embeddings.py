@@ -39,11 +39,8 @@ class EmbeddingError(ModelUnavailable):
 
 
 def _model(path: str) -> tuple[Any, threading.Lock]:
-    """The process-wide SentenceTransformer for `path` and the lock that serialises its use.
-
-    One lock per model: fast tokenizers are not re-entrant, and two concurrent forward passes on
-    two cores only fight over them.
-    """
+    """The process-wide SentenceTransformer for `path`, and the lock that serialises its use (fast tokenizers
+    are not re-entrant, and two concurrent forward passes only fight over the cores)."""
     return _MODELS.get(path, lambda: _load(path))
 
 
