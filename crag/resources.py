@@ -43,8 +43,7 @@ def context_of(runtime: Any) -> Context:
 def check(ctx: Context) -> None:
     """What a run will need, checked when it starts, whatever the question: the chat models it names (an
     unknown local model, a missing GGUF file, a provider without its package or key) and the evaluator's
-    checkpoint (loaded once per process). Without this, a question whose documents were all rejected never
-    reached the chat model, and a missing model file answered "I don't know"."""
+    checkpoint (loaded once per process), so that a missing model fails the run at once, not some later answer."""
     for spec in (ctx.chat_model, ctx.rewrite_model):
         if isinstance(spec, str):
             chat_model(spec)
@@ -119,11 +118,9 @@ def web_search(ctx: Context, query: str) -> list[Document]:
 
 
 def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], list[str]]:
-    """The web results' pages as titled paragraphs, within the context's time and address limits:
-    (passages, "URL: why" errors). Never raises for a page: its search snippet stands in.
-
-    The wikipedia backend's hits are read as plain text through the wiki's API, not downloaded as
-    HTML (`WikipediaSearch.pages`); every other backend's go through the page fetcher."""
+    """The web results' pages as titled paragraphs, within the context's time and address limits: (passages,
+    "URL: why" errors); a failed page's snippet stands in. The wikipedia backend's hits are read through the
+    wiki's API (`WikipediaSearch.pages`), every other backend's through the page fetcher."""
     if ctx.web_backend == "wikipedia":
         return WikipediaSearch(ctx.wikipedia_url, timeout=ctx.web_timeout).pages(results)
     return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
@@ -138,10 +135,8 @@ _LANES = frozenset({"condense"})
 
 def condense_tokens(question: str) -> int:
     """The longest rewrite of the follow-up `question`: the question itself (about three characters a token,
-    as code and names spell) and what it refers to. At 24 tokens, a query's budget, the 1.5B's rewrites of 5
-    of 62 long self-contained questions were cut mid-sentence ("… on a word boundary, wi"); a fixed 160
-    made SmolLM2, whose rewrites go on past the question, take 0.9 s a follow-up instead of 0.3 s. A
-    rewrite its budget still cuts is not used (`cut_short`)."""
+    as code and names spell) and what it refers to; a fixed budget would cut long questions or let short ones
+    run on. A rewrite its budget still cuts is not used (`cut_short`)."""
     return 32 + len(question) // 3
 
 
@@ -157,13 +152,13 @@ def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = No
 
 
 # the longest document text the chat model reads for its grade: a chunk of the default size whole, a
-# user's larger chunk cut, so that one grade stays within a few seconds on two cores
+# user's larger chunk cut, so that each grade stays quick
 RECHECK_CHARS = 3000
 
 
 def rechecks(ctx: Context) -> bool:
     """Whether an Incorrect grade gets the chat model's second opinion: on (`Context.recheck_threshold`) and a
-    chat model whose grade is worth asking (not SmolLM2-135M's, which grades at chance)."""
+    chat model whose grade is worth asking (not a packaged model that grades at chance)."""
     return ctx.rechecks and chat_model_grades(ctx.chat_model)
 
 
@@ -171,10 +166,7 @@ def relevance(ctx: Context, question: str, documents: list[Document]) -> list[fl
     """The chat model's grade of each retrieved document (`Context.recheck_threshold`), in [-1, 1], one
     model for all of them (a provider's model is a new client each time it is made)."""
     model = chat_model(ctx.chat_model, max_tokens=3)
-    # the title on a line of its own, not `titled`'s "Title: text" that the evaluator and its teacher read:
-    # the 1.5B's grades of the documentation set's 185 rejected chunks rank them no better that way
-    # (ROC-AUC 0.911 against 0.916 for the chunks, 0.924 against 0.944 for the 37 questions) and sit
-    # about 0.05 higher, off the threshold chosen on this form (docs/reports/2026-11-28-second-opinion.md)
+    # the title on a line of its own, not `titled`'s "Title: text": the recheck threshold was chosen on this form
     texts = [f"{title_of(d)}\n{d.page_content}" if title_of(d) else d.page_content for d in documents]
     return [chat_relevance(model, question, text[:RECHECK_CHARS]) for text in texts]
 

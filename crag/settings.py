@@ -95,7 +95,8 @@ def env_name(name: str) -> str:
 
 
 def _from_env(name: str, default: Any) -> Any:
-    """The setting's value from `CRAG_<NAME>` (text, checked with the rest in `Context.__post_init__`), else its default."""
+    """The setting's value from `CRAG_<NAME>` (text, checked with the rest in `Context.__post_init__`), else
+    its default."""
     text = os.environ.get(env_name(name), "").strip()
     return text if text else default
 

@@ -1,22 +1,18 @@
-"""Threads: the graph with a checkpointer, SQLite on one machine or Postgres for several, for the CLI and the server.
+"""Threads: the graph with a checkpointer, SQLite on one machine or Postgres for several, for the CLI and the
+server.
 
-A thread id keeps a conversation across runs and restarts: the checkpoint holds the state of its
-last turn and the last few questions and answers (`history`), which follow-up questions use.
-Without a thread id nothing is stored. The compiled graph in `crag.graphs.crag` has no checkpointer on
-purpose: the Agent Server (`langgraph dev`) brings its own.
+A thread id keeps a conversation across runs and restarts: the checkpoint holds its last turn's state and the
+last few questions and answers (`history`), which follow-ups use. Without a thread id nothing is stored. The
+compiled graph in `crag.graphs.crag` has no checkpointer on purpose: the Agent Server (`langgraph dev`) brings
+its own.
 
-Where threads live is one setting, a SQLite file or a `postgresql://` URL (`threads_location`):
---threads-db, else $CRAG_THREADS_URL, else $CRAG_THREADS_DB, else .crag/threads.sqlite. Postgres
-(`langgraph-checkpoint-postgres`, a connection pool) is what several workers on several machines
-share. One turn at a time per thread, across processes: a file lock beside a SQLite file, a Postgres
-session advisory lock (`pg_try_advisory_lock` on the thread id's hash) otherwise, which the server
-releases by itself when the process holding it dies.
+Where threads live is one setting (`threads_location`): a SQLite file, or a `postgresql://` URL that several
+workers share. One turn at a time per thread, across processes: a file lock beside a SQLite file, else a
+Postgres session advisory lock, which the server releases when the process holding it dies.
 
-The server writes a turn once, when it ends (`TURN_DURABILITY`): a worker killed in the middle of a
-turn leaves the thread at its last finished turn, never half of one. A Postgres that goes away
-during a turn (a restart, a lost network) fails that turn with `ThreadsUnavailable`, which the
-server answers with 503; the pools check a connection before lending it, so the next turns get
-fresh ones.
+The server writes a turn once, when it ends (`TURN_DURABILITY`), so a killed worker leaves the thread at its
+last finished turn. A Postgres that goes away during a turn fails it with `ThreadsUnavailable` (503); the pools
+check a connection before lending it.
 """
 
 from __future__ import annotations

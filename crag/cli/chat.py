@@ -1,12 +1,10 @@
-"""`crag chat`: ask question after question in one process, so the models load once (13–30 s that every
-`crag ask` pays again), on one conversation thread, so follow-ups work; `/` commands change the settings.
+"""`crag chat`: ask question after question in one process, so the models load once (every `crag ask` loads
+them again), on one conversation thread, so follow-ups work; `/` commands change the settings.
 
-The backends keep each loaded model in a process-wide cache, so a process that stays alive loads
-each model once; the chat loads them before its first prompt (`resources.warm_up`, as `crag serve`
-does) and again only when `/set` names another model or store. The thread is kept in memory, or,
-with `--thread`, in the SQLite threads database, where `crag ask --thread` and a later chat can go on
-with it. Ctrl-C while an answer is written drops that answer and returns to the prompt; at the
-prompt, Ctrl-C or Ctrl-D ends the chat.
+The chat loads the models before its first prompt (`resources.warm_up`, as `crag serve` does) and again only
+when `/set` names another model or store. The thread is kept in memory, or, with `--thread`, in the SQLite
+threads database, where `crag ask --thread` and a later chat can go on with it. Ctrl-C while an answer is
+written drops that answer; at the prompt, Ctrl-C or Ctrl-D ends the chat.
 """
 
 from __future__ import annotations
@@ -252,7 +250,6 @@ def chat_cmd(
     options = settings
     quiet_transformers()
     # input() with the standard library's readline: line editing and history without a dependency
-    # (prompt_toolkit would be one more package, and not one crag has otherwise)
     with contextlib.suppress(ImportError):  # readline is missing on Windows; input() still works there
         import readline  # noqa: F401, PLC0415  (its effect on input(); here, so other commands never set it up)
     with contextlib.ExitStack() as stack:

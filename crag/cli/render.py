@@ -85,8 +85,8 @@ def print_details(result: dict[str, Any]) -> None:
     if result.get("reason"):
         typer.echo(f"  ({result['reason']})")
     scores = result.get("scores", [])
-    # the chat model's grade beside the evaluator's when it gave a second opinion: where its verdict stood
-    # ("Incorrect" unchanged) the reason does not say it was asked, and its grades took most of the time
+    # the chat model's grade beside the evaluator's when it gave a second opinion (where Incorrect stood, the
+    # reason does not say it was asked)
     grades = result.get("recheck_scores") or []
     # it grades the first `recheck_k` documents only: the rest get a blank of the same width (zip cuts the excess)
     blank = " " * len("chat model +0.00  ") if grades else ""
@@ -106,9 +106,8 @@ def print_details(result: dict[str, Any]) -> None:
     strips = result.get("given") or []  # numbered as the generator was given them
     if not strips:
         typer.echo("  (none)")
-    # each strip with the score it was kept by (`judged`: a retrieved document's strip lifted by its standing among
-    # the question's strips), the one a quote is chosen by: printed as the evaluator's own score, the strip
-    # "judged most relevant" was not always the one printed highest (a new user's sed question quoted +0.24 over +0.76)
+    # each strip with the score it was kept by (`judged`), which a quote is chosen by: the evaluator's own score
+    # would not always show the strip judged most relevant highest
     for n, strip in enumerate(strips, 1):
         typer.echo(f"  [{n}] {judged(strip):+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
 

@@ -28,14 +28,10 @@ SETTINGS_ENV = "CRAG_SERVE_SETTINGS"  # the checked settings, as JSON, for worke
 
 
 def _set_compute_threads(threads: int | None, workers: int) -> None:
-    """Split the cores between concurrent requests instead of giving every model every core.
-
-    Each model gets `threads` cores (default 1) and each worker's generator runs
-    cores/(threads × workers) llama.cpp contexts side by side (at least one): llama.cpp decodes one
-    sequence at a time, so one context on every core leaves cores idle between requests, and its
-    threads spin against torch's when the evaluator runs at the same time. Set in the environment,
-    which the workers inherit (`worker_app` applies torch's share).
-    """
+    """Split the cores between concurrent requests instead of giving every model every core: each model gets
+    `threads` cores (default 1) and each worker's generator cores/(threads × workers) llama.cpp contexts, as
+    llama.cpp decodes one sequence at a time and its threads would spin against torch's. Set in the
+    environment, which the workers inherit (`worker_app` applies torch's share)."""
     cores = os.cpu_count() or 2
     threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or 1
     os.environ["CRAG_COMPUTE_THREADS"] = str(threads)

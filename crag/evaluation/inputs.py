@@ -1,9 +1,9 @@
 """Reading the harness's three inputs, and `--drop-gold`.
 
-Questions are JSON Lines `{question, answers[], ...}`; knowledge-base and web records are
-`{title, text, ...}`. A question the sources cannot answer has `"answerable": false` and no answers. Ids are optional everywhere: a question without an `id` is known by its line
-number, which is what makes predictions resumable. Every malformed line is reported with its
-file and line number before anything expensive (embedding, model loading) starts.
+Questions are JSON Lines `{question, answers[], ...}`; knowledge-base and web records are `{title, text, ...}`.
+A question the sources cannot answer has `"answerable": false` and no answers. Ids are optional everywhere: a
+question without an `id` is known by its line number, which is what makes predictions resumable. Every malformed
+line is reported with its file and line number before anything expensive (embedding, model loading) starts.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The run's knowledge base as a Chroma collection named after its content.
 
 Chunks are cut and identified exactly as `crag ingest` does (RecursiveCharacterTextSplitter,
-sha256 content ids, MiniLM embeddings), but records keep an empty title when they have none:
+sha256 content ids, the default embeddings), but records keep an empty title when they have none:
 `crag ingest` would title them with the file name, and the evaluator reads titles. The collection
 name is a hash of the chunks, so a re-run finds its collection already filled, an interrupted
 ingestion adds only what is missing, and each `--drop-gold` variant gets its own collection (filled
@@ -21,8 +21,8 @@ from crag.passages import passage, title_of
 from crag.search.store import chunk_count, copy_embedded, open_store
 
 DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
-# about 100 words: the size of the Wikipedia passages the paper's retriever returns, and what
-# keeps a k-document RAG prompt inside the local model's 2,048-token context
+# about 100 words: the size of the Wikipedia passages the paper's retriever returns, which keeps a k-document
+# RAG prompt short
 DEFAULT_CHUNK_SIZE = 600
 DEFAULT_CHUNK_OVERLAP = 100
 PREFIX = "eval-"  # the harness's knowledge-base collections: one per content

@@ -124,13 +124,8 @@ def pipeline(name: str):
 
 
 def forget_prompt_cache() -> None:
-    """Make the local generator evaluate the next prompt from scratch.
-
-    llama.cpp reuses the longest prefix the new prompt shares with the previous one. When two
-    systems answer the same question back to back, CRAG's first refined strip is often the start
-    of RAG's first document, and the second system would be timed on a warm cache that no real
-    request has.
-    """
+    """Make the local generator evaluate the next prompt from scratch: llama.cpp reuses the longest prefix
+    shared with the previous prompt, and a system answering right after another would be timed on a warm cache."""
     reset_prompt_caches()
 
 

@@ -66,14 +66,8 @@ FINGERPRINT = (
     "max_answer_tokens",
     "code_sha256",
 )
-# Keys added to FINGERPRINT after runs were kept, with the value the runs made before had; None where it
-# is unknown, and a run.json without such a key is then not told it changed.
-# `evaluator_sha256` (2026-11-23): `crag evaluator adapt --overwrite` rewrites a checkpoint at the
-# same path, and the path alone would have kept the old checkpoint's predictions.
-# `search` (2026-11-24): runs before it searched by embedding alone, so resuming one with hybrid search
-# is a change of settings.
-# `code_sha256` (2026-11-24): a change to how the evaluator reads a passage left the checkpoint's bytes
-# as they were, and a resumed run would have kept the answers the old code gave.
+# keys added to FINGERPRINT after runs were kept, with the value earlier runs had; None where it is unknown (a
+# run.json without such a key is then not told it changed)
 ADDED_TO_FINGERPRINT = {"evaluator_sha256": None, "search": "dense", "code_sha256": None}
 
 
@@ -382,7 +376,7 @@ def run(settings: RunSettings) -> dict:
                 output, error = run_question(system.pipeline, contexts[system.name], question.question), None
             except KeyboardInterrupt:
                 raise
-            except Exception as exc:  # one failing question must not sink a 20-minute run
+            except Exception as exc:  # one failing question must not sink a long run
                 output, error = None, f"{type(exc).__name__}: {exc}"
             store.append(prediction_record(system, question, output, error, digests[system.name]))
             bar.update(1)

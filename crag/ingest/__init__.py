@@ -1,1 +1,2 @@
-"""`crag ingest`: which files are read and how (HTML, PDF, Markdown, reStructuredText, Info, URLs), cut into chunks and stored."""
+"""`crag ingest`: which files are read and how (HTML, PDF, Markdown, reStructuredText, Info, URLs), cut into
+chunks and stored."""

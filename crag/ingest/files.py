@@ -1,17 +1,12 @@
 """Which files `crag ingest` reads, and their bytes as the readers need them.
 
-A file is read by its suffix. A gzip-compressed file is read by the suffix before `.gz`
-(`FAQ.txt.gz` as text, `README.md.gz` as Markdown, `manual.html.gz` as HTML): Debian and its
-derivatives compress every document over 4 kB under `/usr/share/doc` (380 of the compressed files
-on this machine are not changelogs: READMEs, FAQs, policy manuals), and a user pointing `crag
-ingest` at a package's documentation would otherwise get its short files and lose its long ones.
-A compressed file is decompressed whole in memory, up to `MAX_DECOMPRESSED` bytes, so that a small
-file that expands to gigabytes (a gzip bomb) is refused rather than read.
+A file is read by its suffix. A gzip-compressed file is read by the suffix before `.gz` (`README.md.gz` as
+Markdown): Debian compresses the longer documents under `/usr/share/doc`, which would otherwise be lost. It is
+decompressed whole in memory, up to `MAX_DECOMPRESSED` bytes, so that a gzip bomb is refused rather than read.
 
-A file whose name has no file type (`LICENSE`, `FAQ`, `README.Debian`, `/usr/share/common-licenses/
-MPL-2.0`) is read as plain text when its first bytes are text and it is neither a script (`#!`) nor a
-manual page's troff source: the licence texts, FAQs and READMEs of Unix tradition carry no suffix,
-and every one of the 17 licences on this machine had been skipped ("no .txt, .md … files").
+A file whose name has no file type (`LICENSE`, `FAQ`, `README.Debian`) is read as plain text when its first
+bytes are text and it is neither a script (`#!`) nor a manual page's troff source: the licence texts, FAQs and
+READMEs of Unix tradition carry no suffix.
 """
 
 from __future__ import annotations

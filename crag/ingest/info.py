@@ -1,20 +1,14 @@
 """GNU Info manuals read as their nodes: the pages `info wget` shows, one passage each.
 
-Debian installs the GNU manuals as Info files (`/usr/share/info/coreutils.info.gz`, `wget.info.gz`,
-`find.info-1.gz` … for a manual split in parts), which hold more than the man pages: every option
-explained, examples, the reasons. An Info file is plain text cut into nodes by a control character
-(0x1F); each node starts with a header line naming its file, itself and its neighbours ("File:
-wget.info,  Node: HTTP Options,  Next: …,  Prev: …,  Up: Invoking"). Read as plain text, every
-passage would carry those headers, the file's table of node offsets and the menus that link the
-nodes, and the title of every chunk would be the file name.
+Debian installs the GNU manuals as Info files (`/usr/share/info/wget.info.gz`, `find.info-1.gz` … for a
+manual split in parts), which hold more than the man pages. An Info file is plain text cut into nodes by a
+control character (0x1F); each node starts with a header line naming its file, itself and its neighbours.
+Read as plain text, every passage would carry those headers, the tag table and the menus.
 
-So each node is a document titled "HTTP Options (wget)", with source `wget.info.gz#HTTP Options`,
-and its text as `info` shows it, less what is navigation: the menu that ends a node (Texinfo puts
-menus last), the lines that underline headings, and cross references written as "*Note Target::"
-(read as "see Target"). Nodes left with nothing but their heading (a chapter that is only a menu,
-the indexes) are left out, and so are the file's preamble (its licence and directory entry) and its
-tag table. Hand-written: no library on PyPI reads Info files (the `info` reader is C, part of
-Texinfo); the format is a line-based text convention that these few rules cover.
+So each node is a document titled "HTTP Options (wget)", with source `wget.info.gz#HTTP Options`, and its text
+as `info` shows it, less what is navigation: the closing menu, the lines that underline headings, and cross
+references "*Note Target::" (read as "see Target"). Nodes with nothing but their heading, the preamble and the
+tag table are left out. Hand-written: no library on PyPI reads Info files; these few line-based rules cover it.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Markdown rendered to HTML as a reader sees the page, MyST's Sphinx syntax included.
 
-Sphinx projects write Markdown in MyST (pip's documentation, Jupyter Book, many Python projects):
-`(label)=` targets before headings, `{ref}`text <target>`` roles, and directives written as fences
-(```` ```{note} ````, ```` ```{versionadded} 22.3 ````, ```` ```{toctree} ````, `:::{warning}`).
-CommonMark alone renders them as text and code: pip's pages were quoted as "(editable-installs)=
-Editable installs" and "{ref}pip freeze", and a table of contents was read as a code block of page
-names. The parsing is mdit-py-plugins' (the MyST parser's own markdown-it plugins); what each piece
-shows is what Sphinx shows, the same as for reStructuredText (`crag.ingest.rst`): a role's text,
-"Note:" before an admonition, "New in version 22.3." for a version note, nothing for a table of
-contents, a code block for other directives, each directive's `:option:` lines left out.
+Sphinx projects write Markdown in MyST: `(label)=` targets before headings, `{ref}`text <target>`` roles, and
+directives written as fences (```` ```{note} ````, `:::{warning}`), which CommonMark alone renders as text and
+code. The parsing is mdit-py-plugins' (the MyST parser's own markdown-it plugins); what each piece shows is what
+Sphinx shows, as for reStructuredText (`crag.ingest.rst`): a role's text, "Note:" before an admonition, "New in
+version 22.3." for a version note, nothing for a table of contents, a code block for other directives.
 """
 
 from __future__ import annotations

@@ -115,11 +115,10 @@ class UnindexedPage(ValueError):
 
 
 def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[Document], list[str]]:
-    """(documents, sources of PDF pages without text): one Document per text, markdown or HTML file,
-    one per JSONL record, one per PDF page with text and one per GNU Info node, each with `title` and
-    `source` (a PDF page's is `path#page=N`, an Info node's `path#Node name`); a file `X.gz` is read as `X` would be (`crag.ingest.files`). A PDF that cannot
-    be read raises `UnreadablePdf`, a broken or oversized gzip file `UnreadableFile`; with
-    `skip_unindexed`, an HTML page that asks not to be indexed or only redirects raises `UnindexedPage`."""
+    """(documents, sources of PDF pages without text): one Document per text, Markdown or HTML file, JSONL
+    record, PDF page with text and GNU Info node, each with `title` and `source` (a PDF page's is
+    `path#page=N`, an Info node's `path#Node name`); `X.gz` is read as `X` would be. Raises `UnreadablePdf`,
+    `UnreadableFile` (a broken or oversized gzip file) and, with `skip_unindexed`, `UnindexedPage`."""
     path = Path(path).expanduser().resolve()
     suffix, name = kind(path), stem(path)
     if suffix == ".jsonl":
@@ -168,12 +167,9 @@ class Loaded:
 
 
 def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Loaded:
-    """Every document in `paths` (files and folders) but binary files, unreadable PDFs, pages with
-    nothing of their own (a heading over lines that other pages repeat: an old edition's "this book
-    has moved" notices, `readers.repeated_only`) and, inside folders, HTML pages that ask not to be
-    indexed or only redirect (a site's print-all page, its moved-page stubs:
-    `readers.unindexed_reason`); a page named on its own is read whatever its markup says.
-    See `find_files` for what is read."""
+    """Every document in `paths` (files and folders; see `find_files`) but binary files, unreadable PDFs,
+    pages with nothing of their own (`readers.repeated_only`) and, inside folders, HTML pages that ask not to
+    be indexed or only redirect (`readers.unindexed_reason`); a page named on its own is read whatever it says."""
     paths = list(paths)
     named = {Path(p).expanduser().resolve() for p in paths if Path(p).expanduser().is_file()}
     files, unsupported = find_files(paths)
@@ -243,12 +239,9 @@ def ingest(
     batch_size: int = 64,
     progress: bool = True,
 ) -> IngestReport:
-    """Load `paths` and download `urls`, chunk, and add to `store` the chunks it does not hold yet,
-    `batch_size` at a time. Pages are downloaded under the fetcher's guards (`crag.ingest.urls`).
-
-    Then every source read (a file, a JSONL file's records, a PDF page, a page) is made to hold only
-    its chunks of now: an edited file's old chunks are removed, after the new ones are in, so that
-    retrieval does not return what the file no longer says. A source that could not be read this time
+    """Load `paths` and download `urls` (under the fetcher's guards), chunk, and add to `store` the chunks it
+    does not hold yet, `batch_size` at a time. Then every source read is made to hold only its chunks of now: an
+    edited file's old chunks are removed, after the new ones are in; a source that could not be read this time
     (a failed download, an unreadable PDF) keeps what it had."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
@@ -276,9 +269,8 @@ def ingest(
                 store.add_documents(new, ids=[chunk.id for chunk in new])
                 added += len(new)
             bar.update(len(batch))
-    # a file read counts as read even when none of its chunks names it: a JSONL file whose records
-    # left all have their own URL must still lose the chunk of a record taken out of it
-    # and a page now kept out by its own markup holds nothing: what an earlier run took from it goes
+    # a file read counts as read even when none of its chunks names it (a JSONL file whose records all have
+    # URLs), and a page now kept out by its markup holds nothing: what earlier runs took from them goes
     read = {source_of(chunk) for chunk in unique} | {str(f) for f in (*loaded.files, *loaded.unindexed)}
     removed = _remove_stale(store, sorted(read), seen)
     return IngestReport(
@@ -317,11 +309,8 @@ def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
 
 @contextmanager
 def store_lock(folder: Path) -> Iterator[None]:
-    """One ingest at a time into an embedded store, across processes.
-
-    Each ingest asks the store which chunks it lacks and then adds them; two at once both find every
-    chunk missing and both report it added. The lock file lives in the store's folder.
-    """
+    """One ingest at a time into an embedded store, across processes: two at once would both find every chunk
+    missing and both add it. The lock file lives in the store's folder."""
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "crag-ingest.lock"):
         yield

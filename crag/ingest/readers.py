@@ -1,22 +1,17 @@
 """How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown (PyYAML and markdown-it-py)
 and terminal output saved as text (reStructuredText: `crag.ingest.rst`).
 
-Files on disk and pages downloaded from a URL list go through these same readers, so a page saved
-to disk and the same page downloaded give the same text (only the fallback title differs: the
-file's name, or the URL).
+Files on disk and pages downloaded from a URL list go through the same readers, so both give the same text
+(only the fallback title differs: the file's name, or the URL).
 
-A PDF becomes one passage per page, its source the file or URL with `#page=N` (the PDF open
-parameter of RFC 8118, so a browser opens the source at that page) and metadata `page` (1-based).
-Chunking then cuts each page on its own, so every chunk names the one page it was taken from; the
-price is that a sentence running over a page break is cut in two, which tracking page offsets
-inside a joined text would avoid at the cost of chunks whose page is a range.
+A PDF becomes one passage per page, its source the file or URL with `#page=N` (RFC 8118, so a browser opens
+that page) and metadata `page` (1-based): every chunk names the one page it was taken from, at the price of a
+sentence over a page break being cut in two.
 
-Markdown is read as a static-site generator reads it (Jekyll, Hugo, MkDocs, Docusaurus): a YAML
-front matter block at the top is metadata, not text. Its `title` names the page; its `description`
-(or `summary`), one line that says what the page is about, starts the text; its other plain fields
-become metadata. Without a front matter title the page's first level-1 heading names it, found by a
-Markdown parser: a "# comment" line in a fenced shell example is no heading (npm's documentation
-was ingested with 69 chunks of its configuration page titled "same as:").
+Markdown is read as a static-site generator reads it: a YAML front matter block is metadata, not text; its
+`title` names the page, its `description` (or `summary`) starts the text, its other plain fields become
+metadata. Without a title the first level-1 heading names the page, found by a Markdown parser (a "# comment"
+line in a fenced shell example is no heading).
 """
 
 from __future__ import annotations
@@ -44,18 +39,15 @@ from crag.passages import passage
 from crag.text import folded
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
-# ECMA-48 escape sequences: CSI (colours, bold: ESC [ … final byte), OSC (ESC ] … BEL or ESC \\,
-# e.g. hyperlinks) and the two-byte ones. Written here because no dependency removes both these and
-# overstrikes (click.unstyle knows only CSI).
+# ECMA-48 escape sequences: CSI (colours, bold), OSC (hyperlinks) and the two-byte ones. Hand-written because
+# no dependency removes both these and overstrikes (click.unstyle knows only CSI)
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
 _OVERSTRIKE = re.compile(r"[^\n\x08]\x08")  # "c BS c" (bold), "_ BS c" (underline): the last one written stays
 
 
 def terminal_text(text: str) -> str:
-    """`text` without the terminal's formatting: what `man grep > grep.txt` or a coloured log saves
-    holds escape sequences and backspace overstrikes ("g\\bgr\\brep"), which would reach the
-    embeddings, the evaluator and the quoted answer as noise. Keeps the characters a terminal shows,
-    as `col -b` does (the last character written to a column stays); text without them is unchanged."""
+    """`text` without the terminal's formatting: escape sequences and backspace overstrikes ("g\\bgr\\brep"),
+    as a saved `man` page or a coloured log holds them. Keeps what a terminal shows, as `col -b` does."""
     if "\x1b" not in text and "\x08" not in text:
         return text
     text = _ESCAPES.sub("", text)
@@ -122,12 +114,9 @@ _LINE_TAGS = frozenset("li tr br dd dt summary".split())
 
 
 def markdown_plain(body: str) -> str:
-    """Markdown as its rendered page reads: rendered by markdown-it-py (CommonMark and tables), then
-    the HTML's text, a line per block, "- " before a list item, code blocks kept line for line, HTML
-    comments and tags gone, a reference link as its text. Node.js's API documentation was quoted as
-    "### `immediate[Symbol.dispose]()` <!-- YAML added: v20.5.0 --> > Stability: 1 - Experimental"
-    and "* `callbacks` {Object} The [Hook Callbacks][] to register"; the markup also reached the
-    embeddings and the evaluator, which never saw it in training."""
+    """Markdown as its rendered page reads: rendered by markdown-it-py (CommonMark and tables), then the
+    HTML's text, a line per block, "- " before a list item, code blocks kept line for line, HTML comments and
+    tags gone, a reference link as its text. Markup would otherwise reach quotes, embeddings and the evaluator."""
     rendered = myst.render(body)
     if not rendered.strip():
         return ""
@@ -168,16 +157,15 @@ def markdown_text(raw: str) -> MarkdownPage:
     return MarkdownPage(text=text, title=title or _first_heading(body), fields=fields)
 
 
-# Navigation that documentation generators put inside the page body, where trafilatura keeps it: the
-# "Next: … Previous: … Up: … [Index]" line of texinfo manuals (libffi's, every GNU manual's: "header",
-# texinfo 7's "nav-panel") and DocBook's Prev/Up/Next tables, plus ARIA's navigation role and headings' permalinks.
+# navigation that documentation generators put inside the page body, where trafilatura keeps it: texinfo's
+# "Next: … Previous: … Up:" line ("header", texinfo 7's "nav-panel"), DocBook's Prev/Up/Next tables, ARIA's
+# navigation role and headings' permalinks
 NAVIGATION_XPATHS = [
     '//div[@class="header"]',
     '//div[contains(concat(" ", normalize-space(@class), " "), " nav-panel ")]',
     '//div[@class="navheader" or @class="navfooter"]',
     '//*[@role="navigation"]',
-    # a heading's permalink, a link whose text is only a sign: Node.js's "#", Sphinx's "¶", "§"; they had
-    # made "path.join([...paths])#" of Node's headings
+    # a heading's permalink, a link whose text is only a sign: "#", Sphinx's "¶", "§"
     '//a[@href and (normalize-space(.)="#" or normalize-space(.)="\u00b6" or normalize-space(.)="\u00a7")]',
 ]
 
@@ -198,12 +186,9 @@ def html_text(raw: str) -> tuple[str, str]:
 
 
 def unindexed_reason(raw: str) -> str | None:
-    """Why a page should stay out of an index by its own markup, or None: it asks search engines not to
-    index it (`<meta name="robots" content="noindex">`: mdBook marks so its print.html, the whole book
-    again on one page, and its table of contents; rustdoc its moved-page stubs), or it only sends the
-    browser elsewhere (`<meta http-equiv="refresh" content="0; URL=…">`). Ingesting the Rust book's
-    folder stored 1,234 of its 3,038 chunks from print.html, so that retrieval returned each passage
-    twice, once titled only "The Rust Programming Language"."""
+    """Why a page should stay out of an index by its own markup, or None: it asks search engines not to index
+    it (`<meta name="robots" content="noindex">`, as mdBook's print.html, the whole book again on one page), or
+    it only sends the browser elsewhere (`<meta http-equiv="refresh" …>`). Such pages make retrieval repeat itself."""
     if "<meta" not in raw.lower():  # nothing to look for: skip the parse
         return None
     try:
@@ -264,12 +249,8 @@ def _title(reader) -> str:
 
 def without_running_lines(pages: list[str]) -> list[str]:
     """The pages' texts without their running headers and footers: a page's first or last line that
-    stands at the same end of at least two pages, numbers aside ("Chapter 4: Function reference 15",
-    "Shared MIME-info Database", a page number alone).
-
-    Every page of libtasn1's manual began "Chapter 4: Function reference 15", and the strip quoted to
-    answer a question began so too; the header also entered the page's first chunk's embedding.
-    Written here: pypdf extracts text as drawn and has no notion of a running header."""
+    stands at the same end of at least two pages, numbers aside ("Chapter 4: Function reference 15", a
+    page number alone). Hand-written: pypdf extracts text as drawn and has no notion of a running header."""
     ends = [(lines[0], lines[-1]) if (lines := [x for x in text.splitlines() if x.strip()]) else None for text in pages]
 
     def masked(line: str) -> str:
@@ -294,16 +275,11 @@ HEADING_WORDS = 12  # "Appendix G - How Rust is Made and “Nightly Rust”": a 
 
 
 def repeated_only(texts: list[str]) -> list[bool]:
-    """Per text, whether it holds nothing of its own: its first line is a heading (at most
-    `HEADING_WORDS` words, no full stop at its end) and every other line is a line that at least
-    `REPEATED_IN` of the texts hold, case and spacing aside. The Rust book's folder
-    holds 290 such pages, its old editions' chapters reduced to their heading and "The 2018 edition
-    of the book is no longer distributed … If you came here via a link or web search, you may want to
-    check out the current version of the book instead.", and they came first in retrieval for any
-    question naming a chapter ("What are the ownership rules?": five of the ten). A page of its heading
-    alone is not judged (it has no line to compare), nor a text whose first line is a sentence (a
-    record, a plain text file: that line may be all it has to say). Written here: a cross-page view trafilatura and
-    the splitters do not take."""
+    """Per text, whether it holds nothing of its own: its first line is a heading (at most `HEADING_WORDS`
+    words, no full stop at its end) and every other line is one at least `REPEATED_IN` of the texts hold, case
+    and spacing aside (an old edition's chapter reduced to its heading and a "no longer distributed" notice).
+    A page of its heading alone is not judged, nor a text whose first line is a sentence. Hand-written: a
+    cross-page view trafilatura and the splitters do not take."""
 
     split = [[folded(line) for line in text.splitlines() if line.strip()] for text in texts]
     holders = Counter(line for each in split for line in set(each))
@@ -322,13 +298,9 @@ KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "we
 
 
 def joined_hyphens(text: str) -> str:
-    """`text` with the words that typesetting hyphenated at a line's end made whole again.
-
-    A PDF's text layer keeps TeX's hyphenation: libtasn1's manual reads "declara-\ntions", "se-\nlected",
-    "ELE-\nMENT", which whitespace collapsing turned into "declara- tions", a word no question, no
-    embedding and no lexical overlap matches, quoted as such. The pieces are joined as one word when
-    English knows it (wordfreq), else joined keeping the hyphen ("non-\ncommercially", "well-\nknown").
-    Written here: pypdf does not dehyphenate, and a PDF does not say which hyphens the typesetter added."""
+    """`text` with the words that typesetting hyphenated at a line's end made whole again ("declara-\ntions"):
+    the pieces are joined as one word when English knows it (wordfreq), else keeping the hyphen ("well-known").
+    Hand-written: pypdf does not dehyphenate, and a PDF does not say which hyphens the typesetter added."""
     if not any(h in text for h in "-\u00ad\u2010"):
         return text
     from wordfreq import zipf_frequency
@@ -341,12 +313,9 @@ def joined_hyphens(text: str) -> str:
 
 
 def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
-    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`.
-
-    An encrypted PDF is opened with the empty password when that is its user password (PDFs that
-    only restrict printing or copying), else it is unreadable; so is a damaged one, and one with no
-    text on any page (a scanned PDF). Words hyphenated at a line's end are made whole (`joined_hyphens`).
-    """
+    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`. An
+    encrypted PDF is opened with the empty password when that is its user password, else it is unreadable; so
+    is a damaged one, and one with no text on any page (scanned). Line-end hyphenations are made whole."""
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError
 

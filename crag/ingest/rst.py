@@ -1,17 +1,12 @@
 """How `crag ingest` reads reStructuredText (Sphinx documentation's sources): as the text a reader of
 the built pages sees, named by its first section title.
 
-CMake's documentation (`/usr/share/cmake-*/Help`, 1,917 .rst files) was ingested as written, and
-answers quoted it so: "Add a custom target to the :command:`add_custom_target` command",
-"message ------- Log a message. Synopsis ^^^^^^^^ .. parsed-literal:: …", a table's "======= ====="
-borders. Markup is not what the pages say; it also reaches the embeddings and the evaluator, which
-never saw it in training.
+Markup is not what the pages say, and it would reach quotes, embeddings and the evaluator.
 
-Written here rather than with docutils: docutils knows none of Sphinx's roles and directives
-(`:command:`, `:prop_tgt:`, `.. versionadded::`, `.. toctree::`), which are most of such a page's
-markup, and reports each as an error in place of its text; Sphinx's own text builder needs the
-whole project (its conf.py and extensions) to read one page. The rules below render what Sphinx
-renders for the common constructs and leave the rest as text.
+Hand-written rather than with docutils: docutils knows none of Sphinx's roles and directives (`:command:`,
+`.. versionadded::`, `.. toctree::`) and reports each as an error in place of its text; Sphinx's own text
+builder needs the whole project to read one page. These rules render what Sphinx renders for the common
+constructs and leave the rest as text.
 """
 
 from __future__ import annotations
@@ -98,8 +93,7 @@ INCLUDE_DEPTH = 3  # files included by included files, and no further (a file th
 
 def _included(args: str, folder: Path | None, depth: int) -> list[str]:
     """The lines an `.. include:: file` directive puts in the page: the file, relative to the page's
-    folder, rendered in turn; none when there is no folder, no such file, or the nesting is too deep.
-    CMake's property pages hold little more than "New in version 3.13." and such an include."""
+    folder, rendered in turn; none when there is no folder, no such file, or the nesting is too deep."""
     if folder is None or depth >= INCLUDE_DEPTH or not args:
         return []
     path = folder / args.strip().lstrip("/")
@@ -111,13 +105,11 @@ def _included(args: str, folder: Path | None, depth: int) -> list[str]:
 
 
 def rst_text(text: str, folder: Path | None = None, depth: int = 0) -> str:
-    """A reStructuredText page as the text its built page shows: adornment lines and table borders
-    dropped, a directive's line replaced by what Sphinx shows for it ("New in version 3.20.", "Note:",
-    an option's or a signature's argument; nothing for a code block's language), an included file's
-    text in place of its `include` (read from `folder`, the page's own), substitutions (`|name|`)
-    replaced by their text, hidden blocks (`toctree`,
-    `index`, …) and comments dropped, "::" before a literal block as ":", and inline markup reduced to
-    its text."""
+    """A reStructuredText page as the text its built page shows: adornment lines and table borders dropped,
+    a directive's line replaced by what Sphinx shows for it ("New in version 3.20.", "Note:", an argument;
+    nothing for a code block's language), an `include`'s file in its place (read from `folder`, the page's
+    own), substitutions (`|name|`) replaced, hidden blocks and comments dropped, "::" as ":", and inline
+    markup reduced to its text."""
     substitutions = {m.group("name"): inline(m.group("text").strip()) for m in _SUBSTITUTION.finditer(text)}
     out: list[str] = []
     skip_deeper = None  # dropping a block: the indentation its lines are deeper than

@@ -1,1 +1,2 @@
-"""What knowledge the reader is given: the action trigger (`routing`), refinement and its budget, the web query and the knowledge base searched again."""
+"""What knowledge the reader is given: the action trigger (`routing`), refinement and its budget, the web query
+and the knowledge base searched again."""

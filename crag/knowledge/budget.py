@@ -1,11 +1,8 @@
-"""Knowledge by a budget: the kept strips first, then whole retrieved documents, best rank first, for as
-long as the budget lasts.
+"""Knowledge by a budget (`Context.knowledge_tokens`): the kept strips first, then whole retrieved documents,
+best rank first, for as long as the budget lasts.
 
-Refinement's fixed cut (a few strips) was made for readers that could not read much; a reader that
-reads a thousand words well loses the answers the cut removes when the evaluator ranks the answering
-strip low, as it does on documentation. The budget keeps the cut's strips and gives the reader the
-rest of the top documents whole, up to a size fitted to it (`Context.knowledge_tokens`). A document
-taken whole replaces its strips, and the knowledge keeps the documents' retrieval order."""
+A reader that reads long texts well would otherwise lose the answers refinement's fixed cut removes when the
+evaluator ranks the answering strip low. A document taken whole replaces its strips."""
 
 from __future__ import annotations
 
@@ -43,9 +40,9 @@ def fill(
     *,
     rejected: Sequence[bool] | None = None,
 ) -> tuple[list[Strip], set[int]]:
-    """(knowledge, documents given whole): `strips` (internal, kept by refinement) and, in retrieval order, every document whose whole text
-    still fits in `budget` tokens (`count_tokens`) beside what is already given; a document taken whole
-    replaces its own strips. Strips come back in document order, each document's in its own order."""
+    """(knowledge, documents given whole): `strips` (internal, kept by refinement) and, in retrieval order, every
+    document whose whole text still fits in `budget` tokens beside what is already given; a document taken whole
+    replaces its own strips. Strips come back in document order."""
     given = {s["doc"]: 0 for s in strips}
     for s in strips:
         given[s["doc"]] += count_tokens(s["text"])

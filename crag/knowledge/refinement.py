@@ -27,11 +27,8 @@ WINDOW_WORDS = 50  # `fixed_num`: the paper's 50-word windows
 SENTENCES_PER_STRIP = 3  # `excerption`: the paper's sentences grouped by three
 MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps them
 
-# A strip whose words are this much the same as a better-ranked strip's (Jaccard of their `terms`)
-# says nothing new and would take a slot the next strip could fill. Documentation repeats itself:
-# Node.js's pages give every example twice (CommonJS and ES modules, 0.85-0.92 between the two),
-# and overlapping chunks share their edges. Tried on Node.js's API pages: 5 of 113 kept strips were
-# such repeats (docs/reports/2026-11-25-nodejs-api-pages.md)
+# a strip whose terms are this much the same (Jaccard) as a better-ranked strip's says nothing new and would take
+# a slot: documentation repeats itself (examples given twice, overlapping chunks)
 NEAR_DUPLICATE = 0.8
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
@@ -53,14 +50,9 @@ def decompose(text: str, mode: Mode) -> list[str]:
 
 
 def decompose_spans(text: str, mode: Mode | Literal["sentences"]) -> list[tuple[str, int, int]]:
-    """`decompose`, with each strip's character span (start, end) in the original `text`, so that a
-    citation can point at the exact passage a reader can check.
-
-    Strips are cut from the whitespace-collapsed text; a strip found there at offset p maps back
-    through the word it falls in (collapsing changes only the whitespace between words). A strip
-    the segmenter altered so that it cannot be found gets the span of everything after the
-    previous one, which still contains it.
-    """
+    """`decompose`, with each strip's character span (start, end) in the original `text`, so that a citation
+    can point at the exact passage. A strip the segmenter altered beyond finding gets the span of everything
+    after the previous one, which still contains it."""
     originals = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
     starts, position = [], 0  # each word's offset in the collapsed text
     for a, b in originals:
@@ -103,13 +95,8 @@ def _decompose(text: str, mode: Mode | Literal["sentences"]) -> list[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    """pysbd's sentences of the whitespace-collapsed `text`, glued back where it cut inside a word.
-
-    pysbd ends a sentence at the dot of "`.npmrc`", "~/.bashrc", "JSONEncoder().encode(" or an ISBN
-    (188 such cuts in the 30 pages of the documentation set, 128 in 3,000 PopQA passages), and a
-    strip joined from the pieces with a space read "A `. npmrc` file": a text the document does not
-    hold, quoted as if it did, with "npmrc" for the name the question asked about. A sentence ends
-    only where the text has a space."""
+    """pysbd's sentences of the whitespace-collapsed `text`, glued back where it cut inside a word (the dot of
+    "`.npmrc`" or "~/.bashrc"): a sentence ends only where the text has a space."""
     sentences: list[str] = []
     end = -1  # where the previous piece ended in `text`; -1 when it could not be found
     for piece in _segmenter().segment(text):
@@ -134,15 +121,9 @@ def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]
 
 
 def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: float) -> list[float]:
-    """The evaluator's scores shifted by each strip's standing in its set, on the same [-1, 1] scale
-    (scores are tanh(logit / 2); the standing is added to the logit).
-
-    Why: the evaluator reads a (question, strip) pair on its own. All strips of a man page are about
-    its tool, and the evaluator, trained on Wikipedia's "is this passage about the subject", scores
-    them alike; the strip that answers is the one closer to the question than its neighbours. On the
-    documentation set's questions whose five documents hold an answer, the kept strips held it for
-    74.7% with the evaluator's ranking and 90.1% with this one (PopQA validation: 86.6% and 92.4%),
-    at the same `top_k` and threshold (docs/reports/2026-11-24-strips-ranked-within-their-set.md)."""
+    """The evaluator's scores shifted by each strip's standing in its set, on the same [-1, 1] scale (scores
+    are tanh(logit / 2); the standing is added to the logit). The evaluator reads each pair on its own and scores
+    all strips of a manual page alike; the strip that answers is the one closer to the question than its neighbours."""
     inside = lambda s: min(max(s, -1.0 + 1e-6), 1.0 - 1e-6)  # noqa: E731 - ±1 has no logit
     return [score_of(logit_of(inside(s)) + weight * z) for s, z in zip(scores, standings)]
 
@@ -172,13 +153,9 @@ def selection_scores(
 
 
 def gate_score(lifted: bool, score: float, selection: float) -> float:
-    """The score a strip must clear the strip threshold (and a quote the quote threshold) with. The
-    standing tells which strip of a set answers, not whether any does: only strips cut from retrieved
-    documents the grade did not reject may be lifted over by it (`lifted`). A web result's strip is
-    judged by the evaluator's own score (one set of irrelevant web paragraphs put a paragraph on Python
-    the snake into the answer to a question on Python's HTTP server), and so is a strip of a document
-    scored below the lower threshold ("Who was Henri Becquerel?" kept a strip on Gustave Eiffel that
-    the evaluator scored −0.996, second by its standing)."""
+    """The score a strip must clear the strip threshold (and a quote the quote threshold) with. The standing
+    tells which strip of a set answers, not whether any does: only strips of retrieved documents the grade did
+    not reject are judged by it (`lifted`); web strips and those of rejected documents by their own score."""
     return selection if lifted else score
 
 
@@ -235,25 +212,17 @@ def refine_pages(
     rejected: Sequence[bool] | None = None,
     further: int = 0,
 ) -> tuple[list[Strip], list[Strip]]:
-    """The top `top_k` strips scoring at least `threshold`, none repeating a better one (`distinct`),
-    in document order; with `keep_best`, the best strip even when it scores lower.
+    """The top `top_k` strips scoring at least `threshold`, none repeating a better one (`distinct`), in
+    document order; with `keep_best`, the best strip even when it scores lower (for documents the grade judged
+    relevant: a strip scored without the rest of its document often falls below the threshold).
 
-    With `embed` (texts -> vectors, the knowledge base's embeddings) and at least `MIN_SET` strips,
-    strips are ranked by `set_adjusted` scores (`set_weight` 0: by the evaluator's alone, as the paper
-    does), and thresholded by their `gate_score`; each kept strip keeps the evaluator's own `score`
-    beside the `selection_score` it was ranked by. `rejected[d]` says that the grade scored passage d
-    below the lower threshold: its strips are ranked as the others, but judged by their own score.
-
-    `passages` are Documents with metadata title and source (`crag.passages`); each kept strip
-    carries its document's. `evaluator` is any Runnable taking {"question", "documents"} and
-    returning one score per document; all strips of all passages go to it in one call. `keep_best` is for documents the
-    grade already judged relevant (Correct and Ambiguous): a strip is scored without the rest of
-    its document, and the strip that answers often scores below the threshold while its document
-    scored high. Keeping the best one raised strip recall from 80.8% to 86.5% on PopQA and from
-    58.2% to 74.7% on the documentation set (lab/benchmarks/strip_recall.py) for 6 and 20 more words.
+    With `embed` (texts -> vectors) and at least `MIN_SET` strips, strips are ranked by `set_adjusted` scores
+    and thresholded by their `gate_score`; each keeps the evaluator's `score` beside its `selection_score`.
+    `rejected[d]`: the grade scored passage d below the lower threshold. `evaluator` is any Runnable taking
+    {"question", "documents"} and returning one score per document; all strips go to it in one call.
 
     The second list is the next `further` strips of the same ranking, in document order and without the
-    threshold: what the generator reads when it declines over the kept ones (`Context.further_strips`).
+    threshold (`Context.further_strips`).
     """
     candidates: list[tuple[int, int, str, int, int]] = []  # (document, position, strip, start, end)
     for d, document in enumerate(passages):
@@ -262,8 +231,7 @@ def refine_pages(
                 candidates.append((d, position, strip, start, end))
     if not candidates:
         return [], []
-    # each strip is scored with its document's title, as the evaluator was trained ("Title: passage"):
-    # "He was born in Pelham Manor." says nothing about whom without it
+    # scored with the document's title, as the evaluator was trained: "He was born in …" says nothing of whom
     titles, sources = [title_of(p) for p in passages], [source_of(p) for p in passages]
     strips = [passage(strip, title=titles[d], source=sources[d]) for d, _, strip, _, _ in candidates]
     scores = [float(s) for s in evaluator.invoke({"question": question, "documents": strips})]

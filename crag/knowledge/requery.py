@@ -1,11 +1,8 @@
 """The knowledge base searched again (`Context.requery`): what to search with, and which documents to keep.
 
-CRAG's one correction is the web. On documentation the web is often off or knows nothing of the
-user's product, and then an Incorrect or Ambiguous grade corrects nothing: on a held-out
-documentation corpus a third of the answerable questions had the answer nowhere in the top five
-chunks (the evaluator issue). The `requery` node asks the chat model for another way into the same collection (a query
-in the documents' words, or a passage that would answer, HyDE) and grades what that finds against
-the *question*; these functions are the pure parts of it.
+CRAG's one correction is the web, which is often off or knows nothing of the user's product. The `requery` node
+asks the chat model for another way into the same collection (a query in the documents' words, or a passage that
+would answer, HyDE) and grades what it finds against the question; these are the pure parts of it.
 """
 
 from __future__ import annotations

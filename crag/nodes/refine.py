@@ -1,14 +1,9 @@
-"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge (they are
-passages already, `crag.passages`, so they go to refinement as they are).
+"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge.
 
-After the chat model's second opinion (`grade`, `Context.recheck_threshold`) the documents it kept are
-kept whole and the rest dropped: the evaluator rejected every one of them, so its scores are no guide
-to which strip of a kept document answers. Decomposed, the one strip kept for "a scratch folder that
-removes itself" was a `tar` option from a rejected document, while the `TemporaryDirectory` page the
-chat model had kept was cut away (docs/reports/2026-11-28-second-opinion.md).
-
-Otherwise the next `Context.further_strips` strips of the same ranking are kept aside as
-`further_knowledge`: `generate` reads them when the model declines over the kept ones."""
+After the chat model's second opinion the documents it kept are kept whole and the rest dropped: the evaluator
+rejected every one of them, so its scores are no guide to which strip of a kept document answers. Otherwise the
+next `Context.further_strips` strips of the same ranking are set aside as `further_knowledge`, which the reader
+reads when it declines over the kept ones."""
 
 from __future__ import annotations
 

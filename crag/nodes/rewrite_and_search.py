@@ -1,16 +1,9 @@
 """`rewrite_and_search`: rewrite the question into keywords, search the web, fetch and refine.
 
-The query is the question's own keywords by default (`Context.rewrite`): on the documentation set and
-PopQA they reach the same knowledge as the 1.5B model's few-shot rewrite, which took 2 s of a
-question's 6 (docs/reports/2026-11-27-models-side-by-side.md); `rewrite="model"` asks the model, as the paper does.
-
-A failing or slow search never fails the run: the error is recorded in `web_error` and the
-answer is generated from whatever internal knowledge there is. With no web backend configured
-(`web_backend="none"`) nothing is rewritten or searched, and `generate` applies its grounding rule.
-
-The search hits (`web_results`) and the fetched paragraphs are passages, Documents like the
-retrieved `documents` (`crag.passages`), so both routes refine with the same code. The
-backends are reached through `crag.resources` only.
+The query is the question's own keywords by default (`Context.rewrite`); `rewrite="model"` asks the chat model,
+as the paper does. A failing or slow search never fails the run: the error goes to `web_error` and the answer is
+made from the internal knowledge. With no web backend nothing is rewritten or searched. Web paragraphs are
+passages like the retrieved documents (`crag.passages`), so both routes refine with the same code.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`second_opinion`: the evaluator rejected every document, so the chat model grades the first
 `Context.recheck_k` of them by retrieval rank (LangGraph's CRAG tutorial grader, its P(yes) in [-1, 1]). Its
-grade is slow (seconds a document) but ranks documentation far better, so it is asked only where the
-evaluator's verdict would throw your documents away; the ones it grades at least `Context.recheck_threshold`
-are kept (whole, by `refine`) and the action becomes Ambiguous."""
+grade is slow but ranks documentation far better, so it is asked only where the evaluator would throw your
+documents away; those it grades at least `Context.recheck_threshold` are kept whole and the action becomes
+Ambiguous."""
 
 from __future__ import annotations
 

@@ -1,18 +1,10 @@
 """Follow-up questions on a thread: detect them and make them self-contained.
 
-CRAG retrieves and grades with the question alone, so "When was she born?" must become "When was Ada
-Lovelace born?" before retrieval. Only questions that refer back (a pronoun, "there", "and …?") are
-rewritten: a self-contained question goes through untouched, and so are the words that refer inside
-the question ("What is FastAPI and who wrote it?", "is there a way …", "the option that …"). Rules
-come first, because they are instant and SmolLM2-135M's rewrites are mostly unusable: "and X?"
-repeats the previous question about X, and each pronoun becomes the previous turn's referent of its
-kind: "he"/"she" a person, "it" a thing, "there" a place, "they" a group, taken from the previous
-question or, when that question asked for it ("Who is the author of FastAPI?"), from its answer.
-Replacing every pronoun with the question's main name made "What other library did he write?" about
-FastAPI. The chat model is asked first (`contextualize.condense`), and its rewrite is kept only if it
-no longer refers back and keeps the follow-up's own words; these rules are for when it is not, and
-failing them the previous question is appended, which still tells retrieval and the evaluator what
-the follow-up is about.
+CRAG retrieves and grades with the question alone, so "When was she born?" must become "When was Ada Lovelace
+born?" first. Only questions that refer back (a pronoun, "there", "and …?") are rewritten. The chat model is asked
+first (`contextualize.condense`) and its rewrite kept only when usable (`parse_condensed`); else these rules
+replace each pronoun with the previous turn's referent of its kind (`referent`), and failing them the previous
+question is appended, which still tells retrieval what the follow-up is about.
 """
 
 from __future__ import annotations
@@ -70,13 +62,9 @@ def format_history(history: Sequence[Turn]) -> str:
 
 
 def parse_condensed(reply: str, question: str) -> str | None:
-    """The model's rewrite when it is usable: one line that no longer refers back and keeps at
-    least half of the follow-up's own words; None otherwise. A question the model gives back unchanged
-    stands on its own by the model's judgement ("how do I stop Git from printing its hints", where the
-    pronoun refers inside it), and is kept as it is when it names something to stand on (`names`):
-    the 1.5B also gives back "What was her occupation?" unchanged, which the rules then resolve. On
-    63 self-contained questions that the rules take for follow-ups, 35 came through clean against 6,
-    with the hand-written and the PopQA-made follow-ups resolved as before (`lab/benchmarks/followups.py`)."""
+    """The model's rewrite when it is usable: one line that no longer refers back and keeps at least half of
+    the follow-up's own words; None otherwise. A question given back unchanged is kept when it names something
+    to stand on (`names`): the model judged it self-contained."""
     line = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
     line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip("\"'“”")
     if plain_question(line) == plain_question(question):
@@ -104,12 +92,9 @@ def main_entity(text: str) -> str | None:
 DEMONYM = re.compile(r"[A-Z][a-z]+(?:ish|ese|ian|an|i)")
 
 
-# the thing a question defines or acts on, though its words are common: "What is a closure in Rust?",
-# "How do I create a vector?" (a determiner, then up to three words that are not a preposition, an
-# auxiliary or a question word). Not an attribute of something named ("What is the capital of France?":
-# a follow-up's "it" is France, or the answer), and a how-question's thing only for a pronoun that is
-# not the follow-up's subject: after "How do I undo a commit?", "Does it rewrite history?" asks about
-# the undoing, while "How do I push it?" asks about the commit.
+# the thing a question defines or acts on, though its words are common ("What is a closure in Rust?", "How do I
+# create a vector?"); not an attribute of something named ("the capital of France"). For a how-question only for
+# a pronoun that is not the follow-up's subject: after "How do I undo a commit?", "Does it …?" asks about the undoing
 _NP_WORD = r"(?!(?:in|of|for|on|with|from|to|by|at|into|and|or|than|when|if|is|are|do|does|that)\b)[\w<>:.#+-]+"
 ASKED_THING = re.compile(
     r"^\s*(?:(?P<what>(?:what|which)\s+(?:is|are|was|were))"
@@ -125,10 +110,8 @@ PRONOUN_SUBJECT = re.compile(
 
 
 def _asked_thing(question: str, follow_up: str) -> list[str]:
-    """The noun phrase `question` asks about (`ASKED_THING`) as a referent for `follow_up`'s pronouns,
-    [] when it has none: "a closure" in "What is a closure in Rust?", whose subject by rarity is only
-    "Rust". Found trying `crag chat` on the Rust book: "How is it different from a function?" had
-    become "How is Rust different …"."""
+    """The noun phrase `question` asks about (`ASKED_THING`) as a referent for `follow_up`'s pronouns, [] when
+    it has none: "a closure" in "What is a closure in Rust?", whose subject by rarity is only "Rust"."""
     found = ASKED_THING.match(question)
     if not found or re.match(r"\s+of\b", question[found.end() :]):
         return []
@@ -168,11 +151,9 @@ PHRASE_STOPS = STOPWORDS | AUXILIARIES  # words a subject's phrase does not run 
 
 
 def _phrases(question: str, answer: str) -> list[str]:
-    """What the question is about (`subjects`, in question order) as the phrases a pronoun stands for:
-    a subject takes in the words after it while the answer says the longer phrase ("npm" in "What does
-    npm ci do?" is "npm ci" when the answer speaks of `npm ci`). Found trying `crag chat` on npm's
-    documentation: "Does it change package.json?" after "What does npm ci do?" had become "Does npm
-    change package.json?"."""
+    """What the question is about (`subjects`, in question order) as the phrases a pronoun stands for: a
+    subject takes in the words after it while the answer says the longer phrase ("npm" in "What does npm ci
+    do?" is "npm ci" when the answer speaks of `npm ci`)."""
     found = subjects(question)
     said = _spoken(answer)
     phrases: list[str] = []
@@ -202,9 +183,8 @@ def _spoken(text: str) -> str:
 
 
 def _instruction_verb(name: str, answer: str) -> bool:
-    """Whether a "name" is an answer's capitalised first word that is a common English word ("Run",
-    "Use", "Call"): after "How do I undo a commit in git?" … "Run git revert.", "Does it rewrite
-    history?" had become "Does Run rewrite history?"."""
+    """Whether a "name" is an answer's capitalised first word that is a common English word ("Run git
+    revert."): an instruction, not a referent."""
     return (
         " " not in name
         and zipf(name.lower()) >= SENTENCE_WORD_ZIPF

@@ -1,12 +1,10 @@
 """The words of a follow-up that refer, of what kind, and which of them refer inside the question.
 
-A pronoun names its kind of referent ("he" a person, "it" a thing, "there" a place); a name looks
-like a person's or a thing's. Every `crag chat` line is a turn of one thread, so a question such as
-"which user should a daemon run as if it doesn't own files" or "what kinds of dpkg triggers are
-there" after an unrelated one was rewritten about the previous question's subject: words that refer
-inside the question (a pronoun after its own antecedent, an existential "there", an expletive "it",
-a relative "that") are shielded from the rewrite (`shielded`, `unshield`). Kept apart from
-`crag.questions.followup`, which decides what a referring word is replaced with.
+A pronoun names its kind of referent ("he" a person, "it" a thing, "there" a place); a name looks like a
+person's or a thing's. Words that refer inside the question (a pronoun after its own antecedent, an existential
+"there", an expletive "it", a relative "that") are shielded from the rewrite (`shielded`, `unshield`), or a new
+question after an unrelated one would be rewritten about the previous subject. `crag.questions.followup`
+decides what a referring word is replaced with.
 """
 
 from __future__ import annotations
@@ -60,12 +58,8 @@ def looks_like_person(name: str) -> bool:
     return all(re.fullmatch(r"(?:Mc|Mac|O')?[A-Z][a-zà-ÿ'’.-]*", w) for w in capitalised)
 
 
-# Words that refer inside the question, not to the thread. Every `crag chat` line is a turn of one
-# thread, so a documentation question such as "which user should a daemon run as if it doesn't own
-# files" or "what kinds of dpkg triggers are there" after an unrelated one was rewritten about the
-# previous question's subject ("… if MANPATH doesn't …", "… triggers are in MANPATH").
-# A boundary between an antecedent and its pronoun: "What is FastAPI and who wrote it?", "… a daemon
-# … if it …", "how do I delete a branch after I merged it" (not "What is a good alternative to it?").
+# words that refer inside the question, not to the thread. A boundary between an antecedent and its pronoun:
+# "What is FastAPI and who wrote it?", "how do I delete a branch after I merged it"
 CLAUSE = re.compile(
     r"\b(?:and|but|or|if|when|whenever|after|before|once|until|unless|because|since|while|so|which|where|whether)\b",
     re.IGNORECASE,
@@ -81,9 +75,8 @@ EXPLETIVE_IT = re.compile(
     r"|\bdoes\s+(?P<it3>it)\s+take\s+(?:\w+\s+){0,3}?to\b",
     re.IGNORECASE,
 )
-# "that" is a demonstrative after these words or at the start ("Is that true?", "What about that?");
-# after any other word it is a relative pronoun or a conjunction ("the option that skips …", "a commit
-# that I pushed", "make sure that …")
+# "that" is a demonstrative after these words or at the start ("Is that true?"); after any other word it is a
+# relative pronoun or a conjunction ("the option that skips …", "make sure that …")
 BEFORE_DEMONSTRATIVE = AUXILIARIES | frozenset(
     "do about of for with to from in on at by like into after before than and or but what how why when where who "
     "whom which does".split()

@@ -1,26 +1,19 @@
 """Fetch search-result pages and split them into titled paragraphs, as the paper's page loader does.
 
-The URLs come from a search engine, i.e. from strangers, so fetching is an SSRF surface: only
-http(s) without credentials, every address a host resolves to must be public (checked again on
-each redirect hop, which is why redirects are followed by hand), and the connection goes to the
-very address that was checked (so DNS cannot answer differently the second time). Bodies are
+The URLs come from strangers, so fetching is an SSRF surface: only http(s) without credentials; every address a
+host resolves to must be public (checked again on each redirect hop, hence redirects followed by hand); and the
+connection goes to the very address checked, so DNS cannot answer differently the second time. Bodies are
 streamed under a byte cap, and only HTML or plain text is read.
 
-The deadline bounds the whole fetch: DNS, connect, headers, body and every redirect. httpx's
-timeouts are per read, so a server sending one header byte every half second never trips them;
-the download is therefore async and runs under `asyncio.timeout`, whose cancellation stops it
-wherever it waits.
+The deadline bounds the whole fetch, redirects included: httpx's timeouts are per read, so a server trickling
+bytes never trips them; the download is async and runs under `asyncio.timeout`.
 
-The same download, with the same rules and deadline, serves the other callers through
-`download_many` (`crag.search.downloads`: the web-search APIs' JSON, the pages and PDFs of
-`crag ingest`'s URL lists). Its failures tell apart the ones worth a retry (`TransientWebSearchError`: a
-timeout, a dropped connection, HTTP 408, 429 or 5xx), which the search backends retry once;
-`fetch_all` retries nothing, as a page that fails has its search snippet to stand in for it.
+`download_many` serves the other callers with the same rules (`crag.search.downloads`). Its failures tell apart
+those worth a retry (`TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429 or 5xx);
+`fetch_all` retries nothing, as a failed page has its search snippet to stand in for it.
 
-Every paragraph becomes a passage (`crag.passages`): a `Document` whose text is
-`titled(paragraph, title)`, i.e. "Title: paragraph" as the paper's page loader writes it (the
-evaluator and the generator see web paragraphs with their title in the text, as they always have),
-with metadata `title` and `source` (the URL).
+Every paragraph becomes a passage (`crag.passages`) whose text is "Title: paragraph", as the paper's page loader
+writes it, with metadata `title` and `source` (the URL).
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
 """A BM25 index of a Chroma collection's chunks, for hybrid retrieval (`crag.search.store`).
 
-Dense retrieval misses what only the words give away: a documentation question names a flag or a
-function (`sort_keys`, `--porcelain`), a PopQA question a rare name, and MiniLM's embedding of a
-1,000-character chunk blurs both. BM25 finds them, and fusing the two lists finds more of the
-relevant chunks than either (docs/reports/2026-11-24-hybrid-retrieval.md).
+Dense retrieval misses what only the words give away: a flag or a function (`sort_keys`, `--porcelain`), a rare
+name. BM25 finds them, and fusing the two lists finds more of the relevant chunks than either.
 
-Chroma's local store has no ranked full-text search (its `$contains` filter only matches), so the
-index is built here with bm25s (already behind the local web backend) from the collection's own
-texts and titles, on the first question a process asks of a collection, and kept per process. It
-is stamped with the collection's chunk count and built again when that changes (`crag ingest` in
-another process). It holds ids and term statistics only: hits are read back from Chroma by id, so
-a chunk replaced since the index was built is returned as Chroma now holds it, and one deleted is
-not returned at all.
+Chroma's local store has no ranked full-text search, so the index is built here with bm25s from the collection's
+texts and titles on the first question a process asks of it, kept per process and stamped with the chunk count
+(built again when `crag ingest` changes it). It holds ids and term statistics only: hits are read back from
+Chroma by id, as Chroma holds them now.
 
-Words are `crag.text.terms` (Snowball stems, stopwords and question words dropped): the same
-words as the evaluator's lexical overlap, so that "What does sort_keys do?" searches `sort_keys`
-alone, not "what", "does" or "do".
+Words are `crag.text.terms` (stems, stopwords and question words dropped), as in the evaluator's lexical overlap.
 """
 
 from __future__ import annotations
@@ -33,9 +26,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# Above this many chunks the index is not built (the texts would all be read into this process, about
-# 1 kB each); such a collection is searched by embedding alone, with a warning. A Chroma server with
-# millions of chunks wants a search engine of its own.
+# above this many chunks the index is not built (every text would be read into this process); such a
+# collection is searched by embedding alone, with a warning
 MAX_CHUNKS = 200_000
 PAGE = 5_000  # chunks read from Chroma per request while building
 

@@ -1,16 +1,9 @@
 """The `searxng` web backend: a general web engine without an API key, through a SearxNG instance.
 
-SearxNG is a metasearch engine people run themselves (or use a public instance of); its JSON API
-(`/search?q=…&format=json`, when the instance's settings.yml lists `json` under `search.formats`)
-answers `{"results": [{"url", "title", "content"}, …]}`. The hits are like Tavily's: the engines'
-snippets, whose pages the graph then fetches with `fetch_all`; `search_web` gives them the paper's
-"Wikipedia, " query prefix, as it does every general engine.
-
-The request goes through the page fetcher's download (`crag.search.downloads.get_json`): its
-deadline, byte cap, redirect limit and User-Agent. The instance URL is configuration, trusted as
-`chroma_url` is, so it may be private or loopback (an instance on localhost is the usual set-up)
-and skips the address check; the result URLs are strangers' and are fetched under every rule,
-private addresses refused unless `allow_private_fetch` is set.
+Its JSON API (`/search?q=…&format=json`, when the instance's settings.yml lists `json` under `search.formats`)
+answers the engines' snippets, whose pages the graph then fetches with `fetch_all`. The request goes through the
+page fetcher's download (`crag.search.downloads.get_json`). The instance URL is configuration, trusted as
+`chroma_url` is, so it may be private or loopback; the result URLs are strangers' and are fetched under every rule.
 """
 
 from __future__ import annotations

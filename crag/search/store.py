@@ -1,22 +1,16 @@
 """The internal retriever: a Chroma collection of ingested chunks, searched by embedding similarity.
 
-By default the collection lives in an embedded, on-disk Chroma (`chromadb.PersistentClient`), so
-`crag ingest` and the graph share data without a server; `chroma_url` points both at a Chroma
-server instead. Every store is given its embeddings explicitly (`crag.models.embeddings`; the
-shipped all-MiniLM-L6-v2 by default), because Chroma's default embedder downloads an ONNX model at
-first use, and telemetry is off, because it phones home. Opened stores are cached per process so a
-graph does not reopen the database on every request.
+By default the collection lives in an embedded, on-disk Chroma, so `crag ingest` and the graph share data
+without a server; `chroma_url` points both at a Chroma server instead. Every store is given its embeddings
+explicitly (`crag.models.embeddings`), because Chroma's default embedder downloads a model at first use, and
+telemetry is off. Opened stores are cached per process.
 
-Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best
-(`crag.search.keywords`) fused by reciprocal rank; `search="dense"` is the embedding alone.
+Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best (`crag.search.keywords`) fused by
+reciprocal rank; `search="dense"` is the embedding alone. A collection records the embeddings it was filled with
+(`EMBEDDINGS_KEY`), so that asking with other embeddings is an error that names the right ones.
 
-A collection records the embeddings it was filled with (`EMBEDDINGS_KEY` in its metadata), so that
-asking with other embeddings is an error that names the right ones, not nearest neighbours in the
-wrong space (or, with another dimension, Chroma's error at the first question).
-
-A Chroma server gets `timeout` seconds per request (its client waits forever by default), and a
-server that is down or too slow raises `StoreUnavailable` from the search, which a server answers
-with 503: the next request may find it back.
+A Chroma server gets `timeout` seconds per request (its client waits forever by default); one that is down or too
+slow raises `StoreUnavailable`, which a server answers with 503.
 """
 
 from __future__ import annotations
@@ -131,11 +125,8 @@ def _store_key(
 
 
 def check_embeddings(recorded: Any, wanted: Any, collection: str) -> None:
-    """StoreError when a collection filled with one named embeddings is opened with other ones.
-
-    Collections filled before the name was recorded (or by other tools) hold none and are trusted;
-    so are Embeddings objects, whose make cannot be named reliably.
-    """
+    """StoreError when a collection filled with one named embeddings is opened with other ones; collections
+    that recorded no name, and Embeddings objects (whose make cannot be named), are trusted."""
     name = embeddings_name(wanted)
     if isinstance(recorded, str) and name is not None and recorded != name:
         raise StoreError(
@@ -157,14 +148,10 @@ def open_store(
     embedder: Any = DEFAULT_EMBEDDINGS,
     timeout: float = DEFAULT_CHROMA_TIMEOUT,
 ) -> Chroma:
-    """The (cached) LangChain Chroma store for a collection; created empty if it does not exist.
-
-    `persist_dir` is ignored when `chroma_url` is given, and `timeout` (seconds per request) applies
-    to a server only. `embedder` is a name or an `Embeddings`
-    object (`crag.models.embeddings.embeddings`); a new collection records its name, and an
-    existing one must have been filled with the same (`check_embeddings`). New collections use
-    cosine distance (ranking by cosine whatever the model's normalisation).
-    """
+    """The (cached) LangChain Chroma store for a collection; created empty if it does not exist. `persist_dir`
+    is ignored when `chroma_url` is given, and `timeout` (seconds per request) applies to a server only.
+    `embedder` is a name or an `Embeddings` object; a new collection records its name, and an existing one must
+    have been filled with the same (`check_embeddings`). New collections use cosine distance."""
     from chromadb.errors import ChromaError
     from langchain_chroma import Chroma
 
@@ -201,11 +188,8 @@ def open_existing(
     embedder: Any = DEFAULT_EMBEDDINGS,
     timeout: float = DEFAULT_CHROMA_TIMEOUT,
 ) -> Chroma:
-    """The store to answer from, which asking never creates: `StoreError` unless it exists and holds chunks.
-
-    A misspelt `--chroma-dir` or `--collection` would otherwise open a new, empty store and the
-    answer would come from the model's memory; the error names the collections that do exist.
-    """
+    """The store to answer from, which asking never creates: `StoreError` unless it exists and holds chunks (a
+    misspelt `--collection` would otherwise answer from the model's memory), naming the collections there."""
     folder, url = _where(persist_dir, chroma_url)
     where = url or str(folder)
     fill = f"fill it with `crag ingest PATH --collection {collection}` (with the same --chroma-dir or --chroma-url)"
@@ -246,13 +230,9 @@ def chunk_count(store: Chroma) -> int:
 
 
 def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefix: str) -> set[str]:
-    """Copy into the collection `target` the chunks with these `ids` that another collection of the
-    folder whose name starts with `prefix` already holds, embeddings included; returns the ids copied.
-
-    A chunk id is a hash of the chunk's source and text and its embedding depends on the text alone,
-    so a collection that is a subset of another (the harness's `--drop-gold` variants) costs no
-    embedding. Chroma's own client does it: LangChain's store cannot add precomputed embeddings.
-    """
+    """Copy into the collection `target` the chunks with these `ids` that another collection of the folder
+    whose name starts with `prefix` already holds, embeddings included (they depend on the text alone); returns
+    the ids copied. Chroma's own client does it: LangChain's store cannot add precomputed embeddings."""
     client = _client(_where(persist_dir, None)[0], None)
     destination = client.get_collection(target)
     wanted, copied = list(ids), set()
@@ -312,14 +292,10 @@ def _hybrid(store: Chroma, question: str, n: int) -> list[Document]:
 
 
 def retrieve(store: Chroma, question: str, k: int = 10, search: Search = "hybrid") -> list[Document]:
-    """The `k` best chunks for `question` with distinct texts, best first; [] for an empty
-    collection. `search` "hybrid" fuses the embedding's nearest chunks with BM25's best by
-    reciprocal rank (`fuse`), "dense" takes the embedding's alone. Twice `k` are fetched from each
-    so that a text stored under several sources (`distinct`) does not leave fewer than `k`.
-
-    Each Document keeps the metadata written at ingestion (`title`, `source`, `chunk`, `id`) and
-    gains `rank` (0 = best, as in the shared web strips); `Document.id` is the chunk's store id.
-    """
+    """The `k` best chunks for `question` with distinct texts, best first; [] for an empty collection.
+    `search` "hybrid" fuses the embedding's nearest chunks with BM25's best by reciprocal rank (`fuse`), "dense"
+    takes the embedding's alone; twice `k` are fetched so that repeated texts (`distinct`) leave `k`. Each
+    Document keeps its ingestion metadata (`title`, `source`, `chunk`, `id`) and gains `rank` (0 = best)."""
     if not isinstance(question, str):
         raise TypeError(f"question must be str, got {type(question).__name__}")
     if k < 1:

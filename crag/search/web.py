@@ -1,17 +1,11 @@
-"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, Tavily,
-and the dispatch to every engine by name.
+"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, Tavily, and the
+dispatch to every engine by name (`search_web`); Wikipedia's and SearxNG's APIs have modules of their own, and
+page fetching lives in `crag.search.fetch`.
 
-The paper searches the web with a rewritten keyword query, prefers Wikipedia results, fetches
-the pages and splits them into paragraphs that the evaluator then refines. This module does the
-searching (`search_web`, `LocalSearch`, `TavilyWebSearch`, `prefer_wikipedia`); Wikipedia's and
-SearxNG's APIs have modules of their own (`crag.search.wikipedia`, `crag.search.searxng`), and
-the page fetching lives in `crag.search.fetch`. Every backend failure is a `WebSearchError`
-(`crag.search.web_base`, re-exported here), so the node can fall back to its internal knowledge
-with one `except`.
-
-A hit is a passage (`crag.passages`): a `Document` whose text is the engine's snippet (or the
-whole record text for local hits), with metadata `title` and `source` (the URL), so that fetching
-and refinement take web hits and retrieved chunks alike.
+Every backend failure is a `WebSearchError` (`crag.search.web_base`, re-exported here), so the node can fall
+back to its internal knowledge with one `except`. A hit is a passage (`crag.passages`): the engine's snippet (or
+a local record's whole text) with metadata `title` and `source` (the URL), so that fetching and refinement take
+web hits and retrieved chunks alike.
 """
 
 from __future__ import annotations
@@ -46,10 +40,7 @@ WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engi
 
 
 class LocalIndexError(WebSearchError, ValueError):
-    """A local index file that is missing or malformed.
-
-    Also a ValueError: it is bad input, and CLIs catch ValueError for that.
-    """
+    """A local index file that is missing or malformed (also a ValueError: it is bad input)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,7 +53,7 @@ class _Index:
     retriever: Any  # bm25s.BM25
 
 
-# resolved path -> index, stamped with the file's (mtime_ns, size); not in `loads()`, as before
+# resolved path -> index, stamped with the file's (mtime_ns, size)
 _INDEXES: ResourceCache[str, _Index] = ResourceCache("web_index", counted=False)
 
 

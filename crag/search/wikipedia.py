@@ -1,28 +1,19 @@
 """The `wikipedia` web backend: search and page text through the MediaWiki Action API.
 
-The paper prefers Wikipedia pages; this backend searches nothing else, with the query as the
-rewriter wrote it (the "Wikipedia, " prefix steers general engines toward Wikipedia, and every
-result here is a Wikipedia page already). Any MediaWiki serves: `api_url` is English Wikipedia's
-by default, another language's (https://de.wikipedia.org/w/api.php) or a private wiki's otherwise.
+The paper prefers Wikipedia pages; this backend searches nothing else, with the query as rewritten (every
+result is a Wikipedia page already, so no "Wikipedia, " prefix). Any MediaWiki serves: `api_url` is English
+Wikipedia's by default.
 
-Two steps, as with any engine, and neither scrapes HTML:
+Two steps, neither scraping HTML:
 
-- `search`: one request (`generator=search` with `prop=extracts|info`) gives the best pages in
-  rank order, each with its URL and its lead section as plain text. The lead is the hit's text:
-  small enough to keep in the graph's state and output (`web_results`), and knowledge on its own
-  for whoever reads hits without fetching (`CRAGRetriever`, a failed page).
-- `pages`: the graph's fetch step for these hits (`crag.resources.fetch_pages` calls it instead of
-  `fetch_all`, which would download each page's HTML and extract text the API gives plain). Each
-  page's whole text (`prop=extracts&explaintext=1`) is split into titled paragraphs as fetched
-  pages are. TextExtracts returns whole pages one per request, so there is one request per page,
-  at most PAGE_WORKERS at once (Wikimedia asks API clients not to hammer); a page that fails keeps
-  its lead section in its place and adds an error line, as a failed page keeps its snippet.
+- `search`: one request (`generator=search` with `prop=extracts|info`) gives the best pages in rank order, each
+  with its URL and its lead section as plain text, which is the hit's text;
+- `pages`: the graph's fetch step for these hits (`crag.resources.fetch_pages` calls it instead of `fetch_all`):
+  each page's whole text split into titled paragraphs, one request per page, at most PAGE_WORKERS at once
+  (Wikimedia asks API clients not to hammer); a page that fails keeps its lead section in its place.
 
-Every request goes through the page fetcher's download (`crag.search.downloads.fetch_json`): its
-deadline, byte cap, redirect limit and User-Agent. The one rule not applied is the address check:
-the API URL is configuration, trusted as `chroma_url` is (a wiki on the intranet, a test server on
-127.0.0.1), not a URL a stranger put in a search result; and the page URLs in the hits are never
-downloaded by the graph.
+Every request goes through the page fetcher's download (`crag.search.downloads.fetch_json`) but for the address
+check: the API URL is configuration, trusted as `chroma_url` is, not a URL a stranger put in a search result.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 from langchain_core.documents import Document
 
-DEFAULT_TIMEOUT = 120.0  # seconds; a warm answer takes 1–2 s, a remote chat model may take up to its own 60 s
+DEFAULT_TIMEOUT = 120.0  # seconds; more than a remote chat model's own (`crag.models.providers.REQUEST_TIMEOUT`)
 DOCUMENT_KEYS = ("documents", "web_results")  # the output's lists of LangChain Documents
 
 

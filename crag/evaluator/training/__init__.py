@@ -1,8 +1,6 @@
-"""Making and adapting the evaluator: training data (`data`, `mining`, `phrasings`, `faq`, the
-generated questions of `generated` and `generated_pairs`, `selfsup` for a user's own collection),
-the trainer and its `losses`, `calibration`, `evaluation`, and `adapt` with its heads.
+"""Making and adapting the evaluator: the trainer and its `losses`, `calibration`, `evaluation`, and `adapt`
+with its head, its checks and the pairs it makes from a user's own collection (`selfsup`).
 
-Nothing here runs when a question is answered: the graph, the server and the LangChain components
-import `crag.evaluator` (load and score) only, which never imports this package (an import
-contract in pyproject.toml keeps it so).
+Nothing here runs when a question is answered: the graph, the server and the components import
+`crag.evaluator` only, which never imports this package (an import contract in pyproject.toml keeps it so).
 """

@@ -1,27 +1,19 @@
-"""Adapt the evaluator to a user's own collection, without labels, and check the result (issue 13).
+"""Adapt the evaluator to a user's own collection, without labels, and check the result.
 
-No general evaluator knows every private corpus, and users have no relevance labels for theirs, so
-`crag evaluator adapt` makes its own from the collection (`selfsup.py`: headings and inverse-cloze
-sentences as queries, each graded among the chunks the collection's own retriever returns for it) and
-fits the evaluator's head on them (`adapt_head.py`: the logit, lexical overlap, contrast and each
-pair's standing in its set, anchored by half of a general set so that it does not forget). Fine-tuning
-the cross-encoder on the same queries (`epochs`, off by default) is kept for collections where it
-helps; on the documentation set it did not (docs/reports/2026-11-24-adapt-standings.md). Three things keep it
-honest:
+Users have no relevance labels for their corpus, so `crag evaluator adapt` makes its own from the collection
+(`selfsup`: headings and cut-out sentences as queries, each graded among the chunks the collection's retriever
+returns for it) and fits the evaluator's head on them (`adapt_head`), anchored by half of a general set so that
+it does not forget. Fine-tuning the cross-encoder as well (`epochs`) is off by default. Three things keep it honest:
 
-- **held-apart documents**: a share of the documents is never fitted on; half of them choose the
-  head's anchor weight and set the thresholds, the other half checks the adapted score against the
-  starting one, on the retrieved sets the graph would grade;
-- **a general set** shipped with the package (`general.py`), halved by subject: one half anchors the
-  head, the other is scored before and after. An adapted evaluator that is worse than its start on the
-  user's held-apart sets, or forgets more than `refuse_general_drop` ROC-AUC on the general half, is
-  not written unless the user forces it; one that forgets more than `max_general_drop` is written with
-  a loud warning (the head is chosen within that bound when any candidate is);
-- **teachers**, when fine-tuning: the target of each pair blends its self-made label with what the
-  starting evaluator and the embedding model already think of it (`Pair.teacher`).
+- **held-apart documents**, never fitted on: half choose the head's anchor weight and the thresholds, half check
+  the adapted score against the starting one, on the retrieved sets the graph would grade;
+- **a general set** shipped with the package (`general`): an evaluator worse than its start on the held-apart
+  sets, or forgetting more than `refuse_general_drop` ROC-AUC on the general set, is not written unless forced;
+  more than `max_general_drop` is written with a warning;
+- **teachers**, when fine-tuning: each pair's target blends its self-made label with what the starting evaluator
+  and the embedding model think of it (`Pair.teacher`).
 
-Users who have a few labelled questions (`--labelled`) get the blend and thresholds fitted on those
-instead of the self-made pairs, and see the labelled pairs scored before and after too.
+With a few labelled questions (`--labelled`) the blend and thresholds are fitted on those instead.
 """
 
 from __future__ import annotations
@@ -72,9 +64,9 @@ class AdaptConfig:
     held_apart: float = 0.3  # share of documents never fitted on: half choose the head and thresholds, half check
     hard_negatives: int = 2
     max_queries: int | None = 4000  # chunks asked about (a sample, by seed); negatives come from all chunks
-    epochs: int = 0  # fine-tuning the cross-encoder: measured no help under the fitted head (module docstring)
+    epochs: int = 0  # also fine-tune the cross-encoder for this many epochs (0: the head alone)
     batch_size: int = 16
-    lr: float = 1e-4  # measured against 3e-5 on the documentation collection: same gain, less forgetting
+    lr: float = 1e-4
     teacher_weight: float = 0.5
     title_dropout: float = 0.5
     seed: int = 0
@@ -83,12 +75,12 @@ class AdaptConfig:
     max_general_drop: float = 0.02  # more forgetting on the general set is written with a warning
     refuse_general_drop: float = 0.05  # and this much is not written at all
     labelled: list[Pair] | None = None
-    # the chat model that writes questions for sampled chunks (`generated.py`; a prompt in, its reply out);
-    # None: headings and cut-out sentences alone, as before generated questions
+    # the chat model that writes questions for sampled chunks (a prompt in, its reply out);
+    # None: headings and cut-out sentences alone
     question_writer: Callable[[str], str] | None = None
     question_writer_name: str = ""  # what wrote them, for the checkpoint's record ("local", "openai:…")
     question_share: float = 0.5  # of the time limit, at most, spent writing questions
-    max_question_chunks: int = 300  # chunks asked about, at most (about 5 s each with the default local model)
+    max_question_chunks: int = 300  # chunks asked about, at most
     general: list[Pair] | None = None  # the forgetting check's pairs (default: the shipped general set)
     force: bool = False
     progress: bool = True
@@ -114,8 +106,7 @@ def teacher_probabilities(
     scorer: Scorer, pairs: list[Pair], embed: Callable[[list[str]], Sequence[Sequence[float]]]
 ) -> list[float]:
     """Per pair, the mean of the starting evaluator's probability of relevance and the embedding
-    model's cosine turned into one (a logistic fit on the pairs' self-made labels, as `mining.py`
-    does for the shipped evaluator's teacher)."""
+    model's cosine turned into one (a logistic fit on the pairs' self-made labels)."""
     from sklearn.linear_model import LogisticRegression
 
     evaluator = [(s + 1.0) / 2.0 for s in final_scores(scorer, pairs)]
@@ -338,8 +329,7 @@ def _save(
         full_meta.write(Path(full))
         export_compact(Path(full), staging, PACKAGED_BASE, start.meta.max_length)
     scorer = load_scorer(staging)
-    # the starting evaluator's document frequencies, with which the head was measured (docs/reports/
-    # 2026-11-24-adapt-standings.md); a start without a blend gets the collection's own
+    # the starting evaluator's document frequencies; a start without a blend gets the collection's own
     table = (
         start.lexical[1]
         if start.lexical

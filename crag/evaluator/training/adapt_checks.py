@@ -1,8 +1,8 @@
 """What keeps `adapt` honest: the held-apart split, the checks before and after, and the verdict.
 
-The adapted evaluator is judged on pairs it was never fitted on (`split_pairs`: held-apart documents,
-or queries when a collection has too few documents), and written only when it is no worse there and
-has not forgotten the general set (`problems`); see `adapt.py`'s docstring.
+The adapted evaluator is judged on pairs it was never fitted on (`split_pairs`: held-apart documents, or queries
+when a collection has too few documents), and written only when it is no worse there and has not forgotten the
+general set (`verdict`).
 """
 
 from __future__ import annotations
@@ -40,9 +40,8 @@ def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pa
     """
     groups = sorted({p.group for p in pairs})
     by_document = len(groups) >= MIN_DOCUMENTS_TO_HOLD_APART
-    # the split hashes the documents' names: relative to their common folder, so that the same
-    # collection ingested from another folder (another checkout, a temporary folder) splits the same
-    # (by characters, cut back to a "/": commonpath would fail on URLs and on mixed relative names)
+    # the split hashes the documents' names relative to their common folder, so the same collection ingested
+    # elsewhere splits the same (cut back to a "/" by hand: commonpath fails on URLs and mixed relative names)
     common = os.path.commonprefix(groups).rpartition("/")[0]  # noqa: RUF071
     cut = len(common) + 1 if common else 0
 

@@ -1,21 +1,15 @@
 """The head `crag evaluator adapt` fits on a user's collection, and how it chooses it without labels.
 
-Measured on the documentation set (docs/reports/2026-11-24-adapt-standings.md): fine-tuning the cross-encoder
-on self-made pairs moved its ranking of real documentation questions little, while a head refitted on
-the collection's self-made queries *graded among the chunks the retriever returns for them* (as the
-graph grades documents) ranked them far better, and forgot Wikipedia questions in step. Two things
-make that head usable:
+The head is refitted on the collection's self-made queries graded among the chunks the retriever returns for
+them, as the graph grades documents. Two things make it usable:
 
-- **standings**: besides the logit, the lexical overlap and the contrast, each pair's logit and
-  overlap standing in the set graded with it (`crag.standing`), which say which chunk of a set
-  answers when all of them are about the same thing;
-- **an anchor**: half of the shipped general set (PopQA and Bio pairs) is fitted with the
-  collection's sets, weighing `w` times as much in all; the other half guards against forgetting.
+- **standings**: besides the logit, the lexical overlap and the contrast, each pair's logit and overlap standing
+  in the set graded with it (`crag.standing`), which say which chunk of a set answers when all are about one thing;
+- **an anchor**: half of the shipped general set is fitted with the collection's sets, weighing `w` times as
+  much in all; the other half guards against forgetting.
 
-`w` is chosen by what adapt can see: among `ANCHOR_WEIGHTS`, the head that ranks the calibration
-documents' sets best while losing at most `max_drop` ROC-AUC on the guard half. On the documentation
-set it chose w = 1, which ranks the `docs` slice's questions at 0.755 against the shipped 0.672 and
-the PopQA slice 0.005 lower (docs/guides/adapting.md).
+`w` is chosen among `ANCHOR_WEIGHTS`: the head that ranks the calibration documents' sets best while losing at
+most `max_drop` ROC-AUC on the guard half.
 """
 
 from __future__ import annotations
@@ -32,7 +26,7 @@ from crag.evaluator.training.evaluation import roc_auc
 from crag.thresholds import Thresholds, score_of
 
 ANCHOR_WEIGHTS = (0.1, 0.25, 0.5, 1.0, 2.0)  # the general half's total weight against the collection's sets
-FIT_QUERIES = 1000  # retrieved sets the head is fitted on (a seeded sample): 10,000 pairs, about a minute
+FIT_QUERIES = 1000  # retrieved sets the head is fitted on (a seeded sample)
 
 
 @dataclass

@@ -49,11 +49,9 @@ def calibrate(
 ) -> Calibration:
     """Search a grid of thresholds in [-1, 1] for the pair with the highest mean utility, lower ≤ upper.
 
-    Pairs whose utility is within `tolerance` of the best (half a point per hundred pairs by default)
-    are indistinguishable on a validation set of a few thousand pairs; among them the widest
-    Ambiguous band wins. The utility gives Ambiguous nothing, though in the graph it is the hedge that
-    reads both sources, so on a flat optimum the plain argmax can close the band (lower = upper)
-    for no measurable gain, and the Ambiguous action would never run.
+    Among pairs within `tolerance` of the best (indistinguishable on a few thousand pairs) the widest Ambiguous
+    band wins: the utility gives Ambiguous nothing, so a plain argmax could close the band and the hedge that
+    reads both sources would never run.
     """
     y = np.asarray(labels, dtype=int)
     s = np.asarray(scores, dtype=float)
@@ -122,16 +120,9 @@ def cap_discards(
     """`calibration` with its lower threshold lowered, where needed, to `discard_bound` in every one
     of `question_sets` ((relevant, best score) per question, from `question_maxima`).
 
-    The utility judges pairs, but Incorrect is a decision about a question: it fires when every
-    retrieved document scores below `lower`, and throws all of them away. Where no web search
-    backs it (a user's own knowledge base, by default) that is an "I don't know". A lower threshold
-    calibrated on Wikipedia pairs (-0.385) sent 46% of the documentation questions, and 22% of
-    the FAQ questions with a relevant chunk among their ten, to Incorrect. Capping it on
-    question-level sets of both kinds keeps Incorrect for questions whose every document is
-    clearly off topic. The upper threshold, and with it the Correct route, is left as calibrated.
-    Shipped (-0.94) together with attribution's subject rule: at the cap alone, PopQA's
-    unanswerable questions moved to Ambiguous were answered from strips about another subject
-    (docs/reports/2026-11-23-lower-threshold-and-subject-rule.md).
+    The utility judges pairs, but Incorrect is a decision about a question: it throws away every retrieved
+    document, and without a web search that is an "I don't know". Capping it on question-level sets keeps
+    Incorrect for questions whose every document is clearly off topic; the upper threshold stays as calibrated.
     """
     bound = min((discard_bound(r, m, max_discard) for r, m in question_sets), default=1.0)
     if bound >= calibration.lower:
@@ -141,14 +132,9 @@ def cap_discards(
 
 def match_rates(reference_scores: Sequence[float], reference: Thresholds, scores: Sequence[float]) -> Thresholds:
     """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as the reference
-    evaluator's `reference` thresholds do on its `reference_scores` of the same pairs.
-
-    For labels that cannot bear a utility: on self-made pairs, whose negatives include sibling
-    sections that may answer, no threshold of the adapted score reached the precision a Correct
-    call needs, and `calibrate` closed the Correct route (upper = 1.0). The reference thresholds were
-    calibrated on real questions; keeping how often each route fires on the user's own pairs keeps
-    that calibration's caution while the adapted score decides which pairs fire.
-    """
+    evaluator's `reference` thresholds do on its `reference_scores` of the same pairs. For labels too noisy
+    for a utility (self-made pairs, whose negatives may answer): the reference's caution is kept while the new
+    score decides which pairs fire."""
     ref, new = np.asarray(reference_scores, dtype=float), np.asarray(scores, dtype=float)
     if len(ref) == 0 or len(ref) != len(new):
         raise ValueError("matching rates needs the reference's and the new score of the same pairs")
@@ -167,14 +153,9 @@ def match_rates(reference_scores: Sequence[float], reference: Thresholds, scores
 
 def align_scale(thresholds: Thresholds, reference: Thresholds) -> tuple[float, float] | None:
     """(a, b) such that the score logit z ↦ a·z + b moves `thresholds` onto `reference` (scores in
-    [-1, 1] are tanh(z/2)), or None when that is impossible (a closed route, or upper = lower).
-
-    The graph compares more than the two thresholds with scores: refinement drops knowledge strips
-    below a fixed `strip_threshold` (-0.5). An adapted evaluator whose thresholds came out at
-    (-0.27, -0.52) dropped most strips on the documentation set (knowledge recall 39.5% -> 31.6%),
-    because its scores live lower on the scale. A positive linear map of the logit keeps every
-    ranking and every route and brings the scale back to the one the other settings assume.
-    """
+    [-1, 1] are tanh(z/2)), or None when that is impossible (a closed route, or upper = lower). Other
+    settings compare scores with fixed values (`strip_threshold`); a positive linear map of the logit keeps
+    every ranking and route and brings the scale back to the one they assume."""
     upper, lower, ref_upper, ref_lower = thresholds.upper, thresholds.lower, reference.upper, reference.lower
     if not (-1.0 < lower < upper < 1.0 and -1.0 < ref_lower < ref_upper < 1.0):
         return None

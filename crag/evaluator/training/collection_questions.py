@@ -1,9 +1,8 @@
 """Questions the chat model writes for chunks of a user's own collection, for `crag evaluator adapt`.
 
-The user's own text is where generated questions help most: their words are the documents' words,
-which headings and cut-out sentences (`selfsup.py`) only approximate. The prompt and the styles are
-the generator's (`generated.py`); `selfsup.self_supervised_sets` keeps a question only when the
-collection's own embeddings bring its chunk back (the round trip).
+Generated questions use the documents' own words, which headings and cut-out sentences (`selfsup`) only
+approximate. The prompt is `questions.QUESTION_PROMPT`; `selfsup.self_supervised_sets` keeps a question only
+when the collection's own embeddings bring its chunk back (the round trip).
 """
 
 from __future__ import annotations

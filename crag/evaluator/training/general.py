@@ -1,17 +1,11 @@
 """The general set `crag evaluator adapt` anchors and checks with, so that adapting cannot forget.
 
-An adapted evaluator is scored on the user's own held-apart documents, which say whether it learned
-the new domain, and on this set, which says whether it still knows the old one. Adapting fits its
-head on half of it (by subject, `adapt_head.split_general`) and guards with the other half, so the
-set must be large enough for two halves that say something: the whole dev split of the training
-recipe (training questions held apart, never a validation slice): 90 PopQA questions with the
-project's retriever's results (34 with a relevant passage among them, 56 without, as deployment
-mixes them) and 5 from CRAG's Bio task with Contriever's, each in two phrasings; half of the
-passages carry their title, as the dev split has them. (Its first version held 25 of these subjects.
-Halved, on the documentation collection, every head fitted with twelve anchoring subjects lost 0.07
-or more on the other twelve, and none could be chosen; with these halves the chosen head loses 0.02
-on its guard and 0.005 on the PopQA validation slice.) It ships inside the package because a user's
-machine has no shared data.
+An adapted evaluator is scored on the user's held-apart documents, which say whether it learned the new
+domain, and on this set, which says whether it still knows the old one. Adapting fits its head on half of it
+(by subject, `adapt_head.split_general`) and guards with the other half, so the set must be large enough for
+two halves that say something: whole questions of the training recipe's dev split (PopQA with and without a
+relevant passage, as deployment mixes them, and CRAG's Bio task), each in two phrasings. It ships inside the
+package because a user's machine has no shared data.
 
 Rebuilt (deterministically) with
 

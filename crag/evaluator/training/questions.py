@@ -1,12 +1,9 @@
 """The questions a chat model writes for a passage, in the styles users type them: the prompt, the parse of
 its reply and the styles made from its questions without the model.
 
-Shared by `crag evaluator adapt` (questions for a user's own chunks, `collection_questions`) and the lab's
-generator of training questions for this machine's documentation. Three styles are asked of the model
-(`STYLES`): a "How do I" task, a specific detail, a casual chat question; three more are made from them
-(`DERIVED_STYLES`), because a small model asked for keywords, lower case or a typo writes another full
-question instead: `keywords` (the detail question's content words), `lower` (the task question
-lower-cased, "how to …") and `typo` (one adjacent-letter swap in the detail question's longest word).
+Shared by `crag evaluator adapt` (`collection_questions`) and the lab's generator of training questions. Three
+styles are asked of the model (`STYLES`); three more are made from them (`DERIVED_STYLES`: keywords, lower case,
+a typo), because a small model asked for those writes another full question instead.
 """
 
 from __future__ import annotations
@@ -78,8 +75,7 @@ def typo_style(question: str) -> str | None:
 
 
 def with_derived(questions: dict[str, str]) -> dict[str, str]:
-    """The model's questions with the styles made from them (a model asked for keywords, lower case or a
-    typo mostly writes another full question: measured on the first passages, 2026-11-27)."""
+    """The model's questions with the styles made from them (`DERIVED_STYLES`)."""
     out = dict(questions)
     if "how-to" in questions:
         out["lower"] = lower_style(questions["how-to"])

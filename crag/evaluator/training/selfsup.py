@@ -1,22 +1,15 @@
-"""Self-supervised training pairs from a user's own collection, for `crag evaluator adapt` (issue 13).
+"""Self-supervised training pairs from a user's own collection, for `crag evaluator adapt`.
 
-A user's corpus comes without questions or labels, and no local model is strong enough to write
-good questions, so the queries are taken from the text itself:
-- **headings**: a Markdown heading ("## Retrying on exceptions") asks for the section under it, the
-  heading removed from the passage so the pair cannot be solved by copying;
-- **inverse cloze** (Lee et al., 2019): a sentence asks for the chunk it came from, with the
-  sentence cut out, which teaches that a passage answers text it does not repeat.
-Negatives are the retriever's hard cases: the chunks nearest to the query (by the collection's own
-stored embeddings) from other documents, the nearest from the query's own document, plus one random
-chunk. A user's questions mostly land in the right document and the evaluator must then tell its
-sections apart, which other documents' chunks never teach; a chunk of the own document is a negative
-only when it does not contain the query's text (chunks overlap, so a neighbour may hold the very
-sentence), and the teachers soften the label where a sibling section answers anyway.
+A user's corpus comes without questions or labels, so the queries are taken from the text itself:
+- **headings**: a Markdown heading asks for the section under it, the heading removed from the passage so the
+  pair cannot be solved by copying;
+- **inverse cloze** (Lee et al., 2019): a sentence asks for the chunk it came from, with the sentence cut out.
+Negatives are the retriever's hard cases: the chunks nearest to the query (by the stored embeddings) from other
+documents and from the query's own document (to tell its sections apart; only chunks that do not contain the
+query's text), plus one random chunk.
 
-Pairs are grouped by document, so a held-apart set of documents can check the adapted model on
-text it never trained on. The same queries also come as retrieved sets: each graded among the
-chunks the retriever returns for it, as the graph grades documents (`self_supervised_sets`; what a
-head fitted on them does is in lab/experiments/adapt_heads.py).
+Pairs are grouped by document, so held-apart documents can check the adapted model on text it never trained on.
+The same queries also come as retrieved sets, each graded among the chunks the retriever returns for it.
 """
 
 from __future__ import annotations
@@ -99,10 +92,8 @@ def _segmenter() -> Callable[[str], list[str]]:
 
 def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
     """Where the pairs of each key (a document, or a query) go: "check" for half of a `held_apart`
-    share of the keys, "calibrate" for the other half, else "train". The keys are ranked by a hash,
-    so the choice is stable, does not depend on their order and is not alphabetical, and each held-apart
-    half gets at least one key whenever `held_apart` is above zero (a threshold on the hash alone
-    left a 12-document collection with nothing to check on)."""
+    share of the keys, "calibrate" for the other half, else "train". The keys are ranked by a hash, so
+    the choice is stable and independent of their order; each held-apart half gets at least one key."""
     ranked = sorted(set(keys), key=lambda k: hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest())
     share = 0 if held_apart <= 0 else max(1, round(len(ranked) * held_apart / 2))
     return {key: "check" if i < share else "calibrate" if i < 2 * share else "train" for i, key in enumerate(ranked)}
@@ -143,24 +134,17 @@ def self_supervised_sets(
     generated: Sequence[tuple[int, str]] = (),
     round_trip: int = 3,
 ) -> tuple[list[Pair], list[Pair]]:
-    """(training pairs, retrieved sets) for every chunk that yields a query; `group` is the source
-    document, and all pairs of one query share its question and group (one set, for the contrast
-    feature).
+    """(training pairs, retrieved sets) for every chunk that yields a query; `group` is the source document,
+    and all pairs of one query share its question and group (one set, for the contrast feature).
 
-    Training pairs: the query's positive and the negatives picked as the module says. Retrieved sets:
-    the query graded among what the retriever returns for it, its positive and the `depth - 1`
-    nearest other chunks that do not hold the query's text, labelled irrelevant. The evaluator grades
-    exactly such sets in the graph (docs/reports/2026-11-22-evaluator-what-was-tried.md: a head fitted on them ranks documentation
-    better than adapt's, and forgets more).
+    Training pairs: the query's positive and the negatives picked as the module says. Retrieved sets: the
+    query graded among its positive and the `depth - 1` nearest other chunks that do not hold its text,
+    labelled irrelevant, as the evaluator grades documents in the graph.
 
-    `generated` adds questions a chat model wrote for chunks (chunk index, question; `generated.py`):
-    each asks for its whole chunk, and is kept only when the collection's own embeddings rank that
-    chunk among the first `round_trip` for it (the round-trip filter of Promptagator).
-
-    `embed_queries` embeds query texts as the collection was embedded (normalised vectors), so the
-    hard negatives are the ones the user's retriever would really return. `max_queries` keeps a
-    seeded sample of that many queries (a large collection would otherwise cost more to embed and
-    train on than the few thousand pairs adapting needs); negatives still come from every chunk.
+    `generated` adds questions a chat model wrote for chunks (chunk index, question), each kept only when the
+    collection's embeddings rank its chunk among the first `round_trip` (Promptagator's round-trip filter).
+    `embed_queries` embeds queries as the collection was embedded, so the hard negatives are those the user's
+    retriever would return. `max_queries` keeps a seeded sample of queries; negatives come from every chunk.
     """
     if len({c.source for c in chunks}) < 2:
         raise ValueError("adapting needs a collection of at least two documents: negatives come from other documents")

@@ -1,7 +1,7 @@
 """Fine-tune a retrieval evaluator: full fine-tune or LoRA, from any local checkpoint or a T5 config.
 
 The loop is deliberately plain PyTorch (seeded shuffling, AdamW, linear warm-up/decay, gradient
-clipping) around Hugging Face models, so that the same code trains the packaged MiniLM, a user's
+clipping) around Hugging Face models, so that the same code trains the packaged base, a user's
 T5 checkpoint and a randomly initialised T5. After each epoch the validation pairs are scored
 through the same `Scorer` that serves requests; the best epoch by ROC-AUC is kept, its thresholds
 are calibrated on validation, and everything needed to reproduce it goes into the metadata.
