@@ -7,19 +7,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-# questions carry words that passages do not (bm25s' English list has no "what" or "who")
-QUESTION_WORDS = frozenset(
-    "what who whom whose which when where why how whats does did do can could should would will shall may might "
-    "i me my we our you your he she his her him they them their its there here been has have had was were am "
-    "this these those than then so about tell anyone anybody someone somebody know".split()
-)
-# function words as people type them without the apostrophe: no passage spells them so, and some are
-# rare enough on wordfreq's scale ("hows" 2.8, "whos" 3.1, "isnt" 3.9) to pass for a question's subject.
-# Left out where the spelling is a word of its own ("ill", "id", "wont", "lets", "hes", "were", "well")
-CONTRACTIONS = frozenset(
-    "hows wheres whos whens whys thats theres heres dont doesnt didnt isnt arent wasnt werent cant couldnt "
-    "wouldnt shouldnt hasnt havent hadnt mustnt neednt im ive youre youve youll youd theyre theyve weve".split()
-)
+from crag.english import CONTRACTIONS, QUESTION_WORDS, STEMMER
+
 _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -34,9 +23,9 @@ def folded(text: str) -> str:
 def _analyzer():
     """Snowball stemmer (PyStemmer, as bm25s uses) and the stopword list, loaded once."""
     import Stemmer
-    from bm25s.stopwords import STOPWORDS_EN
+    from bm25s.stopwords import STOPWORDS_EN  # the English list (`crag.english.LANGUAGE`)
 
-    return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN) | QUESTION_WORDS | CONTRACTIONS
+    return Stemmer.Stemmer(STEMMER), frozenset(STOPWORDS_EN) | QUESTION_WORDS | CONTRACTIONS
 
 
 def stopwords() -> frozenset[str]:

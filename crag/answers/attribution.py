@@ -13,25 +13,16 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from crag.english import ABSTAINS, FILLER, NAME_JOINERS, STOPWORDS, SUBJECT_ZIPF, zipf
 from crag.knowledge.refinement import judged, sentence_spans
-from crag.knowledge.web_query import STOPWORDS, zipf
 from crag.records import Citation, Strip
 from crag.text import stem_words, stopwords
 
 SUPPORT_MIN = 0.5  # share of a sentence's claim words a strip must contain to support it
 MAX_CITATIONS = 2  # strips cited per sentence: the best supporting ones
-# a question's rarest word names its subject when it is at most this common (wordfreq's Zipf scale:
-# "Lovelace" 2.7, "shutil" 0; "country" 5.5 names nothing)
-SUBJECT_ZIPF = 4.0
 # content words a strip must state beyond the question and its title to be quoted: a disambiguation stub
 # ("Phil Williams may refer to:") or a list of links states fewer
 QUOTE_MIN_TERMS = 4
-# words a generator adds around any answer; they state nothing about the subject
-FILLER = frozenset(
-    "answer answers question document documents passage passages text source sources according based provided "
-    "information context mentioned states stated say says said also known called named following above below "
-    "yes one".split()
-)
 _WORD = re.compile(r"[\w][\w.+-]*\w|\w")
 _OPTION = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*")  # a command-line option, dashes and all (lower-cased text)
 
@@ -107,8 +98,6 @@ def named_document(question: str, title: str) -> bool:
     return bool(titled) and titled <= terms(question)
 
 
-# words that may stand inside a name in title case: "Facing the Future", "You and I", "Lord of the Rings"
-NAME_JOINERS = frozenset("of the and a an in on at to for de la le von van der y".split())
 _NAME_TOKEN = re.compile(r"[\w'’.-]+")
 
 
@@ -247,16 +236,6 @@ def grounded(citations: Sequence[Citation]) -> bool:
     return any(c["sources"] for c in citations)
 
 
-# how generators say that the passages do not answer: "I don't know.", "The passages do not mention …",
-# also behind a lead-in ("The answer to the question is: I don't know.", "Sorry, but …")
-_ABSTAINS = re.compile(
-    r"^\W*((i'?m\s+)?sorry,?\s+(but\s+)?|(the\s+)?answer(\s+to\s+(the|this|your)\s+question)?\s+is\s*:?\s*)?"
-    r"(i\s+(don'?t|do\s+not|cannot|can'?t)\s+(know|tell|say|answer|find)|unknown\b|no\s+(answer|information)\b"
-    r"|(the\s+)?(passages?|documents?|sources?|context|text)\s+(do|does)\s+not\s+(contain|mention|say|state|provide))",
-    re.IGNORECASE,
-)
-
-
 LOOP_WORDS, LOOP_TIMES = 4, 3
 
 
@@ -273,7 +252,7 @@ def loops(draft: str) -> bool:
 
 def abstains(answer: str) -> bool:
     """Whether the answer declines to answer (ours, `crag.prompts.ABSTENTIONS`, or the model's own)."""
-    return bool(_ABSTAINS.match(answer))
+    return bool(ABSTAINS.match(answer))
 
 
 __all__ = ["SUPPORT_MIN", "abstains", "claim", "states", "support"]  # what callers outside the package use

@@ -34,6 +34,7 @@ from langchain_core.documents import Document
 from lxml.etree import ParserError
 from markdown_it import MarkdownIt
 
+from crag.english import KNOWN_WORD_ZIPF, zipf
 from crag.ingest import myst
 from crag.passages import passage
 from crag.text import folded
@@ -294,7 +295,6 @@ def repeated_only(texts: list[str]) -> list[bool]:
 
 # a word broken over a line with a hyphen: letters, "-", the line break, letters (no digits: "1990-\n1995")
 _BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010][ \t]*\r?\n[ \t]*([^\W\d_]+)")  # -, soft hyphen, hyphen
-KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "wellknown" 1.6, "selfcontained" 0
 
 
 def joined_hyphens(text: str) -> str:
@@ -303,11 +303,10 @@ def joined_hyphens(text: str) -> str:
     Hand-written: pypdf does not dehyphenate, and a PDF does not say which hyphens the typesetter added."""
     if not any(h in text for h in "-\u00ad\u2010"):
         return text
-    from wordfreq import zipf_frequency
 
     def join(match: re.Match[str]) -> str:
         head, tail = match.group(1), match.group(2)
-        return head + tail if zipf_frequency(head + tail, "en") >= KNOWN_WORD_ZIPF else f"{head}-{tail}"
+        return head + tail if zipf(head + tail) >= KNOWN_WORD_ZIPF else f"{head}-{tail}"
 
     return _BROKEN_WORD.sub(join, text)
 

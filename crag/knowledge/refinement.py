@@ -16,6 +16,7 @@ import numpy as np
 import pysbd
 from langchain_core.documents import Document
 
+from crag.english import LANGUAGE
 from crag.passages import passage, source_of, title_of, titled_once
 from crag.records import Strip
 from crag.standing import MIN_SET, standings_of
@@ -36,7 +37,7 @@ Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
 @lru_cache(maxsize=1)
 def _segmenter():
-    return pysbd.Segmenter(language="en", clean=False)
+    return pysbd.Segmenter(language=LANGUAGE, clean=False)
 
 
 def sentence_spans(text: str) -> list[tuple[str, int, int]]:

@@ -9,10 +9,11 @@ from the question itself (`fallback_query`).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+from crag.english import NAME_RUN, RARE_ZIPF, SENTENCE_WORD_ZIPF, STOPWORDS, zipf
 
 # How the web query is made (`Context.rewrite`): the question's own keywords (`fallback_query`, no model
 # call), the chat model's few-shot rewrite (the paper's), or the question as asked (the paper's ablation).
@@ -20,11 +21,6 @@ Rewrite = Literal["keywords", "model", "off"]
 
 MAX_KEYWORDS = 3
 MAX_KEYWORD_WORDS = 6  # the paper's longest example keyword has 6 words; longer ones are sentences
-STOPWORDS = frozenset(
-    "a an the of in on at to for from by with about as into over after before between is are was were be been "
-    "being do does did what which who whom whose when where why how that this these those it its and or but "
-    "not no yes there their they he she his her him them you your i me my we our us".split()
-)
 
 
 def usable(keyword: str) -> bool:
@@ -48,10 +44,6 @@ class SearchQuery(BaseModel):
         return ", ".join(self.keywords)
 
 
-# a run of capitalised words, allowing the lower-case particles of names ("Duke of York", "Ludwig van Beethoven")
-NAME_RUN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|de|da|del|von|van|the|la|le)\s+)?[A-Z][\w'’.-]*)*")
-
-
 def content_words(text: str) -> set[str]:
     """Lower-cased words of `text` that carry meaning (no stop words or pronouns)."""
     return {w.lower() for w in re.findall(r"\w+", text)} - STOPWORDS
@@ -72,22 +64,12 @@ def names(text: str) -> list[str]:
     return found
 
 
-SENTENCE_WORD_ZIPF = 4.0  # a question's capitalised first word this common is no name: "Explain", "Describe"
-RARE_ZIPF = 3.0  # wordfreq's Zipf scale: below 3 (fewer than one in a million words) a word names something
 # a quoted term: "…", “…”, `…`, or '…' not inside a word (so "Berg's" is no quote)
 QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|`([^`]+)`|(?<!\w)\'([^\']+)\'(?!\w)')
 # code and file names: json.dumps, --max-count, pyproject.toml, __init__, get(), v2.1
 CODE = re.compile(
     r"(?<![\w.-])(?=[\w.-]*[A-Za-z])(?:--?|__)?\w+(?:(?:[._/-]|::)\w+)*(?:__|\(\))?(?=[\s,;:?!)]|\.?$|\.\s)"
 )
-
-
-@lru_cache(maxsize=4096)
-def zipf(word: str) -> float:
-    """How common an English word is (wordfreq's Zipf scale: 7 for "the", 0 for unknown words)."""
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
 
 
 def subjects(question: str) -> list[str]:

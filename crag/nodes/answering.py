@@ -15,6 +15,7 @@ from typing import Any
 
 from crag import resources
 from crag.answers.attribution import abstains, attribute, declined_behind_title, grounded, loops, split_echo
+from crag.english import ANSWER_LABEL
 from crag.events import ANSWER_TAGS
 from crag.passages import titled_once
 from crag.prompts import (
@@ -48,7 +49,7 @@ def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
     neither the rest nor the question names ("Ken Keyes Jr.: He wrote …" for "Who is the author of Facing the
     Future?")."""
     text = MARKERS.sub("", " ".join(reply.split()))
-    text = re.sub(r"^(answer|a)\s*:\s*", "", text, flags=re.IGNORECASE).strip()
+    text = ANSWER_LABEL.sub("", text).strip()
     declined = declined_behind_title(text, titles)
     if declined:
         return declined

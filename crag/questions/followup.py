@@ -13,36 +13,27 @@ import re
 from collections.abc import Sequence
 
 from crag.answers.attribution import abstains
-from crag.knowledge.web_query import SENTENCE_WORD_ZIPF, STOPWORDS, content_words, names, subjects, zipf
-from crag.questions.pronouns import (
+from crag.english import (
+    ASKED_THING,
     AUXILIARIES,
     DEMONSTRATIVE,
+    DEMONYM,
+    ELLIPSIS,
     PERSON_NOUNS,
     POSSESSIVE,
     PRONOUN_KIND,
+    PRONOUN_SUBJECT,
+    REFERS_BACK,
+    SENTENCE_WORD_ZIPF,
+    STOPWORDS,
     SUBJECT,
-    looks_like_person,
-    shielded,
-    unshield,
+    TOPIC_FIRST,
+    zipf,
 )
+from crag.knowledge.web_query import content_words, names, subjects
+from crag.questions.pronouns import looks_like_person, shielded, unshield
 from crag.records import Turn
 
-REFERS_BACK = re.compile(
-    rf"\b({SUBJECT}|{POSSESSIVE}|this|that|these|those|then|the same|the former|the latter)\b"
-    r"|^\s*(and|what about|how about)\b",
-    re.IGNORECASE,
-)
-# "And httpx?", not "And how do I add elements to it?": a question behind "and" has its own pronouns
-ELLIPSIS = re.compile(
-    r"^\s*(and|what about|how about)\s+"
-    r"(?!(?:how|what|who|whom|whose|where|when|why|which|is|are|was|were|do|does|did|can|could|should|will|would)\b)"
-    r"(?P<entity>.+?)\s*\??\s*$",
-    re.IGNORECASE,
-)
-# "What about npm install, does it update the lock file?": the new topic, then a question about it
-TOPIC_FIRST = re.compile(
-    r"^\s*(?:and|what about|how about)\s+(?P<entity>[^,;?]+?)\s*[,;]\s*(?P<rest>\S.*)$", re.IGNORECASE
-)
 HISTORY_TURNS = 3  # turns shown to the rewriter
 ANSWER_CHARS = 200
 
@@ -86,27 +77,6 @@ def main_entity(text: str) -> str | None:
     """The longest name in `text` ("Ada Lovelace")."""
     found = names(text)
     return max(found, key=len) if found else None
-
-
-# "Swedish", "English", "Japanese", "American" before a noun describe; they name no referent
-DEMONYM = re.compile(r"[A-Z][a-z]+(?:ish|ese|ian|an|i)")
-
-
-# the thing a question defines or acts on, though its words are common ("What is a closure in Rust?", "How do I
-# create a vector?"); not an attribute of something named ("the capital of France"). For a how-question only for
-# a pronoun that is not the follow-up's subject: after "How do I undo a commit?", "Does it …?" asks about the undoing
-_NP_WORD = r"(?!(?:in|of|for|on|with|from|to|by|at|into|and|or|than|when|if|is|are|do|does|that)\b)[\w<>:.#+-]+"
-ASKED_THING = re.compile(
-    r"^\s*(?:(?P<what>(?:what|which)\s+(?:is|are|was|were))"
-    r"|how\s+(?:do|can|could|should|would|to)\s+(?:i|you|we|one\s+)?\s*\w+)"
-    rf"\s+(?P<np>(?:a|an|the|my|your|our)\s+{_NP_WORD}(?:\s+{_NP_WORD}){{0,2}})",
-    re.IGNORECASE,
-)
-# a follow-up whose subject is the pronoun: "Does it …?", "Is it …?", "And can they …?"
-PRONOUN_SUBJECT = re.compile(
-    r"^\s*(?:and\s+)?(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have)\s+(?:it|they)\b",
-    re.IGNORECASE,
-)
 
 
 def _asked_thing(question: str, follow_up: str) -> list[str]:

@@ -11,41 +11,21 @@ from __future__ import annotations
 
 import re
 
+from crag.english import (
+    BEFORE_DEMONSTRATIVE,
+    CLAUSE,
+    DEMONSTRATIVE,
+    EXISTENTIAL_THERE,
+    EXPLETIVE_IT,
+    INDEFINITE,
+    NO_OBJECT,
+    POSSESSIVE,
+    PRONOUN_KIND,
+    SUBJECT,
+    THING_WORDS,
+    TRAILING_THERE,
+)
 from crag.knowledge.web_query import subjects
-
-SUBJECT = r"he|she|it|they|him|them|there"
-POSSESSIVE = r"his|her|hers|its|their|theirs"
-
-AUXILIARIES = frozenset("is are was were do does did can could will would should has have had".split())
-
-# words that make a name a thing, not a person: "University of Tokyo", "Lake Baikal", "Python Software Foundation"
-THING_WORDS = frozenset(
-    "university college school institute academy river lake sea ocean mountain mount island city county state "
-    "province republic kingdom empire company corporation inc ltd llc group club team band orchestra choir museum "
-    "church cathedral temple library foundation society association party league cup award prize hospital airport "
-    "station bridge street road avenue park war battle festival film album song book novel series show project "
-    "framework language protocol software system act treaty bank council army navy records studios".split()
-)
-PRONOUN_KIND = {
-    **dict.fromkeys(("he", "she", "him", "his", "her", "hers"), "person"),
-    **dict.fromkeys(("it", "its"), "thing"),
-    **dict.fromkeys(("they", "them", "their", "theirs"), "group"),
-    "there": "place",
-}
-# "this library", "that person": a demonstrative with a noun that says what kind of referent it is
-DEMONSTRATIVE = re.compile(
-    r"\b(?:this|that|these|those)\s+(?P<noun>library|package|tool|project|module|framework|program|command|"
-    r"function|option|language|book|film|album|song|company|band|team|city|country|place|person|man|woman|one)\b"
-    r"|\b(?:this|that)(?=\s*\?*\s*$)",
-    re.IGNORECASE,
-)
-PERSON_NOUNS = frozenset({"person", "man", "woman"})
-# "Is there a way …", "Are there any …": the existential there refers to nothing
-EXISTENTIAL_THERE = re.compile(
-    r"\b(?:is|are|was|were)\s+there\s+(?:a|an|any|some|no|another|anything|more)\b"
-    r"|\bthere\s+(?:is|are|was|were|'s)\b",
-    re.IGNORECASE,
-)
 
 
 def looks_like_person(name: str) -> bool:
@@ -58,43 +38,10 @@ def looks_like_person(name: str) -> bool:
     return all(re.fullmatch(r"(?:Mc|Mac|O')?[A-Z][a-zà-ÿ'’.-]*", w) for w in capitalised)
 
 
-# words that refer inside the question, not to the thread. A boundary between an antecedent and its pronoun:
-# "What is FastAPI and who wrote it?", "how do I delete a branch after I merged it"
-CLAUSE = re.compile(
-    r"\b(?:and|but|or|if|when|whenever|after|before|once|until|unless|because|since|while|so|which|where|whether)\b",
-    re.IGNORECASE,
-)
-INDEFINITE = re.compile(r"\b(?:a|an)\s+[A-Za-z][\w-]*", re.IGNORECASE)
-# "what kinds of dpkg triggers are there": existential at the end when the question names its subject
-TRAILING_THERE = re.compile(r"\b(?:is|are|was|were)\s+(?P<there>there)\W*$", re.IGNORECASE)
-# the expletive "it" of "is it possible to …", "it is safe to …", "how long does it take to …"
-EXPLETIVE_IT = re.compile(
-    r"\b(?:(?:is|was|isn't|wasn't|would|will)\s+(?P<it>it)(?:\s+be)?|(?P<it2>it)(?:\s+is|\s+was|'s))\s+"
-    r"(?:possible|impossible|safe|ok|okay|necessary|better|best|worth|wise|advisable|recommended|required|"
-    r"allowed|normal|bad|good|important|hard|easy|faster|slower|common|true|needed)\s+(?:to|that|if|whether)\b"
-    r"|\bdoes\s+(?P<it3>it)\s+take\s+(?:\w+\s+){0,3}?to\b",
-    re.IGNORECASE,
-)
-# "that" is a demonstrative after these words or at the start ("Is that true?"); after any other word it is a
-# relative pronoun or a conjunction ("the option that skips …", "make sure that …")
-BEFORE_DEMONSTRATIVE = AUXILIARIES | frozenset(
-    "do about of for with to from in on at by like into after before than and or but what how why when where who "
-    "whom which does".split()
-)
-
-
-# what may follow "to <verb>" when the verb has no object of its own: the end, or a preposition or adverb
-_NO_OBJECT = re.compile(
-    r"^\s*\w+(?:\s*[?.!]|\s*$|\s+(?:across|in|on|with|from|for|at|by|between|inside|outside|without|after|before|"
-    r"during|over|under|here|there|now|again|together|concurrently|directly|alone|safely|yet)\b)",
-    re.IGNORECASE,
-)
-
-
 def _object_gap(after: str) -> bool:
     """Whether "it" is the object "to <verb>" lacks, and so refers: "Is it safe to use across threads?"
     (after "What does Rc<T> do?") asks about Rc<T>; "Is it safe to delete the lock file?" does not."""
-    return bool(_NO_OBJECT.match(after))
+    return bool(NO_OBJECT.match(after))
 
 
 def _inside(question: str) -> list[tuple[int, int]]:

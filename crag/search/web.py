@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 
+from crag.english import LANGUAGE
 from crag.fusion import best
 from crag.jsonl import read_objects
 from crag.passages import passage, source_of, title_of
@@ -61,7 +62,7 @@ def _tokenize(texts: list[str]) -> list[list[str]]:
     # strings, not ids: a query tokenized on its own has its own id vocabulary
     import bm25s
 
-    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+    return bm25s.tokenize(texts, stopwords=LANGUAGE, return_ids=False, show_progress=False)
 
 
 def _read_records(path: Path) -> list[Document]:

@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
+from crag.english import STOPWORDS, zipf
 from crag.jsonl import read_objects
-from crag.knowledge.web_query import STOPWORDS, zipf
 from lab.datasets.phrasings import VALIDATION_TEMPLATES, sample_phrasings
 
 SPLITS = {"validation": (100, 399), "train": (400, 1398), "all": (0, 10**9)}

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from crag.text import QUESTION_WORDS, stopwords
+from crag.english import HOW_DO_I, QUESTION_WORDS, REPLY_LABEL
+from crag.text import stopwords
 
 STYLES = ("how-to", "detail", "casual")
 DERIVED_STYLES = ("keywords", "lower", "typo")
@@ -28,9 +29,6 @@ The passage itself must answer each question. Reply with the three numbered line
 
 
 _NUMBERED = re.compile(r"^\s*(\d)[.)]\s*(.+?)\s*$")
-_LABEL = re.compile(
-    r"^\**[A-Za-z -]{0,20}(?:question|query|keywords?)\**:\**\s*", re.IGNORECASE
-)  # "**Task question:** How …"
 
 
 def parse_questions(reply: str) -> dict[str, str]:
@@ -41,7 +39,7 @@ def parse_questions(reply: str) -> dict[str, str]:
         if not match:
             continue
         index = int(match.group(1)) - 1
-        text = _LABEL.sub("", match.group(2)).strip().strip('"').strip("*").strip()
+        text = REPLY_LABEL.sub("", match.group(2)).strip().strip('"').strip("*").strip()
         if 0 <= index < len(STYLES) and STYLES[index] not in found and len(text.split()) >= 2:
             found[STYLES[index]] = text
     return found
@@ -50,7 +48,7 @@ def parse_questions(reply: str) -> dict[str, str]:
 def lower_style(question: str) -> str:
     """The task question as typed without capitals or a question mark: "how to use tar with gzip"."""
     text = question.lower().rstrip("?").rstrip()
-    return re.sub(r"^how (?:do|can) i ", "how to ", text)
+    return HOW_DO_I.sub("how to ", text)
 
 
 def keywords_style(question: str) -> str | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pysbd
 
+from crag.english import LANGUAGE
 from crag.evaluator.pairs import Pair, clean
 
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -86,7 +87,7 @@ def cloze_query(
 
 
 def _segmenter() -> Callable[[str], list[str]]:
-    segmenter = pysbd.Segmenter(language="en", clean=False)
+    segmenter = pysbd.Segmenter(language=LANGUAGE, clean=False)
     return segmenter.segment
 
 
