@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.runnables import RunnableLambda
 from langchain_core.vectorstores import InMemoryVectorStore
 
@@ -54,3 +55,16 @@ def test_a_follow_ups_rewrite_may_be_as_long_as_the_question_and_no_longer():
     model = resources.chat(Context(chat_model="local:tiny"), "condense", reply_tokens=resources.condense_tokens(short))
     assert model.max_tokens == resources.condense_tokens(short) and model.lane == "condense"
     assert resources.chat(Context(chat_model="local:tiny"), "rewrite").max_tokens == 24
+
+
+def test_a_run_checks_the_models_it_names_when_it_starts_whatever_the_question(tmp_path):
+    """Before: a question whose documents were all rejected never reached the chat model, so a missing model
+    file answered "I don't know" and exit code 0; now the run fails at once, naming the file."""
+    from crag.graphs.crag import graph
+    from tests.fakes import FakeEvaluator
+
+    retriever = RunnableLambda(lambda q: [])  # nothing retrieved: the answer would never ask the model
+    missing = tmp_path / "missing.gguf"
+    ctx = Context(chat_model=f"local:{missing}", evaluator=FakeEvaluator({}), retriever=retriever)
+    with pytest.raises(ValueError, match="no file at"):
+        graph.invoke({"question": "Who?"}, context=ctx)
