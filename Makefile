@@ -226,14 +226,15 @@ eval-models: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl
 # the baselines (no retrieval; RAG with web, Table 5), Table 3's ablations and the three forced routes of
 # the threshold sweep, from which the report reads Table 2's ablations ("crag_no_correct (routes)" ...)
 eval-popqa-ablations: setup $(EVAL_IN)/questions.jsonl
-	$(BIN)/crag eval run $(EVAL_ARGS) --out $(EVAL_OUT) --sweep --systems \
-		no_retrieval,rag,rag_web,crag,crag_no_refine,crag_no_rewrite,crag_no_selection
+	$(BIN)/crag eval run $(EVAL_ARGS) --out $(EVAL_OUT) --systems \
+		no_retrieval,rag,rag_web,crag,crag_no_refine,crag_no_rewrite,crag_no_selection,route_correct,route_incorrect,route_ambiguous
+	$(BIN)/python -m lab paper report $(EVAL_OUT)
 
 # the paper's Fig. 3: drop-gold 0, 0.25, 0.5, 0.75, 1 for RAG and CRAG (drop-0.00 is eval-popqa's folder)
 eval-popqa-robustness: setup $(EVAL_IN)/questions.jsonl
 	mkdir -p $(EVAL_OUT) artifacts/eval/popqa-robustness
 	test -e artifacts/eval/popqa-robustness/drop-0.00 || ln -s ../popqa artifacts/eval/popqa-robustness/drop-0.00
-	$(BIN)/crag eval robustness $(EVAL_ARGS) --systems rag,crag --out artifacts/eval/popqa-robustness
+	$(BIN)/python -m lab paper robustness $(EVAL_ARGS) --systems rag,crag --out artifacts/eval/popqa-robustness
 
 DEMO_DB := .crag/demo-chroma
 # the demo's stand-in for the web: a few Wikipedia pages, searched by BM25 (configured explicitly:

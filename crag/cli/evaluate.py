@@ -11,11 +11,10 @@ from typing import Annotated, Any
 import typer
 
 from crag.cli.common import fail, quiet_transformers
-from crag.evaluation.runner import RunSettings, robustness, run
+from crag.evaluation.runner import RunSettings, run
 from crag.evaluation.systems import SYSTEMS, parse_systems
 from crag.ingest.pipeline import check_chunking
 from crag.models.chat import CHAT_MODEL_HELP
-from crag.runtime.extras import require
 
 app = typer.Typer(help="Evaluate CRAG against RAG and its ablations on your questions.", no_args_is_help=True)
 
@@ -76,6 +75,11 @@ def _reported(out: Path) -> Iterator[None]:
         fail(str(exc))
 
 
+@app.callback()
+def evaluate() -> None:
+    """Evaluate CRAG against RAG and its ablations on your questions (`crag eval run`)."""
+
+
 @app.command("run")
 def run_cmd(
     questions: Questions,
@@ -89,9 +93,6 @@ def run_cmd(
     drop_gold: Annotated[
         float, typer.Option("--drop-gold", help="Fraction (0-1) of answer-bearing passages to remove.")
     ] = DEFAULTS["drop_gold"],
-    sweep: Annotated[
-        bool, typer.Option("--sweep", help="Also run the three forced routes, for the threshold sweep plot.")
-    ] = False,
     seed: Seed = DEFAULTS["seed"],
     k: K = DEFAULTS["k"],
     search: SearchOption = DEFAULTS["search"],
@@ -102,13 +103,10 @@ def run_cmd(
     evaluator: Evaluator = None,
     progress: Progress = True,
 ) -> None:
-    """Answer the questions with each system; write predictions.jsonl, results.json, report.md and plots."""
+    """Answer the questions with each system; write predictions.jsonl, results.json and report.md."""
     options = dict(locals())
     quiet_transformers()
-    if sweep:
-        options["systems"] = ",".join([systems, "route_correct", "route_incorrect", "route_ambiguous"])
     with _reported(out):
-        require("matplotlib", "eval")  # the report's plots: missing, say so before hours of answering
         results = run(_settings(options))
     for name, r in results.items():
         typer.echo(
@@ -116,44 +114,6 @@ def run_cmd(
             f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})"
         )
     typer.echo(f"report: {out / 'report.md'}")
-
-
-@app.command("robustness")
-def robustness_cmd(
-    questions: Questions,
-    kb: KB,
-    web: Web,
-    out: Out,
-    systems: Annotated[str, typer.Option("--systems", help="Comma-separated systems.")] = "rag,crag",
-    fractions: Annotated[
-        str, typer.Option("--fractions", help="Comma-separated drop-gold fractions.")
-    ] = "0,0.25,0.5,0.75,1",
-    limit: Limit = None,
-    seed: Seed = DEFAULTS["seed"],
-    k: K = DEFAULTS["k"],
-    search: SearchOption = DEFAULTS["search"],
-    chroma_dir: ChromaDir = DEFAULTS["chroma_dir"],
-    chunk_size: ChunkSize = DEFAULTS["chunk_size"],
-    chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],
-    chat_model: ChatModel = DEFAULTS["chat_model"],
-    evaluator: Evaluator = None,
-    progress: Progress = True,
-) -> None:
-    """Sweep --drop-gold over FRACTIONS (the paper's Fig. 3): one run per fraction, then the curve."""
-    options = dict(locals())
-    quiet_transformers()
-    with _reported(out):
-        try:
-            values = [float(f) for f in fractions.split(",") if f.strip()]
-        except ValueError:
-            raise ValueError(f"--fractions must be comma-separated numbers, got {fractions!r}") from None
-        if not values or any(not 0.0 <= f <= 1.0 for f in values):
-            raise ValueError(f"--fractions must be numbers between 0 and 1, got {fractions!r}")
-        require("matplotlib", "eval")
-        summary = robustness(_settings(options, drop_gold=0.0), values)
-    for system, series in summary["points"].items():
-        typer.echo(f"{system:<8} " + "  ".join(f"{p['drop_gold']:g}: {p['accuracy'] * 100:.1f}%" for p in series))
-    typer.echo(f"report: {out / 'robustness.md'}")
 
 
 if __name__ == "__main__":

@@ -17,9 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from crag.knowledge.routing import decide_action
 from crag.text import count_tokens  # the harness reports knowledge tokens by it
-from crag.thresholds import Thresholds
 
 STAGES = ("retrieve", "grade", "requery", "refine", "search", "generate")
 ACTIONS = ("correct", "ambiguous", "incorrect")
@@ -213,29 +211,8 @@ def _mean(values: Iterable[float]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
-def threshold_sweep(
-    outcomes: dict[str, dict[str, bool]], scores: dict[str, list[float]], grid: Sequence[float]
-) -> np.ndarray:
-    """Accuracy of CRAG for every (upper, lower) pair of `grid`, without running anything again.
-
-    `outcomes[action][qid]` says whether the answer was right when that action was forced and
-    `scores[qid]` are the question's document scores; since retrieval, refinement, search and
-    greedy generation do not depend on the thresholds, the pair only decides which outcome
-    counts. Rows are lower thresholds, columns upper ones; NaN where lower > upper.
-    """
-    qids = [q for q in scores if all(q in outcomes.get(a, {}) for a in ACTIONS)]
-    table = np.full((len(grid), len(grid)), np.nan)
-    if not qids:
-        return table
-    for row, lower in enumerate(grid):
-        for col, upper in enumerate(grid):
-            if lower <= upper:
-                pair = Thresholds(upper=upper, lower=lower)
-                table[row, col] = np.mean([outcomes[decide_action(scores[q], pair)][q] for q in qids])
-    return table
-
-
 __all__ = [
+    "ACTIONS",
     "contains_answer",
     "count_tokens",
     "match",
@@ -243,4 +220,4 @@ __all__ = [
     "retrieved_answer",
     "strip_citations",
     "summarize",
-]  # what callers outside the package use
+]

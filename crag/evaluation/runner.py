@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import resource
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from crag.evaluation.inputs import (
 )
 from crag.evaluation.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
 from crag.evaluation.pipelines import run_question
-from crag.evaluation.report import write_outputs, write_robustness
+from crag.evaluation.report import write_outputs
 from crag.evaluation.systems import System, system_context
 from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.knowledge.routing import unread_knowledge
@@ -386,24 +386,4 @@ def run(settings: RunSettings) -> dict:
     return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)
 
 
-DEFAULT_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-def robustness(settings: RunSettings, fractions=DEFAULT_FRACTIONS) -> dict:
-    """The paper's Fig. 3: one run per drop-gold fraction (DIR/drop-0.50/...), then the curve."""
-    fractions = sorted({float(f) for f in fractions})
-    for f in fractions:
-        if not 0.0 <= f <= 1.0:
-            raise ValueError(f"drop-gold fractions must be between 0 and 1, got {f}")
-    points: dict[str, list] = {s.name: [] for s in settings.systems}
-    n = 0
-    for fraction in fractions:
-        results = run(replace(settings, drop_gold=fraction, out=Path(settings.out) / f"drop-{fraction:.2f}"))
-        for name, series in points.items():
-            if name in results:
-                series.append((fraction, results[name]["accuracy"], results[name]["accuracy_ci"]))
-                n = max(n, results[name]["n"])
-    return write_robustness(Path(settings.out), points, n)
-
-
-__all__ = ["PREDICTIONS", "PredictionStore"]  # what callers outside the package use
+__all__ = ["PREDICTIONS", "PredictionStore", "RunSettings", "run"]  # what callers outside the package use

@@ -249,3 +249,6 @@ def system_context(system: System, base: Context, calibrated: Thresholds) -> Con
     """The run's context with the system's changes applied (`calibrated` = the evaluator's pair)."""
     pair = base.thresholds(calibrated)
     return dataclasses.replace(base, **system.changes(base, pair.upper, pair.lower))
+
+
+__all__ = ["ROUTES", "SYSTEMS", "parse_systems"]  # what callers outside the package use

@@ -51,3 +51,6 @@ def require(module: str, extra: str) -> ModuleType:
         raise MissingExtra(
             f"the package {top!r} is not installed; it is needed for {EXTRAS[extra]}: {install_hint(extra)}"
         ) from exc
+
+
+__all__ = ["require"]  # what callers outside the package use

@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from crag.evaluation.answer_metrics import summarize
-from crag.evaluation.report import DERIVED, from_routes
+from lab.paper import DERIVED, from_routes
 
 
 def by_system(run: Path, keep: set[str] | None = None) -> dict[str, list[dict]]:

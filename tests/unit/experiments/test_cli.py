@@ -51,14 +51,6 @@ def test_malformed_lines_are_named(inputs, tmp_path):
     assert not (tmp_path / "o" / "predictions.jsonl").exists()
 
 
-def test_robustness_rejects_bad_fractions(inputs, tmp_path):
-    questions, kb, web = inputs
-    common = ["robustness", "--questions", questions, "--kb", kb, "--web", web, "--out", tmp_path / "o"]
-    assert "comma-separated numbers" in invoke(*common, "--fractions", "0,half").output
-    result = invoke(*common, "--fractions", "0,2")
-    assert result.exit_code == 2 and "between 0 and 1" in result.output
-
-
 def test_build_popqa_command(tmp_path):
     data = tmp_path / "data"
     (data / "popqa").mkdir(parents=True)

@@ -97,22 +97,6 @@ def test_seconds_per_question_at_the_median_and_the_95th_percentile():
     assert latency["per_question"] == pytest.approx(22.0)  # the mean, which one slow question pulls up
 
 
-def test_threshold_sweep_picks_the_outcome_of_the_action_the_pair_implies():
-    scores = {"a": [0.9, -0.9], "b": [-0.95], "c": [0.1]}
-    outcomes = {
-        "correct": {"a": True, "b": False, "c": False},
-        "incorrect": {"a": False, "b": True, "c": False},
-        "ambiguous": {"a": False, "b": False, "c": True},
-    }
-    grid = np.array([-1.0, 0.0, 0.5, 1.0])
-    table = metrics.threshold_sweep(outcomes, scores, grid)
-    assert np.isnan(table[2, 1])  # lower 0.5 above upper 0.0
-    # upper 0.5, lower 0.0: a correct, b incorrect, c ambiguous — every outcome right
-    assert table[1, 2] == pytest.approx(1.0)
-    # upper 1.0 (nothing reaches it), lower -1.0 (nothing below): all ambiguous
-    assert table[0, 3] == pytest.approx(1 / 3)
-
-
 def _honest_record(
     answerable=True, abstained=False, knowledge=True, documents=True, draft_correct=False, cited=(), **extra
 ):

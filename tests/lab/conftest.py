@@ -1,0 +1,3 @@
+"""The lab's tests use the harness's fixtures."""
+
+from tests.unit.experiments.conftest import make_context  # noqa: F401 - a fixture
