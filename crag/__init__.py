@@ -1,8 +1,6 @@
 """crag: Corrective Retrieval-Augmented Generation (Yan et al., 2024) as a LangGraph agent.
-
 The main names (`from crag import graph, Context, CRAGRetriever`) load on first use, so that
-`import crag` pulls in neither LangGraph nor torch.
-"""
+`import crag` pulls in neither LangGraph nor torch."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """English: every word list, pattern and word-frequency cut-off crag's rules read, in one place.
-
-Word frequencies are wordfreq's Zipf scale (7 for "the", 0 for an unknown word).
-"""
+Word frequencies are wordfreq's Zipf scale (7 for "the", 0 for an unknown word)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """The one passage type: a LangChain `Document` with `metadata["title"]` and `metadata["source"]`.
-
-`titled` is the one way a title is joined to a text ("Title: text"), as the evaluator is trained.
-"""
+`titled` is the one way a title is joined to a text ("Title: text"), as the evaluator is trained."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Threads: the graph with a checkpointer, a SQLite file or a shared Postgres, for the CLI and the server.
-
 One turn at a time per thread, across processes: a file lock beside the SQLite file, else a Postgres
-advisory lock. The server checkpoints a turn when it ends, so a killed worker leaves the last finished turn.
-"""
+advisory lock. The server checkpoints a turn when it ends, so a killed worker leaves the last finished turn."""
 
 from __future__ import annotations
 

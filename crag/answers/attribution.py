@@ -1,8 +1,6 @@
 """Attribution: which kept strips support each sentence of an answer (a small model cites badly).
-
 A sentence is linked by lexical overlap to the strips about the question's subject that state its *claim*,
-the content words the question lacks ("Anna Berg was a Swedish painter." claims {swedish, painter}).
-"""
+the content words the question lacks ("Anna Berg was a Swedish painter." claims {swedish, painter})."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """`crag serve`: start the LangServe endpoint with uvicorn, in one process or several (`--workers`).
-
 Each worker builds its own models (`worker_app`) from the checked settings, passed through the environment;
-several workers share threads only in Postgres.
-"""
+several workers share threads only in Postgres."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Scoring answers and summarising a system's predictions.
-
 Accuracy is the paper's (an answer string is a case-sensitive substring of the prediction). Knowledge
-recall needs a whole word or phrase: PopQA's aliases include "W" and "id", found inside any passage.
-"""
+recall needs a whole word or phrase: PopQA's aliases include "W" and "id", found inside any passage."""
 
 from __future__ import annotations
 
@@ -107,12 +105,9 @@ def abstention_cause(record: dict) -> str | None:
 
 
 def honesty(records: Sequence[dict]) -> dict:
-    """Abstention and citation figures (issue 11), shares over the records that carry them.
-
-    "withheld_correct": drafts that held an answer but were withheld as unsupported; "strip_recall": of the
-    questions whose documents hold an answer, those whose knowledge still does; "answer_reachable": questions
-    whose documents or web results hold an answer (no honest system abstains on fewer than the rest).
-    """
+    """Abstention and citation shares (issue 11). "withheld_correct": drafts holding an answer but withheld;
+    "strip_recall": of the questions whose documents hold an answer, those whose knowledge still does;
+    "answer_reachable": those whose documents or web results hold one (no honest system abstains on fewer)."""
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
     had_answer = [r for r in answerable if retrieved_answer(r)]

@@ -1,7 +1,5 @@
 """Reading the harness's inputs (questions `{question, answers[]}`, records `{title, text}`), and `--drop-gold`.
-
-A question without an `id` is known by its line number; a malformed line is reported before anything expensive.
-"""
+A question without an `id` is known by its line number; a malformed line is reported before anything expensive."""
 
 from __future__ import annotations
 

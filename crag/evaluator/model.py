@@ -1,8 +1,6 @@
 """Load an evaluator checkpoint and score (question, passage) pairs in [-1, 1].
-
 CRAG's own T5 format, any Hugging Face cross-encoder with one output, and our compact formats (int8 delta,
-LoRA) load through the same code; foreign checkpoints get the paper's PopQA thresholds.
-"""
+LoRA) load through the same code; foreign checkpoints get the paper's PopQA thresholds."""
 
 from __future__ import annotations
 
@@ -182,10 +180,8 @@ def validate_pairs(pairs: Sequence[tuple[str, str]]) -> None:
 
 
 def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None, engine: str | None = None) -> Scorer:
-    """Load a checkpoint folder; errors name the folder and the command that creates one.
-
-    `engine`: "onnx", "torch" or "auto" (None: $CRAG_EVALUATOR_ENGINE). The ONNX graph copies the weights
-    as loaded: code that trains `scorer.model` sets `scorer.forward = None`."""
+    """Load a checkpoint folder on `engine` ("onnx", "torch", "auto"; None: $CRAG_EVALUATOR_ENGINE). The ONNX
+    graph copies the weights as loaded: code that trains `scorer.model` sets `scorer.forward = None`."""
     import torch
     from transformers import AutoTokenizer
 

@@ -1,8 +1,6 @@
 """The evaluator's forward pass on ONNX Runtime: the same float32 scores as torch (so thresholds hold), sooner.
-
 Exported once per checkpoint, fused, checked against torch on a probe batch and cached; any failure leaves
-torch in place. Hand-written: optimum needs an older transformers and cannot take our compact checkpoints.
-"""
+torch in place. Hand-written: optimum needs an older transformers and cannot take our compact checkpoints."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Which files `crag ingest` reads, and their bytes as the readers need them.
-
 A file is read by its suffix; `X.gz` as `X` (Debian compresses its longer docs), up to `MAX_DECOMPRESSED`
-bytes. A file with no file type in its name (`LICENSE`, `FAQ`) is read when it is plain text.
-"""
+bytes. A file with no file type in its name (`LICENSE`, `FAQ`) is read when it is plain text."""
 
 from __future__ import annotations
 

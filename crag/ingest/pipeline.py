@@ -1,8 +1,6 @@
 """`crag ingest`: load files and web pages, cut them into chunks and add the new chunks to the Chroma store.
-
 Chunk ids hash (source, text), so only new chunks are embedded and an edited file's old ones are removed.
-The report names everything skipped and why.
-"""
+The report names everything skipped and why."""
 
 from __future__ import annotations
 

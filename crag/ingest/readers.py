@@ -1,8 +1,6 @@
 """How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown and terminal output saved as text.
-
 A PDF becomes one passage per page, its source `…#page=N` (RFC 8118). Markdown's YAML front matter is
-metadata, its `title` the page's, its `description` (or `summary`) the text's start.
-"""
+metadata, its `title` the page's, its `description` (or `summary`) the text's start."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """reStructuredText (Sphinx sources) read as the text a reader of the built page sees.
-
 Hand-written: docutils reports Sphinx's roles and directives as errors in place of their text, and Sphinx's
-text builder needs the whole project to read one page.
-"""
+text builder needs the whole project to read one page."""
 
 from __future__ import annotations
 

@@ -197,12 +197,9 @@ def refine_pages(
     rejected: Sequence[bool] | None = None,
     further: int = 0,
 ) -> tuple[list[Strip], list[Strip]]:
-    """The top `top_k` distinct strips whose `gate_score` is at least `threshold`, in document order, and
-    the next `further` strips of the ranking, unthresholded.
-
-    `keep_best` keeps the best strip whatever its score (a strip scored without its document often falls
-    short); `embed` ranks by `set_adjusted` scores; `rejected[d]`: the grade rejected passage d.
-    """
+    """The top `top_k` distinct strips whose `gate_score` is at least `threshold`, in document order, and the
+    next `further` of the ranking. `keep_best` keeps the best strip whatever its score (scored without its
+    document, it often falls short); `embed` ranks by `set_adjusted` scores; `rejected[d]`: passage d rejected."""
     candidates: list[tuple[int, int, str, int, int]] = []  # (document, position, strip, start, end)
     for d, document in enumerate(passages):
         for position, (strip, start, end) in enumerate(decompose_spans(document.page_content, mode)):

@@ -1,8 +1,6 @@
 """Query rewriting for web search: at most three keywords, parsed robustly.
-
 A small model's rewrite that loses one of the question's subjects or brings in a name of its own is
-rejected for the question's own keywords (`fallback_query`).
-"""
+rejected for the question's own keywords (`fallback_query`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Chat models: the local default (a GGUF on llama.cpp) or any provider's through `init_chat_model`.
-
 Hand-written over `llama_cpp.Llama` rather than `ChatLlamaCpp` (being sunset), which has no models shared
-per process or exclusive contexts; a pool of `CRAG_LLM_INSTANCES` contexts per file serves requests side by side.
-"""
+per process or exclusive contexts; a pool of `CRAG_LLM_INSTANCES` contexts per file serves requests side by side."""
 
 from __future__ import annotations
 

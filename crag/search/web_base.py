@@ -28,10 +28,8 @@ class TransientWebSearchError(WebSearchError):
 
 
 def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Run `fn` in a daemon thread and wait at most `timeout` seconds.
-
-    Tavily's wrapper has no timeout; a daemon thread (an executor's are joined at exit) lets a hung
-    request be abandoned without keeping the process alive."""
+    """Run `fn` in a daemon thread and wait at most `timeout` seconds: Tavily's wrapper has no timeout, and a
+    daemon thread (an executor's are joined at exit) lets a hung request be abandoned."""
     future: Future = Future()
 
     def run() -> None:

@@ -1,8 +1,6 @@
 """The `wikipedia` web backend: search and page text through the MediaWiki Action API, no HTML scraped.
-
 `search` gives the best pages with their lead sections; `pages` is the fetch step for those hits. The API
-URL is configuration, trusted as `chroma_url` is (it may be private).
-"""
+URL is configuration, trusted as `chroma_url` is (it may be private)."""
 
 from __future__ import annotations
 

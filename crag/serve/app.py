@@ -1,8 +1,6 @@
 """`crag serve`'s app: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …).
-
 Beyond `add_routes`: a warm-up at start-up, the API key, `Guard`'s limits, refusal of unknown or unsafe
-settings, threads, and 503 with `Retry-After` when a Chroma or Postgres server is down.
-"""
+settings, threads, and 503 with `Retry-After` when a Chroma or Postgres server is down."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """A client of `crag serve` (`crag ask --server URL`); every failure is a one-line `ServerError`.
-
 Plain httpx rather than `langserve.RemoteRunnable`, which needs the [serve] extra and turns server errors
-into tracebacks.
-"""
+into tracebacks."""
 
 from __future__ import annotations
 

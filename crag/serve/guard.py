@@ -1,10 +1,6 @@
-"""The ASGI middleware in front of LangServe: what a public endpoint must refuse before any work starts.
-
-LangServe turns unexpected bodies (non-UTF-8, lone surrogates, deep nesting, NaN) into 500s, runs batches of
-any size, queues without bound and keeps runs whose client has gone. This layer checks the API key (401),
-body size (413) and reading deadline (408), validates run bodies (400/422), admits at most `max_runs` runs
-(else a fast 503), and cancels a run whose client disconnects.
-"""
+"""The ASGI middleware in front of LangServe, refusing before any work what LangServe would turn into a 500 or
+bear without bound: the API key (401), body size, speed and shape (413, 408, 400/422), batches and runs past
+the limits (413, a fast 503); it cancels a run whose client disconnects."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Adapt the evaluator to a user's own collection, without labels, and check the result.
-
-The head is fitted on self-made queries (`selfsup`), anchored by half of a general set. An evaluator worse
-than its start on held-apart documents, or forgetting more than `refuse_general_drop` of the general set, is
-not written unless forced. With `--labelled` pairs, the blend and thresholds are fitted on those instead.
-"""
+"""Adapt the evaluator to a user's own collection, without labels: its head fitted on self-made queries,
+anchored by half of a general set. One worse than its start on held-apart documents, or forgetting more than
+`refuse_general_drop` of the general set, is not written unless forced."""
 
 from __future__ import annotations
 

@@ -31,8 +31,7 @@ def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pa
     "query" (weaker: a query's neighbours in its document may be trained on)."""
     groups = sorted({p.group for p in pairs})
     by_document = len(groups) >= MIN_DOCUMENTS_TO_HOLD_APART
-    # names relative to their common folder, so a collection ingested elsewhere splits the same
-    # (by hand: commonpath fails on URLs)
+    # relative to their common folder, so a collection ingested elsewhere splits the same (commonpath fails on URLs)
     common = os.path.commonprefix(groups).rpartition("/")[0]  # noqa: RUF071
     cut = len(common) + 1 if common else 0
 

@@ -1,8 +1,6 @@
 """The head `crag evaluator adapt` fits on a user's collection, and how it is chosen without labels.
-
 It adds the logit's and overlap's standings in their set, and is anchored by half of the general set
-(weight among `ANCHOR_WEIGHTS`); the other half guards against forgetting.
-"""
+(weight among `ANCHOR_WEIGHTS`); the other half guards against forgetting."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Choose the (upper, lower) action thresholds on labelled validation scores, by a utility over pairs.
-
-A right call of "relevant" (≥ upper) or "irrelevant" (< lower) earns 1; a false "relevant" costs
-`false_relevant_cost` (wrong knowledge, no web search), a false "irrelevant" `false_irrelevant_cost`;
-"ambiguous" earns nothing.
-"""
+"""Choose the (upper, lower) action thresholds on labelled validation scores, by a utility over pairs: a right
+"relevant" (≥ upper) or "irrelevant" (< lower) earns 1, a false one costs `false_relevant_cost` (wrong
+knowledge, no web search) or `false_irrelevant_cost`; "ambiguous" earns nothing."""
 
 from __future__ import annotations
 
@@ -44,10 +41,8 @@ def calibrate(
     grid_size: int = 401,
     tolerance: float = 0.005,
 ) -> Calibration:
-    """Search a grid of thresholds in [-1, 1] for the pair with the highest mean utility, lower ≤ upper.
-
-    Within `tolerance` of the best, the widest Ambiguous band wins: a plain argmax could close it.
-    """
+    """The grid pair (lower ≤ upper) with the highest mean utility; within `tolerance` of the best, the widest
+    Ambiguous band wins, as a plain argmax could close it."""
     y = np.asarray(labels, dtype=int)
     s = np.asarray(scores, dtype=float)
     if len(y) == 0 or len(y) != len(s):

@@ -1,8 +1,6 @@
 """Self-supervised training pairs from a user's own collection, for `crag evaluator adapt`.
-
 Queries are Markdown headings (removed from their section) and cut-out sentences (inverse cloze, Lee et al.
-2019); negatives are the chunks nearest the query, from other documents and its own, plus a random one.
-"""
+2019); negatives are the chunks nearest the query, from other documents and its own, plus a random one."""
 
 from __future__ import annotations
 
@@ -126,12 +124,9 @@ def self_supervised_sets(
     generated: Sequence[tuple[int, str]] = (),
     round_trip: int = 3,
 ) -> tuple[list[Pair], list[Pair]]:
-    """(training pairs, retrieved sets), grouped by source document. A retrieved set is the query among its
-    positive and the `depth - 1` nearest chunks not holding its text, as the graph grades documents.
-
-    `generated` (chunk index, question) pairs are kept only when their chunk comes back among the first
-    `round_trip` (Promptagator's round-trip filter); `max_queries` keeps a seeded sample.
-    """
+    """(training pairs, retrieved sets: each query among its positive and `depth - 1` nearest chunks), grouped
+    by document. A `generated` (chunk, question) is kept only when its chunk comes back among the first
+    `round_trip` (Promptagator's filter); `max_queries` keeps a seeded sample."""
     if len({c.source for c in chunks}) < 2:
         raise ValueError("adapting needs a collection of at least two documents: negatives come from other documents")
     rng = random.Random(seed)
