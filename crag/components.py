@@ -1,8 +1,6 @@
 """CRAG's parts as LangChain components: a reranker (`CRAGCompressor`), a correcting retriever
-(`CRAGRetriever`), and the graph as a Runnable or an agent's tool (`bound_graph`, `crag_tool`).
-
-All take a `Context`, so the CLI's and the server's settings apply.
-"""
+(`CRAGRetriever`), and the graph as a Runnable or an agent's tool (`bound_graph`, `crag_tool`). All take
+a `Context`, so the CLI's and the server's settings apply."""
 
 from __future__ import annotations
 

@@ -121,7 +121,7 @@ _LANES = frozenset({"condense"})
 
 
 def condense_tokens(question: str) -> int:
-    """The longest rewrite of the follow-up `question`: the question (about three characters a token) and more."""
+    """The token budget to rewrite the follow-up `question`: its length (3 characters a token) and room to spare."""
     return 32 + len(question) // 3
 
 

@@ -22,8 +22,8 @@ _OPTION = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*")  # a command-line option, d
 
 
 def terms(text: str) -> set[str]:
-    """Stemmed content words of `text`; dotted and dashed names ("json.dumps") also count whole, and options
-    with their dashes, or "-a" would be the stopword "a"."""
+    """Stemmed content words of `text`; dotted and dashed names ("json.dumps") count whole and by their parts,
+    options also with their dashes, or "-a" would be the stopword "a"."""
     lowered = text.lower()
     words = []
     for token in _WORD.findall(lowered):
