@@ -1,9 +1,6 @@
 """crag: Corrective Retrieval-Augmented Generation (Yan et al., 2024) as a LangGraph agent.
-
-The main names are importable from here (`from crag import graph, Context, CRAGRetriever`). They
-load on first use, not at `import crag`: the graph pulls in LangGraph and the evaluator torch,
-and a CLI or a server that needs neither should not pay for them.
-"""
+The main names (`from crag import graph, Context, CRAGRetriever`) load on first use, so that
+`import crag` pulls in neither LangGraph nor torch."""
 
 from __future__ import annotations
 
@@ -12,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# name -> the module that defines it
 _EXPORTS = {
     "graph": "crag.graphs.crag",
     "knowledge_graph": "crag.graphs.crag",
@@ -54,7 +50,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: a module-level __getattr__ is Python's own way to export names lazily
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'crag' has no attribute {name!r}")

@@ -1,22 +1,6 @@
-"""CRAG's parts as standard LangChain components, for apps that already have a chain or an agent.
-
-- `CRAGCompressor` is the retrieval evaluator as a `BaseDocumentCompressor`: a reranker for
-  `ContextualCompressionRetriever` or any LCEL chain. Each document gets its `relevance_score`
-  (the evaluator's score in [-1, 1]), `crag_label` (correct / ambiguous / incorrect by the
-  thresholds) and `selection_score` in its metadata; documents below `keep` are dropped, the rest
-  come best first by selection score: the evaluator's score with the document's standing among the
-  documents it came with, as refinement ranks strips (`crag.knowledge.refinement.selection_scores`).
-- `CRAGRetriever` puts CRAG's correction around any retriever: retrieve → grade → refine, search
-  the web, or both, exactly as the graph does, and returns the refined knowledge strips as
-  Documents with their title, source and score (no answer is generated; the app's own chain does
-  that).
-- `bound_graph(context)` and `crag_tool(context)`: the whole graph with its settings fixed, as a
-  Runnable or as a tool an agent calls with a question, so an agent can use CRAG over its own
-  store and models.
-
-Both take a `Context` for models, web backend and thresholds, so the same settings as the CLI and
-the server apply; a base retriever replaces the context's Chroma store.
-"""
+"""CRAG's parts as LangChain components: a reranker (`CRAGCompressor`), a correcting retriever
+(`CRAGRetriever`), and the graph as a Runnable or an agent's tool (`bound_graph`, `crag_tool`). All take
+a `Context`, so the CLI's and the server's settings apply."""
 
 from __future__ import annotations
 
@@ -49,12 +33,12 @@ KEEP: dict[str, tuple[Action, ...]] = {
 
 
 class CRAGCompressor(BaseDocumentCompressor):
-    """The retrieval evaluator as a document compressor (reranker); see the module docstring.
+    """The retrieval evaluator as a document compressor (reranker).
 
-    `keep="ambiguous"` (the default) drops what CRAG would call Incorrect, `"correct"` keeps only
-    what it would use without searching, `"all"` only scores and reorders. `top_n` keeps at most
-    that many after ordering. The order is by selection score; the context's `strip_set_weight` 0
-    orders by the evaluator's score alone (and embeds nothing).
+    Each document gets `relevance_score` (in [-1, 1]), `crag_label` and `selection_score` in its
+    metadata, and comes best first by selection score. `keep="ambiguous"` (the default) drops what
+    CRAG would call Incorrect, `"correct"` keeps only Correct, `"all"` only reorders; `top_n` caps
+    the count. A `strip_set_weight` of 0 orders by the evaluator's score alone.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -71,8 +55,7 @@ class CRAGCompressor(BaseDocumentCompressor):
         evaluator = resources.evaluator(self.context)
         scores = [float(s) for s in evaluator.invoke({"question": query, "documents": list(documents)})]
         thresholds = resources.thresholds(self.context, evaluator)
-        # the order, not the labels: a standing says which document of a set answers, not whether any
-        # does (docs/guides/components.md)
+        # the standing orders but does not label: it says which document answers, not whether any does
         selection = selection_scores(
             query,
             [titled(doc.page_content, title_of(doc)) for doc in documents],
@@ -101,15 +84,10 @@ class CRAGCompressor(BaseDocumentCompressor):
 class CRAGRetriever(BaseRetriever):
     """Any retriever with CRAG's correction; returns the knowledge strips CRAG would answer from.
 
-    Each Document is a strip: its text, and in its metadata the `title` and `source` of the
-    document (or web page) it came from, its `relevance_score`, `origin` ("internal" for the base
-    retriever's documents, "external" for the web's) and the run's `crag_action`. With no web backend
-    in the context, an Incorrect grade returns no documents: nothing retrieved was relevant.
-
-    `k` caps the strips returned (at construction, or per call: `invoke(query, k=3)`, as LangChain's
-    retrievers take it); it also sets how many strips refinement keeps. Default: the context's
-    `top_k_strips` (5), and on Ambiguous, where the retrieved and the web's strips are both kept, up
-    to twice that.
+    Each strip's metadata holds `title`, `source`, `relevance_score`, `origin` ("internal" or
+    "external", the web's) and the run's `crag_action`. With no web backend, an Incorrect grade
+    returns no documents. `k` (at construction or per call, `invoke(query, k=3)`) caps the strips;
+    default: the context's `top_k_strips`, twice that on Ambiguous.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -161,8 +139,7 @@ class CRAGRetriever(BaseRetriever):
 
 
 def bound_graph(context: Context | None = None) -> Runnable:
-    """The CRAG graph with `context` fixed for every call (invoke, stream, batch and their async
-    forms), for code that passes the graph around and cannot add `context=` to each call."""
+    """The CRAG graph with `context` fixed for every call (invoke, stream, batch, async forms)."""
     return graph.bind(context=context or Context())
 
 
@@ -174,8 +151,7 @@ def tool_answer(result: dict[str, Any]) -> str:
 
 
 def crag_tool(context: Context | None = None, *, name: str = "crag", description: str = TOOL_DESCRIPTION) -> BaseTool:
-    """The graph as a tool taking one `question`: an agent gets CRAG over the context's store, models
-    and web backend. Name and describe it after what the knowledge base holds."""
+    """The graph as an agent's tool taking one `question`; name and describe it after the knowledge base."""
     runnable = bound_graph(context)
 
     def answer(question: str) -> str:

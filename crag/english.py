@@ -1,11 +1,5 @@
 """English: every word list, pattern and word-frequency cut-off crag's rules read, in one place.
-
-The rules that decide whether a question refers back to a thread and what its pronouns mean
-(`crag.questions`), what a question is about and what web query it makes (`crag.knowledge.web_query`),
-whether an answer declines and which strips support it (`crag.answers.attribution`), and the words left
-out of lexical comparisons (`crag.text`) are written for English; a corpus or a question in another
-language meets them here. Word frequencies are wordfreq's Zipf scale (7 for "the", 0 for an unknown word).
-"""
+Word frequencies are wordfreq's Zipf scale (7 for "the", 0 for an unknown word)."""
 
 from __future__ import annotations
 
@@ -24,9 +18,8 @@ QUESTION_WORDS = frozenset(
     "this these those than then so about tell anyone anybody someone somebody know".split()
 )
 
-# function words as people type them without the apostrophe: no passage spells them so, and some are
-# rare enough on wordfreq's scale ("hows" 2.8, "whos" 3.1, "isnt" 3.9) to pass for a question's subject.
-# Left out where the spelling is a word of its own ("ill", "id", "wont", "lets", "hes", "were", "well")
+# contractions typed without the apostrophe, rare enough to pass for a subject ("whos" 3.1); not those
+# that are words of their own ("ill", "wont", "well")
 CONTRACTIONS = frozenset(
     "hows wheres whos whens whys thats theres heres dont doesnt didnt isnt arent wasnt werent cant couldnt "
     "wouldnt shouldnt hasnt havent hadnt mustnt neednt im ive youre youve youll youd theyre theyve weve".split()
@@ -88,8 +81,7 @@ EXISTENTIAL_THERE = re.compile(
     re.IGNORECASE,
 )
 
-# words that refer inside the question, not to the thread. A boundary between an antecedent and its pronoun:
-# "What is FastAPI and who wrote it?", "how do I delete a branch after I merged it"
+# a boundary between an antecedent and its pronoun inside the question: "What is FastAPI and who wrote it?"
 CLAUSE = re.compile(
     r"\b(?:and|but|or|if|when|whenever|after|before|once|until|unless|because|since|while|so|which|where|whether)\b",
     re.IGNORECASE,
@@ -147,9 +139,8 @@ TOPIC_FIRST = re.compile(
 # "Swedish", "English", "Japanese", "American" before a noun describe; they name no referent
 DEMONYM = re.compile(r"[A-Z][a-z]+(?:ish|ese|ian|an|i)")
 
-# the thing a question defines or acts on, though its words are common ("What is a closure in Rust?", "How do I
-# create a vector?"); not an attribute of something named ("the capital of France"). For a how-question only for
-# a pronoun that is not the follow-up's subject: after "How do I undo a commit?", "Does it …?" asks about the undoing
+# the thing a question defines or acts on, though its words are common ("What is a closure in Rust?"); for a
+# how-question only for a pronoun that is not the follow-up's subject ("Does it …?" asks about the undoing)
 NP_WORD = r"(?!(?:in|of|for|on|with|from|to|by|at|into|and|or|than|when|if|is|are|do|does|that)\b)[\w<>:.#+-]+"
 
 ASKED_THING = re.compile(
@@ -167,8 +158,7 @@ PRONOUN_SUBJECT = re.compile(
 
 
 # --- answers.attribution
-# a question's rarest word names its subject when it is at most this common (wordfreq's Zipf scale:
-# "Lovelace" 2.7, "shutil" 0; "country" 5.5 names nothing)
+# a question's rarest word names its subject at most this common ("Lovelace" 2.7; "country" 5.5 names nothing)
 SUBJECT_ZIPF = 4.0
 
 # words a generator adds around any answer; they state nothing about the subject
@@ -181,8 +171,7 @@ FILLER = frozenset(
 # words that may stand inside a name in title case: "Facing the Future", "You and I", "Lord of the Rings"
 NAME_JOINERS = frozenset("of the and a an in on at to for de la le von van der y".split())
 
-# how generators say that the passages do not answer: "I don't know.", "The passages do not mention …",
-# also behind a lead-in ("The answer to the question is: I don't know.", "Sorry, but …")
+# how generators decline, also behind a lead-in ("Sorry, but …", "The answer to the question is: I don't know.")
 ABSTAINS = re.compile(
     r"^\W*((i'?m\s+)?sorry,?\s+(but\s+)?|(the\s+)?answer(\s+to\s+(the|this|your)\s+question)?\s+is\s*:?\s*)?"
     r"(i\s+(don'?t|do\s+not|cannot|can'?t)\s+(know|tell|say|answer|find)|unknown\b|no\s+(answer|information)\b"

@@ -1,10 +1,5 @@
-"""Progress events from the nodes, delivered on both streaming interfaces.
-
-LangGraph's `stream_mode="custom"` (the CLI, the Agent Server, LangGraph Studio) only sees what a
-node writes to `runtime.stream_writer`; LangChain's `astream_events` (LangServe's `/stream_events`,
-`RemoteRunnable.astream_events`) only sees custom callback events. Every event goes to both, so a
-client on either side sees the same scores, action, query, results and strips.
-"""
+"""Progress events from the nodes, sent both to LangGraph's `stream_mode="custom"` and as LangChain
+custom callback events (`astream_events`), as each interface sees only its own."""
 
 from __future__ import annotations
 
@@ -13,9 +8,7 @@ from typing import Any
 
 from langchain_core.callbacks import dispatch_custom_event
 
-# Tags on the graph's chat-model calls. Only the answer is streamed as tokens: LangGraph leaves
-# calls tagged "nostream" out of `stream_mode="messages"`, and clients of `astream_events` can
-# keep the `crag:answer` tag.
+# tags on the chat-model calls: only the answer is streamed as tokens ("nostream" hides the others)
 ANSWER_TAGS = ["crag:answer"]
 REWRITE_TAGS = ["crag:rewrite", "nostream"]
 CONDENSE_TAGS = ["crag:condense", "nostream"]

@@ -1,23 +1,17 @@
-"""Ranking BM25 hits and fusing rankings by reciprocal rank: the project's hybrid search (embeddings and
-BM25), its local web backend and the evaluator's training retrieval
-(`lab.evaluator.generated_pairs`) rank and fuse the same way."""
+"""Ranking BM25 hits and fusing rankings by reciprocal rank, shared by every hybrid search."""
 
 from __future__ import annotations
 
 import numpy as np
 
-# Reciprocal rank fusion's constant: a chunk at rank r of a list earns 1 / (RRF_K + r). 60 is Cormack,
-# Clarke and Büttcher's (SIGIR 2009) and LangChain's EnsembleRetriever's; it keeps one list's top hit
-# from outweighing a chunk that both lists rank well.
+# rank r earns 1 / (RRF_K + r); 60 is Cormack et al.'s (SIGIR 2009) and LangChain's EnsembleRetriever's
 RRF_K = 60
 
 
 def fuse(*rankings: list[str]) -> list[str]:
-    """Ids ordered by reciprocal rank fusion of several rankings (best first in each); ties keep the
-    order in which the ids were first met, the first ranking's before the second's.
+    """Ids by reciprocal rank fusion of rankings (best first); ties keep first-met order.
 
-    Hand-written: LangChain's EnsembleRetriever does the same over two retrievers, but it would need
-    a BM25 retriever holding every text of the collection as Documents (rank_bm25, pure Python)."""
+    Hand-written: EnsembleRetriever would need every text of the collection as Documents in rank_bm25."""
     scores: dict[str, float] = {}
     for ranking in rankings:
         for rank, key in enumerate(ranking):
@@ -26,8 +20,7 @@ def fuse(*rankings: list[str]) -> list[str]:
 
 
 def best(scores: np.ndarray, n: int) -> list[int]:
-    """Positions of the `n` highest BM25 scores, best first (ties in index order), without those at 0:
-    a document sharing no word with the query is no hit."""
+    """Positions of the `n` highest BM25 scores, best first, without those at 0 (no word shared)."""
     return [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
 
 

@@ -1,5 +1,4 @@
-"""Reading JSON Lines files of objects, with errors that name the file and the line; a `.gz` file is
-decompressed as it is read (line by line, so a large one is never held whole)."""
+"""Reading JSON Lines files of objects (`.gz` too), with errors that name the file and the line."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ def read_objects(path: Path, errors: str = "strict") -> Iterator[tuple[int, dict
 
 
 def parse_objects(lines: Iterable[str], source: object) -> Iterator[tuple[int, dict]]:
-    """`read_objects` over lines already read (`source` names them in errors): `crag ingest` reads a
-    file's bytes through `crag.ingest.files`, which reports a broken compressed file."""
+    """`read_objects` over lines already read; `source` names them in errors."""
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -33,8 +31,7 @@ def parse_objects(lines: Iterable[str], source: object) -> Iterator[tuple[int, d
 
 
 def appended_objects(path: Path) -> Iterator[dict]:
-    """The objects of a JSONL file that a resumable run appends to (none if it does not exist yet); a line
-    that does not parse, the torn last line of a run that was killed while writing, is skipped."""
+    """The objects of a resumable run's JSONL file (none if missing), skipping a torn line."""
     path = Path(path)
     if not path.is_file():
         return

@@ -1,16 +1,5 @@
-"""The one passage type, from retrieval through web search, fetching, refinement and scoring.
-
-A passage is a LangChain `Document`: `page_content` is its text, `metadata["title"]` its title
-("" when unknown) and `metadata["source"]` where it came from (a file path or a URL); retrieval
-adds `rank`. One type means a retrieved chunk, a web hit and a fetched paragraph go through the
-same refinement and scoring code, and a user's retriever or web backend can hand in Documents
-as they are.
-
-`titled` is the one way a title is joined to a text ("Title: text"). The evaluator is trained on
-passages written that way and scores them the same way, and the page loader writes fetched
-paragraphs so, as the paper's does: if two places wrote it differently, the evaluator would
-score passages in a form it never saw in training.
-"""
+"""The one passage type: a LangChain `Document` with `metadata["title"]` and `metadata["source"]`.
+`titled` is the one way a title is joined to a text ("Title: text"), as the evaluator is trained."""
 
 from __future__ import annotations
 
@@ -32,33 +21,26 @@ def passage(text: str, title: str = "", source: str = "", **metadata: Any) -> Do
 
 
 def title_of(doc: Document) -> str:
-    """The passage's title, "" when it has none."""
     return str(doc.metadata.get("title") or "")
 
 
 def source_of(doc: Document) -> str:
-    """Where the passage came from (file path or URL), "" when unknown."""
     return str(doc.metadata.get("source") or "")
 
 
 def titled(text: str, title: str | None) -> str:
-    """A text with its title as the evaluator is trained and scores it: "Title: text", or the text
-    alone when there is no title."""
+    """ "Title: text", or the text alone when there is no title."""
     return f"{title}: {text}" if title else text
 
 
 def titled_once(text: str, title: str | None) -> str:
-    """`titled(text, title)`, unless the text already starts with its title: fetched web paragraphs
-    are stored titled (`crag.search.fetch`), and "Title: Title: text" is how they were shown."""
+    """`titled(text, title)`, unless the text already starts with its title (fetched web paragraphs)."""
     return text if title and text.startswith(f"{title}:") else titled(text, title)
 
 
 def distinct(documents: list[Document]) -> list[Document]:
-    """The documents in their order, each text once: a later document whose text equals an earlier
-    one's (case and spacing aside) is dropped. The same file copied into several folders (a licence,
-    a README, an edition of a book) would otherwise fill several of the k places with one passage,
-    which the evaluator grades, refinement keeps and the generator reads twice. Only equal texts go:
-    two chunks that differ in a word may differ in the answer (a set's method and a map's)."""
+    """The documents in order without later copies of a text (case and spacing aside): one file
+    copied into several folders would otherwise fill several of the k places."""
     seen: set[str] = set()
     kept = []
     for document in documents:
@@ -70,8 +52,7 @@ def distinct(documents: list[Document]) -> list[Document]:
 
 
 def metadata_value(value: Any) -> Any:
-    """Chroma stores only str, int, float and bool; a date (YAML front matter has them) is kept as its
-    ISO form, anything else as its JSON text."""
+    """A value Chroma can store (str, int, float, bool): a date as ISO text, anything else as JSON."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, datetime.date):
@@ -80,8 +61,7 @@ def metadata_value(value: Any) -> Any:
 
 
 def record_fields(record: dict[str, Any]) -> dict[str, Any]:
-    """A record's own fields as chunk metadata (a JSONL record's, a Markdown file's front matter): its
-    `title` and `text` are the passage's own; keys the pipeline writes are kept as `doc_<key>`."""
+    """A record's fields as chunk metadata, without `title` and `text`; reserved keys become `doc_<key>`."""
     fields = {}
     for key, value in record.items():
         value = metadata_value(value)

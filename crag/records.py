@@ -1,6 +1,4 @@
-"""What CRAG's methods pass around besides documents: kept strips, cited sources, answer
-citations and finished turns. The graph's state stores them as they are (plain dicts, so the state
-stays JSON and the output schema shows them)."""
+"""Strips, sources, citations and turns as plain dicts, so the graph's state stays JSON."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ class Strip(TypedDict):
     text: str
     score: float  # the evaluator's
     selection_score: float  # what refinement ranked it by: `score` shifted by its standing among the strips
-    # whether its standing may lift it over the strip and quote thresholds: cut from a retrieved
-    # document the grade did not reject (else `score` alone is judged: web strips, rejected documents)
+    # whether its standing may lift it over the thresholds: cut from a retrieved document not rejected
     lifted: bool
     title: str
     source: str  # file path or URL of the document it was cut from
@@ -48,8 +45,7 @@ class Source(TypedDict):
 
 
 class Citation(TypedDict):
-    """One sentence of the answer, its character span in `answer`, and the strips that support it
-    (ids of `sources`; empty when none does)."""
+    """One sentence of the answer, its span in `answer`, and the ids of the `sources` supporting it."""
 
     sentence: str
     start: int

@@ -1,12 +1,7 @@
-"""A value's standing in its set: how far it lies from the mean of the values it came with, in their
-spreads (a z-score with a floor on the spread).
+"""A value's standing in its set: a z-score with a floor on the spread.
 
-Two readers use it. Refinement ranks strips by the standing of their embedding cosines with the
-question (`crag.knowledge.refinement`), and an adapted evaluator's head weighs the standing of each
-passage's logit and lexical overlap among the passages graded with it (`crag.evaluator.lexical`).
-Both answer the same question, "which member of this set answers, whatever the set's level": all chunks
-of one man page score alike on their own, and the one that answers is the one above its neighbours.
-One definition keeps them from drifting apart."""
+Refinement and the adapted evaluator's head both ask which member of a set answers, whatever the
+set's level; one definition keeps them from drifting apart."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ def standings_of(values: Sequence[float]) -> list[float]:
 
 
 def grouped_standings(values: Sequence[float], sets: Sequence[Hashable]) -> list[float]:
-    """`standings_of` within each set (`sets[i]` names value i's set); 0 for the members of a set
-    smaller than MIN_SET, where a standing says nothing."""
+    """`standings_of` within each set (`sets[i]` names value i's set); 0 in sets smaller than MIN_SET."""
     if len(sets) != len(values):
         raise ValueError(f"{len(sets)} set keys for {len(values)} values")
     members: dict[Hashable, list[int]] = {}

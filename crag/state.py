@@ -1,7 +1,5 @@
-"""The graph's state. A turn starts from `InputState` (the question); every other key is the turn's own, and
-`contextualize` starts each one empty (`fresh_turn`, from these declarations), so nothing of a thread's
-earlier turns is left behind. The one key that grows is `history` (questions and answers only), and it
-keeps the last `MAX_TURNS` turns."""
+"""The graph's state. Every key but the question, `history` and `timings` is the turn's own and starts
+empty (`fresh_turn`); `history` keeps the last `MAX_TURNS` turns."""
 
 from __future__ import annotations
 
@@ -23,17 +21,14 @@ def add_turns(left: list[Turn] | None, right: list[Turn] | None) -> list[Turn]:
 
 
 def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:
-    """Reducer of `timings`: the parallel branches of Ambiguous each add their own stage. A turn
-    starts with `contextualize`, so its entry starts a fresh record instead of adding to the last turn's."""
+    """Reducer of `timings`: branches add their stages; an entry for `contextualize` starts a new turn's record."""
     right = dict(right or {})
     if "contextualize" in right:
         return right
     return {**(left or {}), **right}
 
 
-# why an answer is not the model's own words: it wrote nothing, went round in circles or wrote what no
-# strip supports (withheld), or said it does not know (replaced only by a quote); `generate` decides, the
-# CLI words it
+# why an answer is not the model's own words
 Replaced = Literal["empty", "declined", "looped", "unsupported"]
 
 
@@ -67,8 +62,7 @@ class OutputState(TypedDict, total=False):
     answer: str
     grounded: bool  # the answer rests on kept knowledge: some sentence of it is supported by a strip
     quoted: bool  # the answer quotes a strip word for word: the model's was withheld or declined
-    # the model declined over the kept strips and was shown `further_knowledge` (Context.further_strips);
-    # its reply there is `further_draft`, and the answer when `read_further` (the knowledge then holds both)
+    # its reply over `further_knowledge` after declining; the answer when `read_further`
     further_draft: str
     read_further: bool
     asked_again: bool  # the model declined or was withheld and was asked once more (Context.retry_prompt)
@@ -85,13 +79,10 @@ class State(OutputState, total=False):
     requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs
 
 
-# kept across a turn's start: the question it starts from, the thread's history, and the timings (their reducer
-# starts a turn's own record at `contextualize`)
 ACROSS_TURNS = frozenset({"question", "asked", "history", "timings"})
 
 
 def _empty(kind: Any) -> Any:
-    """A key's value at the start of a turn: an empty list, text, mapping or False, else None."""
     if typing.get_origin(kind) is Annotated:
         kind = typing.get_args(kind)[0]
     origin = typing.get_origin(kind)

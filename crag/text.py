@@ -1,6 +1,4 @@
-"""Words as the lexical parts of CRAG compare them: lower-cased, stemmed (Snowball, the stemmer
-bm25s uses), without stopwords and question words. Shared by the evaluator's lexical overlap and
-by attribution, which must agree on what "the same word" means."""
+"""Words as CRAG compares them: lower-cased, Snowball-stemmed, without stopwords and question words."""
 
 from __future__ import annotations
 
@@ -14,14 +12,12 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def folded(text: str) -> str:
-    """`text` as texts are compared "case and spacing aside": lower-cased (casefold), whitespace runs as
-    one space, no space at either end."""
+    """`text` casefolded with whitespace runs as one space: compared "case and spacing aside"."""
     return " ".join(text.casefold().split())
 
 
 @lru_cache(maxsize=1)
 def _analyzer():
-    """Snowball stemmer (PyStemmer, as bm25s uses) and the stopword list, loaded once."""
     import Stemmer
     from bm25s.stopwords import STOPWORDS_EN  # the English list (`crag.english.LANGUAGE`)
 
@@ -47,8 +43,7 @@ def terms(text: str) -> list[str]:
 def terms_at(text: str) -> list[tuple[int, str]]:
     """`terms(text)` with where each word starts in `text` (a character offset)."""
     stop = _analyzer()[1]
-    # each match lowered on its own: lowering the whole text first can shift offsets ("İ" is two
-    # characters lower-cased)
+    # each match lowered on its own: lowering the whole text can shift offsets ("İ" lowers to two)
     found = [(m.start(), w) for m in _WORD.finditer(text) if (w := m.group().lower()) not in stop]
     return list(zip((start for start, _ in found), stem_words([w for _, w in found])))
 

@@ -1,19 +1,6 @@
-"""Threads: the graph with a checkpointer, SQLite on one machine or Postgres for several, for the CLI and the
-server.
-
-A thread id keeps a conversation across runs and restarts: the checkpoint holds its last turn's state and the
-last few questions and answers (`history`), which follow-ups use. Without a thread id nothing is stored. The
-compiled graph in `crag.graphs.crag` has no checkpointer on purpose: the Agent Server (`langgraph dev`) brings
-its own.
-
-Where threads live is one setting (`threads_location`): a SQLite file, or a `postgresql://` URL that several
-workers share. One turn at a time per thread, across processes: a file lock beside a SQLite file, else a
-Postgres session advisory lock, which the server releases when the process holding it dies.
-
-The server writes a turn once, when it ends (`TURN_DURABILITY`), so a killed worker leaves the thread at its
-last finished turn. A Postgres that goes away during a turn fails it with `ThreadsUnavailable` (503); the pools
-check a connection before lending it.
-"""
+"""Threads: the graph with a checkpointer, a SQLite file or a shared Postgres, for the CLI and the server.
+One turn at a time per thread, across processes: a file lock beside the SQLite file, else a Postgres
+advisory lock. The server checkpoints a turn when it ends, so a killed worker leaves the last finished turn."""
 
 from __future__ import annotations
 
@@ -42,7 +29,7 @@ DEFAULT_THREADS_DB = ".crag/threads.sqlite"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT = 10  # seconds to reach Postgres (every connection, and the pool's first)
 POOL_SIZE = 8  # connections a process keeps to Postgres for its checkpoints
-SETUP_LOCK = 7_083_823_410_001  # advisory lock key: two workers starting at once set the schema up one after the other
+SETUP_LOCK = 7_083_823_410_001  # advisory lock key: workers starting at once set the schema up one by one
 THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 TURN_DURABILITY = "exit"  # LangGraph's durability for a server's turns: checkpoint when the turn ends, not per step
 
@@ -72,8 +59,7 @@ def redacted(url: str) -> str:
 
 
 def threads_location(location: str | os.PathLike | None = None) -> Path | str:
-    """Where threads live: a `postgresql://` URL as given, or the SQLite file (its folder created). The
-    argument, else $CRAG_THREADS_URL, else $CRAG_THREADS_DB, else .crag/threads.sqlite."""
+    """A `postgresql://` URL or the SQLite file: the argument, $CRAG_THREADS_URL, $CRAG_THREADS_DB, the default."""
     chosen = location or os.environ.get("CRAG_THREADS_URL") or os.environ.get("CRAG_THREADS_DB") or None
     if is_postgres(chosen):
         return str(chosen)
@@ -102,12 +88,8 @@ def _unusable(db: Path, exc: Exception) -> ThreadsError:
 def thread_turn(
     thread_id: str, path: str | os.PathLike | None = None, wait: float = TURN_WAIT, on_wait: Any = None
 ) -> Iterator[None]:
-    """Hold one thread for one turn, across processes: a second turn on it waits for the first.
-
-    Both turns read the thread's last checkpoint; run at once, each writes its own successor of it
-    and the thread keeps one of the two turns. A file lock beside a SQLite database (one per thread),
-    or a Postgres advisory lock, serialises them; `on_wait` is called once if the turn has to wait.
-    """
+    """Hold one thread for one turn, across processes: run at once, two turns would each write a successor
+    of the same checkpoint and one would be lost. `on_wait` is called once if the turn has to wait."""
     location = threads_location(path)
     if isinstance(location, str):
         with _postgres_turn(location, check_thread_id(thread_id), wait, on_wait):
@@ -148,17 +130,17 @@ def check_thread_id(thread_id: Any) -> str:
 
 
 def thread_config(thread_id: str) -> dict[str, Any]:
+    """The run config for `thread_id`; raises `InvalidThreadId` for an id that cannot be used."""
     return {"configurable": {"thread_id": check_thread_id(thread_id)}}
 
 
 def _lock_key(thread_id: str) -> int:
-    """A thread's advisory lock key: 64 bits of its id's hash, signed as Postgres's bigint is."""
+    """64 bits of the thread id's hash, signed as Postgres's bigint is."""
     return int.from_bytes(hashlib.sha256(f"crag-thread:{thread_id}".encode()).digest()[:8], "big", signed=True)
 
 
 def _postgres_error(url: str, exc: Exception) -> ThreadsError:
-    """The error to raise for a psycopg or pool error: ThreadsUnavailable for a server that is down, restarting
-    or too slow (OperationalError, PoolTimeout), which later requests may not meet; ThreadsError otherwise."""
+    """ThreadsUnavailable for a server that is down or too slow (a retry may succeed), else ThreadsError."""
     reason = " ".join(str(exc).split()) or type(exc).__name__
     psycopg, pools = require("psycopg", "postgres"), require("psycopg_pool", "postgres")
     kind = ThreadsUnavailable if isinstance(exc, psycopg.OperationalError | pools.PoolTimeout) else ThreadsError
@@ -172,8 +154,7 @@ def _busy(thread_id: str, wait: float) -> ThreadsError:
 
 @contextmanager
 def _postgres_turn(url: str, thread_id: str, wait: float, on_wait: Any) -> Iterator[None]:
-    """Hold the thread's session advisory lock on a connection of its own for the turn. Polled rather
-    than waited for in `pg_advisory_lock`, so that the wait has a limit and the caller hears of it."""
+    """Hold the thread's advisory lock on a connection of its own; polled, so that the wait has a limit."""
     psycopg = require("psycopg", "postgres")
     key = _lock_key(thread_id)
     try:
@@ -203,8 +184,7 @@ def _postgres_turn(url: str, thread_id: str, wait: float, on_wait: Any) -> Itera
 
 @asynccontextmanager
 async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_WAIT) -> AsyncIterator[None]:
-    """`thread_turn` for the server: across processes for Postgres (an advisory lock), nothing more for
-    SQLite, whose one server process serialises a thread's turns itself."""
+    """`thread_turn` for the server: nothing for SQLite, whose one server process serialises turns itself."""
     if not isinstance(location, str):
         yield
         return
@@ -233,7 +213,6 @@ async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_
 
 
 def _pool_options(pool_class: type) -> dict[str, Any]:
-    """The pool's settings, the same for the CLI's (ConnectionPool) and the server's (AsyncConnectionPool)."""
     dict_row = require("psycopg.rows", "postgres").dict_row
     return {
         "min_size": 1,
@@ -308,7 +287,9 @@ async def _apostgres_graph(url: str) -> AsyncIterator[Any]:
 
 @contextmanager
 def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
-    """The CRAG graph checkpointed to SQLite or Postgres (`threads_location`), for synchronous use (the CLI)."""
+    """The CRAG graph checkpointed to SQLite or Postgres (`threads_location`), for synchronous use.
+
+    A context manager yielding the compiled graph; pass `thread_config(id)` as each run's config."""
     location = threads_location(path)
     if isinstance(location, str):
         with _postgres_graph(location) as graph:
@@ -324,8 +305,7 @@ def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
 
 
 def memory_graph() -> Any:
-    """The CRAG graph checkpointed in this process's memory: threads that end with it (`crag chat` without
-    --thread), the same turns and follow-ups as the SQLite ones but nothing written to disk."""
+    """The CRAG graph checkpointed in this process's memory (`crag chat` without --thread)."""
     return build_graph().compile(checkpointer=InMemorySaver(), name="crag")
 
 

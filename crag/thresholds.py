@@ -1,9 +1,4 @@
-"""The two confidence thresholds of CRAG's action trigger, as one value.
-
-A checkpoint's calibrated pair, the paper's per-dataset presets, a user's explicit choice and the
-pair a turn was decided with are all a `Thresholds`: it checks itself when made (finite numbers,
-lower ≤ upper), so no caller has to, and it labels a score the way the action trigger reads it.
-"""
+"""The two confidence thresholds of CRAG's action trigger, as one value that checks itself."""
 
 from __future__ import annotations
 
@@ -44,13 +39,11 @@ class Thresholds:
 
     @classmethod
     def from_mapping(cls, pair: Mapping[str, float]) -> Thresholds:
-        """From `{"upper": …, "lower": …}`, the shape stored in checkpoint metadata and in the output."""
         return cls(upper=pair["upper"], lower=pair["lower"])
 
     @classmethod
     def of(cls, value: Thresholds | Mapping[str, float] | Sequence[float]) -> Thresholds:
-        """From what an evaluator exposes as `thresholds`: this type, a mapping, or an (upper, lower)
-        pair (an application's own scorer, injected through `Context`, may carry any of the three)."""
+        """From an evaluator's `thresholds`: this type, a mapping, or an (upper, lower) pair."""
         if isinstance(value, Thresholds):
             return value
         if isinstance(value, Mapping):
@@ -66,12 +59,10 @@ class Thresholds:
         return Thresholds(upper=self.upper if upper is None else upper, lower=self.lower if lower is None else lower)
 
     def label(self, score: float) -> Action:
-        """How the action trigger reads one document's score."""
         return "correct" if score >= self.upper else "incorrect" if score < self.lower else "ambiguous"
 
 
-# The paper's (upper, lower) per dataset, on its T5-large evaluator's scale (Appendix B). PopQA's
-# pair is also what a checkpoint without calibrated thresholds (CRAG's own T5) is read with.
+# the paper's pairs (Appendix B); PopQA's also reads a checkpoint without calibrated thresholds
 PRESETS: dict[str, Thresholds] = {
     "popqa": Thresholds(upper=0.59, lower=-0.99),
     "pubhealth": Thresholds(upper=0.5, lower=-0.91),

@@ -1,1 +1,1 @@
-"""What the reader's answer rests on: each sentence linked to the strips that support it (`attribution`)."""
+"""Each sentence of an answer linked to the strips that support it."""

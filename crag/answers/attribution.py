@@ -1,11 +1,6 @@
-"""Attribution: which kept strips support each sentence of an answer.
-
-Citing is the code's job, not the generator's: a small model asked to cite often cites the wrong source or none.
-Each answer sentence is linked, by lexical overlap, to the strips that state its *claim*: the content words the
-question does not already contain ("Anna Berg was a Swedish painter." for "What is Anna Berg's occupation?"
-claims {swedish, painter}). A strip must also be about the question's subject (`concerns`), or a namesake's page
-would ground the answer. An answer none of whose sentences is supported is not grounded.
-"""
+"""Attribution: which kept strips support each sentence of an answer (a small model cites badly).
+A sentence is linked by lexical overlap to the strips about the question's subject that state its *claim*,
+the content words the question lacks ("Anna Berg was a Swedish painter." claims {swedish, painter})."""
 
 from __future__ import annotations
 
@@ -20,16 +15,15 @@ from crag.text import stem_words, stopwords
 
 SUPPORT_MIN = 0.5  # share of a sentence's claim words a strip must contain to support it
 MAX_CITATIONS = 2  # strips cited per sentence: the best supporting ones
-# content words a strip must state beyond the question and its title to be quoted: a disambiguation stub
-# ("Phil Williams may refer to:") or a list of links states fewer
+# content words a strip must state beyond the question and its title to be quoted (a stub states fewer)
 QUOTE_MIN_TERMS = 4
 _WORD = re.compile(r"[\w][\w.+-]*\w|\w")
 _OPTION = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*")  # a command-line option, dashes and all (lower-cased text)
 
 
 def terms(text: str) -> set[str]:
-    """Stemmed content words of `text`; dotted and dashed names ("json.dumps", "--max-count") stay whole and
-    also count by their parts. A command-line option also counts with its dashes, or "-a" would be the stopword "a"."""
+    """Stemmed content words of `text`; dotted and dashed names ("json.dumps") count whole and by their parts,
+    options also with their dashes, or "-a" would be the stopword "a"."""
     lowered = text.lower()
     words = []
     for token in _WORD.findall(lowered):
@@ -38,13 +32,11 @@ def terms(text: str) -> set[str]:
 
 
 def _content(words: list[str]) -> set[str]:
-    """The stemmed words that say something: stopwords, filler and empty parts dropped."""
     return set(stem_words([w for w in words if w and w not in STOPWORDS and w not in FILLER]))
 
 
 def _after_title(sentence: str, titles: Sequence[str], glue: str) -> tuple[str, str]:
-    """(the longest knowledge title `sentence` starts with (any case) followed by one of the `glue`
-    characters, or ""; what follows that character, unstripped)."""
+    """(the longest title `sentence` starts with, followed by a `glue` character, or ""; what follows)."""
     for title in sorted({t for t in titles if t}, key=len, reverse=True):
         after = sentence[len(title) : len(title) + 1]
         if after and after in glue and sentence[: len(title)].lower() == title.lower():
@@ -62,21 +54,19 @@ TITLE_GLUE = " :-\u2013\u2014"  # what the model puts between a copied title and
 
 
 def declined_behind_title(text: str, titles: Sequence[str]) -> str | None:
-    """The model's decline when it put a knowledge title in front of it ("npm-update - I don't know."), else None."""
+    """The model's decline behind a knowledge title ("npm-update - I don't know."), else None."""
     title, rest = _after_title(text, titles, TITLE_GLUE)
     rest = rest.lstrip(TITLE_GLUE)
     return rest if title and rest and abstains(rest) else None
 
 
 def claim(sentence: str, question: str) -> set[str]:
-    """What the sentence says beyond the question."""
     return terms(sentence) - terms(question)
 
 
 def subject(question: str, names_only: bool = False) -> list[set[str]]:
-    """The question's rarest content words (ties all count), each as the terms that may stand for it in a strip
-    ("json.dumps" also as "json" and "dumps"); none when even the rarest is a common word. Function words never count.
-    `names_only` looks only at the words the question capitalises: names, not the uncommon words of a task."""
+    """The question's rarest content words (ties all count) as terms; none when even the rarest is common.
+    `names_only` looks only at capitalised words."""
     stop = stopwords()
     words = [w for w in _WORD.findall(question) if not names_only or w[:1].isupper()]
     rarity = {w: zipf(w) for w in map(str.lower, words) if w not in STOPWORDS and w not in FILLER and w not in stop}
@@ -87,13 +77,11 @@ def subject(question: str, names_only: bool = False) -> list[set[str]]:
 
 
 def about(named: list[set[str]], stated: set[str]) -> bool:
-    """Whether a strip stating `stated` names the question's subject (any one of its rarest words)."""
     return not named or any(words & stated for words in named)
 
 
 def named_document(question: str, title: str) -> bool:
-    """Whether the question names every content word of the strip's document title ("grep" for "which grep
-    option …"), so the strip is about the question whatever its rarest word. An untitled strip names nothing."""
+    """Whether the question names every content word of the strip's (non-empty) document title."""
     titled = _content([w for token in _WORD.findall(title.lower()) for w in re.split(r"[._+-]+", token)])
     return bool(titled) and titled <= terms(question)
 
@@ -102,9 +90,8 @@ _NAME_TOKEN = re.compile(r"[\w'’.-]+")
 
 
 def named_phrase(question: str) -> str | None:
-    """The longest run of two or more capitalised words in the question, joined by small words, after
-    its first word ("Facing the Future" in "Who is the author of Facing the Future?"): the subject of
-    a question whose words are all common, which the rarest word cannot name. None without one."""
+    """The longest run of two or more capitalised words after the first, small words between ("Facing the
+    Future"): the subject of a question whose words are all common. None without one."""
     tokens = _NAME_TOKEN.findall(question)[1:]  # the first word is capitalised as a sentence's
     best: list[str] = []
     run: list[str] = []
@@ -126,15 +113,12 @@ def _words(text: str) -> str:
 
 
 def _says(text: str, phrase: str) -> bool:
-    """Whether `text` holds `phrase` word for word (case, punctuation and spacing aside)."""
     return f" {_words(phrase)} " in f" {_words(text)} "
 
 
 def concerns(question: str, strips: Sequence[Strip], names_only: bool = False) -> list[bool]:
-    """Whether each strip is about what the question asks: it names the question's `subject` (or, when all the
-    question's words are common, its `named_phrase` whole), the question names its document (`named_document`),
-    or another strip of the same document names the subject (a manual names its function once).
-    `names_only` (for `attribute`) takes the subject from names only: the rule is there for namesakes."""
+    """Whether each strip is about the question: it names the `subject` (else the `named_phrase`), the
+    question names its document, or another strip of its document names the subject."""
     named = subject(question, names_only)
     phrase = None if named else named_phrase(question)
     own = [
@@ -155,21 +139,19 @@ _SNAKE = re.compile(r"[^\W_]+(?:_[^\W_]+)+")  # an identifier of words joined by
 
 
 def states(strip: Strip) -> set[str]:
-    """What a strip states: the terms of its title and text, and every run of digits, even one glued to a word."""
+    """The terms of a strip's title and text, and every run of digits, even one glued to a word."""
     text = f"{strip['title']} {strip['text']}"
     return terms(text) | set(_DIGITS.findall(text))
 
 
 def names(strip: Strip) -> set[str]:
-    """What a strip names, for the subject rule: what it `states`, plus each part of an underscore identifier
-    ("zip_longest" names zip). The parts only name; they support no claim."""
+    """What a strip `states`, plus the parts of underscore identifiers ("zip_longest" names zip)."""
     parts = [part for name in _SNAKE.findall(f"{strip['title']} {strip['text']}".lower()) for part in name.split("_")]
     return states(strip) | _content(parts)
 
 
 def support(claimed: set[str], stated: set[str], key: set[str] | None = None) -> float:
-    """Share of the claim's `key` terms (its `informative` ones; all of it by default) that a strip
-    stating `stated` (its terms, title included) states."""
+    """Share of the claim's `key` terms (all of it by default) in `stated`."""
     if not claimed:
         return 0.0
     key = key or claimed
@@ -180,8 +162,7 @@ _CODE = re.compile(rf"`[^`]+`|{_OPTION.pattern}")  # inline code, and command-li
 
 
 def informative(sentence: str, claimed: set[str]) -> set[str]:
-    """The claim's terms from uncommon words (Zipf below SUBJECT_ZIPF: names, identifiers, technical words), or
-    the whole claim when it has none: a model's sentence wraps the answer in common words no strip repeats."""
+    """The claim's terms from uncommon words, else the whole claim: a model wraps the answer in common words."""
     rarity: dict[str, float] = {}
     code = {w for c in _CODE.findall(sentence.lower()) for w in _WORD.findall(c)}  # `-S`, `which`: names, not words
     for token in _WORD.findall(sentence.lower()):
@@ -193,9 +174,8 @@ def informative(sentence: str, claimed: set[str]) -> set[str]:
 
 
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
-    """One citation record per sentence of `answer`; `sources` holds 1-based strip numbers. Only strips about
-    the question (`concerns`) can be cited. Support is decided on the claim's `informative` terms; among the
-    strips stating as many of them, those stating more of the whole claim are cited."""
+    """One citation per sentence of `answer`, its `sources` 1-based numbers of strips about the question
+    that best state the claim's `informative` terms (ties: more of the whole claim)."""
     stated = [states(strip) for strip in strips]
     relevant = concerns(question, strips, names_only=True)
     citations: list[Citation] = []
@@ -214,10 +194,8 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
 
 
 def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | None:
-    """The 1-based number of the strip to quote when the model's answer cannot be used: the best-judged strip
-    (`refinement.judged`) that is about the question (`concerns`), judged at least `threshold` and
-    `says_something`; None when no strip is. A small model often declines or drifts even when a kept strip
-    answers, and that strip word for word is a better reply than "I don't know"."""
+    """The 1-based number of the best-judged strip about the question, judged at least `threshold`, that
+    `says_something`, to quote when the model's answer cannot be used; None when none is."""
     candidates = [
         (judged(strip), -n, n)
         for (n, strip), relevant in zip(enumerate(strips, 1), concerns(question, strips))
@@ -227,8 +205,7 @@ def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | 
 
 
 def says_something(question: str, strip: Strip) -> bool:
-    """Whether a strip states `QUOTE_MIN_TERMS` content words beyond the question and its own title: a
-    quote that only names the subject again, or lists links, answers nothing."""
+    """Whether a strip states `QUOTE_MIN_TERMS` content words beyond the question and its own title."""
     return len(claim(strip["text"], question) - terms(strip["title"])) >= QUOTE_MIN_TERMS
 
 
@@ -240,8 +217,7 @@ LOOP_WORDS, LOOP_TIMES = 4, 3
 
 
 def loops(draft: str) -> bool:
-    """Whether a draft goes round in circles: a run of four words that comes three times or more. Each turn
-    may be supported by a strip, but the draft is no answer. A decline is never a loop."""
+    """Whether a draft goes round in circles: four words that come three times or more (never a decline)."""
     if abstains(draft):
         return False
     # words of an identifier count one by one: a loop can sit inside one \w+ run ("FLAG_FLEX_FLEX_FLEX…")
@@ -251,7 +227,7 @@ def loops(draft: str) -> bool:
 
 
 def abstains(answer: str) -> bool:
-    """Whether the answer declines to answer (ours, `crag.prompts.ABSTENTIONS`, or the model's own)."""
+    """Whether the answer declines (ours, `crag.prompts.ABSTENTIONS`, or the model's own)."""
     return bool(ABSTAINS.match(answer))
 
 

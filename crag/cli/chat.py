@@ -1,11 +1,5 @@
-"""`crag chat`: ask question after question in one process, so the models load once (every `crag ask` loads
-them again), on one conversation thread, so follow-ups work; `/` commands change the settings.
-
-The chat loads the models before its first prompt (`resources.warm_up`, as `crag serve` does) and again only
-when `/set` names another model or store. The thread is kept in memory, or, with `--thread`, in the SQLite
-threads database, where `crag ask --thread` and a later chat can go on with it. Ctrl-C while an answer is
-written drops that answer; at the prompt, Ctrl-C or Ctrl-D ends the chat.
-"""
+"""`crag chat`: question after question with the models loaded once, on one thread so follow-ups work;
+`/` commands change the settings."""
 
 from __future__ import annotations
 
@@ -64,9 +58,8 @@ COMMANDS = {"help": 0, "set": 2, "show": 0, "new": (0, 1), "verbose": 0, "json":
 
 
 def parse_command(line: str) -> Command | None:
-    """A `/` command as typed, or None for a question; ValueError naming an unknown command or wrong arguments.
-
-    `/set NAME VALUE`: VALUE is the rest of the line (a path may hold spaces), unquoted if it is quoted."""
+    """A `/` command as typed, or None for a question; ValueError for an unknown command or wrong arguments.
+    `/set`'s VALUE is the rest of the line (a path may hold spaces)."""
     line = line.strip()
     if not line.startswith("/"):
         return None
@@ -90,7 +83,7 @@ def parse_command(line: str) -> Command | None:
 
 
 def session_context(options: dict[str, Any]) -> Context:
-    """The chat's Context from the settings given so far; the one place a session builds it."""
+    """The chat's Context from the settings given so far."""
     return Context(**options)
 
 
@@ -104,7 +97,7 @@ class ChatSession:
         self.verbose = self.json = False
 
     def warm_up(self, context: Context) -> float:
-        """Load `context`'s models and store now; the seconds it took. Raises what a run would."""
+        """Load `context`'s models and store now; the seconds it took."""
         started = time.perf_counter()
         resources.warm_up(context)
         return time.perf_counter() - started
@@ -130,7 +123,7 @@ class ChatSession:
         return True
 
     def set(self, name: str, text: str) -> None:
-        """Change one setting; on any error say why and keep the old value (and the models already loaded)."""
+        """Change one setting; on any error keep the old value and the models already loaded."""
         field = field_of(name)
         value = parse_value(field, text)
         options = {k: v for k, v in self.options.items() if k != field}
@@ -145,7 +138,7 @@ class ChatSession:
         typer.echo(f"{option_of(field)} = {self._value(field)}")
 
     def _value(self, field: str) -> str:
-        """A setting as /show prints it: the value given, or the default in effect and where it comes from."""
+        """A setting as /show prints it: the value given, or the default in effect."""
         value = getattr(self.context, field)
         if field in ("upper_threshold", "lower_threshold") and value is None:
             pair = resources.thresholds(self.context, resources.evaluator(self.context))
@@ -179,7 +172,7 @@ class ChatSession:
 
     # --- a question ---
     def ask(self, question: str) -> dict[str, Any]:
-        """One turn on the thread, shown in the session's view with the seconds it took; the run's state."""
+        """One turn on the thread, shown in the session's view; the run's state."""
         started = time.perf_counter()
         config = thread_config(self.thread_id)
         with self._turn():
@@ -197,7 +190,6 @@ class ChatSession:
         return result
 
     def _turn(self):
-        """A turn holds an SQLite thread against another process's turn on it (as `crag ask --thread` does)."""
         if self.threads_db is None:
             return contextlib.nullcontext()
         return thread_turn(
@@ -214,7 +206,7 @@ def new_thread_id() -> str:
 
 
 def run_chat(session: ChatSession, read: Callable[[str], str]) -> None:
-    """The prompt loop: `read` is `input` (with readline's line editing), or the test's input lines."""
+    """The prompt loop: `read` is `input`, or a test's input lines."""
     while True:
         try:
             line = read(PROMPT)
@@ -249,8 +241,7 @@ def chat_cmd(
     """
     options = settings
     quiet_transformers()
-    # input() with the standard library's readline: line editing and history without a dependency
-    with contextlib.suppress(ImportError):  # readline is missing on Windows; input() still works there
+    with contextlib.suppress(ImportError):  # readline (line editing for input()) is missing on Windows
         import readline  # noqa: F401, PLC0415  (its effect on input(); here, so other commands never set it up)
     with contextlib.ExitStack() as stack:
         try:

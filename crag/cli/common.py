@@ -1,6 +1,5 @@
-"""What the `crag` commands share: how a failure is reported (one line on stderr, exit code 2, the code
-argparse and typer use for bad usage, so scripts can tell a refused input from a crash), and quiet model
-loading. Their settings' options come from the settings' declarations (`crag.cli.settings`)."""
+"""What the `crag` commands share: a failure is one line on stderr and exit code 2 (as for bad usage, so
+scripts can tell a refused input from a crash), and quiet model loading."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ def fail(message: str) -> NoReturn:
 
 
 def quiet_transformers() -> None:
-    """Keep the output to our own lines: no load reports or weight-loading progress bars."""
+    """No transformers load reports or progress bars."""
     import transformers
 
     transformers.logging.set_verbosity_error()

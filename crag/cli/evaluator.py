@@ -1,5 +1,4 @@
-"""`crag evaluator`: measure the retrieval evaluator on labelled pairs of your own (`eval`) and fit it to your
-collection without labels (`adapt`, whose work is `crag.evaluator.training.adapt`)."""
+"""`crag evaluator`: measure the retrieval evaluator on your labelled pairs, or adapt it to your collection."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ ModelOption = Annotated[
 
 
 def load_pairs(model: Path | None, pairs_files: Path | list[Path], dynamic_int8: bool | None = None):
-    """The checkpoint, the labelled pairs of one or more files, each pair's (question, passage) as the
-    checkpoint reads it, and each pair's set (file and group: what it was retrieved with)."""
+    """The checkpoint, the labelled pairs of the files, each as the checkpoint reads it, and each pair's set."""
     quiet_transformers()
     files = pairs_files if isinstance(pairs_files, list) else [pairs_files]
     try:

@@ -1,4 +1,4 @@
-"""`crag ingest`: the command over `crag.ingest.pipeline`, which does the work and knows no CLI."""
+"""`crag ingest`: the command over `crag.ingest.pipeline`."""
 
 from __future__ import annotations
 

@@ -86,7 +86,7 @@ def ask_cmd(
 def _ask_here(
     question: str, options: dict[str, Any], thread: str | None, threads_db: str | None, view: View
 ) -> dict[str, Any]:
-    """One run in this process (the models load first), on the SQLite thread if one is named."""
+    """One run in this process, on the thread if one is named."""
     quiet_transformers()
     try:
         context = Context(**options)
@@ -123,7 +123,7 @@ def _ask_server(
     threads_db: str | None,
     view: View,
 ) -> dict[str, Any]:
-    """One run on a `crag serve`: only the settings it takes per request (SAFE_SETTINGS) are sent."""
+    """One run on a `crag serve`, which takes only `SAFE_SETTINGS` per request."""
     fixed = [flag(option_of(field)) for field in options if field not in SAFE_SETTINGS]
     if threads_db is not None:
         fixed.append("--threads-db")

@@ -1,6 +1,5 @@
-"""`crag models`: the local chat models crag knows, whether each is installed and assembled here, and
-whose work each is (their licence obliges us to say so). `--prepare` assembles and checks one now, so
-that a container image or a server's first request does not."""
+"""`crag models`: the local chat models, whether each is ready here, and whose work each is (as their
+licence asks); `--prepare` assembles one now, not at a server's first request."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""How a run is shown on the terminal, alike for `crag ask` (local or through `--server`) and `crag chat`:
-the plain view (action, scores, knowledge, answer, sources), the JSON view, and the streamed view
-(each step as it happens, then the answer token by token). One module so that every way of asking
-prints a run the same way."""
+"""How a run is shown on the terminal, alike for `crag ask` (local or `--server`) and `crag chat`: the
+plain view, the JSON view, and the streamed view (each step, then the answer token by token)."""
 
 from __future__ import annotations
 
@@ -65,7 +63,7 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def print_run(result: dict[str, Any]) -> None:
-    """The plain view: action and why, each document's score, the web, the knowledge, the answer, the sources."""
+    """The plain view: the details, the answer and its sources."""
     print_details(result)
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
@@ -85,10 +83,8 @@ def print_details(result: dict[str, Any]) -> None:
     if result.get("reason"):
         typer.echo(f"  ({result['reason']})")
     scores = result.get("scores", [])
-    # the chat model's grade beside the evaluator's when it gave a second opinion (where Incorrect stood, the
-    # reason does not say it was asked)
+    # the chat model's grade beside the evaluator's, for the first `recheck_k` documents (blanks for the rest)
     grades = result.get("recheck_scores") or []
-    # it grades the first `recheck_k` documents only: the rest get a blank of the same width (zip cuts the excess)
     blank = " " * len("chat model +0.00  ") if grades else ""
     seconds = [f"chat model {g:+.2f}  " for g in grades] + [blank] * len(scores)
     for title, score, label, second in zip(titles, scores, result.get("labels", []), seconds):
@@ -106,8 +102,7 @@ def print_details(result: dict[str, Any]) -> None:
     strips = result.get("given") or []  # numbered as the generator was given them
     if not strips:
         typer.echo("  (none)")
-    # each strip with the score it was kept by (`judged`), which a quote is chosen by: the evaluator's own score
-    # would not always show the strip judged most relevant highest
+    # each strip with the score it was kept (and a quote chosen) by
     for n, strip in enumerate(strips, 1):
         typer.echo(f"  [{n}] {judged(strip):+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
 
@@ -141,8 +136,7 @@ def _print_web(result: dict[str, Any]) -> None:
         typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
 
 
-# why the model's words do not stand (`generate`'s `replaced`), said once the streamed view has shown
-# them, and after quoting them; a draft that was empty or declined is said the same way in both views
+# why the model's words do not stand: (after the streamed view showed them, after quoting them)
 FAULTS = {
     "looped": ("these words go round in circles", "goes round in circles"),
     "unsupported": ("no source supports these words", "no source supports"),
@@ -152,8 +146,7 @@ FAULTS = {
 
 
 def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | None:
-    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None. The
-    draft is not repeated when the streamed view has just shown it."""
+    """Why the answer is not the model's own words (withheld, or a strip quoted instead), or None."""
     why = result.get("replaced")
     if why not in FAULTS:
         return None
@@ -167,8 +160,7 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
 
 
 def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) -> None:
-    """Which sentence rests on which strip, or that the answer rests on none (and why the answer is not
-    the model's, unless the streamed view has said so already)."""
+    """Which sentence rests on which strip, or that the answer rests on none (and why it is not the model's)."""
     answer, note = result.get("answer", ""), replacement(result)
     if note:
         if not replacement_shown:
@@ -191,7 +183,7 @@ def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) 
 
 
 def counted(n: int, noun: str) -> str:
-    """ "1 document", "2 documents": the streamed lines count in English."""
+    """ "1 document", "2 documents"."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
@@ -238,13 +230,8 @@ def event_line(event: dict[str, Any]) -> str:
 
 
 class StreamPrinter:
-    """The streamed view, fed by whatever runs the graph: the local graph's stream or a server's events.
-
-    `event` prints a progress line, `token` a piece of the answer; `finish` ends the answer line, or,
-    when the model wrote nothing (no knowledge: the answer is CRAG's own), prints the final answer.
-    When the streamed words were withheld or replaced by a quote, `finish` says so and prints the
-    answer that stands, so that the last answer on the screen is the final one.
-    """
+    """The streamed view, fed by the local graph's stream or a server's events. `finish` makes sure the
+    last answer on the screen is the final one (the streamed words may have been withheld or replaced)."""
 
     def __init__(self) -> None:
         self.answering = False

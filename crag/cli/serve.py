@@ -1,10 +1,6 @@
 """`crag serve`: start the LangServe endpoint with uvicorn, in one process or several (`--workers`).
-
-Each worker is a process of its own with its own models, built by `worker_app` from the settings
-this command checked (passed through the environment, as uvicorn starts workers by import string).
-Several workers share nothing but what they are pointed at, so their threads must live in Postgres:
-two SQLite files would be two conversations' memories, and a follow-up would forget.
-"""
+Each worker builds its own models (`worker_app`) from the checked settings, passed through the environment;
+several workers share threads only in Postgres."""
 
 from __future__ import annotations
 
@@ -28,10 +24,8 @@ SETTINGS_ENV = "CRAG_SERVE_SETTINGS"  # the checked settings, as JSON, for worke
 
 
 def _set_compute_threads(threads: int | None, workers: int) -> None:
-    """Split the cores between concurrent requests instead of giving every model every core: each model gets
-    `threads` cores (default 1) and each worker's generator cores/(threads × workers) llama.cpp contexts, as
-    llama.cpp decodes one sequence at a time and its threads would spin against torch's. Set in the
-    environment, which the workers inherit (`worker_app` applies torch's share)."""
+    """Split the cores between concurrent requests: `threads` per model (default 1), and cores/(threads ×
+    workers) llama.cpp contexts per worker, in the environment the workers inherit."""
     cores = os.cpu_count() or 2
     threads = threads or int(os.environ.get("CRAG_COMPUTE_THREADS", "0")) or 1
     os.environ["CRAG_COMPUTE_THREADS"] = str(threads)
@@ -40,7 +34,7 @@ def _set_compute_threads(threads: int | None, workers: int) -> None:
 
 
 def worker_app():
-    """The app of one worker, from the settings `serve_cmd` put in the environment (uvicorn's factory)."""
+    """The app of one worker (uvicorn's factory), from the settings `serve_cmd` put in the environment."""
     import torch
 
     from crag.serve.app import ServerSettings, create_app

@@ -1,6 +1,5 @@
-"""The settings of `crag ask` and `crag chat`, derived from their declarations in `crag.settings`: one option
-per setting, in the setting's help group, with the same name (or its `flag`), type, choices and help; chat's
-`/set NAME VALUE` reads a value typed as text the way the option does."""
+"""The command-line options of the settings, one per declaration in `crag.settings`, and chat's `/set`
+parsing of them."""
 
 from __future__ import annotations
 
@@ -40,12 +39,11 @@ def on_command_line(spec: dataclasses.Field) -> bool:
 
 
 def option(spec: dataclasses.Field) -> str:
-    """The setting's option name without its dashes: its `flag`, else its own name."""
+    """The setting's option name without dashes: its `flag`, else its own name."""
     return about(spec)["flag"] or spec.name
 
 
 def option_of(field: str) -> str:
-    """The option that sets the setting `field`."""
     return option(next(spec for spec in settings() if spec.name == field))
 
 
@@ -77,9 +75,7 @@ def _parameter(spec: dataclasses.Field) -> inspect.Parameter:
 
 
 def with_settings(*names: Any) -> Any:
-    """`@with_settings` adds one option per setting to a command's own (`@with_settings("collection", …)`, the
-    named ones alone); the command is called with `settings`, those given (by field name), and Context's
-    defaults stand for the rest."""
+    """Add one option per setting (or per named setting) to a command; it gets those given as `settings`."""
     if len(names) == 1 and callable(names[0]):
         return _with(names[0], ())
     return lambda command: _with(command, names)
@@ -112,7 +108,7 @@ def _with(command: Callable[..., Any], names: tuple[str, ...]) -> Callable[..., 
 
 
 def field_of(name: str) -> str:
-    """The setting that a name in `/set` means: its option (upper, refine-mode) or its own name."""
+    """The setting a name in `/set` means: its option (upper, refine-mode) or its own name."""
     key = name.strip().lstrip("-").replace("-", "_")
     for spec in settings():
         if on_command_line(spec) and key in (spec.name, option(spec)):

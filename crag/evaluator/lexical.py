@@ -1,16 +1,9 @@
-"""Lexical evidence blended into the evaluator's score: how much of the question a passage spells out.
-
-A small cross-encoder fine-tuned on Wikipedia questions misses what plain term overlap sees, on documentation
-above all (docs/concepts/evaluator.md). So the shipped score is a logistic blend of the model's logit and lexical
-features, fitted on held-apart dev pairs:
+"""Lexical evidence blended into the evaluator's score, which a small cross-encoder misses on documentation:
 
     score = 2·σ(w_model · logit + w_lexical · overlap + w_contrast · contrast + bias) − 1
 
-`overlap` is the IDF-weighted share of the question's terms (stemmed, stopwords dropped) found in the passage,
-computable for one pair on its own with document frequencies stored beside the weights (BM25 would need an index
-of the passages scored). `contrast` also weighs each term by how few of the passages scored with it for the same
-question contain it: all chunks of one man page say "grep", the one that answers also says "context" and "lines".
-The standings of the logit and of the overlap in their set (`Blend`) are the inputs `crag evaluator adapt` adds.
+`overlap` is the IDF-weighted share of the question's terms in the passage (one pair on its own, unlike BM25);
+`contrast` also weighs a term by how few passages of its set contain it.
 """
 
 from __future__ import annotations
@@ -33,8 +26,7 @@ IDF_FILE = "lexical_idf.json.gz"
 
 @dataclass(frozen=True)
 class IdfTable:
-    """Document frequencies of stemmed terms over a reference corpus; terms seen fewer than
-    `min_df` times are left out to keep the file small and count as unseen (the rarest)."""
+    """Document frequencies of stemmed terms over a reference corpus; terms below `min_df` count as unseen."""
 
     n_docs: int
     df: dict[str, int]
@@ -71,12 +63,9 @@ def _share(wanted: Sequence[str], weights: Sequence[float], present: set[str]) -
 
 
 def contrasts(table: IdfTable, pairs: Sequence[tuple[str, str]], groups: Sequence[object] | None = None) -> list[float]:
-    """The contrast feature of each (question, passage) pair, in [0, 1]: the IDF-weighted share of
-    the question's terms the passage contains, each term weighted also by log((n + 1) / (m + 0.5))
-    where n is the number of passages in the pair's group and m how many of them contain the term.
-
-    A group is the passages graded together for one question: `groups[i]` names pair i's group
-    (by default its question), so the result for a pair depends on the others of its group."""
+    """The contrast feature of each pair, in [0, 1]: `overlap` with each term also weighted by
+    log((n + 1) / (m + 0.5)), m of the n passages of the pair's group (`groups[i]`, default its question)
+    containing it."""
     if groups is not None and len(groups) != len(pairs):
         raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
     members: dict[object, list[int]] = {}
@@ -96,8 +85,7 @@ def contrasts(table: IdfTable, pairs: Sequence[tuple[str, str]], groups: Sequenc
 
 
 def overlap(table: IdfTable, question: str, passage: str) -> float:
-    """IDF-weighted share of the question's distinct terms that the passage contains, in [0, 1];
-    0 for a question with no content words (nothing to find)."""
+    """IDF-weighted share of the question's distinct terms that the passage contains, in [0, 1]."""
     wanted = list(dict.fromkeys(terms(question)))
     if not wanted:
         return 0.0
@@ -106,9 +94,8 @@ def overlap(table: IdfTable, question: str, passage: str) -> float:
 
 @dataclass(frozen=True)
 class Blend:
-    """The logistic head over (model logit, lexical overlap, contrast, and the standings of the logit and of
-    the overlap in their set); stored in the checkpoint's metadata. A weight a head was fitted without is 0.
-    The standings (`crag.standing`) are what `crag evaluator adapt` fits on a user's collection."""
+    """The logistic head over the model logit, overlap, contrast, and the standings of logit and overlap in
+    their set (fitted by `crag evaluator adapt`); a weight it was fitted without is 0."""
 
     model: float
     lexical: float
@@ -123,7 +110,6 @@ class Blend:
 
     @property
     def reads_sets(self) -> bool:
-        """Whether a pair's score depends on the pairs scored with it."""
         return bool(self.contrast or self.logit_standing or self.overlap_standing)
 
     def logits(
@@ -133,8 +119,7 @@ class Blend:
         contrasts: Sequence[float] | None = None,
         sets: Sequence[Hashable] | None = None,
     ) -> list[float]:
-        """The head's logits; `sets[i]` names the set pair i was graded in (needed by the standings;
-        None: all pairs form one set)."""
+        """The head's logits; `sets[i]` names the set pair i was graded in (None: one set)."""
         if contrasts is None:
             if self.contrast:
                 raise ValueError("this blend weighs the contrast feature: pass the contrasts")
@@ -173,9 +158,8 @@ def fit_blend(
     weights: Sequence[float] | None = None,
     sets: Sequence[Hashable] | None = None,
 ) -> Blend:
-    """Logistic regression of the labels on the features (scikit-learn, default L2); the contrast
-    feature only when `contrasts` is given, the two standings only when `sets` is (each pair's set),
-    each pair weighted by `weights` when given."""
+    """Logistic regression of the labels on the features (L2); contrast and standings only when
+    `contrasts` and `sets` are given."""
     from sklearn.linear_model import LogisticRegression
 
     if len(set(labels)) < 2:

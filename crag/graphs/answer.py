@@ -1,5 +1,5 @@
-"""The answer path every system shares (wiring only): `generate`, then, for an answer that does not stand,
-reading further, a quote or asking again, as conditional edges; `finish` records the turn."""
+"""The answer path every system shares (wiring only): `generate`, then, for an answer that does not
+stand, reading further, a quote or asking again; `finish` records the turn."""
 
 from __future__ import annotations
 

@@ -32,8 +32,9 @@ def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
 
 
 def build_graph(*, answer: bool = True) -> StateGraph:
-    """The graph's builder. Without `answer` it stops once the knowledge is refined (no answer steps): the
-    graph behind `crag.components.CRAGRetriever`, which returns that knowledge as Documents."""
+    """The CRAG graph's builder, to compile with your own checkpointer or name.
+
+    Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("contextualize", contextualize)
     builder.add_node("retrieve", retrieve)

@@ -1,7 +1,6 @@
-"""The systems CRAG is measured against (wiring only), built from its nodes so that they validate, retrieve,
-prompt, check and cite exactly as CRAG does and differ only in the knowledge the answer is written over:
-`rag`, the retrieved documents whole in rank order; `rag_web`, the same and the web's results for the
-question itself, whole (the CRAG paper's "RAG w. web"); `no_retrieval`, nothing."""
+"""The systems CRAG is measured against (wiring only), from its nodes so they differ only in the knowledge
+answered over: `rag`, the retrieved documents whole; `rag_web`, those and the web's results (the paper's
+"RAG w. web"); `no_retrieval`, nothing."""
 
 from __future__ import annotations
 

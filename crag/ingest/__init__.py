@@ -1,2 +1,1 @@
-"""`crag ingest`: which files are read and how (HTML, PDF, Markdown, reStructuredText, Info, URLs), cut into
-chunks and stored."""
+"""`crag ingest`: files and pages read, cut into chunks and stored."""

@@ -1,13 +1,6 @@
 """Which files `crag ingest` reads, and their bytes as the readers need them.
-
-A file is read by its suffix. A gzip-compressed file is read by the suffix before `.gz` (`README.md.gz` as
-Markdown): Debian compresses the longer documents under `/usr/share/doc`, which would otherwise be lost. It is
-decompressed whole in memory, up to `MAX_DECOMPRESSED` bytes, so that a gzip bomb is refused rather than read.
-
-A file whose name has no file type (`LICENSE`, `FAQ`, `README.Debian`) is read as plain text when its first
-bytes are text and it is neither a script (`#!`) nor a manual page's troff source: the licence texts, FAQs and
-READMEs of Unix tradition carry no suffix.
-"""
+A file is read by its suffix; `X.gz` as `X` (Debian compresses its longer docs), up to `MAX_DECOMPRESSED`
+bytes. A file with no file type in its name (`LICENSE`, `FAQ`) is read when it is plain text."""
 
 from __future__ import annotations
 
@@ -34,39 +27,32 @@ class UnreadableFile(ValueError):
 
 
 def kind(path: Path) -> str:
-    """The suffix a file is read by: its own, lower-cased, or for `X.gz` the suffix of `X` ("" when
-    `X` has none)."""
+    """The suffix a file is read by, lower-cased: its own, or for `X.gz` the suffix of `X`."""
     suffix = path.suffix.lower()
     return Path(path.stem).suffix.lower() if suffix == COMPRESSED else suffix
 
 
 def stem(path: Path) -> str:
-    """The file's name without the suffixes it is read by: "README" for README.md and README.md.gz,
-    "MPL-2.0" for MPL-2.0 and MPL-2.0.gz (no file type: `untyped`)."""
+    """The file's name without the suffixes it is read by: "README" for README.md.gz, "MPL-2.0" for MPL-2.0."""
     inner = Path(path.stem) if path.suffix.lower() == COMPRESSED else path
     name = inner.name if untyped(path) else inner.stem
     return name or path.name
 
 
-# a file type as names carry one: a short lower-case word with a letter in it ("py", "json", "mp4"); a
-# version number ("MPL-2.0"), a capitalised or longer word ("README.Debian", "README.source") or nothing
-# at all ("LICENSE") is part of the name
+# a short lower-case word with a letter ("py", "mp4"); "MPL-2.0" or "README.Debian" is part of the name
 FILE_TYPE = re.compile(r"\.(?=[a-z0-9]*[a-z])[a-z0-9]{1,5}")
 # the lines that give away a manual page's troff source ("ls.1"): its header, a redirect, a comment
 TROFF = re.compile(rb"^(?:\.(?:TH|Dd|so|SH)\s|\.\\\"|'\\\")", re.MULTILINE)
 
 
 def untyped(path: Path) -> bool:
-    """Whether the file's name carries no file type (`FILE_TYPE`, or one of ours in any case), for `X.gz`
-    the name of `X`: "LICENSE", "FAQ.gz", "MPL-2.0", "README.Debian"."""
+    """Whether the file's name (for `X.gz`, of `X`) carries no file type: "LICENSE", "FAQ.gz", "MPL-2.0"."""
     suffix = Path(path.stem).suffix if path.suffix.lower() == COMPRESSED else path.suffix
     return not (FILE_TYPE.fullmatch(suffix) or suffix.lower() in SUFFIXES or is_info(suffix.lower()))
 
 
 def plain_text(path: Path) -> bool:
-    """Whether a file without a file type reads as plain text: its first bytes (decompressed) are text,
-    and it is neither a script (`#!`) nor troff (`TROFF`), whose requests would be read as words. A
-    file that cannot be opened is not."""
+    """Whether a file's first bytes are text, and neither a script (`#!`) nor troff."""
     try:
         head = _head(path)
     except OSError:
@@ -94,8 +80,7 @@ def unsupported_message(path: Path) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, decompressed when it is `.gz`; `UnreadableFile` for a broken stream or one
-    that decompresses to more than `MAX_DECOMPRESSED` bytes."""
+    """The file's bytes, decompressed when `.gz`; `UnreadableFile` for a broken or oversized stream."""
     if path.suffix.lower() != COMPRESSED:
         return path.read_bytes()
     try:
@@ -113,12 +98,8 @@ def read_text(path: Path) -> str:
 
 
 def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """The supported files named by `paths` (folders searched recursively) and the unsupported ones skipped.
-
-    A file named explicitly must be supported; inside folders, unsupported files are skipped (and
-    named in the report), and hidden files and folders (`.git`, the default `.crag/chroma` store)
-    are ignored.
-    """
+    """The supported files named by `paths` (folders searched recursively, hidden ones ignored) and the
+    unsupported ones skipped inside folders; a file named explicitly must be supported."""
     found: dict[Path, None] = {}  # ordered set: a file named twice is read once
     skipped: list[Path] = []
     for raw in paths:
@@ -141,8 +122,7 @@ def find_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
 
 
 def _head(path: Path) -> bytes:
-    """The first `BINARY_SNIFF` bytes, decompressed; none for a broken gzip stream (its reader says
-    what is wrong with it)."""
+    """The first `BINARY_SNIFF` bytes, decompressed; none for a broken gzip stream."""
     if path.suffix.lower() != COMPRESSED:
         with path.open("rb") as handle:
             return handle.read(BINARY_SNIFF)
@@ -154,8 +134,7 @@ def _head(path: Path) -> bytes:
 
 
 def is_binary(path: Path) -> bool:
-    """Whether a file's first bytes (decompressed) are not text: a NUL byte (as git and grep decide),
-    or more than one in ten bytes a control character (random data, most binary formats)."""
+    """Whether a file's first bytes hold a NUL (as git decides) or more than 10% control characters."""
     return _binary(_head(path))
 
 
@@ -167,7 +146,6 @@ def _binary(head: bytes) -> bool:
 
 
 def split_binary(files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(readable files, binary files), each in the order given: a file with a text suffix must hold
-    text (a PDF is binary by nature and is not sniffed)."""
+    """(readable files, binary files): a file with a text suffix must hold text."""
     binary = {file for file in files if kind(file) in TEXT_SUFFIXES and is_binary(file)}
     return [file for file in files if file not in binary], [file for file in files if file in binary]

@@ -1,14 +1,5 @@
-"""GNU Info manuals read as their nodes: the pages `info wget` shows, one passage each.
-
-Debian installs the GNU manuals as Info files (`/usr/share/info/wget.info.gz`, `find.info-1.gz` … for a
-manual split in parts), which hold more than the man pages. An Info file is plain text cut into nodes by a
-control character (0x1F); each node starts with a header line naming its file, itself and its neighbours.
-Read as plain text, every passage would carry those headers, the tag table and the menus.
-
-So each node is a document titled "HTTP Options (wget)", with source `wget.info.gz#HTTP Options`, and its text
-as `info` shows it, less what is navigation: the closing menu, the lines that underline headings, and cross
-references "*Note Target::" (read as "see Target"). Nodes with nothing but their heading, the preamble and the
-tag table are left out. Hand-written: no library on PyPI reads Info files; these few line-based rules cover it.
+"""GNU Info manuals read as their nodes, one passage each ("HTTP Options (wget)"), without headers, menus
+and underlines. Hand-written: no library on PyPI reads Info files.
 """
 
 from __future__ import annotations
@@ -40,7 +31,6 @@ class Node:
 
 
 def is_info(suffix: str) -> bool:
-    """Whether a file suffix (lower-cased, as `files.kind` gives it) is an Info file's."""
     return SUFFIX.fullmatch(suffix) is not None
 
 
@@ -71,8 +61,8 @@ def nodes(text: str) -> list[Node]:
         part = part.lstrip("\r\n\f")
         first, _, body = part.partition("\n")
         header = _HEADER.match(first)
-        if header is None or not header["node"].strip():  # the tag table, the list of a split manual's parts,
-            continue  # Emacs' local variables; a header without a node name (nothing to cite it by)
+        if header is None or not header["node"].strip():  # the tag table, Emacs' local variables
+            continue
         cleaned = _clean(body)
         if len(cleaned.splitlines()) <= 1:  # a heading over a menu, or nothing
             continue

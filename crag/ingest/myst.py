@@ -1,11 +1,5 @@
-"""Markdown rendered to HTML as a reader sees the page, MyST's Sphinx syntax included.
-
-Sphinx projects write Markdown in MyST: `(label)=` targets before headings, `{ref}`text <target>`` roles, and
-directives written as fences (```` ```{note} ````, `:::{warning}`), which CommonMark alone renders as text and
-code. The parsing is mdit-py-plugins' (the MyST parser's own markdown-it plugins); what each piece shows is what
-Sphinx shows, as for reStructuredText (`crag.ingest.rst`): a role's text, "Note:" before an admonition, "New in
-version 22.3." for a version note, nothing for a table of contents, a code block for other directives.
-"""
+"""Markdown rendered to HTML as a reader sees the page, MyST's roles, targets and directives rendered as
+Sphinx shows them (parsed by mdit-py-plugins)."""
 
 from __future__ import annotations
 
@@ -33,7 +27,6 @@ def _role(self, tokens, idx, options, env) -> str:
 
 
 def _directive(renderer, tokens, idx, options, env) -> str:
-    """A fence whose info is "{name} args": what Sphinx shows for that directive."""
     token = tokens[idx]
     info = token.info.strip()
     if not info.startswith("{"):
@@ -68,5 +61,4 @@ def _markdown() -> MarkdownIt:
 
 
 def render(body: str) -> str:
-    """The page's HTML (CommonMark with tables, and MyST's targets, roles and directives)."""
     return _markdown().render(body)

@@ -1,14 +1,6 @@
 """`crag ingest`: load files and web pages, cut them into chunks and add the new chunks to the Chroma store.
-
-Chunk ids are the sha256 of (source, chunk text), so ingesting the same files again adds nothing
-and an edited file adds only its changed chunks, and its chunks that are gone from it are removed.
-Only chunks missing from the store are embedded, which is where the time goes.
-
-Nothing is passed over in silence: the report names the files and pages skipped and why (an
-unsupported or binary file, a PDF that cannot be read, a PDF page without text, a URL that failed).
-HTML, PDF and Markdown are read by `crag.ingest.readers`, reStructuredText by `crag.ingest.rst`, GNU Info
-manuals by `crag.ingest.info`, URL lists by `crag.ingest.urls`.
-"""
+Chunk ids hash (source, text), so only new chunks are embedded and an edited file's old ones are removed.
+The report names everything skipped and why."""
 
 from __future__ import annotations
 
@@ -72,7 +64,6 @@ class IngestReport:
     unsupported_files: tuple[str, ...] = ()
     binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
     empty_records: int = 0  # documents without text (JSONL records, pages of only markup): nothing to find in them
-    # "path: why": PDFs encrypted with a password, damaged or scanned; gzip files broken or too big
     unreadable_files: tuple[str, ...] = ()
     empty_pages: tuple[str, ...] = ()  # sources of PDF pages without text (blank or scanned)
     urls: int = 0  # web pages read
@@ -90,10 +81,9 @@ def _document(text: str, metadata: dict[str, Any]) -> Document:
 
 
 def _read_jsonl(path: Path) -> list[Document]:
-    """One Document per record; records with empty text become Documents with no text (counted, then dropped)."""
+    """One Document per record (one with empty text is counted, then dropped)."""
     documents = []
-    # lines as a file opened in text mode gives them (universal newlines; not splitlines(), which also
-    # cuts at the U+2028 a JSON string may hold)
+    # universal newlines, not splitlines(), which also cuts at the U+2028 a JSON string may hold
     for number, record in parse_objects(io.StringIO(read_text(path), newline=None), path):
         text = record.get("text")
         if not isinstance(text, str):
@@ -110,15 +100,12 @@ def _read_jsonl(path: Path) -> list[Document]:
 
 
 class UnindexedPage(ValueError):
-    """An HTML page that by its own markup stays out of an index (`readers.unindexed_reason`); the
-    message says why."""
+    """An HTML page that by its own markup stays out of an index; the message says why."""
 
 
 def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[Document], list[str]]:
-    """(documents, sources of PDF pages without text): one Document per text, Markdown or HTML file, JSONL
-    record, PDF page with text and GNU Info node, each with `title` and `source` (a PDF page's is
-    `path#page=N`, an Info node's `path#Node name`); `X.gz` is read as `X` would be. Raises `UnreadablePdf`,
-    `UnreadableFile` (a broken or oversized gzip file) and, with `skip_unindexed`, `UnindexedPage`."""
+    """(documents, sources of PDF pages without text): one Document per file, JSONL record, PDF page or Info
+    node. Raises `UnreadablePdf`, `UnreadableFile` and, with `skip_unindexed`, `UnindexedPage`."""
     path = Path(path).expanduser().resolve()
     suffix, name = kind(path), stem(path)
     if suffix == ".jsonl":
@@ -154,7 +141,7 @@ def load_file(path: str | Path, *, skip_unindexed: bool = False) -> tuple[list[D
 
 @dataclass(frozen=True)
 class Loaded:
-    """What `load_documents` read, and what it passed over (for the ingest report)."""
+    """What `load_documents` read, and what it passed over."""
 
     documents: list[Document]
     files: list[Path]  # the files read
@@ -167,9 +154,8 @@ class Loaded:
 
 
 def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Loaded:
-    """Every document in `paths` (files and folders; see `find_files`) but binary files, unreadable PDFs,
-    pages with nothing of their own (`readers.repeated_only`) and, inside folders, HTML pages that ask not to
-    be indexed or only redirect (`readers.unindexed_reason`); a page named on its own is read whatever it says."""
+    """Every readable document in `paths`, but pages with nothing of their own and, inside folders, HTML
+    pages that ask not to be indexed or only redirect."""
     paths = list(paths)
     named = {Path(p).expanduser().resolve() for p in paths if Path(p).expanduser().is_file()}
     files, unsupported = find_files(paths)
@@ -198,7 +184,7 @@ def load_documents(paths: Iterable[str | Path], *, progress: bool = False) -> Lo
 
 
 def chunk_id(source: str, text: str) -> str:
-    """The chunk's store id: sha256 of its source and text, so the same chunk always gets the same id."""
+    """The chunk's store id: sha256 of its source and text."""
     return hashlib.sha256(f"{source}\0{text}".encode()).hexdigest()
 
 
@@ -239,10 +225,8 @@ def ingest(
     batch_size: int = 64,
     progress: bool = True,
 ) -> IngestReport:
-    """Load `paths` and download `urls` (under the fetcher's guards), chunk, and add to `store` the chunks it
-    does not hold yet, `batch_size` at a time. Then every source read is made to hold only its chunks of now: an
-    edited file's old chunks are removed, after the new ones are in; a source that could not be read this time
-    (a failed download, an unreadable PDF) keeps what it had."""
+    """Load `paths` and `urls`, chunk, and add to `store` the chunks it does not hold yet; then remove the
+    old chunks of every source read (one that could not be read keeps what it had)."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     loaded = load_documents(paths, progress=progress)
@@ -269,8 +253,7 @@ def ingest(
                 store.add_documents(new, ids=[chunk.id for chunk in new])
                 added += len(new)
             bar.update(len(batch))
-    # a file read counts as read even when none of its chunks names it (a JSONL file whose records all have
-    # URLs), and a page now kept out by its markup holds nothing: what earlier runs took from them goes
+    # also files none of whose chunks names them (JSONL records with URLs), and pages now kept out
     read = {source_of(chunk) for chunk in unique} | {str(f) for f in (*loaded.files, *loaded.unindexed)}
     removed = _remove_stale(store, sorted(read), seen)
     return IngestReport(
@@ -297,7 +280,7 @@ SOURCES_PER_QUERY = 100
 
 
 def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
-    """Delete the chunks of `sources` whose ids are not in `current`; how many were deleted."""
+    """Delete the chunks of `sources` whose ids are not in `current`; returns how many."""
     stale: list[str] = []
     for start in range(0, len(sources), SOURCES_PER_QUERY):
         where = {"source": {"$in": sources[start : start + SOURCES_PER_QUERY]}}
@@ -309,8 +292,7 @@ def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
 
 @contextmanager
 def store_lock(folder: Path) -> Iterator[None]:
-    """One ingest at a time into an embedded store, across processes: two at once would both find every chunk
-    missing and both add it. The lock file lives in the store's folder."""
+    """One ingest at a time into an embedded store: two at once would both add every missing chunk."""
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(folder / "crag-ingest.lock"):
         yield

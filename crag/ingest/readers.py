@@ -1,18 +1,6 @@
-"""How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown (PyYAML and markdown-it-py)
-and terminal output saved as text (reStructuredText: `crag.ingest.rst`).
-
-Files on disk and pages downloaded from a URL list go through the same readers, so both give the same text
-(only the fallback title differs: the file's name, or the URL).
-
-A PDF becomes one passage per page, its source the file or URL with `#page=N` (RFC 8118, so a browser opens
-that page) and metadata `page` (1-based): every chunk names the one page it was taken from, at the price of a
-sentence over a page break being cut in two.
-
-Markdown is read as a static-site generator reads it: a YAML front matter block is metadata, not text; its
-`title` names the page, its `description` (or `summary`) starts the text, its other plain fields become
-metadata. Without a title the first level-1 heading names the page, found by a Markdown parser (a "# comment"
-line in a fenced shell example is no heading).
-"""
+"""How `crag ingest` reads HTML (trafilatura), PDF (pypdf), Markdown and terminal output saved as text.
+A PDF becomes one passage per page, its source `…#page=N` (RFC 8118). Markdown's YAML front matter is
+metadata, its `title` the page's, its `description` (or `summary`) the text's start."""
 
 from __future__ import annotations
 
@@ -40,15 +28,13 @@ from crag.passages import passage
 from crag.text import folded
 
 _HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
-# ECMA-48 escape sequences: CSI (colours, bold), OSC (hyperlinks) and the two-byte ones. Hand-written because
-# no dependency removes both these and overstrikes (click.unstyle knows only CSI)
+# ECMA-48 escape sequences (CSI, OSC, two-byte); hand-written: click.unstyle knows only CSI
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
 _OVERSTRIKE = re.compile(r"[^\n\x08]\x08")  # "c BS c" (bold), "_ BS c" (underline): the last one written stays
 
 
 def terminal_text(text: str) -> str:
-    """`text` without the terminal's formatting: escape sequences and backspace overstrikes ("g\\bgr\\brep"),
-    as a saved `man` page or a coloured log holds them. Keeps what a terminal shows, as `col -b` does."""
+    """`text` without escape sequences and backspace overstrikes, as `col -b` does for a saved `man` page."""
     if "\x1b" not in text and "\x08" not in text:
         return text
     text = _ESCAPES.sub("", text)
@@ -59,7 +45,6 @@ def terminal_text(text: str) -> str:
         text = stripped
 
 
-# a YAML front matter block: "---" on the first line, the YAML, then "---" (or YAML's "...") on a line of its own
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 SUMMARY_FIELDS = ("description", "summary")  # front matter fields that say in a line what the page is about
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -67,8 +52,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 @dataclass(frozen=True)
 class MarkdownPage:
-    """A Markdown file as `crag ingest` stores it: the text without its front matter (its summary
-    first), the title ("" when it has none) and the front matter's other plain fields."""
+    """A Markdown file's text (its summary first), title ("" when none) and front matter's other fields."""
 
     text: str
     title: str
@@ -76,15 +60,13 @@ class MarkdownPage:
 
 
 def _plain(value: Any) -> bool:
-    """A value metadata can hold as it is, or a list of such values (stored as JSON). Nested mappings
-    and lists are dropped: YAML aliases can make a few lines of them expand without bound."""
+    """A scalar, or a list of scalars; nested values are dropped, as YAML aliases can expand without bound."""
     scalar = (str, int, float, bool, datetime.date)
     return isinstance(value, scalar) or (isinstance(value, list) and all(isinstance(v, scalar) for v in value))
 
 
 def _front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """(the front matter's fields, the text after it); ({}, text) when there is none or it is not a
-    YAML mapping (then the block is left in the text, as any other text)."""
+    """(the front matter's fields, the text after it); ({}, text) when there is no YAML mapping."""
     match = _FRONT_MATTER.match(text)
     if not match:
         return {}, text
@@ -98,7 +80,7 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def _first_heading(text: str) -> str:
-    """The plain text of the first level-1 heading (ATX "# …" or Setext "…\n==="), "" when there is none."""
+    """The plain text of the first level-1 heading, found by a parser (not a "# comment" in a code block)."""
     tokens = MarkdownIt("commonmark").parse(text)
     for opening, inline in itertools.pairwise(tokens):
         if opening.type == "heading_open" and opening.tag == "h1":
@@ -108,16 +90,14 @@ def _first_heading(text: str) -> str:
     return ""
 
 
-# rendered Markdown's blocks: a paragraph's kind ends with a blank line (where the splitter cuts first),
-# a line's kind with a line break; a table's cells are a space apart
+# blocks end with a blank line (where the splitter cuts first), lines with a line break
 _PARAGRAPH_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 pre blockquote table ul ol hr div details".split())
 _LINE_TAGS = frozenset("li tr br dd dt summary".split())
 
 
 def markdown_plain(body: str) -> str:
-    """Markdown as its rendered page reads: rendered by markdown-it-py (CommonMark and tables), then the
-    HTML's text, a line per block, "- " before a list item, code blocks kept line for line, HTML comments and
-    tags gone, a reference link as its text. Markup would otherwise reach quotes, embeddings and the evaluator."""
+    """Markdown as its rendered page reads: a line per block, "- " before a list item, no markup (which would
+    reach quotes, embeddings and the evaluator)."""
     rendered = myst.render(body)
     if not rendered.strip():
         return ""
@@ -148,7 +128,6 @@ def markdown_plain(body: str) -> str:
 
 
 def markdown_text(raw: str) -> MarkdownPage:
-    """A Markdown file's text, title and front matter fields (module docstring)."""
     fields, body = _front_matter(terminal_text(raw))
     summary = next((str(fields[k]).strip() for k in SUMMARY_FIELDS if isinstance(fields.get(k), str)), "")
     plain = markdown_plain(body)
@@ -158,9 +137,7 @@ def markdown_text(raw: str) -> MarkdownPage:
     return MarkdownPage(text=text, title=title or _first_heading(body), fields=fields)
 
 
-# navigation that documentation generators put inside the page body, where trafilatura keeps it: texinfo's
-# "Next: … Previous: … Up:" line ("header", texinfo 7's "nav-panel"), DocBook's Prev/Up/Next tables, ARIA's
-# navigation role and headings' permalinks
+# navigation that documentation generators put in the page body, where trafilatura keeps it (texinfo, DocBook)
 NAVIGATION_XPATHS = [
     '//div[@class="header"]',
     '//div[contains(concat(" ", normalize-space(@class), " "), " nav-panel ")]',
@@ -172,8 +149,7 @@ NAVIGATION_XPATHS = [
 
 
 def html_text(raw: str) -> tuple[str, str]:
-    """(main text, <title> or "") of an HTML page: trafilatura's main text (boilerplate removed), or
-    all visible text when it finds no article."""
+    """(main text, <title> or "") of an HTML page: trafilatura's main text, else all visible text."""
     import trafilatura
     from trafilatura.baseline import html2txt
 
@@ -187,9 +163,8 @@ def html_text(raw: str) -> tuple[str, str]:
 
 
 def unindexed_reason(raw: str) -> str | None:
-    """Why a page should stay out of an index by its own markup, or None: it asks search engines not to index
-    it (`<meta name="robots" content="noindex">`, as mdBook's print.html, the whole book again on one page), or
-    it only sends the browser elsewhere (`<meta http-equiv="refresh" …>`). Such pages make retrieval repeat itself."""
+    """Why a page should stay out of an index by its own markup (robots noindex, as mdBook's print.html, or a
+    meta refresh), or None: such pages make retrieval repeat itself."""
     if "<meta" not in raw.lower():  # nothing to look for: skip the parse
         return None
     try:
@@ -208,19 +183,17 @@ def unindexed_reason(raw: str) -> str | None:
 
 
 class UnreadablePdf(ValueError):
-    """A PDF no text can be taken from: encrypted with a password, damaged, or only images of text
-    (scanned). The message says why."""
+    """A PDF no text can be taken from (encrypted, damaged or scanned); the message says why."""
 
 
 def page_source(source: str, page: int) -> str:
-    """The source of one page of a PDF (1-based), e.g. `report.pdf#page=3`."""
+    """`report.pdf#page=3`: the source of one page (1-based)."""
     return f"{source}#page={page}"
 
 
 @dataclass(frozen=True)
 class PdfPages:
-    """The pages of one PDF that have text, as passages, and the sources of those that have none
-    (blank, or scanned: a scanned page is an image of text, which only OCR reads, and crag does not)."""
+    """The pages of one PDF that have text, as passages, and the sources of those that have none."""
 
     documents: list[Document]
     empty: list[str]
@@ -228,8 +201,7 @@ class PdfPages:
 
 @contextmanager
 def _quiet_pypdf() -> Iterator[None]:
-    """pypdf logs what it recovers from ("EOF marker not found") without naming the file; the ingest
-    report names a PDF that could not be read and says why, so those lines are held back meanwhile."""
+    """Hold back pypdf's logs, which do not name the file; the ingest report does."""
     logger = logging.getLogger("pypdf")
     level = logger.level
     logger.setLevel(logging.ERROR)
@@ -240,7 +212,7 @@ def _quiet_pypdf() -> Iterator[None]:
 
 
 def _title(reader) -> str:
-    """The PDF's own title, "" when it has none or its metadata cannot be read (the pages may still be fine)."""
+    """The PDF's own title, "" when it has none or its metadata cannot be read."""
     try:
         info = reader.metadata
         return " ".join(str(info.title or "").split()) if info else ""
@@ -249,9 +221,8 @@ def _title(reader) -> str:
 
 
 def without_running_lines(pages: list[str]) -> list[str]:
-    """The pages' texts without their running headers and footers: a page's first or last line that
-    stands at the same end of at least two pages, numbers aside ("Chapter 4: Function reference 15", a
-    page number alone). Hand-written: pypdf extracts text as drawn and has no notion of a running header."""
+    """The pages' texts without running headers and footers: a first or last line found at the same end of
+    two pages or more, numbers aside. Hand-written: pypdf has no notion of a running header."""
     ends = [(lines[0], lines[-1]) if (lines := [x for x in text.splitlines() if x.strip()]) else None for text in pages]
 
     def masked(line: str) -> str:
@@ -266,7 +237,7 @@ def without_running_lines(pages: list[str]) -> list[str]:
             lines.remove(end[0])
         if end and lasts[masked(end[1])] >= 2 and end[1] in lines:
             del lines[len(lines) - 1 - lines[::-1].index(end[1])]
-        # a page of one line ("Slide 1", "Slide 2" …) keeps it: it is the page, not its header
+        # a page of one line ("Slide 1") keeps it
         cleaned.append("\n".join(lines) if any(x.strip() for x in lines) else text)
     return cleaned
 
@@ -276,11 +247,8 @@ HEADING_WORDS = 12  # "Appendix G - How Rust is Made and “Nightly Rust”": a 
 
 
 def repeated_only(texts: list[str]) -> list[bool]:
-    """Per text, whether it holds nothing of its own: its first line is a heading (at most `HEADING_WORDS`
-    words, no full stop at its end) and every other line is one at least `REPEATED_IN` of the texts hold, case
-    and spacing aside (an old edition's chapter reduced to its heading and a "no longer distributed" notice).
-    A page of its heading alone is not judged, nor a text whose first line is a sentence. Hand-written: a
-    cross-page view trafilatura and the splitters do not take."""
+    """Per text, whether it is a heading over lines only boilerplate: each held by at least `REPEATED_IN`
+    texts (an old edition's chapter reduced to a "no longer distributed" notice)."""
 
     split = [[folded(line) for line in text.splitlines() if line.strip()] for text in texts]
     holders = Counter(line for each in split for line in set(each))
@@ -298,9 +266,8 @@ _BROKEN_WORD = re.compile(r"([^\W\d_]+)[-\u00ad\u2010][ \t]*\r?\n[ \t]*([^\W\d_]
 
 
 def joined_hyphens(text: str) -> str:
-    """`text` with the words that typesetting hyphenated at a line's end made whole again ("declara-\ntions"):
-    the pieces are joined as one word when English knows it (wordfreq), else keeping the hyphen ("well-known").
-    Hand-written: pypdf does not dehyphenate, and a PDF does not say which hyphens the typesetter added."""
+    """`text` with words hyphenated at a line's end made whole: joined when English knows the word, else with
+    the hyphen ("well-known"). Hand-written: pypdf does not dehyphenate."""
     if not any(h in text for h in "-\u00ad\u2010"):
         return text
 
@@ -312,9 +279,8 @@ def joined_hyphens(text: str) -> str:
 
 
 def read_pdf(data: bytes, source: str, default_title: str) -> PdfPages:
-    """One passage per page with text; the title is the PDF's own (its metadata) or `default_title`. An
-    encrypted PDF is opened with the empty password when that is its user password, else it is unreadable; so
-    is a damaged one, and one with no text on any page (scanned). Line-end hyphenations are made whole."""
+    """One passage per page with text, titled by the PDF's metadata or `default_title`; `UnreadablePdf` for
+    one encrypted with a password, damaged, or without text."""
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError
 

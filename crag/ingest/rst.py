@@ -1,13 +1,6 @@
-"""How `crag ingest` reads reStructuredText (Sphinx documentation's sources): as the text a reader of
-the built pages sees, named by its first section title.
-
-Markup is not what the pages say, and it would reach quotes, embeddings and the evaluator.
-
-Hand-written rather than with docutils: docutils knows none of Sphinx's roles and directives (`:command:`,
-`.. versionadded::`, `.. toctree::`) and reports each as an error in place of its text; Sphinx's own text
-builder needs the whole project to read one page. These rules render what Sphinx renders for the common
-constructs and leave the rest as text.
-"""
+"""reStructuredText (Sphinx sources) read as the text a reader of the built page sees.
+Hand-written: docutils reports Sphinx's roles and directives as errors in place of their text, and Sphinx's
+text builder needs the whole project to read one page."""
 
 from __future__ import annotations
 
@@ -16,8 +9,7 @@ from pathlib import Path
 
 RST_SUFFIXES = (".rst", ".rest")
 
-# reStructuredText's section title: a line of text underlined (and maybe overlined) by a run of one
-# punctuation character at least as long as the text
+# a section title: a line underlined (and maybe overlined) by a run of one punctuation character
 _TITLE = re.compile(
     r"^(?:(?P<over>[=\-~`:'\"^_*+#<>])(?P=over)+[ \t]*\n)?(?P<title>[ \t]*\S[^\n]*?)[ \t]*\n"
     r"(?P<underline>(?P<under>[=\-~`:'\"^_*+#<>])(?P=under)+)[ \t]*$",
@@ -32,7 +24,6 @@ _STRONG = re.compile(r"(?<![\w*])\*\*(\S(?:[^*]*?\S)?)\*\*(?![\w*])")
 _ADORNMENT = re.compile(r"^[ \t]*(?:([=\-~`:'\"^_*+#<>])\1{2,}|=+(?:[ \t]+=+)+|\+(?:[-=]+\+)+)[ \t]*$")
 _DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\.[ \t]+(?P<name>[\w:-]+)::(?:[ \t]+(?P<args>.*?))?[ \t]*$")
 _EXPLICIT = re.compile(r"^[ \t]*\.\.(?:[ \t]|$)")  # a comment, a link target, a substitution definition
-# ".. |name| replace:: text": the text every |name| of the page (and of the files it includes) stands for
 _SUBSTITUTION = re.compile(r"^[ \t]*\.\.[ \t]+\|(?P<name>[^|\n]+)\|[ \t]+replace::[ \t]*(?P<text>.*)$", re.MULTILINE)
 _REFERENCE = re.compile(r"\|([^|\s](?:[^|\n]*[^|\s])?)\|")
 _OPTION = re.compile(r"^[ \t]+:[\w -]+:(?:[ \t].*)?$")  # a directive's options: ":maxdepth: 1"
@@ -54,8 +45,7 @@ ADMONITIONS = {
 
 
 def rst_title(text: str) -> str:
-    """The first section title of a reStructuredText file, its inline markup reduced to its text
-    (":mod:`email` Package Architecture" is "email Package Architecture"); "" when it has none."""
+    """The first section title, inline markup reduced to its text; "" when there is none."""
     for match in _TITLE.finditer(text):
         title = match.group("title").strip()
         if len(match.group("underline")) >= len(title) and re.search(r"\w", title):
@@ -64,9 +54,7 @@ def rst_title(text: str) -> str:
 
 
 def role_text(content: str) -> str:
-    """A role's text as Sphinx shows it: an explicit title ("Visual Studio" of "Visual Studio <Visual
-    Studio Generators>"), a target without its module path when it starts with "~", else the target.
-    MyST's roles (`crag.ingest.myst`) show the same."""
+    """A role's text as Sphinx shows it: an explicit title, else the target (its last part after "~")."""
     content = content.strip()
     titled = re.fullmatch(r"(?s)(.*?\S)\s*<[^<>]*>", content)
     if titled:
@@ -76,7 +64,7 @@ def role_text(content: str) -> str:
 
 
 def inline(text: str) -> str:
-    """`text` with its inline markup reduced to what a reader sees: roles, literals, links, strong."""
+    """`text` with roles, literals, links and strong reduced to what a reader sees."""
     text = _ROLE.sub(lambda m: role_text(m.group(1)), text)
     text = _LITERAL.sub(r"\1", text)
     text = _LINK.sub(lambda m: re.sub(r"\s*<[^<>]*>$", "", m.group(1)), text)
@@ -92,8 +80,7 @@ INCLUDE_DEPTH = 3  # files included by included files, and no further (a file th
 
 
 def _included(args: str, folder: Path | None, depth: int) -> list[str]:
-    """The lines an `.. include:: file` directive puts in the page: the file, relative to the page's
-    folder, rendered in turn; none when there is no folder, no such file, or the nesting is too deep."""
+    """The rendered lines of an `.. include::`d file, relative to the page's folder; none if unreadable."""
     if folder is None or depth >= INCLUDE_DEPTH or not args:
         return []
     path = folder / args.strip().lstrip("/")
@@ -105,11 +92,8 @@ def _included(args: str, folder: Path | None, depth: int) -> list[str]:
 
 
 def rst_text(text: str, folder: Path | None = None, depth: int = 0) -> str:
-    """A reStructuredText page as the text its built page shows: adornment lines and table borders dropped,
-    a directive's line replaced by what Sphinx shows for it ("New in version 3.20.", "Note:", an argument;
-    nothing for a code block's language), an `include`'s file in its place (read from `folder`, the page's
-    own), substitutions (`|name|`) replaced, hidden blocks and comments dropped, "::" as ":", and inline
-    markup reduced to its text."""
+    """A page as its built page shows it: adornments and hidden blocks dropped, directives as Sphinx shows
+    them ("Note:"), includes (read from `folder`) and substitutions in place, inline markup as text."""
     substitutions = {m.group("name"): inline(m.group("text").strip()) for m in _SUBSTITUTION.finditer(text)}
     out: list[str] = []
     skip_deeper = None  # dropping a block: the indentation its lines are deeper than

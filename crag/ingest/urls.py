@@ -1,14 +1,5 @@
-"""Web pages for `crag ingest`: a URL list read, downloaded through the fetcher's guards, and read
-as the files are (HTML by trafilatura, PDF by pypdf, Markdown with its front matter read, text as
-it is).
-
-A URL list is the user's own, but its pages are still the web's: a page can redirect anywhere, so
-downloads go through `crag.search.fetch` (http(s) only, private and loopback addresses refused
-unless allowed, every redirect checked, one deadline per page, a byte cap). A page that fails is
-reported with its reason and the others go on.
-
-A page's source is the URL as listed (not where it redirected to, so ingesting the list again
-finds the same chunk ids); its title is the page's <title> or the PDF's own, else the URL.
+"""Web pages for `crag ingest`: downloaded under the fetcher's guards (a page can redirect anywhere) and
+read as the files are. A page's source is the URL as listed, so ingesting again finds the same chunk ids.
 """
 
 from __future__ import annotations
@@ -33,7 +24,7 @@ DEFAULT_MAX_BYTES = 50_000_000
 
 
 def is_url(text: str) -> bool:
-    """Whether a `crag ingest` argument is a web page rather than a file: it starts with http:// or https://."""
+    """Whether a `crag ingest` argument is an http(s) URL rather than a file."""
     return urlsplit(text.strip()).scheme.lower() in ("http", "https")
 
 
@@ -57,7 +48,7 @@ def read_url_list(path: str | Path) -> list[str]:
 
 @dataclass(frozen=True)
 class Downloaded:
-    """What `load_urls` read, and what it could not (for the ingest report)."""
+    """What `load_urls` read, and what it could not."""
 
     documents: list[Document]
     urls: list[str]  # the pages read
@@ -66,8 +57,7 @@ class Downloaded:
 
 
 def _page(download: Download, url: str) -> tuple[list[Document], list[str]]:
-    """(passages, sources of PDF pages without text) of one downloaded page; ValueError says why it
-    has no text (an `UnreadablePdf` among them)."""
+    """(passages, sources of PDF pages without text) of one page; ValueError says why it has no text."""
     if download.media_type in PDF_TYPES:
         pages = read_pdf(download.body, urldefrag(url).url, url)
         return pages.documents, pages.empty
@@ -93,11 +83,7 @@ def load_urls(
     allow_private: bool = False,
     progress: bool = False,
 ) -> Downloaded:
-    """Download and read each URL (a URL given twice is read once); a failure is reported, not raised.
-
-    A URL with a user name or password in it is refused by the fetcher; it is shown, and would be
-    stored, without them.
-    """
+    """Download and read each URL once; a failure is reported, not raised."""
     unique = list(dict.fromkeys(url.strip() for url in urls))
     if not unique:
         return Downloaded([], [], [], [])

@@ -1,2 +1,1 @@
-"""What knowledge the reader is given: the action trigger (`routing`), refinement and its budget, the web query
-and the knowledge base searched again."""
+"""What knowledge the reader is given: the action trigger, refinement, the web query, the second search."""

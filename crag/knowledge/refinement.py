@@ -1,8 +1,5 @@
-"""Decompose-then-recompose: cut documents into knowledge strips, score every strip with the
-evaluator in one batched call, keep the best few and put them back in document order.
-
-Documents are passages (`crag.passages`): retrieved chunks and fetched web paragraphs alike,
-so the internal and the external route refine with the same code."""
+"""Decompose-then-recompose: cut passages into knowledge strips, score them in one evaluator call, keep
+the best few in document order."""
 
 from __future__ import annotations
 
@@ -28,8 +25,7 @@ WINDOW_WORDS = 50  # `fixed_num`: the paper's 50-word windows
 SENTENCES_PER_STRIP = 3  # `excerption`: the paper's sentences grouped by three
 MIN_STRIP_WORDS = 4  # the paper scores shorter strips −1, i.e. never keeps them
 
-# a strip whose terms are this much the same (Jaccard) as a better-ranked strip's says nothing new and would take
-# a slot: documentation repeats itself (examples given twice, overlapping chunks)
+# the Jaccard overlap of terms above which a strip repeats a better one (documentation repeats itself)
 NEAR_DUPLICATE = 0.8
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
@@ -46,14 +42,13 @@ def sentence_spans(text: str) -> list[tuple[str, int, int]]:
 
 
 def decompose(text: str, mode: Mode) -> list[str]:
-    """Split one document into strips by the paper's three modes (whitespace collapsed)."""
+    """Split one document into strips by the paper's three modes."""
     return [strip for strip, _, _ in decompose_spans(text, mode)]
 
 
 def decompose_spans(text: str, mode: Mode | Literal["sentences"]) -> list[tuple[str, int, int]]:
-    """`decompose`, with each strip's character span (start, end) in the original `text`, so that a citation
-    can point at the exact passage. A strip the segmenter altered beyond finding gets the span of everything
-    after the previous one, which still contains it."""
+    """`decompose` with each strip's (start, end) in `text`; a strip the segmenter altered beyond finding
+    gets the span of everything after the previous one."""
     originals = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
     starts, position = [], 0  # each word's offset in the collapsed text
     for a, b in originals:
@@ -96,8 +91,7 @@ def _decompose(text: str, mode: Mode | Literal["sentences"]) -> list[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    """pysbd's sentences of the whitespace-collapsed `text`, glued back where it cut inside a word (the dot of
-    "`.npmrc`" or "~/.bashrc"): a sentence ends only where the text has a space."""
+    """pysbd's sentences, glued back where it cut inside a word ("~/.bashrc"): a sentence ends at a space."""
     sentences: list[str] = []
     end = -1  # where the previous piece ended in `text`; -1 when it could not be found
     for piece in _segmenter().segment(text):
@@ -114,7 +108,6 @@ def _sentences(text: str) -> list[str]:
 
 
 def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
-    """Each vector's cosine with the question's."""
     rows = np.asarray(vectors, dtype=float)
     query = np.asarray(question_vector, dtype=float)
     norms = np.linalg.norm(rows, axis=1) * (np.linalg.norm(query) or 1.0)
@@ -122,21 +115,18 @@ def cosines(question_vector: Sequence[float], vectors: Sequence[Sequence[float]]
 
 
 def set_adjusted(scores: Sequence[float], standings: Sequence[float], weight: float) -> list[float]:
-    """The evaluator's scores shifted by each strip's standing in its set, on the same [-1, 1] scale (scores
-    are tanh(logit / 2); the standing is added to the logit). The evaluator reads each pair on its own and scores
-    all strips of a manual page alike; the strip that answers is the one closer to the question than its neighbours."""
+    """The evaluator's scores with `weight` × each strip's standing added to their logits: the evaluator
+    scores all strips of a manual page alike, and the one that answers stands above its neighbours."""
     inside = lambda s: min(max(s, -1.0 + 1e-6), 1.0 - 1e-6)  # noqa: E731 - ±1 has no logit
     return [score_of(logit_of(inside(s)) + weight * z) for s, z in zip(scores, standings)]
 
 
 def ranks_in_set(count: int, weight: float) -> bool:
-    """Whether a set of `count` passages is ranked by standing: a weight, and at least `MIN_SET`."""
     return bool(weight) and count >= MIN_SET
 
 
 def set_selection(scores: Sequence[float], similarities: Sequence[float], weight: float) -> list[float]:
-    """Selection scores from the passages' cosines with the question (`similarities`): `set_adjusted`
-    when the set is ranked by standing (`ranks_in_set`), else the evaluator's `scores`."""
+    """`set_adjusted` by the standings of the cosines with the question, else the evaluator's `scores`."""
     if not ranks_in_set(len(scores), weight):
         return list(scores)
     return set_adjusted(scores, standings_of(similarities), weight)
@@ -145,8 +135,7 @@ def set_selection(scores: Sequence[float], similarities: Sequence[float], weight
 def selection_scores(
     question: str, texts: Sequence[str], scores: Sequence[float], embed: Embed | None, weight: float
 ) -> list[float]:
-    """What refinement ranks the strips `texts` (titled) by: `set_selection` with `embed` (one call for
-    the question and every strip; none when the set is not ranked by standing)."""
+    """What refinement ranks the titled strips `texts` by: `set_selection`, embedding them in one call."""
     if embed is None or not ranks_in_set(len(texts), weight):
         return list(scores)
     vectors = embed([question, *texts])
@@ -154,25 +143,21 @@ def selection_scores(
 
 
 def gate_score(lifted: bool, score: float, selection: float) -> float:
-    """The score a strip must clear the strip threshold (and a quote the quote threshold) with. The standing
-    tells which strip of a set answers, not whether any does: only strips of retrieved documents the grade did
-    not reject are judged by it (`lifted`); web strips and those of rejected documents by their own score."""
+    """The score a strip is thresholded by: the standing says which strip answers, not whether any does, so
+    only `lifted` strips (of retrieved documents not rejected) are judged by it."""
     return selection if lifted else score
 
 
 def judged(strip: Strip) -> float:
-    """The `gate_score` a kept strip was judged by."""
     return gate_score(strip.get("lifted", strip["origin"] == "internal"), strip["score"], strip["selection_score"])
 
 
 def wording(text: str) -> tuple[set[str], str]:
-    """What `repeats` compares of a strip: its terms and its folded text."""
     return set(terms(text)), folded(text)
 
 
 def repeats(a: tuple[set[str], str], b: tuple[set[str], str]) -> bool:
-    """Whether two strips, as their `wording`, say the same: `NEAR_DUPLICATE` of their terms
-    shared, or (with no terms to compare) the same text."""
+    """Whether two strips' `wording` says the same: `NEAR_DUPLICATE` of terms shared, else equal texts."""
     if not a[0] or not b[0]:
         return a[1] == b[1]
     return len(a[0] & b[0]) >= NEAR_DUPLICATE * len(a[0] | b[0])
@@ -193,8 +178,7 @@ def distinct(texts: Sequence[str], order: Sequence[int], limit: int) -> list[int
 
 
 def refine(question: str, passages: Sequence[Document], evaluator: Any, **settings: Any) -> list[Strip]:
-    """The kept strips of `refine_pages` (its signature and docstring say which), for a caller that reads
-    no further."""
+    """The kept strips of `refine_pages`."""
     return refine_pages(question, passages, evaluator, **settings)[0]
 
 
@@ -213,18 +197,9 @@ def refine_pages(
     rejected: Sequence[bool] | None = None,
     further: int = 0,
 ) -> tuple[list[Strip], list[Strip]]:
-    """The top `top_k` strips scoring at least `threshold`, none repeating a better one (`distinct`), in
-    document order; with `keep_best`, the best strip even when it scores lower (for documents the grade judged
-    relevant: a strip scored without the rest of its document often falls below the threshold).
-
-    With `embed` (texts -> vectors) and at least `MIN_SET` strips, strips are ranked by `set_adjusted` scores
-    and thresholded by their `gate_score`; each keeps the evaluator's `score` beside its `selection_score`.
-    `rejected[d]`: the grade scored passage d below the lower threshold. `evaluator` is any Runnable taking
-    {"question", "documents"} and returning one score per document; all strips go to it in one call.
-
-    The second list is the next `further` strips of the same ranking, in document order and without the
-    threshold (`Context.further_strips`).
-    """
+    """The top `top_k` distinct strips whose `gate_score` is at least `threshold`, in document order, and the
+    next `further` of the ranking. `keep_best` keeps the best strip whatever its score (scored without its
+    document, it often falls short); `embed` ranks by `set_adjusted` scores; `rejected[d]`: passage d rejected."""
     candidates: list[tuple[int, int, str, int, int]] = []  # (document, position, strip, start, end)
     for d, document in enumerate(passages):
         for position, (strip, start, end) in enumerate(decompose_spans(document.page_content, mode)):

@@ -1,9 +1,6 @@
 """The knowledge base searched again (`Context.requery`): what to search with, and which documents to keep.
 
-CRAG's one correction is the web, which is often off or knows nothing of the user's product. The `requery` node
-asks the chat model for another way into the same collection (a query in the documents' words, or a passage that
-would answer, HyDE) and grades what it finds against the question; these are the pure parts of it.
-"""
+The web is often off or knows nothing of the user's product; a second way into the collection may find it."""
 
 from __future__ import annotations
 
@@ -17,8 +14,7 @@ MAX_QUERY_CHARS = 600  # a hypothetical passage is a few sentences; more is the 
 
 
 def query_text(reply: str, question: str) -> str | None:
-    """The model's reply as a search: its first paragraph without quotes or a "Query:" label, at most
-    `MAX_QUERY_CHARS`; None when it is empty or only repeats the question (nothing new to search for)."""
+    """The reply's first paragraph without quotes or a "Query:" label; None when empty or the question again."""
     text = reply.strip().split("\n\n")[0].strip()
     for label in ("query:", "search query:", "passage:"):
         if text.lower().startswith(label):
@@ -36,9 +32,8 @@ def merge_graded(
     second_scores: Sequence[float],
     k: int,
 ) -> tuple[list[Document], list[float]]:
-    """The `k` best-graded documents of both searches, in the order they were found (the first search's,
-    then the second's; a text found twice counts once): a second search that finds nothing better
-    leaves the first's documents as they were, and can only add what the grade ranks above them."""
+    """The `k` best-graded documents of both searches, each text once, in the order found: the second
+    search can only add what the grade ranks above the first's."""
     seen: set[str] = set()
     found = []
     for document, score in [*zip(first, first_scores), *zip(second, second_scores)]:

@@ -10,8 +10,7 @@ from crag.thresholds import Action, Thresholds
 
 
 def decide_action(scores: Sequence[float], thresholds: Thresholds) -> Action:
-    """Correct if any document scores ≥ upper; Incorrect if all score < lower (or there are none,
-    as with an empty knowledge base); Ambiguous otherwise."""
+    """Correct if any document scores ≥ upper; Incorrect if all (or none) score < lower; else Ambiguous."""
     if any(s >= thresholds.upper for s in scores):
         return "correct"
     if all(s < thresholds.lower for s in scores):
@@ -20,7 +19,7 @@ def decide_action(scores: Sequence[float], thresholds: Thresholds) -> Action:
 
 
 def explain(action: Action, scores: Sequence[float], thresholds: Thresholds) -> str:
-    """Why `decide_action` chose `action` for these scores, in words (for `reason` in the output)."""
+    """Why `decide_action` chose `action`, in words."""
     if not scores:
         return "no documents were retrieved: Incorrect"
     best = max(range(len(scores)), key=lambda i: scores[i])
@@ -34,15 +33,12 @@ def explain(action: Action, scores: Sequence[float], thresholds: Thresholds) -> 
 
 
 def document_labels(scores: Sequence[float], thresholds: Thresholds) -> list[str]:
-    """Per-document view of the same thresholds, for display and streaming."""
     return [thresholds.label(s) for s in scores]
 
 
 def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto") -> tuple[Action, list[str], str]:
-    """The action, each document's label and the reason in words, for `grade` and `requery` alike.
-    `route` other than "auto" forces the action; the labels stay the thresholds' (refinement judges
-    strips of rejected documents by their own score on every route, so a forced route answers as the
-    route it forces would)."""
+    """The action, each document's label and the reason in words. A `route` other than "auto" forces the
+    action; the labels stay the thresholds'."""
     decided = decide_action(scores, thresholds)
     reason = explain(decided, scores, thresholds)
     if route == "auto":
@@ -56,9 +52,8 @@ def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto
 
 
 def recheck(labels: Sequence[str], grades: Sequence[float], threshold: float) -> tuple[Action, list[str], str] | None:
-    """The chat model's second opinion on an Incorrect grade: the documents it grades at least `threshold`
-    are kept (labelled ambiguous; `refine` keeps them whole and drops the rest) and the action becomes
-    Ambiguous, the paper's action for a grade it is unsure of; None when it keeps none."""
+    """The chat model's second opinion on an Incorrect grade: documents it grades at least `threshold`
+    become ambiguous, and so does the action; None when it keeps none."""
     kept = [i for i, g in enumerate(grades) if g >= threshold]
     if not kept:
         return None
@@ -79,14 +74,12 @@ def branches(action: Action) -> list[str]:
 
 
 def after_grade(action: Action, requery_due: bool) -> list[str]:
-    """After `grade`: the knowledge base searched again first when `grade` said so, else the action's nodes."""
     return ["requery"] if requery_due else branches(action)
 
 
 def final_knowledge(state: Mapping[str, Any]) -> list[Strip]:
-    """The paper's knowledge combination: Correct keeps the refined internal knowledge, Incorrect
-    the external, Ambiguous both (internal first), numbered in that order for the generator; and last the
-    further strips when the generator read them (`unread_knowledge`)."""
+    """The paper's knowledge combination: Correct the internal strips, Incorrect the external, Ambiguous
+    both; then the further strips when the generator read them."""
     action = state.get("action")
     internal = state.get("internal_knowledge") or []
     external = state.get("external_knowledge") or []
@@ -99,9 +92,7 @@ def final_knowledge(state: Mapping[str, Any]) -> list[Strip]:
 
 
 def unread_knowledge(state: Mapping[str, Any]) -> list[Strip]:
-    """The retrieved documents' next-best strips (`further_knowledge`), for a route that reads the retrieved
-    documents at all (not Incorrect); the generator reads them only when it declines over the kept ones, and
-    then `final_knowledge` numbers them after the rest."""
+    """The retrieved documents' next-best strips, read only when the generator declines (none on Incorrect)."""
     return [] if state.get("action") == "incorrect" else list(state.get("further_knowledge") or [])
 
 

@@ -1,10 +1,6 @@
 """Query rewriting for web search: at most three keywords, parsed robustly.
-
-A small model often answers the few-shot prompt with extra lines, quotes or a whole sentence, drops the subject
-or answers the question instead. We keep the first usable `query:` line, validate it into `SearchQuery`, and
-reject it when it loses one of the question's subjects or brings in a name of its own; then the keywords come
-from the question itself (`fallback_query`).
-"""
+A small model's rewrite that loses one of the question's subjects or brings in a name of its own is
+rejected for the question's own keywords (`fallback_query`)."""
 
 from __future__ import annotations
 
@@ -15,8 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from crag.english import NAME_RUN, RARE_ZIPF, SENTENCE_WORD_ZIPF, STOPWORDS, zipf
 
-# How the web query is made (`Context.rewrite`): the question's own keywords (`fallback_query`, no model
-# call), the chat model's few-shot rewrite (the paper's), or the question as asked (the paper's ablation).
+# the question's own keywords, the chat model's few-shot rewrite (the paper's), or the question as asked
 Rewrite = Literal["keywords", "model", "off"]
 
 MAX_KEYWORDS = 3
@@ -24,7 +19,6 @@ MAX_KEYWORD_WORDS = 6  # the paper's longest example keyword has 6 words; longer
 
 
 def usable(keyword: str) -> bool:
-    """A keyword a search can take: a word in it, and at most `MAX_KEYWORD_WORDS` words."""
     return bool(re.search(r"\w", keyword)) and len(keyword.split()) <= MAX_KEYWORD_WORDS
 
 
@@ -45,14 +39,13 @@ class SearchQuery(BaseModel):
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased words of `text` that carry meaning (no stop words or pronouns)."""
+    """Lower-cased words of `text` without stop words."""
     return {w.lower() for w in re.findall(r"\w+", text)} - STOPWORDS
 
 
 def names(text: str) -> list[str]:
-    """Runs of capitalised words, without a capitalised question word in front or a possessive 's
-    behind: "What is Anna Berg's occupation?" → ["Anna Berg"]. Mid-sentence, capitalised function
-    words are part of a name ("the father of But Why Not?", "When did The Who form?")."""
+    """Runs of capitalised words: "What is Anna Berg's occupation?" → ["Anna Berg"]. Mid-sentence,
+    capitalised function words are part of a name ("When did The Who form?")."""
     found = []
     for match in NAME_RUN.finditer(text):
         words = match.group(0).split()
@@ -73,9 +66,7 @@ CODE = re.compile(
 
 
 def subjects(question: str) -> list[str]:
-    """What the question is about, in question order: quoted terms, names (runs of capitalised
-    words), code ("json.dumps", "--max-count") and rare words ("certifi"), each once. A web query
-    that drops one of them searches for something else."""
+    """What the question is about, each once: quoted terms, names, code ("json.dumps") and rare words."""
     found: list[tuple[int, str]] = []
     for match in QUOTED.finditer(question):
         found.append((match.start(), next(g for g in match.groups() if g).strip()))
@@ -104,19 +95,14 @@ def subjects(question: str) -> list[str]:
 
 
 def _mentions(term: str, text: str) -> bool:
-    """Whether `text` mentions `term`: the whole term, or (for names) one of its content words."""
     if term.lower() in text.lower():
         return True
     return bool(content_words(term) & content_words(text)) and bool(names(term))
 
 
 def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
-    """The model's keywords, or None when its output is unusable.
-
-    With `question`, keywords sharing no content word with it are dropped (that is the model talking), and the
-    query must keep the question's `subjects` and bring in no name or number the question lacks (the model
-    answering, or the prompt's example leaking).
-    """
+    """The model's keywords, or None when unusable: with `question`, the query must keep its `subjects` and
+    bring in no name or number it lacks (the model answering, or the prompt's example leaking)."""
     for line in output.splitlines():
         line = line.strip()
         if not line or line.lower().startswith("question:"):
@@ -143,7 +129,6 @@ def parse_query(output: str, question: str | None = None) -> SearchQuery | None:
 
 
 def _faithful(query: str, question: str) -> bool:
-    """The query keeps the question's (first three) subjects."""
     return all(_mentions(term, query) for term in subjects(question)[:MAX_KEYWORDS])
 
 
@@ -155,8 +140,7 @@ def _answers(reply: str, question: str) -> bool:
 
 
 def fallback_query(question: str) -> SearchQuery:
-    """Keywords from the question alone: its subjects (names, quoted terms, code, rare words), then
-    its other content words, the rarest first ("occupation" before "get")."""
+    """Keywords from the question alone: its subjects, then its other content words, the rarest first."""
     keywords = subjects(question)
     covered = {w for k in keywords for w in content_words(k)}
     words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"\w[\w'’-]*\w|\w", question)]

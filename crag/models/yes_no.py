@@ -1,12 +1,5 @@
-"""A chat model's yes/no relevance grade read as a probability: LangGraph's CRAG tutorial grader.
-
-The tutorial asks the chat model "is this document relevant? yes or no". Read as P(yes) against P(no) on the
-first reply token, it ranks documentation passages far better than the shipped evaluator, but it is too slow to
-grade every document, so it serves twice: as the evaluator's teacher (`lab.evaluator.llm_teacher`) and as a
-second opinion when the evaluator rejects every document (`Context.recheck_threshold`).
-
-llama-cpp-python keeps no logits without `logits_all` (a table of the whole vocabulary per token), so the last
-token's are read from the context; the prompt's start the context already holds is not evaluated again.
+"""A chat model's yes/no relevance grade read as P(yes) on the first reply token: LangGraph's CRAG
+tutorial grader, the evaluator's teacher and its second opinion.
 """
 
 from __future__ import annotations
@@ -21,16 +14,14 @@ GRADER_SYSTEM = """You are a grader assessing relevance of a retrieved document 
     Give a binary score 'yes' or 'no' score to indicate whether the document is relevant to the question."""
 GRADER_HUMAN = "Retrieved document: \n\n {document} \n\n User question: {question}"
 
-# whether a passage answers, not only whether it is related: a quote must answer the question it replaces
-# the model's answer to
+# whether a passage answers, not only whether it is related: a quote must answer
 ANSWERS_SYSTEM = (
     "You check whether a passage answers a question. Reply 'yes' if the passage itself states the answer "
     "to the question, 'no' if it does not (a passage on the same topic that does not say the answer is 'no')."
 )
 ANSWERS_HUMAN = "Passage:\n{document}\n\nQuestion: {question}\nDoes the passage answer the question?"
 
-# the reader picks the passage that answers among numbered ones: its first token's probabilities over the
-# numbers rank them
+# the first token's probabilities over the passages' numbers rank them
 CHOOSE_SYSTEM = "You pick the passage that answers a question."
 CHOOSE_HUMAN = (
     "Passages:\n{passages}\n\nQuestion: {question}\nWhich passage answers the question? Reply with its number only."
@@ -41,7 +32,6 @@ _NO = ("no", "No", " no", " No")
 
 
 def grader_messages(question: str, document: str) -> list[dict[str, str]]:
-    """The tutorial grader's chat for one (question, document) pair."""
     return [
         {"role": "system", "content": GRADER_SYSTEM},
         {"role": "user", "content": GRADER_HUMAN.format(document=document, question=question)},
@@ -49,7 +39,6 @@ def grader_messages(question: str, document: str) -> list[dict[str, str]]:
 
 
 def answers_messages(question: str, document: str) -> list[dict[str, str]]:
-    """The chat asking whether `document` answers `question` (yes or no)."""
     return [
         {"role": "system", "content": ANSWERS_SYSTEM},
         {"role": "user", "content": ANSWERS_HUMAN.format(document=document, question=question)},
@@ -66,15 +55,14 @@ def choose_messages(question: str, passages: list[str]) -> list[dict[str, str]]:
 
 
 def reply_score(reply: str) -> float:
-    """A grade from a reply's text, for chat models whose token probabilities are not at hand: 1.0 for
-    "yes", -1.0 for "no" or anything else (a reply that is not a grade never overrules the evaluator)."""
+    """1.0 for a reply "yes", else -1.0 (a reply that is not a grade never overrules the evaluator)."""
     word = reply.strip().strip("'\"*`.").split(maxsplit=1)
     return 1.0 if word and word[0].lower().rstrip(".,!:") == "yes" else -1.0
 
 
 class LlamaYesNo:
-    """P(yes) / (P(yes) + P(no)) of a llama.cpp model's first reply token ("yes", "Yes", "no", "No" spellings
-    summed), mapped to [-1, 1], through the model's own chat template (read from its GGUF)."""
+    """P(yes) / (P(yes) + P(no)) of a llama.cpp model's first reply token, mapped to [-1, 1], through the
+    model's own chat template."""
 
     def __init__(self, llama: Any):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -95,16 +83,15 @@ class LlamaYesNo:
         return sorted({llama.tokenize(s.encode(), add_bos=False, special=False)[0] for s in spellings})
 
     def tokens(self, llama: Any, messages: list[dict[str, str]]) -> list[int]:
-        """The prompt's tokens, cut in the middle to fit the context (both ends kept: the instruction and
-        the question)."""
+        """The prompt's tokens, cut in the middle to fit the context."""
         prompt = self.format(messages=messages).prompt
         tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
         limit = llama.n_ctx() - 1
         return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]
 
     def _last_logits(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool) -> np.ndarray:
-        """The logits of the reply's first token. With `reuse_prefix` the start the context already holds
-        (`llama.input_ids[:n_tokens]`) is kept; llama.cpp's own completions reuse it the same way."""
+        """The logits of the reply's first token, read from the context (no `logits_all`); with
+        `reuse_prefix` the start the context already holds is not evaluated again."""
         import llama_cpp
 
         tokens = self.tokens(llama, messages)
@@ -121,15 +108,13 @@ class LlamaYesNo:
         return logits.astype("float64")
 
     def score(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool = True) -> float:
-        """The grade of the reply to `messages`, in [-1, 1]."""
         yes = self.shares(llama, messages, [self.yes, self.no], reuse_prefix)[0]
         return float(2.0 * yes - 1.0)
 
     def shares(
         self, llama: Any, messages: list[dict[str, str]], groups: list[list[int]], reuse_prefix: bool = True
     ) -> list[float]:
-        """How the reply's first-token probability divides among `groups` of token ids (each group's
-        summed probability over all groups'): which of a few labelled answers the model would give."""
+        """How the reply's first-token probability divides among `groups` of token ids."""
         logits = self._last_logits(llama, messages, reuse_prefix)
         top = logits.max()
         mass = np.array([np.exp(logits[g] - top).sum() if g else 0.0 for g in groups])

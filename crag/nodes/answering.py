@@ -1,11 +1,5 @@
-"""What the answer steps share: the knowledge as the reader sees it, one answer written over strips and the
-checks on it, the answer tidied, a strip quoted, and the cited strips as sources.
-
-The knowledge is given strip by strip, unnumbered (a small model copies "[1]" where the fact belongs); the
-citations number the strips, so one points at a passage a reader can check, not at a whole file. The model
-only writes the answer; `crag.answers.attribution` does the citing, and an answer none of whose sentences a
-strip supports is withheld (`UNSUPPORTED_ANSWER`, the model's words kept in `draft`) unless
-`answer_without_knowledge` is set."""
+"""What the answer steps share: the knowledge as the model sees it, one answer written and checked, the
+answer tidied, a strip quoted, the cited strips as sources. The model writes; the code cites."""
 
 from __future__ import annotations
 
@@ -37,17 +31,13 @@ NAME_WORDS = 5  # a title longer than this is a heading, not a name
 
 
 def format_knowledge(strips: list[Strip]) -> str:
-    """The passages as the generator sees them: one per paragraph, "title: text", unnumbered (web
-    paragraphs already start with their title, `crag.search.fetch`)."""
+    """The passages as the generator sees them: one per paragraph, "title: text", unnumbered."""
     return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
 
 
 def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
-    """The model's reply as an answer: whitespace collapsed, its own "[n]" markers, a leading "Answer:" and a
-    leading copy of a knowledge title dropped ("Django Reinhardt: Django Reinhardt was …"). A copied title is
-    kept when it may be the answer: a name (a few words, not a page title of the "Page - Site" form) that
-    neither the rest nor the question names ("Ken Keyes Jr.: He wrote …" for "Who is the author of Facing the
-    Future?")."""
+    """The model's reply as an answer: whitespace collapsed, without "[n]" markers, a leading "Answer:" or a
+    copied knowledge title, unless that title is a name that may be the answer ("Ken Keyes Jr.: He wrote …")."""
     text = MARKERS.sub("", " ".join(reply.split()))
     text = ANSWER_LABEL.sub("", text).strip()
     declined = declined_behind_title(text, titles)
@@ -62,7 +52,6 @@ def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
 
 
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
-    """The cited strips, by number, without their refinement score."""
     cited = sorted({n for c in citations for n in c["sources"]})
     return [
         Source(
@@ -82,9 +71,8 @@ def quoting(text: str, n: int) -> tuple[str, list[Citation]]:
 def written(
     ctx: Context, prompt_name: str, strips: list[Strip], question: str, knowledge: str, cite: list[Strip] | None = None
 ) -> dict[str, Any]:
-    """One model call over `strips` and the checks on its reply, its sentences attributed to the strips of
-    `cite` (default `strips`): draft, answer, citations, and why the answer is not the draft (`replaced`, None
-    when it stands or the model itself declined)."""
+    """One model call over `strips`, checked and attributed to `cite` (default `strips`): draft, answer,
+    citations and `replaced` (None when the answer stands or the model itself declined)."""
     prompt = (
         generation_prompt(prompt_name, knowledge=knowledge, question=question)
         if strips

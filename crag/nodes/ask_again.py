@@ -1,6 +1,5 @@
-"""`ask_again`: knowledge was found, the model declined or was withheld, and no strip could be quoted, so it is
-asked once more with `Context.retry_prompt` (the paper's prompt, which offers no way out); that answer is
-checked as the first was."""
+"""`ask_again`: nothing could be quoted for a declined or withheld answer, so the model is asked once more
+with `Context.retry_prompt`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""`contextualize`: validate the question, start the turn afresh, and resolve a follow-up.
-
-On a thread (a checkpointer and a thread id), `history` holds the earlier turns; a question that
-refers back to them is rewritten into a self-contained one before anything is retrieved.
-"""
+"""`contextualize`: validate the question, start the turn afresh, and make a follow-up self-contained."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from crag.state import State, fresh_turn
 
 
 def model_condensed(ctx: Context, question: str, history: list) -> str | None:
-    """The chat model's self-contained question, or None when its rewrite is unusable or it fails."""
+    """The chat model's self-contained question; None when its rewrite is unusable or it fails."""
     try:
         reply = resources.chat(ctx, "condense", reply_tokens=resources.condense_tokens(question)).invoke(
             condense_prompt(question, history), config={"tags": CONDENSE_TAGS}
@@ -31,8 +27,7 @@ def model_condensed(ctx: Context, question: str, history: list) -> str | None:
 
 
 def condense(ctx: Context, question: str, history: list) -> str:
-    """The model's rewrite, else the rules', else the previous question appended. The model comes first since it
-    reads names and things the rules cannot; the rules are for its unusable rewrites (`parse_condensed`)."""
+    """The model's rewrite (it reads names the rules cannot), else the rules', else the previous question appended."""
     return model_condensed(ctx, question, history) or resolve(question, history) or append_previous(question, history)
 
 

@@ -1,5 +1,4 @@
-"""`finish`: the turn's answer is final: whether it rests on the knowledge, the strips it cites, and the turn
-kept in the thread's history."""
+"""`finish`: record whether the answer is grounded, its sources, and the turn in the thread's history."""
 
 from __future__ import annotations
 

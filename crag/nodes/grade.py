@@ -1,6 +1,4 @@
-"""`grade`: score every retrieved document in one batched evaluator call and pick the action by the two
-thresholds. When the action is not Correct and `Context.requery` is on, the knowledge base is searched again
-before the action runs (`requery_due`)."""
+"""`grade`: score the retrieved documents in one evaluator call and pick the action by the two thresholds."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     action, labels, reason = decision(scores, pair, ctx.route)
     thresholds = pair.as_dict()
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
-    # nothing relevant found (and no route forced): the knowledge base is searched again first (`requery`);
-    # one that returned nothing at all is empty, and a second search would find nothing either
+    # no documents at all: the knowledge base is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)
     return {
         "scores": scores,
@@ -39,8 +36,7 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
 
 
 def second_opinion_due(state: State, runtime: Runtime[Context]) -> bool:
-    """Whether the chat model grades the documents: the evaluator rejected every one (Incorrect, not forced),
-    there are documents, and the chat model's grade is worth asking (`resources.rechecks`)."""
+    """Whether the chat model grades the documents: the evaluator rejected all of them and rechecks are on."""
     ctx = resources.context_of(runtime)
     return (
         state["action"] == "incorrect" and ctx.route == "auto" and resources.rechecks(ctx) and bool(state["documents"])

@@ -1,6 +1,4 @@
-"""`read_further`: the model said it does not know over the kept strips, so it reads the next strips of
-refinement's ranking once (`Context.further_strips`). Its answer stands if the checks let it, and the further
-strips are then numbered after the kept ones; otherwise the first answer's path goes on."""
+"""`read_further`: the model declined over the kept strips, so it reads the next strips of the ranking once."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""`requery`: when the grade found nothing relevant, search the knowledge base again with what the chat
-model makes of the question (`Context.requery`), grade what comes back against the question, keep the
-best-graded documents of both searches and decide the action again. The web, when configured, runs
-after it as before, on the new action.
-
-A failing model or an empty reply leaves the first search as it was: the correction can only add.
-"""
+"""`requery`: search the knowledge base again with the chat model's query, keep the best-graded documents
+of both searches and decide the action again. A failing model leaves the first search as it was."""
 
 from __future__ import annotations
 

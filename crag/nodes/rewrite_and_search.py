@@ -1,10 +1,6 @@
 """`rewrite_and_search`: rewrite the question into keywords, search the web, fetch and refine.
 
-The query is the question's own keywords by default (`Context.rewrite`); `rewrite="model"` asks the chat model,
-as the paper does. A failing or slow search never fails the run: the error goes to `web_error` and the answer is
-made from the internal knowledge. With no web backend nothing is rewritten or searched. Web paragraphs are
-passages like the retrieved documents (`crag.passages`), so both routes refine with the same code.
-"""
+A failing search never fails the run: the error goes to `web_error`."""
 
 from __future__ import annotations
 
@@ -24,8 +20,7 @@ from crag.state import State
 
 
 def rewrite_query(ctx: Context, question: str) -> str:
-    """The web query `ctx.rewrite` asks for. The model's (the paper's few-shot keyword rewrite) falls back to
-    the question's own keywords when the model fails."""
+    """The web query `ctx.rewrite` asks for; the model's falls back to the question's keywords."""
     if ctx.rewrite == "off":
         return question
     if ctx.rewrite == "keywords":

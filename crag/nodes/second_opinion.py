@@ -1,8 +1,5 @@
-"""`second_opinion`: the evaluator rejected every document, so the chat model grades the first
-`Context.recheck_k` of them by retrieval rank (LangGraph's CRAG tutorial grader, its P(yes) in [-1, 1]). Its
-grade is slow but ranks documentation far better, so it is asked only where the evaluator would throw your
-documents away; those it grades at least `Context.recheck_threshold` are kept whole and the action becomes
-Ambiguous."""
+"""`second_opinion`: the evaluator rejected every document, so the chat model (slow, but better on
+documentation) grades the first `recheck_k`; those it passes are kept whole and the action becomes Ambiguous."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Per-stage timings in the graph's output (`timings`), so that the CLI's `--json` and API clients
-see where a run spent its time without a tracing backend."""
+"""Per-stage timings in the graph's output (`timings`), without a tracing backend."""
 
 from __future__ import annotations
 
@@ -9,8 +8,8 @@ from collections.abc import Callable
 
 
 def timed(name: str) -> Callable:
-    """Add the node's wall time, in seconds, to the `timings` it returns (beside any sub-stages it
-    timed itself). `functools.wraps` keeps the signature LangGraph inspects for `runtime`."""
+    """Add the node's wall time, in seconds, to the `timings` it returns (`functools.wraps` keeps the
+    signature LangGraph inspects for `runtime`)."""
 
     def decorate(node: Callable[..., dict]) -> Callable[..., dict]:
         @functools.wraps(node)

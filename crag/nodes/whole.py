@@ -1,5 +1,4 @@
-"""Plain RAG's knowledge, for the baseline systems (`crag.graphs.rag`): the retrieved documents, and the web's
-results for the question itself, whole and unscored."""
+"""Plain RAG's knowledge for the baselines: the retrieved documents and the web's results, whole and unscored."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from crag.state import Strip
 
 
 def _whole(documents: list, origin: str) -> list[Strip]:
-    """Passages (`crag.passages`: retrieved chunks or fetched web paragraphs) as unscored whole strips."""
     return [
         Strip(
             text=d.page_content,
@@ -36,8 +34,7 @@ def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
 
 
 def web_search(state: dict, runtime: Runtime[Context]) -> dict:
-    """RAG with web: the results for the question itself, whole, after the documents (searched and
-    fetched through `crag.resources`, as CRAG's own node does)."""
+    """RAG with web: the results for the question itself, whole, after the documents."""
     ctx = resources.context_of(runtime)
     try:
         results = resources.web_search(ctx, state["question"])

@@ -1,1 +1,1 @@
-"""Questions as CRAG takes them: what a question must be (`checks`), and follow-ups on a thread made self-contained."""
+"""Questions as CRAG takes them: validated, and follow-ups made self-contained."""

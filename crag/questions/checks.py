@@ -1,5 +1,4 @@
-"""What a question must be before CRAG works on it. Every way in (the graph, the CLI, the server's
-request schema) applies the same rule and the same limit, so it lives below all of them."""
+"""What a question must be: one rule for every way in (the graph, the CLI, the server's schema)."""
 
 from __future__ import annotations
 

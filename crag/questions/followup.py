@@ -1,10 +1,5 @@
-"""Follow-up questions on a thread: detect them and make them self-contained.
-
-CRAG retrieves and grades with the question alone, so "When was she born?" must become "When was Ada Lovelace
-born?" first. Only questions that refer back (a pronoun, "there", "and …?") are rewritten. The chat model is asked
-first (`contextualize.condense`) and its rewrite kept only when usable (`parse_condensed`); else these rules
-replace each pronoun with the previous turn's referent of its kind (`referent`), and failing them the previous
-question is appended, which still tells retrieval what the follow-up is about.
+"""Follow-up questions on a thread: detect them and make them self-contained ("When was she born?" →
+"When was Ada Lovelace born?"), by the chat model's rewrite when usable, else by these rules.
 """
 
 from __future__ import annotations
@@ -39,8 +34,7 @@ ANSWER_CHARS = 200
 
 
 def refers_back(question: str) -> bool:
-    """Whether `question` needs the thread to be understood: it has a referring word (`REFERS_BACK`)
-    that does not refer inside the question itself (`pronouns.shielded`)."""
+    """Whether `question` has a referring word that does not refer inside the question itself."""
     return bool(REFERS_BACK.search(shielded(question)[0]))
 
 
@@ -53,9 +47,8 @@ def format_history(history: Sequence[Turn]) -> str:
 
 
 def parse_condensed(reply: str, question: str) -> str | None:
-    """The model's rewrite when it is usable: one line that no longer refers back and keeps at least half of
-    the follow-up's own words; None otherwise. A question given back unchanged is kept when it names something
-    to stand on (`names`): the model judged it self-contained."""
+    """The model's rewrite if it no longer refers back and keeps half the follow-up's words, else None; a
+    question given back unchanged is kept when it names something."""
     line = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
     line = re.sub(r"^(rewritten( question)?|question|q)\s*:\s*", "", line, flags=re.IGNORECASE).strip().strip("\"'“”")
     if plain_question(line) == plain_question(question):
@@ -69,19 +62,17 @@ def parse_condensed(reply: str, question: str) -> str | None:
 
 
 def plain_question(text: str) -> str:
-    """A question for comparing two spellings of it: lower case, single spaces, no final punctuation."""
+    """A question lower-cased, single-spaced, without final punctuation, to compare two spellings."""
     return re.sub(r"[?.!\s]+$", "", " ".join(text.split())).lower()
 
 
 def main_entity(text: str) -> str | None:
-    """The longest name in `text` ("Ada Lovelace")."""
     found = names(text)
     return max(found, key=len) if found else None
 
 
 def _asked_thing(question: str, follow_up: str) -> list[str]:
-    """The noun phrase `question` asks about (`ASKED_THING`) as a referent for `follow_up`'s pronouns, [] when
-    it has none: "a closure" in "What is a closure in Rust?", whose subject by rarity is only "Rust"."""
+    """The noun phrase `question` asks about, as a referent: "a closure" in "What is a closure in Rust?"."""
     found = ASKED_THING.match(question)
     if not found or re.match(r"\s+of\b", question[found.end() :]):
         return []
@@ -91,9 +82,8 @@ def _asked_thing(question: str, follow_up: str) -> list[str]:
 
 
 def _candidates(turn: Turn, follow_up: str = "") -> tuple[list[str], list[str], str]:
-    """(what the previous question is about, in question order, the names its answer gives, what it
-    asked for: "who", "where", "entity" for "Which …"/"What band …", else its first word), for the
-    pronouns of `follow_up`."""
+    """(what the previous question is about, the names its answer gives, what it asked for: "who", "where",
+    "entity" for "Which …"/"What band …", else its first word)."""
     question = turn["question"]
     answer = re.sub(r"\s*\[\d+\]", "", turn.get("answer") or "")
     about = _phrases(question, "" if abstains(answer) else answer)
@@ -121,9 +111,8 @@ PHRASE_STOPS = STOPWORDS | AUXILIARIES  # words a subject's phrase does not run 
 
 
 def _phrases(question: str, answer: str) -> list[str]:
-    """What the question is about (`subjects`, in question order) as the phrases a pronoun stands for: a
-    subject takes in the words after it while the answer says the longer phrase ("npm" in "What does npm ci
-    do?" is "npm ci" when the answer speaks of `npm ci`)."""
+    """The question's `subjects` as the phrases a pronoun stands for: a subject takes in the words after it
+    while the answer says the longer phrase ("npm ci", not "npm")."""
     found = subjects(question)
     said = _spoken(answer)
     phrases: list[str] = []
@@ -148,13 +137,11 @@ def _phrases(question: str, answer: str) -> list[str]:
 
 
 def _spoken(text: str) -> str:
-    """`text`'s words, lowercased, one space apart and around, to find a phrase in it word for word."""
     return " " + " ".join(_SPOKEN_WORD.findall(text.lower())) + " "
 
 
 def _instruction_verb(name: str, answer: str) -> bool:
-    """Whether a "name" is an answer's capitalised first word that is a common English word ("Run git
-    revert."): an instruction, not a referent."""
+    """Whether a "name" is an answer's common first word, an instruction ("Run git revert.")."""
     return (
         " " not in name
         and zipf(name.lower()) >= SENTENCE_WORD_ZIPF
@@ -163,18 +150,15 @@ def _instruction_verb(name: str, answer: str) -> bool:
 
 
 def _names_a_referent(name: str, answer: str, about: list[str]) -> bool:
-    """A name in the answer is a new referent unless the question already had it or it describes
-    ("a Swedish painter")."""
+    """A name in the answer is a new referent unless the question had it or it describes ("a Swedish painter")."""
     if any(name.lower() in a.lower() for a in about):
         return False
     return not (DEMONYM.fullmatch(name) and re.search(rf"\b{re.escape(name)}\s+[a-z]", answer))
 
 
 def referent(kind: str, history: Sequence[Turn], follow_up: str = "") -> str | None:
-    """Who or what a pronoun of `kind` (person, thing, group, place) in a follow-up refers to: after
-    "Who is the author of FastAPI?", "he" is the person the answer names and "it" is FastAPI; after
-    "Where was Ada Lovelace born?", "there" is the place the answer gives, and after "Where is Kyoto?"
-    it is Kyoto."""
+    """What a pronoun of `kind` (person, thing, group, place) refers to: after "Who is the author of
+    FastAPI?", "he" is the person the answer names and "it" is FastAPI."""
     if not history:
         return None
     about, given, wh = _candidates(history[-1], follow_up)
@@ -199,11 +183,7 @@ def referent(kind: str, history: Sequence[Turn], follow_up: str = "") -> str | N
 
 
 def resolve(question: str, history: Sequence[Turn]) -> str | None:
-    """The rule-based rewrite, or None when the rules find nothing to substitute.
-
-    Each pronoun is replaced by the referent of its kind (`referent`): possessives become "X's",
-    "there" becomes "in X" (unless existential: "Is there a way …"), "this library" becomes the thing.
-    """
+    """The rule-based rewrite (each pronoun replaced by its `referent`), or None when nothing is substituted."""
     if not history:
         return None
     topic = TOPIC_FIRST.match(question)
@@ -251,9 +231,8 @@ def resolve(question: str, history: Sequence[Turn]) -> str | None:
 
 
 def _asked_about(new: str, turn: Turn) -> str | None:
-    """The previous question asked about `new` instead of its first subject; a subcommand for a
-    subcommand ("Does npm ci change package.json?" … "What about npm install?" asks it of npm install,
-    not of "npm install ci"). None when the question has no subject to swap."""
+    """The previous question asked about `new` instead of its first subject (a subcommand for a
+    subcommand: "npm install", not "npm install ci"); None when it has no subject."""
     about, _, _ = _candidates(turn)
     question = turn["question"]
     old = about[0] if about else ""

@@ -1,10 +1,5 @@
-"""The words of a follow-up that refer, of what kind, and which of them refer inside the question.
-
-A pronoun names its kind of referent ("he" a person, "it" a thing, "there" a place); a name looks like a
-person's or a thing's. Words that refer inside the question (a pronoun after its own antecedent, an existential
-"there", an expletive "it", a relative "that") are shielded from the rewrite (`shielded`, `unshield`), or a new
-question after an unrelated one would be rewritten about the previous subject. `crag.questions.followup`
-decides what a referring word is replaced with.
+"""The words of a follow-up that refer, of what kind, and which refer inside the question: those are
+shielded from the rewrite, or a new question would be rewritten about the previous subject.
 """
 
 from __future__ import annotations
@@ -29,8 +24,7 @@ from crag.knowledge.web_query import subjects
 
 
 def looks_like_person(name: str) -> bool:
-    """Two or more title-case words and no word that names a thing: "Ada Lovelace", "Ludwig van Beethoven",
-    not "FastAPI", "Kyoto" or "University of Tokyo"."""
+    """Two or more title-case words, none naming a thing: "Ada Lovelace", not "University of Tokyo"."""
     words = [w for w in re.split(r"[\s,]+", name) if w]
     capitalised = [w for w in words if w[:1].isupper()]
     if len(capitalised) < 2 or any(w.lower().strip(".") in THING_WORDS for w in words) or re.search(r"\d", name):
@@ -39,16 +33,13 @@ def looks_like_person(name: str) -> bool:
 
 
 def _object_gap(after: str) -> bool:
-    """Whether "it" is the object "to <verb>" lacks, and so refers: "Is it safe to use across threads?"
-    (after "What does Rc<T> do?") asks about Rc<T>; "Is it safe to delete the lock file?" does not."""
+    """Whether "it" is the object "to <verb>" lacks, and so refers: "Is it safe to use across threads?"."""
     return bool(NO_OBJECT.match(after))
 
 
 def _inside(question: str) -> list[tuple[int, int]]:
-    """Spans of the referring words of `question` that refer inside it: a pronoun after an antecedent
-    of its kind that the question gives itself (a name, code or a rare word, `subjects`; for "it" and
-    "they" also "a/an …") with a clause boundary between them; an existential "there"; an expletive
-    "it" ("is it possible to …"); a relative "that"."""
+    """Spans of the words that refer inside `question`: a pronoun after its own antecedent across a clause
+    boundary, an existential "there", an expletive "it", a relative "that"."""
     spans = [_word_span(m, "there") for m in EXISTENTIAL_THERE.finditer(question)]
     for match in EXPLETIVE_IT.finditer(question):
         if match.group("it3") or not _object_gap(question[match.end() :]):  # "how long does it take to …"
@@ -81,9 +72,7 @@ def _word_span(match: re.Match, word: str) -> tuple[int, int]:
 
 
 def shielded(question: str) -> tuple[str, list[str]]:
-    """`question` with the words that refer inside it (`_inside`) replaced by placeholders that no
-    rule matches, and those words, for `unshield` (none in a question that holds the placeholders'
-    NUL itself: it is left as it is)."""
+    """`question` with the words that refer inside it replaced by NUL placeholders, and those words."""
     if "\0" in question:
         return question, []
     kept: list[str] = []

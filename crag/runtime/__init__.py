@@ -1,2 +1,1 @@
-"""The running process's own matters: caches of loaded models, where files are kept, which extras are
-installed, shared errors."""
+"""The process's own matters: model caches, file locations, installed extras, shared errors."""

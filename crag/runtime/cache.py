@@ -1,15 +1,6 @@
-"""Process-wide caches of loaded models and opened stores, and how many times each kind was loaded.
-
-Every expensive resource (the evaluator, the embedding model, llama.cpp contexts, Chroma stores,
-local BM25 indexes) lives in one `ResourceCache`: loaded on first use, then shared by every
-caller in the process. Each load is counted per kind, so the server (`/health`) and the tests
-can show that a model is loaded once, not once per request.
-
-Hand-written rather than `functools.lru_cache`/`cache` or `cachetools` (not a dependency):
-`functools` may run the loader twice when two threads miss at once, and neither library can
-replace an entry whose file changed (`stamp`), count loads, or hand back the forgotten values
-(the chat models must be closed when the cache is emptied at exit).
-"""
+"""Process-wide caches of loaded models and opened stores, with a count of loads per kind.
+Hand-written: `functools` may load twice when two threads miss at once, and neither it nor cachetools
+can reload on a changed `stamp`, count loads, or hand back the forgotten values to close them."""
 
 from __future__ import annotations
 
@@ -37,20 +28,8 @@ class _Entry(NamedTuple):
 
 
 class ResourceCache(Generic[K, V]):
-    """A thread-safe `key -> resource` map that loads each resource once, on first use.
-
-    `get(key, load)` returns the cached resource for `key`, or calls `load()` and keeps what it
-    returns. The cache's one lock is held while loading: concurrent first callers wait for one
-    load and share it, and one cache loads one resource at a time. A loader that raises leaves
-    the cache (and the count) as it was, so the next call tries again.
-
-    `stamp` makes an entry conditional: a cached resource is returned only when the caller's
-    stamp equals the one it was loaded with, otherwise it is loaded again and replaces the old
-    one (e.g. a file's (mtime_ns, size), so an index is rebuilt after the file changes).
-
-    Every successful load, reloads included, adds one to `loads()[kind]`; `counted=False`
-    keeps a cache out of `loads()` (its kind only names it).
-    """
+    """A thread-safe `key -> resource` map that loads each resource once, on first use: the lock is held while
+    loading, so first callers share one load. `counted=False` keeps a cache out of `loads()`."""
 
     def __init__(self, kind: str, *, counted: bool = True):
         self.kind = kind
@@ -59,7 +38,7 @@ class ResourceCache(Generic[K, V]):
         self._lock = threading.Lock()
 
     def get(self, key: K, load: Callable[[], V], *, stamp: Hashable = None) -> V:
-        """The resource for `key`, loaded by `load()` if missing or cached with another `stamp`."""
+        """The resource for `key`, loaded by `load()` if missing or cached with another `stamp` (a file's mtime)."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry.stamp != stamp:
@@ -80,7 +59,6 @@ class ResourceCache(Generic[K, V]):
             return key in self._entries
 
     def values(self) -> list[V]:
-        """A snapshot of the cached resources (use them without holding the cache)."""
         with self._lock:
             return [entry.value for entry in self._entries.values()]  # type: ignore[misc]
 

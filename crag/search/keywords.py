@@ -1,14 +1,6 @@
-"""A BM25 index of a Chroma collection's chunks, for hybrid retrieval (`crag.search.store`).
-
-Dense retrieval misses what only the words give away: a flag or a function (`sort_keys`, `--porcelain`), a rare
-name. BM25 finds them, and fusing the two lists finds more of the relevant chunks than either.
-
-Chroma's local store has no ranked full-text search, so the index is built here with bm25s from the collection's
-texts and titles on the first question a process asks of it, kept per process and stamped with the chunk count
-(built again when `crag ingest` changes it). It holds ids and term statistics only: hits are read back from
-Chroma by id, as Chroma holds them now.
-
-Words are `crag.text.terms` (stems, stopwords and question words dropped), as in the evaluator's lexical overlap.
+"""A BM25 index of a Chroma collection's chunks, for hybrid retrieval: it finds what only the words give
+away (`--porcelain`, a rare name). Chroma has no ranked full-text search, so it is built here on first use
+and rebuilt when the chunk count changes; it holds ids only, and hits are read back from Chroma.
 """
 
 from __future__ import annotations
@@ -26,8 +18,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# above this many chunks the index is not built (every text would be read into this process); such a
-# collection is searched by embedding alone, with a warning
+# above this many chunks the index is not built (every text would be read into memory)
 MAX_CHUNKS = 200_000
 PAGE = 5_000  # chunks read from Chroma per request while building
 
@@ -38,8 +29,7 @@ class KeywordIndex:
     retriever: Any  # bm25s.BM25
 
     def search(self, query: str, n: int) -> list[str]:
-        """Ids of the `n` best chunks for `query` by BM25, best first; chunks sharing no word with it
-        are left out (they score 0), so a query of stopwords finds nothing."""
+        """Ids of the `n` best chunks for `query` by BM25 sharing a word with it, best first."""
         tokens = terms(query)
         if not tokens or not self.ids:
             return []
@@ -56,8 +46,7 @@ def _document_terms(text: str, metadata: dict | None) -> list[str]:
 
 
 def build(collection: Any, count: int) -> KeywordIndex | None:
-    """The index of every chunk of a Chroma collection (read in pages), or None when it holds more
-    than `MAX_CHUNKS`."""
+    """The index of every chunk of a Chroma collection, or None when it holds more than `MAX_CHUNKS`."""
     import bm25s
 
     if count > MAX_CHUNKS:
@@ -83,14 +72,13 @@ def build(collection: Any, count: int) -> KeywordIndex | None:
 
 
 def index_of(store: Chroma) -> KeywordIndex | None:
-    """The (cached) keyword index of a LangChain Chroma store's collection; None when it is too large."""
+    """The (cached) keyword index of a Chroma store's collection; None when it is too large."""
     collection = store._collection  # LangChain's Chroma exposes no public handle on its collection
     count = collection.count()
     return _INDEXES.get(str(collection.id), lambda: build(collection, count), stamp=count)
 
 
 def clear() -> None:
-    """Forget every index (tests)."""
     _INDEXES.clear()
 
 

@@ -1,10 +1,6 @@
-"""The `searxng` web backend: a general web engine without an API key, through a SearxNG instance.
+"""The `searxng` web backend: a general web engine without an API key, through a SearxNG instance's JSON API.
 
-Its JSON API (`/search?q=…&format=json`, when the instance's settings.yml lists `json` under `search.formats`)
-answers the engines' snippets, whose pages the graph then fetches with `fetch_all`. The request goes through the
-page fetcher's download (`crag.search.downloads.get_json`). The instance URL is configuration, trusted as
-`chroma_url` is, so it may be private or loopback; the result URLs are strangers' and are fetched under every rule.
-"""
+The instance URL is configuration, trusted as `chroma_url` is, so it may be private."""
 
 from __future__ import annotations
 
@@ -20,12 +16,9 @@ from crag.search.web_base import RetriedSearch, WebSearchError, check_api_url
 
 
 class SearxngSearch(RetriedSearch):
-    """Search through the SearxNG instance at `url` (its base URL, e.g. http://127.0.0.1:8888): the
-    first `k` results in the instance's order, each its snippet with title and URL as source.
+    """Search through the SearxNG instance at `url` (e.g. http://127.0.0.1:8888): each hit its snippet.
 
-    `timeout` bounds the request and `max_bytes` the answer; a transient failure (timeout, dropped
-    connection, HTTP 408/429/5xx) is retried once after `retry_wait` seconds.
-    """
+    `timeout` bounds the request and `max_bytes` the answer; a transient failure is retried once."""
 
     def __init__(self, url: str, *, timeout: float = 10.0, retry_wait: float = 1.0, max_bytes: int = MAX_BYTES):
         if timeout <= 0 or max_bytes <= 0:
@@ -44,7 +37,7 @@ class SearxngSearch(RetriedSearch):
 
 
 def parse_results(answer: Any) -> list[Document]:
-    """The hits of a SearxNG JSON answer; results without a URL are skipped."""
+    """The hits of a SearxNG JSON answer that have a URL."""
     hits = answer.get("results") if isinstance(answer, dict) else None
     if not isinstance(hits, list):
         shape = f"keys: {sorted(answer)}" if isinstance(answer, dict) else type(answer).__name__

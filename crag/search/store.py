@@ -1,17 +1,6 @@
-"""The internal retriever: a Chroma collection of ingested chunks, searched by embedding similarity.
-
-By default the collection lives in an embedded, on-disk Chroma, so `crag ingest` and the graph share data
-without a server; `chroma_url` points both at a Chroma server instead. Every store is given its embeddings
-explicitly (`crag.models.embeddings`), because Chroma's default embedder downloads a model at first use, and
-telemetry is off. Opened stores are cached per process.
-
-Retrieval is hybrid by default: the embedding's nearest chunks and BM25's best (`crag.search.keywords`) fused by
-reciprocal rank; `search="dense"` is the embedding alone. A collection records the embeddings it was filled with
-(`EMBEDDINGS_KEY`), so that asking with other embeddings is an error that names the right ones.
-
-A Chroma server gets `timeout` seconds per request (its client waits forever by default); one that is down or too
-slow raises `StoreUnavailable`, which a server answers with 503.
-"""
+"""The internal retriever: a Chroma collection of ingested chunks (on disk, or a server at `chroma_url`).
+Every store gets its embeddings explicitly (Chroma's default embedder downloads a model), and a collection
+records their name (`EMBEDDINGS_KEY`), so asking with others is an error naming the right ones."""
 
 from __future__ import annotations
 
@@ -55,8 +44,7 @@ class StoreUnavailable(StoreError, Unavailable):
 
 @contextmanager
 def _answering(where: str) -> Iterator[None]:
-    """Turn a Chroma server's transport failure (refused, reset, timed out; only its HTTP client raises
-    them) into `StoreUnavailable` naming the server."""
+    """Turn a Chroma server's transport failure into `StoreUnavailable` naming the server."""
     try:
         yield
     except httpx.TransportError as exc:
@@ -111,7 +99,6 @@ def _client(persist_dir: Path | None, url: str | None, timeout: float = DEFAULT_
 
 
 def _where(persist_dir: str | Path, chroma_url: str | None) -> tuple[Path | None, str | None]:
-    """(folder, url) of a store: the server's URL, or else the resolved folder (the cache's key)."""
     url = chroma_url.strip() if chroma_url else None
     return (None if url else Path(persist_dir).expanduser().resolve()), url
 
@@ -125,8 +112,7 @@ def _store_key(
 
 
 def check_embeddings(recorded: Any, wanted: Any, collection: str) -> None:
-    """StoreError when a collection filled with one named embeddings is opened with other ones; collections
-    that recorded no name, and Embeddings objects (whose make cannot be named), are trusted."""
+    """StoreError when a collection filled with one named embeddings is opened with another name."""
     name = embeddings_name(wanted)
     if isinstance(recorded, str) and name is not None and recorded != name:
         raise StoreError(
@@ -148,10 +134,8 @@ def open_store(
     embedder: Any = DEFAULT_EMBEDDINGS,
     timeout: float = DEFAULT_CHROMA_TIMEOUT,
 ) -> Chroma:
-    """The (cached) LangChain Chroma store for a collection; created empty if it does not exist. `persist_dir`
-    is ignored when `chroma_url` is given, and `timeout` (seconds per request) applies to a server only.
-    `embedder` is a name or an `Embeddings` object; a new collection records its name, and an existing one must
-    have been filled with the same (`check_embeddings`). New collections use cosine distance."""
+    """The (cached) LangChain Chroma store for a collection, created empty (cosine distance) if missing.
+    `persist_dir` is ignored when `chroma_url` is given; `timeout` (seconds per request) is a server's."""
     from chromadb.errors import ChromaError
     from langchain_chroma import Chroma
 
@@ -188,8 +172,8 @@ def open_existing(
     embedder: Any = DEFAULT_EMBEDDINGS,
     timeout: float = DEFAULT_CHROMA_TIMEOUT,
 ) -> Chroma:
-    """The store to answer from, which asking never creates: `StoreError` unless it exists and holds chunks (a
-    misspelt `--collection` would otherwise answer from the model's memory), naming the collections there."""
+    """The store to answer from, never created: `StoreError` unless it exists and holds chunks (a misspelt
+    `--collection` would otherwise answer from the model's memory)."""
     folder, url = _where(persist_dir, chroma_url)
     where = url or str(folder)
     fill = f"fill it with `crag ingest PATH --collection {collection}` (with the same --chroma-dir or --chroma-url)"
@@ -224,15 +208,13 @@ def open_existing(
 
 
 def chunk_count(store: Chroma) -> int:
-    """How many chunks the store holds, in one count query (LangChain's Chroma has no public count,
-    so this one function reads its collection)."""
+    """How many chunks the store holds (LangChain's Chroma has no public count)."""
     return store._collection.count()
 
 
 def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefix: str) -> set[str]:
-    """Copy into the collection `target` the chunks with these `ids` that another collection of the folder
-    whose name starts with `prefix` already holds, embeddings included (they depend on the text alone); returns
-    the ids copied. Chroma's own client does it: LangChain's store cannot add precomputed embeddings."""
+    """Copy into `target` the chunks with these `ids` that another `prefix` collection of the folder holds,
+    embeddings included; returns the ids copied. Chroma's own client: LangChain's cannot add embeddings."""
     client = _client(_where(persist_dir, None)[0], None)
     destination = client.get_collection(target)
     wanted, copied = list(ids), set()
@@ -253,12 +235,11 @@ def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefi
 
 
 def clear_store_cache() -> None:
-    """Forget the opened stores (tests, or after deleting a collection's folder)."""
+    """Forget the opened stores."""
     _STORES.clear()
 
 
 def _server_url(store: Chroma) -> str:
-    """The Chroma server behind a store, for messages ("" for an embedded one)."""
     return getattr(getattr(store._client, "_server", None), "_api_url", "").removesuffix("/api/v2")
 
 
@@ -266,8 +247,7 @@ def _dense(store: Chroma, question: str, n: int) -> list[Document]:
     try:
         return store.similarity_search(question, k=n)
     except Exception as exc:
-        # a collection filled by another tool, or before crag recorded its embeddings, with vectors of
-        # another size: Chroma's message names the two dimensions; this names the fix
+        # filled with vectors of another size, before crag recorded its embeddings: this names the fix
         if "dimension" not in str(exc):
             raise
         raise StoreError(
@@ -277,8 +257,7 @@ def _dense(store: Chroma, question: str, n: int) -> list[Document]:
 
 
 def _hybrid(store: Chroma, question: str, n: int) -> list[Document]:
-    """The embedding's `n` nearest and BM25's `n` best, fused; chunks only BM25 found are read from
-    the store by id (as it holds them now)."""
+    """The embedding's `n` nearest and BM25's `n` best, fused; chunks only BM25 found are read by id."""
     dense = _dense(store, question, n)
     index = keywords.index_of(store)
     if index is None:
@@ -292,10 +271,8 @@ def _hybrid(store: Chroma, question: str, n: int) -> list[Document]:
 
 
 def retrieve(store: Chroma, question: str, k: int = 10, search: Search = "hybrid") -> list[Document]:
-    """The `k` best chunks for `question` with distinct texts, best first; [] for an empty collection.
-    `search` "hybrid" fuses the embedding's nearest chunks with BM25's best by reciprocal rank (`fuse`), "dense"
-    takes the embedding's alone; twice `k` are fetched so that repeated texts (`distinct`) leave `k`. Each
-    Document keeps its ingestion metadata (`title`, `source`, `chunk`, `id`) and gains `rank` (0 = best)."""
+    """The `k` best chunks for `question` with distinct texts, best first, each with its `rank` (0 = best).
+    `search` "hybrid" fuses the embedding's and BM25's rankings; "dense" is the embedding alone."""
     if not isinstance(question, str):
         raise TypeError(f"question must be str, got {type(question).__name__}")
     if k < 1:

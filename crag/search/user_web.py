@@ -1,12 +1,5 @@
-"""A user's own web backend, as docs/guides/backends.md promises: any object with `.search(query, k)`, a
-LangChain retriever (`invoke(query)` returns Documents) or a LangChain tool (a search tool such as
-TavilySearch: `invoke({"query": query})`).
-
-Whatever it returns (LangChain `Document`s, mappings or objects with the names common search tools
-use; a tool's JSON text or `{"results": [...]}` too) becomes passages (`crag.passages`:
-Documents with metadata `title` and `source`, the URL), and whatever it raises, or a call over the
-timeout, becomes the `WebSearchError` the node handles, so a user's code can never crash a run.
-"""
+"""A user's own web backend: an object with `.search(query, k)`, a LangChain retriever or a search tool.
+Whatever it returns becomes passages, and whatever it raises a `WebSearchError`, so it never crashes a run."""
 
 from __future__ import annotations
 
@@ -36,13 +29,8 @@ def _first(get: Callable[[str], Any], keys: tuple[str, ...]) -> str:
 
 
 def to_result(hit: Any, position: int) -> Document | None:
-    """One hit of a user's backend as a passage, or None when it holds no text and no URL.
-
-    Accepted: LangChain `Document` (title and url/source in its metadata), mappings with
-    title/text/url or the snippet/link/href names common search tools use, and objects with such
-    attributes. A Document is rebuilt too: its URL may be under another key, and its title may be
-    missing (the URL stands in).
-    """
+    """One hit as a passage, or None when it holds no text and no URL: a Document, or a mapping or object
+    with title/text/url or the snippet/link/href names common search tools use."""
     if isinstance(hit, Document):
         text, meta = hit.page_content, hit.metadata or {}
         title, url = _first(meta.get, ("title",)), _first(meta.get, _URL_KEYS)
@@ -56,12 +44,10 @@ def to_result(hit: Any, position: int) -> Document | None:
 
 
 def is_user_backend(backend: Any) -> bool:
-    """Whether `backend` is an object to search with: `.search(query, k)`, a retriever or a tool."""
     return callable(getattr(backend, "search", None)) or isinstance(backend, (BaseRetriever, BaseTool))
 
 
 def _tool_input(tool: BaseTool, name: str, query: str) -> dict[str, str]:
-    """The query as the tool's argument: the one named `query`, else its only argument."""
     arguments = list(tool.args)
     if "query" in arguments:
         return {"query": query}
@@ -71,8 +57,7 @@ def _tool_input(tool: BaseTool, name: str, query: str) -> dict[str, str]:
 
 
 def _tool_results(output: Any, name: str) -> Any:
-    """A search tool's output as its list of hits: tools return JSON text, `{"results": [...]}`
-    (Tavily, Exa, SearxNG wrappers), `{"error": ...}` (Tavily, which returns its errors), or the list."""
+    """A search tool's output as its list of hits: from JSON text, `{"results": [...]}`, `{"error": ...}`."""
     if isinstance(output, str):
         try:
             output = json.loads(output)
@@ -98,11 +83,7 @@ def _call(backend: Any, name: str, query: str, k: int) -> Any:
 
 
 def search_custom(backend: Any, query: str, k: int, timeout: float) -> list[Document]:
-    """Search with a user's backend: bounded by `timeout`, and any failure a `WebSearchError`.
-
-    The documentation promises that a failing search never fails a run, so whatever the backend raises or
-    returns is turned into results or into that one error the node handles.
-    """
+    """Search with a user's backend: bounded by `timeout`, and any failure a `WebSearchError`."""
     name = f"web backend {backend.name if isinstance(backend, BaseTool) else type(backend).__name__}"
     try:
         raw = call_with_timeout(lambda: _call(backend, name, query, k), timeout, what=name)

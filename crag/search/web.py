@@ -1,12 +1,5 @@
-"""Web search for CRAG's `rewrite_and_search` node: an offline BM25 stand-in for the web, Tavily, and the
-dispatch to every engine by name (`search_web`); Wikipedia's and SearxNG's APIs have modules of their own, and
-page fetching lives in `crag.search.fetch`.
-
-Every backend failure is a `WebSearchError` (`crag.search.web_base`, re-exported here), so the node can fall
-back to its internal knowledge with one `except`. A hit is a passage (`crag.passages`): the engine's snippet (or
-a local record's whole text) with metadata `title` and `source` (the URL), so that fetching and refinement take
-web hits and retrieved chunks alike.
-"""
+"""Web search: an offline BM25 stand-in for the web, Tavily, and the dispatch to every engine by name.
+Every backend failure is a `WebSearchError`, so the node can fall back with one `except`."""
 
 from __future__ import annotations
 
@@ -41,11 +34,7 @@ WIKI_PREFIX = "Wikipedia, "  # the paper's "wiki" search mode, for real web engi
 
 
 class LocalIndexError(WebSearchError, ValueError):
-    """A local index file that is missing or malformed (also a ValueError: it is bad input)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Local BM25 search
+    """A local index file that is missing or malformed (also a ValueError: bad input)."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +92,9 @@ def _build_index(path: Path) -> _Index:
 
 
 class LocalSearch:
-    """BM25 over a JSONL file of `{"title", "text", "url"?}` records: the web, offline.
+    """BM25 over a JSONL file of `{"title", "text", "url"?}` records: the web, offline; records come whole.
 
-    Records are returned whole (they already are paragraphs), so local hits need no fetching.
-    The index is built at the first search and cached per process until the file changes.
-    """
+    The index is built at the first search and cached until the file changes."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path).expanduser()
@@ -122,7 +109,7 @@ class LocalSearch:
         return _INDEXES.get(str(self.path.resolve()), lambda: _build_index(self.path), stamp=version)
 
     def search(self, query: str, k: int = 5) -> list[Document]:
-        """The top `k` records for `query`, best first; records sharing no term with it are dropped."""
+        """The top `k` records sharing a term with `query`, best first."""
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         index = self._index()
@@ -134,12 +121,9 @@ class LocalSearch:
 
 
 def clear_index_cache() -> None:
-    """Forget every cached local index (tests, or to free memory)."""
+    """Forget every cached local index."""
     _INDEXES.clear()
 
-
-# ---------------------------------------------------------------------------------------------
-# Tavily
 
 TAVILY_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
@@ -163,13 +147,8 @@ def _raise_error(error: Any) -> NoReturn:
 
 
 def parse_tavily_output(output: Any) -> list[Document]:
-    """Map a TavilySearch tool output to results, raising `WebSearchError` for its error forms.
-
-    The tool returns errors instead of raising: `{"error": exception}` for API and network
-    failures, a plain string for a handled ToolException (its only one, "No search results
-    found", is an empty result, not an error), or a ToolMessage with status "error" when invoked
-    with a tool call.
-    """
+    """A TavilySearch tool output as results; `WebSearchError` for the errors the tool returns rather than
+    raises: `{"error": …}`, a string (but "No search results found"), a ToolMessage with status "error"."""
     if isinstance(output, ToolMessage):
         if output.status == "error":
             _raise_error(output.content)
@@ -197,11 +176,8 @@ def parse_tavily_output(output: Any) -> list[Document]:
 
 
 class TavilyWebSearch(RetriedSearch):
-    """Tavily web search through `langchain_tavily.TavilySearch`, with a timeout and one retry.
-
-    `timeout` bounds each attempt; only transient failures (timeouts, dropped connections,
-    HTTP 408/429/5xx) are retried, once, after `retry_wait` seconds.
-    """
+    """Tavily web search through `langchain_tavily.TavilySearch`; `timeout` bounds each attempt, and a
+    transient failure is retried once after `retry_wait` seconds."""
 
     def __init__(
         self,
@@ -244,10 +220,6 @@ class TavilyWebSearch(RetriedSearch):
         return parse_tavily_output(output)[:k]
 
 
-# ---------------------------------------------------------------------------------------------
-# Dispatch
-
-
 def is_wikipedia(url: str) -> bool:
     host = (urlsplit(url).hostname or "").lower()
     return host == "wikipedia.org" or host.endswith(".wikipedia.org")
@@ -268,13 +240,9 @@ def search_web(
     wikipedia_url: str = WIKIPEDIA_API_URL,
     searxng_url: str | None = None,
 ) -> list[Document]:
-    """Search with `backend`, Wikipedia first: "local" (BM25 over `local_index`), "tavily" (the web,
-    TAVILY_API_KEY), "wikipedia" (the MediaWiki API at `wikipedia_url`) or "searxng" (the SearxNG
-    instance at `searxng_url`).
+    """Search with `backend` ("local", "tavily", "wikipedia" or "searxng"), Wikipedia's hits first.
 
-    General web engines (tavily, searxng) get the paper's "Wikipedia, " query prefix; the local
-    index and Wikipedia itself do not need it.
-    """
+    General web engines get the paper's "Wikipedia, " query prefix."""
     if backend == "local":
         if local_index is None:
             raise ValueError("the local web backend needs local_index (a JSONL file of title/text records)")

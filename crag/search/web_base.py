@@ -1,12 +1,6 @@
-"""What every web backend shares: its two error types, a deadline for calls that have none of their
-own, the one retry on a transient failure (and the `search` every engine builds on it), and the
-check of a configured search API's URL.
+"""What every web backend shares: the error types, a deadline, the one retry, the API URL check.
 
-A module of its own, below the engines (`web`, `wikipedia`, `searxng`), the page fetcher (`fetch`)
-and a user's backend (`user_web`): the engines download through the fetcher, `web.search_web`
-dispatches to the engines, and all of them raise these errors, so none of them could hold them
-without an import cycle.
-"""
+A module of its own, below the engines and the fetcher, to avoid an import cycle."""
 
 from __future__ import annotations
 
@@ -34,12 +28,8 @@ class TransientWebSearchError(WebSearchError):
 
 
 def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Run `fn` in a daemon thread and wait at most `timeout` seconds.
-
-    Tavily's wrapper calls `requests.post` with no timeout (and a user's backend may have none), so
-    it cannot be cancelled; a daemon thread (not a ThreadPoolExecutor, whose workers are joined at
-    exit) lets a hung request be abandoned without keeping the process alive.
-    """
+    """Run `fn` in a daemon thread and wait at most `timeout` seconds: Tavily's wrapper has no timeout, and a
+    daemon thread (an executor's are joined at exit) lets a hung request be abandoned."""
     future: Future = Future()
 
     def run() -> None:
@@ -57,11 +47,8 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def retry_transient(fn: Callable[..., T], *args: Any, wait: float) -> T:
-    """`fn(*args)`, called once more after `wait` seconds if it raised `TransientWebSearchError`.
-
-    One retry, not more: the search runs inside a user's question, and a second failure in a row
-    says the engine is down rather than unlucky (the node then answers from what it has).
-    """
+    """`fn(*args)`, called once more after `wait` seconds if it raised `TransientWebSearchError`: a
+    second failure says the engine is down, and a user is waiting."""
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(2),
         wait=tenacity.wait_fixed(wait),
@@ -72,14 +59,12 @@ def retry_transient(fn: Callable[..., T], *args: Any, wait: float) -> T:
 
 
 class RetriedSearch:
-    """What every web engine's `search` does around its one request (`_search_once`): check the
-    arguments, then retry a transient failure once after `retry_wait` seconds."""
+    """An engine's `search` around its one request (`_search_once`), retrying a transient failure once."""
 
     retry_wait: float = 1.0
 
     def search(self, query: str, k: int = 5) -> list[Document]:
-        """The engine's `k` best results for `query`; raises `WebSearchError` (or its subclass
-        `TransientWebSearchError`, after the retry)."""
+        """The engine's `k` best results for `query`; raises `WebSearchError`."""
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         if not query.strip():
@@ -91,8 +76,7 @@ class RetriedSearch:
 
 
 def check_api_url(url: str, setting: str) -> str:
-    """`url` (stripped) when it is an http(s) URL with a host and no credentials, else a ValueError
-    naming the `setting` it came from: a search API's address is checked once, when it is configured."""
+    """`url` stripped if it is an http(s) URL with a host and no credentials, else a ValueError naming `setting`."""
     url = url.strip()
     parts = urlsplit(url)
     if "@" in parts.netloc:  # said without the URL: it holds a password

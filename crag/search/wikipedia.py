@@ -1,20 +1,6 @@
-"""The `wikipedia` web backend: search and page text through the MediaWiki Action API.
-
-The paper prefers Wikipedia pages; this backend searches nothing else, with the query as rewritten (every
-result is a Wikipedia page already, so no "Wikipedia, " prefix). Any MediaWiki serves: `api_url` is English
-Wikipedia's by default.
-
-Two steps, neither scraping HTML:
-
-- `search`: one request (`generator=search` with `prop=extracts|info`) gives the best pages in rank order, each
-  with its URL and its lead section as plain text, which is the hit's text;
-- `pages`: the graph's fetch step for these hits (`crag.resources.fetch_pages` calls it instead of `fetch_all`):
-  each page's whole text split into titled paragraphs, one request per page, at most PAGE_WORKERS at once
-  (Wikimedia asks API clients not to hammer); a page that fails keeps its lead section in its place.
-
-Every request goes through the page fetcher's download (`crag.search.downloads.fetch_json`) but for the address
-check: the API URL is configuration, trusted as `chroma_url` is, not a URL a stranger put in a search result.
-"""
+"""The `wikipedia` web backend: search and page text through the MediaWiki Action API, no HTML scraped.
+`search` gives the best pages with their lead sections; `pages` is the fetch step for those hits. The API
+URL is configuration, trusted as `chroma_url` is (it may be private)."""
 
 from __future__ import annotations
 
@@ -30,7 +16,7 @@ from crag.search.fetch import MAX_BYTES, text_passages
 from crag.search.web_base import RetriedSearch, TransientWebSearchError, WebSearchError, check_api_url
 
 DEFAULT_API_URL = "https://en.wikipedia.org/w/api.php"
-PAGE_WORKERS = 3
+PAGE_WORKERS = 3  # Wikimedia asks API clients not to hammer
 # plain text, headings on lines of their own (short lines: the paragraph split drops them)
 _QUERY = {
     "action": "query",
@@ -44,13 +30,9 @@ _TRANSIENT_CODES = ("maxlag", "ratelimited")  # the API's own "try again later"
 
 
 class WikipediaSearch(RetriedSearch):
-    """Search a MediaWiki (Wikipedia by default) and read its pages' text: see the module docstring.
-    A hit is a page, best first: its lead section as text, its title, its URL as source.
+    """Search a MediaWiki (Wikipedia by default) and read its pages' text; a hit is a page's lead section.
 
-    `timeout` bounds each request and `max_bytes` each answer; a search failing transiently
-    (timeout, dropped connection, HTTP 408/429/5xx, the API's maxlag) is retried once after
-    `retry_wait` seconds.
-    """
+    `timeout` bounds each request and `max_bytes` each answer; a transient failure is retried once."""
 
     def __init__(
         self,
@@ -69,8 +51,7 @@ class WikipediaSearch(RetriedSearch):
         return str(httpx.URL(self.api_url).copy_merge_params({**_QUERY, **params}))
 
     def page_url(self, title: str) -> str:
-        """Where a page is read, when the API does not say (it does, with `inprop=url`): /wiki/Title
-        on the API's host, as Wikipedia writes it."""
+        """/wiki/Title on the API's host, for a page whose URL the API did not give."""
         return urljoin(self.api_url, "/wiki/" + quote(title.replace(" ", "_")))
 
     def _search_once(self, query: str, k: int) -> list[Document]:
@@ -96,7 +77,7 @@ class WikipediaSearch(RetriedSearch):
         return url if isinstance(url, str) and url else self.page_url(page["title"])
 
     def _pages(self, answer: Any) -> list[dict]:
-        """The pages of a query answer (formatversion 2): none when the search found nothing."""
+        """The pages of a query answer (formatversion 2)."""
         if not isinstance(answer, dict):
             raise WebSearchError(f"the API answered {type(answer).__name__}, not an object")
         error = answer.get("error")
@@ -112,11 +93,7 @@ class WikipediaSearch(RetriedSearch):
         return [p for p in pages if isinstance(p, dict) and isinstance(p.get("title"), str) and not p.get("missing")]
 
     def pages(self, results: list[Document]) -> tuple[list[Document], list[str]]:
-        """The hits' whole pages as titled paragraphs: (passages in hit order, "URL: why" errors).
-
-        The fetch step for this backend's hits (see the module docstring); like `fetch_all`, it
-        never raises for a page: a page that cannot be read keeps its lead section in its place.
-        """
+        """The hits' whole pages as titled paragraphs, and "URL: why" errors; a failed page keeps its lead."""
         seen: set[str] = set()
         unique = [r for r in results if not (source_of(r) in seen or seen.add(source_of(r)))]
         urls = [self._url(prop="extracts", titles=title_of(r)) for r in unique]

@@ -1,1 +1,1 @@
-"""Serving the graph over HTTP: the LangServe app (`create_app`) and the `crag serve` command."""
+"""Serving the graph over HTTP with LangServe."""

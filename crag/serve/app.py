@@ -1,16 +1,6 @@
-"""`crag serve`: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …).
-
-What a public endpoint needs beyond `add_routes`:
-- models load once, at start-up (a warm-up run), not on the first request;
-- with `CRAG_API_KEY` set, every route but `/health` needs it (`X-API-Key` or `Authorization: Bearer`);
-- `Guard` (guard.py) refuses what LangServe would answer with a 500 or could not bear: an API key
-  (401), body size and speed, bodies that are not UTF-8 JSON, oversized batches, and runs past the
-  in-flight limit (a fast 503); it cancels runs whose client has gone;
-- unknown or unsafe settings (in the body or a /c/{hash}/ URL) get a 4xx that says why;
-- threads are kept in SQLite, or in Postgres for several workers, so a client's `thread_id` survives a restart;
-- a Chroma server or a Postgres that is down or too slow fails the run with 503 and `Retry-After` (invoke
-  and batch; LangServe's stream routes report every failure as their "error" event with status 500).
-"""
+"""`crag serve`'s app: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …).
+Beyond `add_routes`: a warm-up at start-up, the API key, `Guard`'s limits, refusal of unknown or unsafe
+settings, threads, and 503 with `Retry-After` when a Chroma or Postgres server is down."""
 
 from __future__ import annotations
 
@@ -68,7 +58,7 @@ class KnowledgeBaseError(RuntimeError):
 
 
 def _config_from_hash(config_hash: str) -> dict:
-    """The config a /c/{hash}/ URL carries (LZString-compressed JSON, as LangServe's playground writes it)."""
+    """The config a /c/{hash}/ URL carries (LZString-compressed JSON, as LangServe's playground writes)."""
     try:
         parsed = json.loads(LZString.decompressFromEncodedURIComponent(config_hash) or "{}")
     except Exception:  # whatever a malformed hash does to the decompressor
@@ -83,7 +73,6 @@ def _reasons(exc: ValidationError) -> str:
 
 
 def _configs(body: Any) -> list[dict]:
-    """The `config` objects of an invoke/stream body (one) or a batch body (one or a list)."""
     config = body.get("config") if isinstance(body, dict) else None
     configs = config if isinstance(config, list) else [config]
     return [c for c in configs if isinstance(c, dict)]
@@ -182,7 +171,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        # a string detail (ours in check_request_settings, LangServe's own): every 422 gets the documented shape
+        # every 422 with a string detail gets the documented shape
         detail = unprocessable(exc.detail) if exc.status_code == 422 and isinstance(exc.detail, str) else exc.detail
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 

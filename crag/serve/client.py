@@ -1,13 +1,6 @@
-"""A client of `crag serve` (`crag ask --server URL`): one question through the LangServe endpoint.
-
-Plain httpx (a base dependency) rather than `langserve.RemoteRunnable`, which needs the [serve]
-extra on the client and turns server errors into tracebacks: a client without the models or the
-server stack should be able to ask. It speaks the endpoint's own formats: `/crag/invoke` for the
-answer, `/crag/stream_events` for the progress events and answer tokens, and the error bodies the
-server sends (`detail`: a string, or for a 422 a list of `msg`s). Everything that can go wrong (no
-server, a refused setting, a failure inside a run, no answer in time) is a `ServerError` whose
-message is one line saying what happened.
-"""
+"""A client of `crag serve` (`crag ask --server URL`); every failure is a one-line `ServerError`.
+Plain httpx rather than `langserve.RemoteRunnable`, which needs the [serve] extra and turns server errors
+into tracebacks."""
 
 from __future__ import annotations
 
@@ -29,7 +22,7 @@ class ServerError(RuntimeError):
 
 
 def endpoint(url: str) -> str:
-    """The CRAG endpoint of a server URL: http://host:port becomes http://host:port/crag (given whole, kept)."""
+    """The CRAG endpoint of a server URL: http://host:port becomes http://host:port/crag."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ServerError(f"the server URL must be http(s)://host:port, not {url!r}")
@@ -38,7 +31,7 @@ def endpoint(url: str) -> str:
 
 
 def _documents(output: dict[str, Any]) -> dict[str, Any]:
-    """The output with its serialised Documents made Documents again, as a local run returns them."""
+    """The output with its serialised Documents made Documents again."""
     for key in DOCUMENT_KEYS:
         output[key] = [
             Document(page_content=d.get("page_content", ""), metadata=d.get("metadata") or {}, id=d.get("id"))
@@ -59,7 +52,7 @@ def _detail(response: httpx.Response) -> str:
 
 
 def _reason(error: Any) -> str:
-    """One validation error: "k: Input should be less than or equal to 50" (the setting or field it names)."""
+    """One validation error: "k: Input should be less than or equal to 50"."""
     if not isinstance(error, dict):
         return str(error)
     where = [str(part) for part in error.get("loc") or [] if part not in ("body", "configurable")]
@@ -67,7 +60,7 @@ def _reason(error: Any) -> str:
 
 
 class CragClient:
-    """Questions to one `crag serve`; `timeout` bounds connecting and each wait for the server's next bytes."""
+    """Questions to one `crag serve`; `timeout` bounds connecting and each wait for the next bytes."""
 
     def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, api_key: str | None = None):
         self.url = endpoint(url)
@@ -114,8 +107,7 @@ class CragClient:
             raise ServerError(f"{self.url}/invoke did not answer with a CRAG output") from None
 
     def stream(self, question: str, configurable: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-        """The run as it happens: ("event", progress event), ("token", answer text) and, last, ("output", the
-        run's output shaped like a local run's), from the server's `astream_events`."""
+        """The run as it happens: ("event", progress event), ("token", answer text) and, last, ("output", …)."""
         body = {**self._body(question, configurable), "kwargs": {}}
         output = None
         try:
@@ -156,7 +148,6 @@ def _stream_error(data: str) -> str:
 
 
 def _sse(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
-    """(event, data) pairs of a server-sent event stream."""
     kind, data = "message", []
     for line in lines:
         if not line:

@@ -1,17 +1,6 @@
-"""The ASGI middleware in front of LangServe: what a public endpoint must refuse before any work starts.
-
-LangServe reads the body itself and turns anything it did not expect into a 500 (non-UTF-8 bytes,
-a lone surrogate, JSON nested a thousand deep, NaN), runs a batch of any size, queues every request
-without bound and keeps running a request whose client has gone. This layer, in order:
-- API key (401) and body size (413), and a deadline on reading the body (408), so a body sent one
-  byte a second cannot hold a connection;
-- for the run routes, the body must be UTF-8 JSON of bounded depth with finite numbers and no lone
-  surrogates (400/422 saying which);
-- admission: a batch holds at most `max_batch` inputs (413), and at most `max_runs` runs (a batch
-  counts its inputs) are in flight; past that a fast 503 with `Retry-After`, not a queue;
-- a run whose client disconnects is cancelled, and a stream whose run fails ends properly after
-  LangServe's "error" event instead of being cut.
-"""
+"""The ASGI middleware in front of LangServe, refusing before any work what LangServe would turn into a 500 or
+bear without bound: the API key (401), body size, speed and shape (413, 408, 400/422), batches and runs past
+the limits (413, a fast 503); it cancels a run whose client disconnects."""
 
 from __future__ import annotations
 
@@ -91,8 +80,7 @@ def inspect_json(body: bytes) -> Any:
 
 
 def unprocessable(message: str, loc: tuple = ("body",)) -> list[dict]:
-    """A 422's `detail` in the shape the OpenAPI schema documents for 422 (FastAPI's HTTPValidationError),
-    so clients parse every 422 alike; the reason is in `msg`."""
+    """A 422's `detail` in FastAPI's documented HTTPValidationError shape, the reason in `msg`."""
     return [{"type": "value_error", "loc": list(loc), "msg": message}]
 
 
@@ -103,13 +91,13 @@ def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None =
 
 @dataclass
 class Runs:
-    """Runs in flight in this process, as `Guard` admits them (a batch counts its inputs); /health reports it."""
+    """Runs in flight in this process, a batch counting its inputs."""
 
     in_flight: int = 0
 
 
 class Guard:
-    """ASGI middleware: see the module docstring. One per process; `runs.in_flight` counts runs."""
+    """The ASGI middleware of the module docstring; `runs.in_flight` counts runs."""
 
     def __init__(
         self,
@@ -183,7 +171,7 @@ class Guard:
             self.runs.in_flight -= runs
 
     async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> bytes | dict | None:
-        """The whole body (it is small), so a chunked upload is capped too; an error dict; None if the client left."""
+        """The whole body, so a chunked upload is capped too; an error dict; None if the client left."""
         body, more = b"", True
         while more:
             message = await receive()
@@ -196,11 +184,8 @@ class Guard:
         return body
 
     async def _run_until_disconnect(self, scope: dict, body: bytes, receive: Callable, send: Callable) -> None:
-        """Run the app on the buffered body; cancel it if the client disconnects before the response ends.
-
-        Only this watcher reads the client's messages from now on: the app gets the body once and
-        then waits for the disconnect through it, as Starlette's streaming responses do.
-        """
+        """Run the app on the buffered body; cancel it if the client disconnects before the response ends
+        (only the watcher reads the client's messages now)."""
         disconnected = asyncio.Event()
         started = done = False
         replayed = False
@@ -238,8 +223,7 @@ class Guard:
         except Exception:
             if not started or done:
                 raise  # before the response: the server answers 500
-            # mid-stream: LangServe has sent its "error" event and re-raised; end the body properly
-            # so the client reads a complete stream instead of a cut connection
+            # mid-stream, after LangServe's "error" event: end the body rather than cut the connection
             logger.exception("error in a streamed response")
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:

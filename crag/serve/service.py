@@ -1,12 +1,4 @@
-"""The graph as a LangServe-ready Runnable: safe per-request settings, optional threads.
-
-LangServe hands a request's settings to the runnable as `config["configurable"]`, but LangGraph
-1.x reads run settings from `context`, and a checkpointed graph refuses runs without a thread id.
-`CragService` bridges the two: it validates the request's question, turns the allowed settings
-into a `Context` on top of the server's own, and runs the plain graph, or the checkpointed one
-when the request names a thread. Only settings that cannot reach the file system or load a model
-are exposed (`SAFE_SETTINGS`); model paths, folders and URLs are fixed when the server starts.
-"""
+"""The graph as a LangServe-ready Runnable: safe per-request settings, optional threads."""
 
 from __future__ import annotations
 
@@ -30,8 +22,7 @@ from crag.state import OutputState
 from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
 from crag.thresholds import Thresholds
 
-# Per-request settings: name -> (type with its range, help), those `crag.settings` marks `request`: nothing
-# that names a file, a URL or a model
+# per-request settings, name -> (type, help): nothing that names a file, a URL or a model
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     spec.name: (annotation(spec.name), about(spec)["help"]) for spec in settings() if about(spec)["request"]
 }
@@ -55,11 +46,8 @@ class CragInput(BaseModel):
 
 
 def context_for(defaults: Context, configurable: dict[str, Any], calibrated: Thresholds) -> Context:
-    """The server's context with the request's safe settings applied (unset or None = server's).
-
-    ValueError when the thresholds conflict: both given, or one given against the evaluator's
-    `calibrated` other one (a lone lower threshold of 0.9 is above a calibrated upper of 0.6).
-    """
+    """The server's context with the request's safe settings applied; ValueError when the thresholds
+    conflict, also a lone one against the evaluator's `calibrated` other one."""
     overrides = {name: configurable[name] for name in SAFE_SETTINGS if configurable.get(name) is not None}
     context = dataclasses.replace(defaults, **overrides)
     context.thresholds(calibrated)  # the pair the request will be decided with: Thresholds checks it
@@ -67,7 +55,8 @@ def context_for(defaults: Context, configurable: dict[str, Any], calibrated: Thr
 
 
 class CragService(RunnableSerializable[dict, dict]):
-    """Runs the CRAG graph for a server: see the module docstring."""
+    """Runs the CRAG graph for a server: LangServe passes settings as `configurable`, LangGraph reads a
+    `context`; runs on the checkpointed graph when the request names a thread."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -86,7 +75,6 @@ class CragService(RunnableSerializable[dict, dict]):
         if self.graph is None:
             self.graph = graph
 
-    # --- schemas, so LangServe validates requests and documents them ---
     @property
     def InputType(self) -> type:
         return CragInput
@@ -117,12 +105,11 @@ class CragService(RunnableSerializable[dict, dict]):
         return specs
 
     def calibrated(self) -> Thresholds:
-        """The server evaluator's calibrated (upper, lower); loads the evaluator the first time."""
+        """The server evaluator's calibrated (upper, lower)."""
         if self._calibrated is None:
             self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
         return self._calibrated
 
-    # --- running ---
     def _plan(self, config: RunnableConfig) -> tuple[Any, Context, str | None]:
         configurable = dict(config.get("configurable") or {})
         thread_id = configurable.get("thread_id")
@@ -189,8 +176,7 @@ class CragService(RunnableSerializable[dict, dict]):
 
     @asynccontextmanager
     async def _lock(self, thread_id: str | None) -> AsyncIterator[None]:
-        """Turns on one thread run one at a time, so two requests cannot interleave its checkpoints: in
-        this process (an asyncio lock), and across the workers that share a Postgres (its advisory lock)."""
+        """One turn at a time per thread, in this process and across workers sharing a Postgres."""
         if thread_id is None:
             yield
             return
@@ -202,10 +188,10 @@ class CragService(RunnableSerializable[dict, dict]):
 
 
 def _durability(thread_id: str | None) -> str | None:
-    """A turn on a thread is checkpointed once, when it ends (`TURN_DURABILITY`); a run without one, never."""
+    """A turn on a thread is checkpointed when it ends; a run without one, never."""
     return TURN_DURABILITY if thread_id is not None else None
 
 
 def _public(state: dict) -> dict:
-    """A streamed state without the graph's internal keys, i.e. shaped like the invoke output."""
+    """A streamed state without the graph's internal keys, like the invoke output."""
     return {key: value for key, value in state.items() if key in OUTPUT_KEYS}

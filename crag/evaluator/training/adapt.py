@@ -1,20 +1,6 @@
-"""Adapt the evaluator to a user's own collection, without labels, and check the result.
-
-Users have no relevance labels for their corpus, so `crag evaluator adapt` makes its own from the collection
-(`selfsup`: headings and cut-out sentences as queries, each graded among the chunks the collection's retriever
-returns for it) and fits the evaluator's head on them (`adapt_head`), anchored by half of a general set so that
-it does not forget. Fine-tuning the cross-encoder as well (`epochs`) is off by default. Three things keep it honest:
-
-- **held-apart documents**, never fitted on: half choose the head's anchor weight and the thresholds, half check
-  the adapted score against the starting one, on the retrieved sets the graph would grade;
-- **a general set** shipped with the package (`general`): an evaluator worse than its start on the held-apart
-  sets, or forgetting more than `refuse_general_drop` ROC-AUC on the general set, is not written unless forced;
-  more than `max_general_drop` is written with a warning;
-- **teachers**, when fine-tuning: each pair's target blends its self-made label with what the starting evaluator
-  and the embedding model think of it (`Pair.teacher`).
-
-With a few labelled questions (`--labelled`) the blend and thresholds are fitted on those instead.
-"""
+"""Adapt the evaluator to a user's own collection, without labels: its head fitted on self-made queries,
+anchored by half of a general set. One worse than its start on held-apart documents, or forgetting more than
+`refuse_general_drop` of the general set, is not written unless forced."""
 
 from __future__ import annotations
 
@@ -52,8 +38,7 @@ from crag.evaluator.training.trainer import Optimiser, evaluate_scorer, set_seed
 from crag.models.base_model import PACKAGED_BASE
 from crag.thresholds import score_of
 
-FINISH_MARGIN = 1.5  # the time kept after training: this many times what scoring took before it (the same
-# pairs are scored again, with the lexical head fitted on top), plus:
+FINISH_MARGIN = 1.5  # time kept after training: this many times what scoring took before, plus:
 FINISH_SECONDS = 20.0  # export, blend and saving
 
 
@@ -75,8 +60,7 @@ class AdaptConfig:
     max_general_drop: float = 0.02  # more forgetting on the general set is written with a warning
     refuse_general_drop: float = 0.05  # and this much is not written at all
     labelled: list[Pair] | None = None
-    # the chat model that writes questions for sampled chunks (a prompt in, its reply out);
-    # None: headings and cut-out sentences alone
+    # the chat model that writes questions for sampled chunks; None: headings and cut-out sentences alone
     question_writer: Callable[[str], str] | None = None
     question_writer_name: str = ""  # what wrote them, for the checkpoint's record ("local", "openai:…")
     question_share: float = 0.5  # of the time limit, at most, spent writing questions
@@ -98,15 +82,14 @@ class AdaptResult:
 
 
 def final_scores(scorer: Scorer, pairs: list[Pair], progress: str | None = None) -> list[float]:
-    """Scores as the checkpoint serves them (its titles setting, its lexical blend)."""
+    """Scores as the checkpoint serves them."""
     return evaluate_scorer(scorer, pairs, scorer.meta.use_title, progress=progress)
 
 
 def teacher_probabilities(
     scorer: Scorer, pairs: list[Pair], embed: Callable[[list[str]], Sequence[Sequence[float]]]
 ) -> list[float]:
-    """Per pair, the mean of the starting evaluator's probability of relevance and the embedding
-    model's cosine turned into one (a logistic fit on the pairs' self-made labels)."""
+    """Per pair, the mean of the starting evaluator's and the embedding model's probability of relevance."""
     from sklearn.linear_model import LogisticRegression
 
     evaluator = [(s + 1.0) / 2.0 for s in final_scores(scorer, pairs)]
@@ -139,8 +122,8 @@ def adapt(
     collection: str = "",
     log: Callable[[str], None] = print,
 ) -> AdaptResult:
-    """Build the queries and their retrieved sets, fine-tune (when `cfg.epochs`), fit the head, check;
-    write `cfg.out` unless a check fails (or `force`)."""
+    """Build the queries and their sets, fine-tune (when `cfg.epochs`), fit the head, check; write
+    `cfg.out` unless a check fails (or `force`)."""
     started = time.perf_counter()
     deadline = started + cfg.time_limit if cfg.time_limit else None
     if cfg.labelled is not None:
@@ -267,8 +250,7 @@ def _fine_tune(
     scoring_seconds: float,
     log: Callable[[str], None],
 ) -> tuple[bool, float]:
-    """Fine-tune `start.model` in place on the training pairs, towards their teachers; (whether the
-    time limit stopped it, seconds)."""
+    """Fine-tune `start.model` in place towards the teachers; (whether the time limit stopped it, seconds)."""
     log("teachers: the starting evaluator and the embedding model score the training pairs")
     teacher = teacher_probabilities(start, train, embed)
     train_pairs = [replace(p, teacher=t) for p, t in zip(train, teacher)]
@@ -320,8 +302,7 @@ def _save(
     cfg: AdaptConfig,
     held_by: str,
 ) -> Metadata:
-    """Export the (fine-tuned or starting) model compactly into `staging`, then fit its head and
-    thresholds there."""
+    """Export the model compactly into `staging`, then fit its head and thresholds there."""
     with tempfile.TemporaryDirectory(dir=staging) as full:
         full_meta = replace(start.meta, kind="full", base=PACKAGED_BASE, blend=None)
         start.model.save_pretrained(full)

@@ -1,9 +1,4 @@
-"""What keeps `adapt` honest: the held-apart split, the checks before and after, and the verdict.
-
-The adapted evaluator is judged on pairs it was never fitted on (`split_pairs`: held-apart documents, or queries
-when a collection has too few documents), and written only when it is no worse there and has not forgotten the
-general set (`verdict`).
-"""
+"""What keeps `adapt` honest: the held-apart split, the checks before and after, and the verdict."""
 
 from __future__ import annotations
 
@@ -32,16 +27,11 @@ class Check:
 
 
 def split_pairs(pairs: list[Pair], held_apart: float) -> tuple[dict[str, list[Pair]], str]:
-    """train / calibrate / check pairs, and what was held apart ("document" or "query").
-
-    With fewer than `MIN_DOCUMENTS_TO_HOLD_APART` documents a held-apart share of documents would be
-    one or two documents (or none), so queries are held apart instead: weaker, since a held-apart
-    query's neighbours in its own document may be trained on, and the metadata says which it was.
-    """
+    """train / calibrate / check pairs, and what was held apart: "document", or with too few documents
+    "query" (weaker: a query's neighbours in its document may be trained on)."""
     groups = sorted({p.group for p in pairs})
     by_document = len(groups) >= MIN_DOCUMENTS_TO_HOLD_APART
-    # the split hashes the documents' names relative to their common folder, so the same collection ingested
-    # elsewhere splits the same (cut back to a "/" by hand: commonpath fails on URLs and mixed relative names)
+    # relative to their common folder, so a collection ingested elsewhere splits the same (commonpath fails on URLs)
     common = os.path.commonprefix(groups).rpartition("/")[0]  # noqa: RUF071
     cut = len(common) + 1 if common else 0
 

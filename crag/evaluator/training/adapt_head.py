@@ -1,16 +1,6 @@
-"""The head `crag evaluator adapt` fits on a user's collection, and how it chooses it without labels.
-
-The head is refitted on the collection's self-made queries graded among the chunks the retriever returns for
-them, as the graph grades documents. Two things make it usable:
-
-- **standings**: besides the logit, the lexical overlap and the contrast, each pair's logit and overlap standing
-  in the set graded with it (`crag.standing`), which say which chunk of a set answers when all are about one thing;
-- **an anchor**: half of the shipped general set is fitted with the collection's sets, weighing `w` times as
-  much in all; the other half guards against forgetting.
-
-`w` is chosen among `ANCHOR_WEIGHTS`: the head that ranks the calibration documents' sets best while losing at
-most `max_drop` ROC-AUC on the guard half.
-"""
+"""The head `crag evaluator adapt` fits on a user's collection, and how it is chosen without labels.
+It adds the logit's and overlap's standings in their set, and is anchored by half of the general set
+(weight among `ANCHOR_WEIGHTS`); the other half guards against forgetting."""
 
 from __future__ import annotations
 
@@ -43,7 +33,6 @@ class Features:
         return Features(*(getattr(self, k) + getattr(other, k) for k in self.__dataclass_fields__))
 
     def scored(self, blend: Blend) -> list[float]:
-        """The head's logits of these pairs, each in its set."""
         return blend.logits(self.logits, self.overlaps, self.contrasts, self.sets)
 
     def auc(self, blend: Blend) -> float:
@@ -53,9 +42,8 @@ class Features:
 def features(
     scorer: Scorer, table: IdfTable, pairs: Sequence[Pair], tag: str = "", progress: str | None = None
 ) -> Features:
-    """The model's logits and the lexical features of `pairs` (empty passages left out), titled as the
-    checkpoint reads passages. `tag` keeps the sets of two lists apart when they are fitted together;
-    `progress` describes a progress bar over the scoring."""
+    """The model's logits and lexical features of `pairs` (without empty passages); `tag` keeps the sets of
+    two lists apart when they are fitted together."""
     texts = [(p.question, scorer.passage_text(p.passage, p.title)) for p in pairs]
     keep = [i for i, (_, text) in enumerate(texts) if text.strip()]
     texts, kept = [texts[i] for i in keep], [pairs[i] for i in keep]
@@ -77,17 +65,14 @@ def sample_sets(pairs: Sequence[Pair], n: int, seed: int) -> list[Pair]:
 
 
 def split_general(general: Sequence[Pair], seed: int = 0) -> tuple[list[Pair], list[Pair]]:
-    """(anchor, guard): the general set halved by group, seeded. A group is one subject's question
-    in all its phrasings ("In what country is Sabiote?", "Sabiote located in country"), so no subject
-    is both fitted on and guarded with."""
+    """(anchor, guard): the general set halved by group (one subject's question in all its phrasings)."""
     groups = sorted({p.group for p in general})
     anchor = set(random.Random(seed).sample(groups, len(groups) // 2))
     return [p for p in general if p.group in anchor], [p for p in general if p.group not in anchor]
 
 
 def fit_anchored(domain: Features, anchor: Features, weight: float) -> Blend:
-    """The head over every feature, fitted on the domain's sets and the anchor pairs, the anchor
-    weighing `weight` times as much as the domain in all."""
+    """The head fitted on the domain's sets and the anchor pairs, the anchor weighing `weight` times as much."""
     both = domain + anchor
     n, m = len(domain.labels), len(anchor.labels)
     weights = [1.0] * n + [weight * n / m] * m
@@ -97,9 +82,8 @@ def fit_anchored(domain: Features, anchor: Features, weight: float) -> Blend:
 def choose_head(
     fit: Features, anchor: Features, choose: Features, guard: Features, guard_before: float, max_drop: float
 ) -> tuple[Blend, dict]:
-    """The anchored head that ranks `choose` best among those losing at most `max_drop` ROC-AUC on
-    `guard` against `guard_before`; when none does, the one that loses least. Returns it and a record
-    of every candidate (for the checkpoint's metadata)."""
+    """The anchored head ranking `choose` best among those losing at most `max_drop` ROC-AUC on `guard`
+    (else the one losing least), and a record of every candidate."""
     candidates = []
     for weight in ANCHOR_WEIGHTS:
         blend = fit_anchored(fit, anchor, weight)
@@ -138,10 +122,8 @@ def fit_head(
     max_drop: float,
     progress: bool = False,
 ) -> tuple[Blend, Thresholds, dict]:
-    """(blend, thresholds, record): the anchored head `adapt_head.choose_head` picks, with thresholds
-    that fire each route on the calibration sets as often as the starting evaluator's did
-    (`calibration.match_rates`; self-made labels are too noisy for the utility calibration), put back
-    on the starting evaluator's scale when they can be (`calibration.align_scale`)."""
+    """(blend, thresholds, record): the chosen head, with thresholds that fire each route as often as the
+    starting evaluator's did (self-made labels are too noisy to calibrate on), on its scale when possible."""
 
     def bar(what: str) -> str | None:
         return f"head: {what}" if progress else None

@@ -1,12 +1,6 @@
-"""Choose the (upper, lower) action thresholds on labelled validation scores.
-
-The paper tunes its two confidence thresholds on held-out data (Appendix B). We make the choice
-explicit as a utility over pairs: a call of "relevant" (score ≥ upper) or "irrelevant"
-(score < lower) earns 1 when it is right; a false "relevant" costs `false_relevant_cost` (it sends
-wrong knowledge straight to the generator and skips the web search that would have fixed it) and a
-false "irrelevant" costs `false_irrelevant_cost` (it throws away good knowledge); scores in between
-are "ambiguous" and earn nothing, which is what the Ambiguous action's hedging of both sources buys.
-"""
+"""Choose the (upper, lower) action thresholds on labelled validation scores, by a utility over pairs: a right
+"relevant" (≥ upper) or "irrelevant" (< lower) earns 1, a false one costs `false_relevant_cost` (wrong
+knowledge, no web search) or `false_irrelevant_cost`; "ambiguous" earns nothing."""
 
 from __future__ import annotations
 
@@ -47,12 +41,8 @@ def calibrate(
     grid_size: int = 401,
     tolerance: float = 0.005,
 ) -> Calibration:
-    """Search a grid of thresholds in [-1, 1] for the pair with the highest mean utility, lower ≤ upper.
-
-    Among pairs within `tolerance` of the best (indistinguishable on a few thousand pairs) the widest Ambiguous
-    band wins: the utility gives Ambiguous nothing, so a plain argmax could close the band and the hedge that
-    reads both sources would never run.
-    """
+    """The grid pair (lower ≤ upper) with the highest mean utility; within `tolerance` of the best, the widest
+    Ambiguous band wins, as a plain argmax could close it."""
     y = np.asarray(labels, dtype=int)
     s = np.asarray(scores, dtype=float)
     if len(y) == 0 or len(y) != len(s):
@@ -86,8 +76,7 @@ def calibrate(
 def question_maxima(
     keys: Sequence[Hashable], labels: Sequence[int], scores: Sequence[float]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(whether any document is relevant, the best score) per question: pairs that share a key were
-    retrieved together for one question, and the action trigger reads their best score."""
+    """(whether any document is relevant, the best score) per question (pairs that share a key)."""
     if not (len(keys) == len(labels) == len(scores)):
         raise ValueError("one key, one label and one score per pair")
     best: dict[Hashable, list] = {}
@@ -99,9 +88,8 @@ def question_maxima(
 
 
 def discard_bound(relevant: Sequence[int], maxima: Sequence[float], max_discard: float) -> float:
-    """The highest lower threshold (on a 0.005 grid) that sends at most `max_discard` of the questions
-    with a relevant document to Incorrect, i.e. has all their documents below it; 1.0 when no
-    question has one."""
+    """The highest lower threshold (on a 0.005 grid) sending at most `max_discard` of the questions with a
+    relevant document to Incorrect; 1.0 when none has one."""
     if not 0.0 <= max_discard < 1.0:
         raise ValueError(f"max_discard must be in [0, 1), not {max_discard}")
     ranked = np.sort(np.asarray(maxima, dtype=float)[np.asarray(relevant, dtype=int) == 1])
@@ -117,13 +105,8 @@ def discard_bound(relevant: Sequence[int], maxima: Sequence[float], max_discard:
 def cap_discards(
     calibration: Calibration, question_sets: Sequence[tuple[Sequence[int], Sequence[float]]], max_discard: float
 ) -> Calibration:
-    """`calibration` with its lower threshold lowered, where needed, to `discard_bound` in every one
-    of `question_sets` ((relevant, best score) per question, from `question_maxima`).
-
-    The utility judges pairs, but Incorrect is a decision about a question: it throws away every retrieved
-    document, and without a web search that is an "I don't know". Capping it on question-level sets keeps
-    Incorrect for questions whose every document is clearly off topic; the upper threshold stays as calibrated.
-    """
+    """`calibration` with its lower threshold lowered, where needed, to `discard_bound` in every one of
+    `question_sets`: the utility judges pairs, but Incorrect throws away a whole question's documents."""
     bound = min((discard_bound(r, m, max_discard) for r, m in question_sets), default=1.0)
     if bound >= calibration.lower:
         return replace(calibration, max_discard=max_discard)
@@ -131,10 +114,8 @@ def cap_discards(
 
 
 def match_rates(reference_scores: Sequence[float], reference: Thresholds, scores: Sequence[float]) -> Thresholds:
-    """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as the reference
-    evaluator's `reference` thresholds do on its `reference_scores` of the same pairs. For labels too noisy
-    for a utility (self-made pairs, whose negatives may answer): the reference's caution is kept while the new
-    score decides which pairs fire."""
+    """(upper, lower) at which `scores` call as many pairs relevant and irrelevant as `reference` does on
+    `reference_scores`: for labels too noisy for a utility."""
     ref, new = np.asarray(reference_scores, dtype=float), np.asarray(scores, dtype=float)
     if len(ref) == 0 or len(ref) != len(new):
         raise ValueError("matching rates needs the reference's and the new score of the same pairs")
@@ -152,10 +133,8 @@ def match_rates(reference_scores: Sequence[float], reference: Thresholds, scores
 
 
 def align_scale(thresholds: Thresholds, reference: Thresholds) -> tuple[float, float] | None:
-    """(a, b) such that the score logit z ↦ a·z + b moves `thresholds` onto `reference` (scores in
-    [-1, 1] are tanh(z/2)), or None when that is impossible (a closed route, or upper = lower). Other
-    settings compare scores with fixed values (`strip_threshold`); a positive linear map of the logit keeps
-    every ranking and route and brings the scale back to the one they assume."""
+    """(a, b) such that the logit map z ↦ a·z + b moves `thresholds` onto `reference`, or None when
+    impossible: it keeps every ranking and route, and the scale fixed settings (`strip_threshold`) assume."""
     upper, lower, ref_upper, ref_lower = thresholds.upper, thresholds.lower, reference.upper, reference.lower
     if not (-1.0 < lower < upper < 1.0 and -1.0 < ref_lower < ref_upper < 1.0):
         return None

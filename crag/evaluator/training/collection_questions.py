@@ -1,9 +1,4 @@
-"""Questions the chat model writes for chunks of a user's own collection, for `crag evaluator adapt`.
-
-Generated questions use the documents' own words, which headings and cut-out sentences (`selfsup`) only
-approximate. The prompt is `questions.QUESTION_PROMPT`; `selfsup.self_supervised_sets` keeps a question only
-when the collection's own embeddings bring its chunk back (the round trip).
-"""
+"""Questions the chat model writes for chunks of a user's own collection, for `crag evaluator adapt`."""
 
 from __future__ import annotations
 
@@ -28,9 +23,8 @@ def write_questions(
     log: Callable[[str], None] = print,
     progress: bool = True,
 ) -> list[tuple[int, str]]:
-    """(chunk index, question) pairs for a seeded sample of at most `max_chunks` readable chunks, until
-    `budget` seconds after `started`. A reply the parser cannot read costs that chunk's questions; a
-    writer that fails three times is given up, never the run."""
+    """(chunk index, question) pairs for a seeded sample of at most `max_chunks` chunks, until `budget`
+    seconds after `started`; a writer that fails three times is given up, never the run."""
     started = time.perf_counter() if started is None else started
     rng = random.Random(seed + 7)
     readable = [i for i, c in enumerate(chunks) if len(c.text.split()) >= MIN_WORDS]

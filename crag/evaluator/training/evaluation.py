@@ -8,8 +8,7 @@ import numpy as np
 
 
 def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper: float) -> dict[str, float]:
-    """Accuracy, balanced accuracy and F1 of "relevant = score ≥ upper", plus threshold-free ROC-AUC: retrieval
-    results are mostly irrelevant, and plain accuracy looks good for a scorer that calls everything irrelevant."""
+    """Accuracy, balanced accuracy and F1 of "relevant = score ≥ upper", and ROC-AUC."""
     from sklearn.metrics import accuracy_score, balanced_accuracy_score, f1_score
 
     y = np.asarray(labels, dtype=int)
@@ -29,12 +28,12 @@ def classification_metrics(labels: Sequence[int], scores: Sequence[float], upper
 
 
 def roc_auc(labels: Sequence[int], scores: Sequence[float]) -> float:
-    """ROC-AUC alone (`classification_metrics`' figure; NaN with one class)."""
+    """ROC-AUC alone (NaN with one class)."""
     return classification_metrics(labels, scores, upper=0.0)["roc_auc"]
 
 
 def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    """ROC-AUC by ranks (Mann–Whitney, ties averaged: sklearn's figure), fast enough to resample."""
+    """ROC-AUC by ranks (Mann–Whitney, as sklearn's), fast enough to resample."""
     from scipy.stats import rankdata
 
     positives = int(y.sum())
@@ -54,12 +53,8 @@ def roc_auc_intervals(
     seed: int = 0,
     level: float = 0.95,
 ) -> dict[str, dict]:
-    """Each scorer's ROC-AUC with a percentile bootstrap interval, and its difference from each scorer
-    named in `against` ("minus_<name>"), paired: the same resamples for both.
-
-    A question's pairs are resampled together (`groups`): ten passages retrieved for one question are
-    not ten independent observations, so resampling pairs would make the intervals too narrow. A
-    resample with one class only is drawn again. Seeded, so a report is reproducible."""
+    """Each scorer's ROC-AUC with a seeded percentile bootstrap interval, and its paired difference from
+    each scorer in `against`. A question's pairs (`groups`) are resampled together: they are not independent."""
     y = np.asarray(labels, dtype=int)
     table = {name: np.asarray(values, dtype=float) for name, values in scores.items()}
     members: dict[str, list[int]] = {}

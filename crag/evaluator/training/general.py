@@ -1,13 +1,5 @@
-"""The general set `crag evaluator adapt` anchors and checks with, so that adapting cannot forget.
-
-An adapted evaluator is scored on the user's held-apart documents, which say whether it learned the new
-domain, and on this set, which says whether it still knows the old one. Adapting fits its head on half of it
-(by subject, `adapt_head.split_general`) and guards with the other half, so the set must be large enough for
-two halves that say something: whole questions of the training recipe's dev split (PopQA with and without a
-relevant passage, as deployment mixes them, and CRAG's Bio task), each in two phrasings. It ships inside the
-package because a user's machine has no shared data.
-
-Rebuilt (deterministically) with
+"""The general set `crag evaluator adapt` anchors and checks with, so that adapting cannot forget: whole
+questions of the dev split (PopQA with and without a relevant passage, Bio). Rebuilt with
 
     python -m crag.evaluator.training.general artifacts/evaluator-data/dev.jsonl
 """

@@ -1,10 +1,5 @@
-"""The questions a chat model writes for a passage, in the styles users type them: the prompt, the parse of
-its reply and the styles made from its questions without the model.
-
-Shared by `crag evaluator adapt` (`collection_questions`) and the lab's generator of training questions. Three
-styles are asked of the model (`STYLES`); three more are made from them (`DERIVED_STYLES`: keywords, lower case,
-a typo), because a small model asked for those writes another full question instead.
-"""
+"""The questions a chat model writes for a passage, in the styles users type them; `DERIVED_STYLES` are made
+without the model, as a small model asked for them writes another full question instead."""
 
 from __future__ import annotations
 
@@ -32,7 +27,7 @@ _NUMBERED = re.compile(r"^\s*(\d)[.)]\s*(.+?)\s*$")
 
 
 def parse_questions(reply: str) -> dict[str, str]:
-    """The model's numbered lines as {style: question}; a missing or empty line is left out."""
+    """The model's numbered lines as {style: question}."""
     found: dict[str, str] = {}
     for line in reply.splitlines():
         match = _NUMBERED.match(line)
@@ -46,7 +41,7 @@ def parse_questions(reply: str) -> dict[str, str]:
 
 
 def lower_style(question: str) -> str:
-    """The task question as typed without capitals or a question mark: "how to use tar with gzip"."""
+    """The task question without capitals or a question mark: "how to use tar with gzip"."""
     text = question.lower().rstrip("?").rstrip()
     return HOW_DO_I.sub("how to ", text)
 
@@ -59,7 +54,7 @@ def keywords_style(question: str) -> str | None:
 
 
 def typo_style(question: str) -> str | None:
-    """One adjacent-letter swap in the question's longest word (people mistype long words), None if it has none."""
+    """One adjacent-letter swap in the question's longest word, None if it has none."""
     words = question.split()
     candidates = [w for w in words if w.isalpha() and len(w) >= 6]
     if not candidates:
@@ -73,7 +68,6 @@ def typo_style(question: str) -> str | None:
 
 
 def with_derived(questions: dict[str, str]) -> dict[str, str]:
-    """The model's questions with the styles made from them (`DERIVED_STYLES`)."""
     out = dict(questions)
     if "how-to" in questions:
         out["lower"] = lower_style(questions["how-to"])

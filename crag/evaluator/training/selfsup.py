@@ -1,16 +1,6 @@
 """Self-supervised training pairs from a user's own collection, for `crag evaluator adapt`.
-
-A user's corpus comes without questions or labels, so the queries are taken from the text itself:
-- **headings**: a Markdown heading asks for the section under it, the heading removed from the passage so the
-  pair cannot be solved by copying;
-- **inverse cloze** (Lee et al., 2019): a sentence asks for the chunk it came from, with the sentence cut out.
-Negatives are the retriever's hard cases: the chunks nearest to the query (by the stored embeddings) from other
-documents and from the query's own document (to tell its sections apart; only chunks that do not contain the
-query's text), plus one random chunk.
-
-Pairs are grouped by document, so held-apart documents can check the adapted model on text it never trained on.
-The same queries also come as retrieved sets, each graded among the chunks the retriever returns for it.
-"""
+Queries are Markdown headings (removed from their section) and cut-out sentences (inverse cloze, Lee et al.
+2019); negatives are the chunks nearest the query, from other documents and its own, plus a random one."""
 
 from __future__ import annotations
 
@@ -38,7 +28,7 @@ RETRIEVED_DEPTH = 10  # a retrieved set: the query's own chunk and the retriever
 
 @dataclass(frozen=True)
 class CollectionChunk:
-    """One stored chunk: its text, title, source document and the embedding the store holds for it."""
+    """One stored chunk: text, title, source document and its stored embedding."""
 
     text: str
     title: str
@@ -47,7 +37,7 @@ class CollectionChunk:
 
 
 def collection_chunks(store) -> list[CollectionChunk]:
-    """Every chunk of a LangChain Chroma store, with its stored embedding (nothing is embedded again)."""
+    """Every chunk of a LangChain Chroma store, with its stored embedding."""
     got = store.get(include=["documents", "metadatas", "embeddings"])
     return [
         CollectionChunk(text or "", str((meta or {}).get("title") or ""), str((meta or {}).get("source") or ""), vector)
@@ -73,7 +63,7 @@ def heading_queries(chunk: CollectionChunk) -> list[tuple[str, str]]:
 def cloze_query(
     chunk: CollectionChunk, segment: Callable[[str], list[str]], rng: random.Random
 ) -> tuple[str, str] | None:
-    """(a sentence of the chunk, the chunk with that sentence cut out), or None when no sentence fits."""
+    """(a sentence of the chunk, the chunk without it), or None when no sentence fits."""
     sentences = [
         s.strip()
         for s in segment(chunk.text)
@@ -92,9 +82,8 @@ def _segmenter() -> Callable[[str], list[str]]:
 
 
 def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
-    """Where the pairs of each key (a document, or a query) go: "check" for half of a `held_apart`
-    share of the keys, "calibrate" for the other half, else "train". The keys are ranked by a hash, so
-    the choice is stable and independent of their order; each held-apart half gets at least one key."""
+    """Where each key's pairs go: "check" and "calibrate" for half of a `held_apart` share each (at least
+    one key), else "train"; keys are ranked by a hash, so the choice is stable."""
     ranked = sorted(set(keys), key=lambda k: hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest())
     share = 0 if held_apart <= 0 else max(1, round(len(ranked) * held_apart / 2))
     return {key: "check" if i < share else "calibrate" if i < 2 * share else "train" for i, key in enumerate(ranked)}
@@ -135,18 +124,9 @@ def self_supervised_sets(
     generated: Sequence[tuple[int, str]] = (),
     round_trip: int = 3,
 ) -> tuple[list[Pair], list[Pair]]:
-    """(training pairs, retrieved sets) for every chunk that yields a query; `group` is the source document,
-    and all pairs of one query share its question and group (one set, for the contrast feature).
-
-    Training pairs: the query's positive and the negatives picked as the module says. Retrieved sets: the
-    query graded among its positive and the `depth - 1` nearest other chunks that do not hold its text,
-    labelled irrelevant, as the evaluator grades documents in the graph.
-
-    `generated` adds questions a chat model wrote for chunks (chunk index, question), each kept only when the
-    collection's embeddings rank its chunk among the first `round_trip` (Promptagator's round-trip filter).
-    `embed_queries` embeds queries as the collection was embedded, so the hard negatives are those the user's
-    retriever would return. `max_queries` keeps a seeded sample of queries; negatives come from every chunk.
-    """
+    """(training pairs, retrieved sets: each query among its positive and `depth - 1` nearest chunks), grouped
+    by document. A `generated` (chunk, question) is kept only when its chunk comes back among the first
+    `round_trip` (Promptagator's filter); `max_queries` keeps a seeded sample."""
     if len({c.source for c in chunks}) < 2:
         raise ValueError("adapting needs a collection of at least two documents: negatives come from other documents")
     rng = random.Random(seed)
@@ -194,10 +174,8 @@ def self_supervised_sets(
 
 
 def nearest_chunks(chunks: list[CollectionChunk], query_vectors: Sequence[Sequence[float]]) -> np.ndarray:
-    """Per query, every chunk's index from the nearest to the farthest by cosine, as the retriever
-    ranks them (ties keep the collection's order). Hand-written rather than a store search: one
-    matrix product ranks all queries against the stored embeddings, and a search would embed
-    each query again and return only its top k."""
+    """Per query, every chunk's index from the nearest by cosine. Hand-written: one matrix product ranks all
+    queries, where a store search would embed each again and return only its top k."""
     matrix = np.asarray([c.vector for c in chunks], dtype="float32")
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     vectors = np.asarray(query_vectors, dtype="float32")

@@ -1,10 +1,5 @@
-"""Fine-tune a retrieval evaluator: full fine-tune or LoRA, from any local checkpoint or a T5 config.
-
-The loop is deliberately plain PyTorch (seeded shuffling, AdamW, linear warm-up/decay, gradient
-clipping) around Hugging Face models, so that the same code trains the packaged base, a user's
-T5 checkpoint and a randomly initialised T5. After each epoch the validation pairs are scored
-through the same `Scorer` that serves requests; the best epoch by ROC-AUC is kept, its thresholds
-are calibrated on validation, and everything needed to reproduce it goes into the metadata.
+"""Fine-tune a retrieval evaluator (full or LoRA) in a plain PyTorch loop, from the packaged base, a T5
+checkpoint or a random T5; the best epoch by validation ROC-AUC is kept and calibrated.
 """
 
 from __future__ import annotations
@@ -61,8 +56,7 @@ class TrainConfig:
     limit: int | None = None
     false_relevant_cost: float = 2.0
     teacher_weight: float = 0.0  # train towards (1 − w)·label + w·teacher where a pair carries a teacher score
-    # read a long passage in training as the scorer reads it (`crag.evaluator.reading`: its start and
-    # the stretch with the most of the question's terms, IDF from the training passages), not from its start
+    # read a long passage in training as the scorer reads it (`crag.evaluator.reading`)
     read_long: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -95,8 +89,8 @@ def _random_t5(preset: str):
 
 
 def init_model(base: str, num_layers: int | None):
-    """Model, tokenizer and whether the weights are pretrained: a preset random T5, a config-only
-    folder (random weights) or a full checkpoint; `num_layers` keeps only the first encoder layers."""
+    """Model, tokenizer and whether the weights are pretrained: a random T5 preset, a config-only folder
+    or a checkpoint; `num_layers` keeps only the first encoder layers."""
     from transformers import (
         AutoConfig,
         AutoModelForSequenceClassification,
@@ -139,7 +133,7 @@ def _texts(pairs: list[Pair], use_title: bool, rng: random.Random | None = None,
 
 
 def _target(pair: Pair, teacher_weight: float) -> float:
-    """The label, blended with the zero-shot teacher's probability when the pair has one (distillation)."""
+    """The label, blended with the teacher's probability when the pair has one."""
     if pair.teacher is None or not teacher_weight:
         return float(pair.label)
     return (1.0 - teacher_weight) * pair.label + teacher_weight * pair.teacher
@@ -155,7 +149,7 @@ def evaluate_scorer(
 
 @dataclass
 class Optimiser:
-    """AdamW with linear warm-up and decay over the trainable parameters, as one value to pass around."""
+    """AdamW with linear warm-up and decay over the trainable parameters."""
 
     params: list
     optimizer: object
@@ -193,9 +187,8 @@ def train_epoch(
     progress: bool = True,
     read: Callable[[list[tuple[str, str]]], list[tuple[str, str]]] | None = None,
 ) -> tuple[float, bool]:
-    """One pass over `pairs` in a seeded order; returns (mean loss, whether `deadline` (a
-    `time.perf_counter()` value) stopped it early). `train` and `crag evaluator adapt` share it.
-    `read`: what the model reads of each (question, passage) text, as the scorer will read it."""
+    """One pass over `pairs` in a seeded order: (mean loss, whether the `perf_counter` `deadline` stopped it).
+    `read`: what the model reads of each pair, as the scorer will."""
     import torch
 
     model.train()
@@ -319,7 +312,7 @@ def _save(model, tokenizer, out: Path, lora: bool) -> None:
 
 
 def _data_hash(train_path: Path) -> str:
-    """The hash of the shared data the pairs were built from, when build-data wrote a manifest."""
+    """The hash of the data the pairs were built from (build-data's manifest's, else the file's)."""
     manifest = Path(train_path).parent / "manifest.json"
     if manifest.is_file():
         return json.loads(manifest.read_text()).get("data_hash", "")
