@@ -12,7 +12,7 @@ EXTRAS = {
     "local": "the offline chat models on llama.cpp (Qwen2.5-Coder-1.5B-Instruct, and SmolLM2-135M-Instruct as local:tiny)",
     "local-small": "the 0.5B offline chat model (Qwen2.5-Coder-0.5B-Instruct, chat_model='local:small')",
     "serve": "crag serve (LangServe) and langgraph dev (LangGraph Studio)",
-    "eval": "the plots of crag eval",
+    "eval": "the plots of the lab's paper report (python -m lab paper report)",
     "train": "LoRA training and LoRA checkpoints of the evaluator",
     "openai": "OpenAI chat models (chat_model='openai:<model>', or any OpenAI-compatible server)",
     "anthropic": "Anthropic chat models (chat_model='anthropic:<model>')",

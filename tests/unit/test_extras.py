@@ -63,15 +63,13 @@ def test_the_chat_model_and_tavily_say_which_extra_they_need(monkeypatch):
 
 
 def test_the_cli_prints_one_line_and_exits_2(monkeypatch, capsys):
-    missing(monkeypatch, "matplotlib")
-    monkeypatch.setattr(
-        sys, "argv", ["crag", "eval", "run", "--questions", "q", "--kb", "k", "--web", "w", "--out", "o"]
-    )
+    missing(monkeypatch, "uvicorn")
+    monkeypatch.setattr(sys, "argv", ["crag", "serve"])
     with pytest.raises(SystemExit) as info:
         main()
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
-        "error: the package 'matplotlib' is not installed; it is needed for the plots of crag eval: "
-        "pip install 'crag-langgraph[eval]'"
+        "error: the package 'uvicorn' is not installed; it is needed for crag serve (LangServe) and langgraph dev "
+        "(LangGraph Studio): pip install 'crag-langgraph[serve]'"
     ]
