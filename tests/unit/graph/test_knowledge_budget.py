@@ -101,3 +101,14 @@ def test_a_quote_is_shown_only_when_the_reader_judges_it_answers(make_context, m
     result, _ = _run(make_context, "I don't know.", retry_prompt=None, quote_threshold=-1.0, judge_quotes=True)
     assert result["quoted"] is quoted
     assert (result["answer"] == QUOTE_ANSWER.format(quote=PAINTER)) is quoted
+
+
+def test_a_flat_grade_counts_as_unsure(make_context):
+    """Correct by the thresholds, but every document scored alike: with unsure_spread the knowledge is whole
+    documents by rank, as on Ambiguous, instead of the best strip."""
+    rules = {"Uppsala": 0.9, "lake": 0.85, "painter": 0.8}  # every document near the others; the birth page best
+    settings = {"knowledge_tokens": count_tokens(PAINTER) + 1, "whole_when_unsure": True, "rules": rules}
+    result, _ = _run(make_context, "Anna Berg was born in Uppsala.", **settings)
+    assert result["action"] == "correct" and [s["text"] for s in result["internal_knowledge"]] == [BIRTH]
+    result, _ = _run(make_context, "Anna Berg was born in Uppsala.", unsure_spread=0.2, **settings)
+    assert [s["text"] for s in result["internal_knowledge"]] == [PAINTER]  # whole, by rank, within the budget
