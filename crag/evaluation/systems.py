@@ -189,11 +189,26 @@ SYSTEMS: dict[str, System] = {
             )
             for n in (600, 900, 1200)
         ),
+        *(
+            System(
+                f"crag_budget_{n}_judged",
+                "crag",
+                f"crag_budget_{n} that quotes a strip only when the reader judges that it answers",
+                lambda ctx, upper, lower, n=n: {"knowledge_tokens": n, "judge_quotes": True},
+            )
+            for n in (600, 900, 1200)
+        ),
         System(
             "crag_whole_unsure",
             "crag",
             "crag_budget_900, whose knowledge on Ambiguous is whole documents alone",
             lambda ctx, upper, lower: {"knowledge_tokens": 900, "whole_when_unsure": True},
+        ),
+        System(
+            "crag_flat_unsure",
+            "crag",
+            "crag_whole_unsure, a flat grade (scores within 0.5) counting as unsure too",
+            lambda ctx, upper, lower: {"knowledge_tokens": 900, "whole_when_unsure": True, "unsure_spread": 0.5},
         ),
         System(
             "crag_reader_choice",
