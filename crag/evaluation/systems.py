@@ -41,209 +41,92 @@ def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
     return {"upper_threshold": middle, "lower_threshold": middle}
 
 
+def _set(**changes: object) -> Callable[[Context, float, float], dict]:
+    return lambda ctx, upper, lower: dict(changes)
+
+
+_PAPER, _COMPACT, _MARKED = ({"generate_prompt": p} for p in ("paper", "compact", "marked"))
+_BUDGET = "the kept strips, then whole documents by retrieval rank, up to {} tokens"
+_JUDGED = "a strip quoted only when the reader judges that it answers"
+# name, pipeline, what changes, what it is
+_TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
+    ("no_retrieval", "no_retrieval", _set(answer_without_knowledge=True), "the generator alone, from its memory"),
+    ("rag", "rag", _set(), "standard RAG: the top-k documents straight to the generator"),
+    ("rag_web", "rag_web", _set(), "RAG plus web search with the question, results unfiltered (paper Table 5)"),
+    ("crag", "crag", _set(), "CRAG with the evaluator's calibrated thresholds"),
+    ("crag_paper_prompt", "crag", _set(**_PAPER), "CRAG generating with the paper's prompt"),
+    ("crag_compact_prompt", "crag", _set(**_COMPACT), "CRAG generating with the compact prompt"),
+    ("crag_marked_prompt", "crag", _set(**_MARKED), "CRAG with the marked prompt (passages datamarked)"),
+    ("rag_marked_prompt", "rag", _set(**_MARKED), "standard RAG generating with the marked prompt"),
+    ("rag_paper_prompt", "rag", _set(**_PAPER), "standard RAG generating with the paper's prompt"),
+    ("rag_compact_prompt", "rag", _set(**_COMPACT), "standard RAG generating with the compact prompt"),
+    ("crag_ask_once", "crag", _set(retry_prompt=None, further_strips=0), "CRAG whose first answer is final"),
+    ("crag_no_further", "crag", _set(further_strips=0), "CRAG that never reads the next strips after a decline"),
+    ("crag_no_recheck", "crag", _set(recheck_threshold=None), "CRAG without the chat model's second opinion"),
+    ("rag_ask_once", "rag", _set(retry_prompt=None), "standard RAG that never asks the model twice"),
+    ("crag_no_quote", "crag", _set(quote_threshold=NEVER), "CRAG that declines instead of quoting a strip"),
+    (
+        "crag_no_correct",
+        "crag",
+        lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": lower},
+        "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
+    ),
+    (
+        "crag_no_incorrect",
+        "crag",
+        lambda ctx, upper, lower: {"upper_threshold": upper, "lower_threshold": ALWAYS},
+        "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",
+    ),
+    ("crag_no_ambiguous", "crag", _single_threshold, "w/o Ambiguous: one threshold, the middle of the pair (Table 2)"),
+    (
+        "crag_no_refine",
+        "crag",
+        _set(refine_mode="selection", top_k_strips=ALL_STRIPS, strip_threshold=ALWAYS),
+        "w/o refinement: whole documents and web results as knowledge (Table 3)",
+    ),
+    ("crag_no_rewrite", "crag", _set(rewrite="off"), "w/o rewrite: the web searched with the question (Table 3)"),
+    ("crag_model_rewrite", "crag", _set(rewrite="model"), "the web query written by the chat model (the paper's)"),
+    ("crag_requery_rewrite", "crag", _set(requery="rewrite"), "your documents searched again with the model's query"),
+    ("crag_requery_hyde", "crag", _set(requery="hyde"), "your documents searched again with a passage (HyDE)"),
+    (
+        "crag_no_selection",
+        "crag",
+        _set(top_k_strips=ALL_STRIPS, strip_threshold=ALWAYS),
+        "w/o selection: documents cut into strips but every strip kept (Table 3)",
+    ),
+    *((f"crag_budget_{n}", "crag", _set(knowledge_tokens=n), _BUDGET.format(n)) for n in (600, 900, 1200)),
+    *(
+        (
+            f"crag_budget_{n}_judged",
+            "crag",
+            _set(knowledge_tokens=n, judge_quotes=True),
+            f"{_BUDGET.format(n)}; {_JUDGED}",
+        )
+        for n in (600, 900, 1200)
+    ),
+    (
+        "crag_whole_unsure",
+        "crag",
+        _set(knowledge_tokens=900, whole_when_unsure=True),
+        "crag_budget_900, whose knowledge on Ambiguous is whole documents alone",
+    ),
+    (
+        "crag_flat_unsure",
+        "crag",
+        _set(knowledge_tokens=900, whole_when_unsure=True, unsure_spread=0.5),
+        "crag_whole_unsure, a flat grade (scores within 0.5) counting as unsure too",
+    ),
+    ("crag_reader_choice", "crag", _set(choose_strips=9), "the strips the reader picks among refinement's nine best"),
+    ("crag_judged_quotes", "crag", _set(judge_quotes=True), f"CRAG with {_JUDGED}"),
+    # one fixed route each, whatever the scores: with the scores they give the accuracy of any (upper, lower) pair
+    # without rerunning (the lab's threshold sweep); documents are still labelled by the run's thresholds
+    *(
+        (f"route_{a}", "crag", _set(route=a), f"always {a.title()} (for the threshold sweep)")
+        for a in ("correct", "incorrect", "ambiguous")
+    ),
+]
 SYSTEMS: dict[str, System] = {
-    s.name: s
-    for s in [
-        System(
-            "no_retrieval",
-            "no_retrieval",
-            "the generator alone, no knowledge (answering from its memory)",
-            lambda ctx, upper, lower: {"answer_without_knowledge": True},
-        ),
-        System("rag", "rag", "standard RAG: the top-k documents straight to the generator"),
-        System("rag_web", "rag_web", "RAG plus web search with the question, results unfiltered (paper Table 5)"),
-        System("crag", "crag", "CRAG with the evaluator's calibrated thresholds"),
-        System(
-            "crag_paper_prompt",
-            "crag",
-            "CRAG generating with the paper's prompt",
-            lambda ctx, upper, lower: {"generate_prompt": "paper"},
-        ),
-        System(
-            "crag_compact_prompt",
-            "crag",
-            "CRAG generating with the compact prompt (a candidate for small models)",
-            lambda ctx, upper, lower: {"generate_prompt": "compact"},
-        ),
-        System(
-            "crag_marked_prompt",
-            "crag",
-            "CRAG generating with the marked prompt (the passages datamarked against instructions inside them)",
-            lambda ctx, upper, lower: {"generate_prompt": "marked"},
-        ),
-        System(
-            "rag_marked_prompt",
-            "rag",
-            "standard RAG generating with the marked prompt",
-            lambda ctx, upper, lower: {"generate_prompt": "marked"},
-        ),
-        System(
-            "rag_paper_prompt",
-            "rag",
-            "standard RAG generating with the paper's prompt",
-            lambda ctx, upper, lower: {"generate_prompt": "paper"},
-        ),
-        System(
-            "rag_compact_prompt",
-            "rag",
-            "standard RAG generating with the compact prompt",
-            lambda ctx, upper, lower: {"generate_prompt": "compact"},
-        ),
-        System(
-            "crag_ask_once",
-            "crag",
-            "CRAG that never asks the model twice: its first answer, declined or withheld, is final",
-            lambda ctx, upper, lower: {"retry_prompt": None, "further_strips": 0},
-        ),
-        System(
-            "crag_no_further",
-            "crag",
-            "CRAG that never shows the model the next strips when it declines over the kept ones",
-            lambda ctx, upper, lower: {"further_strips": 0},
-        ),
-        System(
-            "crag_no_recheck",
-            "crag",
-            "CRAG whose Incorrect grade is final: the chat model is not asked about the documents it rejected",
-            lambda ctx, upper, lower: {"recheck_threshold": None},
-        ),
-        System(
-            "rag_ask_once",
-            "rag",
-            "standard RAG that never asks the model twice",
-            lambda ctx, upper, lower: {"retry_prompt": None},
-        ),
-        System(
-            "crag_no_quote",
-            "crag",
-            "CRAG that declines instead of quoting a relevant strip when the model's answer is unsupported",
-            lambda ctx, upper, lower: {"quote_threshold": NEVER},
-        ),
-        System(
-            "crag_no_correct",
-            "crag",
-            "w/o Correct: upper threshold above 1, Correct cases become Ambiguous (Table 2)",
-            lambda ctx, upper, lower: {"upper_threshold": NEVER, "lower_threshold": lower},
-        ),
-        System(
-            "crag_no_incorrect",
-            "crag",
-            "w/o Incorrect: lower threshold below −1, Incorrect cases become Ambiguous (Table 2)",
-            lambda ctx, upper, lower: {"upper_threshold": upper, "lower_threshold": ALWAYS},
-        ),
-        System(
-            "crag_no_ambiguous",
-            "crag",
-            "w/o Ambiguous: one threshold, the middle of the calibrated pair (Table 2)",
-            _single_threshold,
-        ),
-        System(
-            "crag_no_refine",
-            "crag",
-            "w/o refinement: whole documents and web results as knowledge (Table 3)",
-            lambda ctx, upper, lower: {
-                "refine_mode": "selection",
-                "top_k_strips": ALL_STRIPS,
-                "strip_threshold": ALWAYS,
-            },
-        ),
-        System(
-            "crag_no_rewrite",
-            "crag",
-            "w/o rewrite: the web is searched with the question itself (Table 3)",
-            lambda ctx, upper, lower: {"rewrite": "off"},
-        ),
-        System(
-            "crag_model_rewrite",
-            "crag",
-            "the web query written by the chat model with the paper's few-shot prompt (the default takes the "
-            "question's own keywords)",
-            lambda ctx, upper, lower: {"rewrite": "model"},
-        ),
-        System(
-            "crag_requery_rewrite",
-            "crag",
-            "on Incorrect or Ambiguous, the knowledge base searched again with the chat model's query (requery)",
-            lambda ctx, upper, lower: {"requery": "rewrite"},
-        ),
-        System(
-            "crag_requery_hyde",
-            "crag",
-            "on Incorrect or Ambiguous, the knowledge base searched again with a passage the chat model writes (HyDE)",
-            lambda ctx, upper, lower: {"requery": "hyde"},
-        ),
-        System(
-            "crag_no_selection",
-            "crag",
-            "w/o selection: documents cut into strips but every strip kept (Table 3)",
-            lambda ctx, upper, lower: {"top_k_strips": ALL_STRIPS, "strip_threshold": ALWAYS},
-        ),
-        # issue 75's knowledge variants: a budget filled with whole documents after the kept strips, whole
-        # documents alone when the grade is unsure, strips the reader picks, quotes the reader judges
-        *(
-            System(
-                f"crag_budget_{n}",
-                "crag",
-                f"CRAG whose knowledge is the kept strips, then whole documents by retrieval rank, up to {n} tokens",
-                lambda ctx, upper, lower, n=n: {"knowledge_tokens": n},
-            )
-            for n in (600, 900, 1200)
-        ),
-        *(
-            System(
-                f"crag_budget_{n}_judged",
-                "crag",
-                f"crag_budget_{n} that quotes a strip only when the reader judges that it answers",
-                lambda ctx, upper, lower, n=n: {"knowledge_tokens": n, "judge_quotes": True},
-            )
-            for n in (600, 900, 1200)
-        ),
-        System(
-            "crag_whole_unsure",
-            "crag",
-            "crag_budget_900, whose knowledge on Ambiguous is whole documents alone",
-            lambda ctx, upper, lower: {"knowledge_tokens": 900, "whole_when_unsure": True},
-        ),
-        System(
-            "crag_flat_unsure",
-            "crag",
-            "crag_whole_unsure, a flat grade (scores within 0.5) counting as unsure too",
-            lambda ctx, upper, lower: {"knowledge_tokens": 900, "whole_when_unsure": True, "unsure_spread": 0.5},
-        ),
-        System(
-            "crag_reader_choice",
-            "crag",
-            "CRAG whose kept strips are those the reader picks among refinement's nine best",
-            lambda ctx, upper, lower: {"choose_strips": 9},
-        ),
-        System(
-            "crag_judged_quotes",
-            "crag",
-            "CRAG that quotes a strip only when the reader judges that it answers",
-            lambda ctx, upper, lower: {"judge_quotes": True},
-        ),
-        # one fixed route each, whatever the scores: with the scores they give the accuracy of any (upper, lower)
-        # pair without rerunning (the threshold sweep). Documents are still labelled by the run's thresholds, so
-        # each route answers as when the thresholds choose it: exact at the run's pair, approximate elsewhere
-        System(
-            "route_correct",
-            "crag",
-            "always Correct (for the threshold sweep)",
-            lambda ctx, upper, lower: {"route": "correct"},
-        ),
-        System(
-            "route_incorrect",
-            "crag",
-            "always Incorrect (for the threshold sweep)",
-            lambda ctx, upper, lower: {"route": "incorrect"},
-        ),
-        System(
-            "route_ambiguous",
-            "crag",
-            "always Ambiguous (for the threshold sweep)",
-            lambda ctx, upper, lower: {"route": "ambiguous"},
-        ),
-    ]
+    name: System(name, pipeline, description, changes) for name, pipeline, changes, description in _TABLE
 }
 ROUTES = {"correct": "route_correct", "incorrect": "route_incorrect", "ambiguous": "route_ambiguous"}
 
