@@ -66,7 +66,6 @@ def unmarked(reply: str, name: str) -> str:
 
 
 # the default: with small models it answers more and loops less than the paper's prompt (`make eval-honesty`)
-DEFAULT_GENERATE_PROMPT = "compact"
 
 # a small model that has answered often writes the prompt's next "Question: …" and answers that too;
 # four labels: OpenAI's limit on stop sequences

@@ -19,11 +19,11 @@ import types
 import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import Field, TypeAdapter, ValidationError
 
 from crag.thresholds import PRESETS, Preset, Thresholds
+from crag.urls import check_api_url
 
 WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
 Route = Literal["auto", "correct", "incorrect", "ambiguous"]
@@ -373,14 +373,14 @@ class Context:
                 "set it, or CRAG_WEB_INDEX, or choose web_backend 'wikipedia', 'tavily' or 'none'"
             )
         if self.web_backend == "wikipedia":
-            self.wikipedia_url = http_url(self.wikipedia_url, "wikipedia_url")
+            self.wikipedia_url = check_api_url(self.wikipedia_url, "wikipedia_url")
         if self.web_backend == "searxng":
             if not self.searxng_url:
                 raise ValueError(
                     "the searxng web backend needs searxng_url (a SearxNG instance, e.g. http://127.0.0.1:8888); "
                     "set it, or CRAG_SEARXNG_URL"
                 )
-            self.searxng_url = http_url(self.searxng_url, "searxng_url")
+            self.searxng_url = check_api_url(self.searxng_url, "searxng_url")
 
     @classmethod
     def default(cls, name: str) -> Any:
@@ -471,18 +471,6 @@ def _plain(kind: Any) -> Any:
         else []
     )
     return options[0] if len(options) == 1 else kind
-
-
-def http_url(url: str, setting_name: str) -> str:
-    """`url` (stripped) when it is an http(s) URL with a host and no credentials, else a ValueError naming
-    the setting: a search API's address is checked once, when it is configured."""
-    url = url.strip()
-    parts = urlsplit(url)
-    if "@" in parts.netloc:  # said without the URL: it holds a password
-        raise ValueError(f"{setting_name} must not hold credentials")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{setting_name} must be an http or https URL with a host, got {url!r}")
-    return url
 
 
 __all__ = ["GROUPS", "Context", "about", "annotation", "check", "env_name", "setting", "settings"]

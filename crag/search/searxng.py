@@ -12,7 +12,8 @@ from langchain_core.documents import Document
 from crag.passages import passage
 from crag.search.downloads import get_json
 from crag.search.fetch import MAX_BYTES
-from crag.search.web_base import RetriedSearch, WebSearchError, check_api_url
+from crag.search.web_base import RetriedSearch, WebSearchError
+from crag.urls import check_api_url
 
 
 class SearxngSearch(RetriedSearch):

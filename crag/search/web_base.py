@@ -9,7 +9,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
 
 import tenacity
 
@@ -73,14 +72,3 @@ class RetriedSearch:
 
     def _search_once(self, query: str, k: int) -> list[Document]:
         raise NotImplementedError
-
-
-def check_api_url(url: str, setting: str) -> str:
-    """`url` stripped if it is an http(s) URL with a host and no credentials, else a ValueError naming `setting`."""
-    url = url.strip()
-    parts = urlsplit(url)
-    if "@" in parts.netloc:  # said without the URL: it holds a password
-        raise ValueError(f"{setting} must not hold credentials")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{setting} must be an http or https URL with a host, got {url!r}")
-    return url

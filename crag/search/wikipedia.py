@@ -13,7 +13,8 @@ from langchain_core.documents import Document
 from crag.passages import passage, source_of, title_of
 from crag.search.downloads import fetch_json, get_json
 from crag.search.fetch import MAX_BYTES, text_passages
-from crag.search.web_base import RetriedSearch, TransientWebSearchError, WebSearchError, check_api_url
+from crag.search.web_base import RetriedSearch, TransientWebSearchError, WebSearchError
+from crag.urls import check_api_url
 
 DEFAULT_API_URL = "https://en.wikipedia.org/w/api.php"
 PAGE_WORKERS = 3  # Wikimedia asks API clients not to hammer
