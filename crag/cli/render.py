@@ -11,55 +11,30 @@ import typer
 from crag.answers.attribution import abstains
 from crag.knowledge.refinement import judged
 from crag.passages import source_of, title_of, titled_once
+from crag.state import OutputState
 
 View = Literal["plain", "json", "stream"]
+OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:
-    """The JSON view of a run: what happened and why, without LangChain objects."""
-    documents = result.get("documents", [])
+    """The JSON view of a run: every key of the graph's output, its documents as plain records."""
     scores, labels = result.get("scores", []), result.get("labels", [])
-    return {
-        "question": result.get("question"),
-        "history": result.get("history", []),
-        "action": result.get("action"),
-        "reason": result.get("reason", ""),
-        "thresholds": result.get("thresholds", {}),
-        "documents": [
-            {
-                "id": d.id or d.metadata.get("id"),
-                "rank": i + 1,
-                "title": title_of(d),
-                "source": source_of(d),
-                "score": scores[i] if i < len(scores) else None,
-                "label": labels[i] if i < len(labels) else None,
-                "text": d.page_content,
-            }
-            for i, d in enumerate(documents)
-        ],
-        "recheck_scores": result.get("recheck_scores", []),
-        "recheck_error": result.get("recheck_error"),
-        "rewritten_query": result.get("rewritten_query") or None,
-        "web_status": result.get("web_status") or None,
-        "web_error": result.get("web_error"),
-        "web_results": [{"title": title_of(r), "url": source_of(r)} for r in result.get("web_results", [])],
-        "internal_knowledge": result.get("internal_knowledge", []),
-        "external_knowledge": result.get("external_knowledge", []),
-        "further_knowledge": result.get("further_knowledge", []),
-        "knowledge": result.get("knowledge", ""),
-        "answer": result.get("answer", ""),
-        "grounded": bool(result.get("grounded")),
-        "quoted": bool(result.get("quoted")),
-        "replaced": result.get("replaced"),
-        "draft": result.get("draft", ""),
-        "read_further": bool(result.get("read_further")),
-        "further_draft": result.get("further_draft", ""),
-        "asked_again": bool(result.get("asked_again")),
-        "first_draft": result.get("first_draft", ""),
-        "citations": result.get("citations", []),
-        "sources": result.get("sources", []),
-        "timings": result.get("timings", {}),
-    }
+    out = {key: result.get(key) for key in sorted(OUTPUT_KEYS)}
+    out["documents"] = [
+        {
+            "id": d.id or d.metadata.get("id"),
+            "rank": i + 1,
+            "title": title_of(d),
+            "source": source_of(d),
+            "score": scores[i] if i < len(scores) else None,
+            "label": labels[i] if i < len(labels) else None,
+            "text": d.page_content,
+        }
+        for i, d in enumerate(result.get("documents", []))
+    ]
+    out["web_results"] = [{"title": title_of(r), "url": source_of(r)} for r in result.get("web_results", [])]
+    return out
 
 
 def print_run(result: dict[str, Any]) -> None:
