@@ -124,7 +124,7 @@ def _ask_server(
     view: View,
 ) -> dict[str, Any]:
     """One run on a `crag serve`, which takes only `SAFE_SETTINGS` per request."""
-    fixed = [flag(option_of(field)) for field in options if field not in SAFE_SETTINGS]
+    fixed = sorted(flag(option_of(field)) for field in options if field not in SAFE_SETTINGS)
     if threads_db is not None:
         fixed.append("--threads-db")
     if fixed:

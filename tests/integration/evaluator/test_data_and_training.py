@@ -13,6 +13,7 @@ from crag.evaluator.model import load_scorer
 from crag.evaluator.pairs import read_pairs
 from crag.evaluator.training.trainer import TrainConfig, train
 from crag.thresholds import Thresholds
+from lab.cli import app as lab_app
 from lab.evaluator.data import data_dir, norm_title
 from lab.evaluator.llm_teacher import passage_key
 
@@ -157,12 +158,12 @@ def test_training_is_reproducible_with_a_fixed_seed(built_data, tmp_path, tiny_b
 def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_bert):
     runner = CliRunner()
     data = tmp_path / "pairs"
-    result = runner.invoke(app, ["evaluator", "build-data", "--data-dir", str(mini_shared_data), "--out", str(data)])
+    result = runner.invoke(lab_app, ["evaluator", "build-data", "--data-dir", str(mini_shared_data), "--out", str(data)])
     assert result.exit_code == 0, result.output
     assert "train" in result.output and "validation" in result.output
     model = tmp_path / "model"
     result = runner.invoke(
-        app,
+        lab_app,
         [
             "evaluator",
             "train",
@@ -184,7 +185,7 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     )
     assert result.exit_code == 0, result.output
     result = runner.invoke(
-        app,
+        lab_app,
         [
             "evaluator",
             "blend",
@@ -214,7 +215,7 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     assert meta["validation_metrics"]["blend"]["pairs"] == [str(data / "dev.jsonl"), str(data / "validation.tsv")]
     assert (model / meta["blend"]["idf_file"]).is_file()
     result = runner.invoke(
-        app,
+        lab_app,
         [
             "evaluator",
             "calibrate",
@@ -232,14 +233,14 @@ def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_be
     assert meta["blend"]  # calibrating keeps the blend
     uncapped = meta["thresholds"]
     common = ["evaluator", "calibrate", "--model", str(model), "--pairs", str(data / "dev.jsonl")]
-    result = runner.invoke(app, [*common, "--max-discard", "0.0", "--discard-pairs", str(data / "dev.jsonl")])
+    result = runner.invoke(lab_app, [*common, "--max-discard", "0.0", "--discard-pairs", str(data / "dev.jsonl")])
     assert result.exit_code == 0, result.output
     calibration = json.loads((model / METADATA_FILE).read_text())["validation_metrics"]["calibration"]
     assert calibration["max_discard"] == 0.0 and calibration["discard_pairs"] == [str(data / "dev.jsonl")]
     assert calibration["lower"] <= (calibration["utility_lower"] or calibration["lower"])
-    result = runner.invoke(app, [*common, "--max-discard", "0.05", "--discard-pairs", str(data / "validation.tsv")])
+    result = runner.invoke(lab_app, [*common, "--max-discard", "0.05", "--discard-pairs", str(data / "validation.tsv")])
     assert result.exit_code == 2 and "has no groups" in result.output
-    result = runner.invoke(app, [*common, "--discard-pairs", str(data / "dev.jsonl")])
+    result = runner.invoke(lab_app, [*common, "--discard-pairs", str(data / "dev.jsonl")])
     assert result.exit_code == 2 and "needs --max-discard" in result.output
     assert uncapped
     result = runner.invoke(
@@ -265,7 +266,7 @@ def test_cli_errors_are_clear_and_exit_2(tmp_path):
         app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")]
     )
     assert result.exit_code == 2 and "python -m lab evaluator train" in result.output
-    result = runner.invoke(app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
+    result = runner.invoke(lab_app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "build-data" in result.output
 
 
@@ -315,17 +316,17 @@ def test_title_dropout_is_seeded_and_partial():
 def test_teacher_labels_replace_the_cosine_teacher_of_the_pairs_they_cover(mini_shared_data, tmp_path):
     runner = CliRunner()
     build = ["evaluator", "build-data", "--data-dir", str(mini_shared_data)]
-    assert runner.invoke(app, [*build, "--out", str(tmp_path / "first")]).exit_code == 0
+    assert runner.invoke(lab_app, [*build, "--out", str(tmp_path / "first")]).exit_code == 0
     before = read_pairs(tmp_path / "first" / "train.jsonl")
     keys = {(p.question, passage_key(p.passage)) for p in before[:2]}
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps({"question": q, "passage": k, "p_yes": 0.0123}) + "\n" for q, k in keys))
-    result = runner.invoke(app, [*build, "--out", str(tmp_path / "second"), "--teacher-labels", str(labels)])
+    result = runner.invoke(lab_app, [*build, "--out", str(tmp_path / "second"), "--teacher-labels", str(labels)])
     assert result.exit_code == 0, result.output
     after = read_pairs(tmp_path / "second" / "train.jsonl")
     covered = [(p.question, passage_key(p.passage)) in keys for p in after]
     assert f"the chat model's grade for {sum(covered)} training pairs" in result.output and sum(covered) >= 2
     assert [p.teacher == 0.0123 for p in after] == covered  # graded ones carry the grade
     assert [p.teacher for p, c in zip(after, covered) if not c] == [p.teacher for p, c in zip(before, covered) if not c]
-    missing = runner.invoke(app, [*build, "--out", str(tmp_path / "third"), "--teacher-labels", str(tmp_path / "no")])
+    missing = runner.invoke(lab_app, [*build, "--out", str(tmp_path / "third"), "--teacher-labels", str(tmp_path / "no")])
     assert missing.exit_code == 2 and "teacher labels not found" in missing.output

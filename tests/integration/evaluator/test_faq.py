@@ -7,7 +7,7 @@ import json
 
 from typer.testing import CliRunner
 
-from crag.cli.main import app
+from lab.cli import app
 from crag.evaluator.pairs import read_pairs
 
 TOPICS = {
