@@ -15,7 +15,7 @@ PREVIOUS        := artifacts/models/evaluator-v1
 PREVIOUS_COMMIT := 90c1e72
 
 .PHONY: setup servers test test-unit test-slow lint docs demo demo-kb dev serve evaluator-data evaluator-faq generate-questions teacher-labels evaluator evaluator-slices bench-evaluator bench-engines bench-retrieval bench-adapt bench-load bench-faults bench-scale bench-chat clean \
-	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty eval-models
+	eval-popqa eval-popqa-phrased eval-popqa-ablations eval-popqa-robustness eval-docs eval-honesty eval-models eval-corpora
 
 setup: $(STAMP)
 
@@ -207,6 +207,20 @@ eval-honesty: setup $(EVAL_IN)/questions.jsonl $(DOCS_IN)/questions.jsonl
 	$(BIN)/crag eval run --questions $(DOCS_IN)/questions-with-unanswerable.jsonl --kb $(DOCS_IN)/kb.jsonl \
 		--web $(DOCS_IN)/web.jsonl --chunk-size 1000 --chunk-overlap 100 --systems $(HONESTY_SYSTEMS) \
 		--out artifacts/eval/honesty-docs
+
+# the documentation corpora (lab/corpora: an HTML manual, two PDF manuals, Markdown docs, reStructuredText), each
+# with its hand-written answerable and unanswerable questions: RAG beside CRAG and CORPUS_SYSTEMS' variants, then
+# the results page's table (paired intervals against RAG). Resumable; about 30 minutes a corpus for rag,crag
+CORPORA ?= tasn1-mime-pdf npm-markdown valgrind-html cmake-rst
+CORPUS_SYSTEMS ?= rag,crag
+eval-corpora: setup
+	for c in $(CORPORA); do \
+		test -f artifacts/corpora/$$c/questions.jsonl || $(BIN)/python -m lab.corpora.build $$c --data-dir $(DATA) || exit 1; \
+		$(BIN)/crag eval run --questions artifacts/corpora/$$c/questions-with-unanswerable.jsonl \
+			--kb artifacts/corpora/$$c/kb.jsonl --web artifacts/corpora/$$c/web.jsonl --chunk-size 1000 --chunk-overlap 100 \
+			--systems $(CORPUS_SYSTEMS) --out artifacts/eval/corpora/$$c || exit 1; \
+	done
+	$(BIN)/python -m lab.benchmarks.corpora_table --systems $(CORPUS_SYSTEMS) --corpora $$(echo $(CORPORA) | tr ' ' ',')
 
 # the local models side by side (the generator issue): RAG and CRAG with each reader on the documentation set
 # and the first 200 PopQA honesty questions (147 answerable); then one table (accuracy, abstention, citation
