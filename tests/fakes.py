@@ -285,3 +285,32 @@ class WordEmbeddings(Embeddings):
     def embed_query(self, text):
         self.calls += 1
         return word_vector(text, self.dims)
+
+
+class GradingChat(ScriptedChat):
+    """ScriptedChat that also grades like the tutorial's grader: "yes" to a document naming one of
+    `relevant`, "no" to any other; `structured`: through `with_structured_output`, as a provider with tool
+    calling answers (then `structured_calls` counts its grades)."""
+
+    relevant: tuple[str, ...] = ("Anna Berg",)
+    structured: bool = False
+    structured_calls: int = 0
+
+    def _grade(self, messages) -> str:
+        document = str(messages[-1].content).split("User question:")[0]
+        return "yes" if any(name in document for name in self.relevant) else "no"
+
+    def _reply(self, messages) -> str:
+        if str(messages[-1].content).startswith("Retrieved document:"):
+            return self._grade(messages)
+        return super()._reply(messages)
+
+    def with_structured_output(self, schema, **kwargs):
+        if not self.structured:
+            raise NotImplementedError
+
+        def grade(messages):
+            self.structured_calls += 1
+            return schema(binary_score=self._grade(messages))
+
+        return RunnableLambda(grade)

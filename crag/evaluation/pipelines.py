@@ -14,8 +14,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 from crag import resources
-from crag.graphs.crag import graph
-from crag.graphs.rag import no_retrieval, rag, rag_web
+from crag.graphs import compiled
 from crag.models.chat import reset_prompt_caches
 from crag.settings import Context
 
@@ -28,6 +27,8 @@ STAGE_OF_NODE = {
     "refine": "refine",
     "rewrite_and_search": "search",
     "web_search": "search",
+    "grade_documents": "grade",
+    "transform_query": "search",
     "generate": "generate",
     "read_further": "generate",
     "quote": "generate",
@@ -106,16 +107,9 @@ class StageTimer(BaseCallbackHandler):
         self._stop(run_id)
 
 
-BASELINES = {"rag": rag, "rag_web": rag_web, "no_retrieval": no_retrieval}
-
-
 def pipeline(name: str):
-    """The compiled graph of a pipeline: CRAG's own, or a baseline."""
-    if name == "crag":
-        return graph
-    if name not in BASELINES:
-        raise ValueError(f"unknown pipeline {name!r}")
-    return BASELINES[name]
+    """The compiled graph of a pipeline (`crag.graphs.BUILDERS`)."""
+    return compiled(name)
 
 
 def forget_prompt_cache() -> None:

@@ -27,7 +27,7 @@ class System:
     """A named system: which pipeline runs and how its context differs from the run's."""
 
     name: str
-    pipeline: str  # "crag", "rag", "rag_web" or "no_retrieval"
+    pipeline: str  # a graph of `crag.graphs.BUILDERS`
     description: str
     changes: Callable[[Context, float, float], dict] = lambda ctx, upper, lower: {}
 
@@ -54,6 +54,12 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
     ("rag", "rag", _set(), "standard RAG: the top-k documents straight to the generator"),
     ("rag_web", "rag_web", _set(), "RAG plus web search with the question, results unfiltered (paper Table 5)"),
     ("crag", "crag", _set(), "CRAG with the evaluator's calibrated thresholds"),
+    (
+        "tutorial_crag",
+        "tutorial_crag",
+        _set(),
+        "LangGraph's tutorial CRAG: the chat model grades each document, any 'no' to the web, no refinement",
+    ),
     ("crag_paper_prompt", "crag", _set(**_PAPER), "CRAG generating with the paper's prompt"),
     ("crag_compact_prompt", "crag", _set(**_COMPACT), "CRAG generating with the compact prompt"),
     ("crag_marked_prompt", "crag", _set(**_MARKED), "CRAG with the marked prompt (passages datamarked)"),

@@ -1,1 +1,34 @@
-"""One graph per system, wiring only: CRAG (`crag.graphs.crag`) and the systems it is measured against."""
+"""One graph per system, wiring only: CRAG (`crag.graphs.crag`) and the systems it is measured against.
+
+`BUILDERS` names each system's graph builder: the names `crag eval run`'s pipelines, `langgraph.json` and the
+command line use. A new system is a module here and a line below."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from langgraph.graph import StateGraph
+
+from crag.graphs.crag import build_graph
+from crag.graphs.rag import build_baseline
+from crag.graphs.tutorial import build_tutorial
+
+BUILDERS: dict[str, Callable[[], StateGraph]] = {
+    "crag": build_graph,
+    "rag": functools.partial(build_baseline, "rag"),
+    "rag_web": functools.partial(build_baseline, "rag_web"),
+    "no_retrieval": functools.partial(build_baseline, "no_retrieval"),
+    "tutorial_crag": build_tutorial,
+}
+
+
+@functools.cache
+def compiled(name: str):
+    """The system's graph, compiled without a checkpointer (one per process)."""
+    if name not in BUILDERS:
+        raise ValueError(f"unknown system {name!r}; choose from {', '.join(BUILDERS)}")
+    return BUILDERS[name]().compile(name=name.replace("_", "-"))
+
+
+__all__ = ["BUILDERS", "compiled"]

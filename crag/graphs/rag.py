@@ -34,6 +34,4 @@ def build_baseline(name: str) -> StateGraph:
     return builder
 
 
-rag = build_baseline("rag").compile(name="rag")
-rag_web = build_baseline("rag_web").compile(name="rag-web")
-no_retrieval = build_baseline("no_retrieval").compile(name="no-retrieval")
+rag = build_baseline("rag").compile(name="rag")  # for langgraph.json; the others through `crag.graphs.compiled`

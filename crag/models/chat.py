@@ -25,7 +25,14 @@ from pydantic import PrivateAttr
 from crag.models import gguf
 from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
-from crag.models.yes_no import LlamaYesNo, answers_messages, choose_messages, grader_messages, reply_score
+from crag.models.yes_no import (
+    GradeDocuments,
+    LlamaYesNo,
+    answers_messages,
+    choose_messages,
+    grader_messages,
+    reply_score,
+)
 from crag.runtime.cache import ResourceCache
 from crag.runtime.extras import require
 
@@ -277,12 +284,20 @@ def grades(spec: Any) -> bool:
 
 
 def relevance(model: BaseChatModel, question: str, document: str) -> float:
-    """The tutorial grade of `document` by `model`, in [-1, 1]: the local model's P(yes), else its reply read."""
+    """The tutorial grade of `document` by `model`, in [-1, 1]: the local model's P(yes); a provider's
+    structured output (the tutorial's `GradeDocuments`) where it has one; else the reply's first word."""
     if isinstance(model, LocalChatModel):
         return model.relevance(question, document)
     system, human = grader_messages(question, document)
-    reply = model.invoke([SystemMessage(system["content"]), HumanMessage(human["content"])])
-    return reply_score(str(reply.content))
+    messages = [SystemMessage(system["content"]), HumanMessage(human["content"])]
+    try:
+        grader = model.with_structured_output(GradeDocuments)
+    except NotImplementedError:  # no tool calling or JSON mode: read the reply
+        grader = None
+    graded = grader.invoke(messages) if grader is not None else None
+    if isinstance(graded, GradeDocuments):
+        return reply_score(graded.binary_score)
+    return reply_score(str(model.invoke(messages).content))
 
 
 CHAT_MODEL_HELP = (

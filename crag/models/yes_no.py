@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 # the tutorial's prompt, word for word (its "\n" line ends included; langgraph/examples/rag/langgraph_crag.ipynb)
 GRADER_SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
@@ -26,6 +27,13 @@ CHOOSE_SYSTEM = "You pick the passage that answers a question."
 CHOOSE_HUMAN = (
     "Passages:\n{passages}\n\nQuestion: {question}\nWhich passage answers the question? Reply with its number only."
 )
+
+
+class GradeDocuments(BaseModel):
+    """Binary score for relevance check on retrieved documents."""  # the tutorial's schema, word for word
+
+    binary_score: str = Field(description="Documents are relevant to the question, 'yes' or 'no'")
+
 
 _YES = ("yes", "Yes", " yes", " Yes")
 _NO = ("no", "No", " no", " No")
@@ -125,4 +133,4 @@ class LlamaYesNo:
         return [self._first_tokens(llama, (label, f" {label}")) for label in labels]
 
 
-__all__ = ["LlamaYesNo", "grader_messages"]  # what callers outside the package use
+__all__ = ["GradeDocuments", "LlamaYesNo", "grader_messages"]  # what callers outside the package use

@@ -19,11 +19,12 @@ from crag.settings import Context
 from crag.state import State
 
 
-def rewrite_query(ctx: Context, question: str) -> str:
-    """The web query `ctx.rewrite` asks for; the model's falls back to the question's keywords."""
-    if ctx.rewrite == "off":
+def rewrite_query(ctx: Context, question: str, mode: str | None = None) -> str:
+    """The web query `mode` (default `ctx.rewrite`) asks for; the model's falls back to the question's keywords."""
+    mode = mode or ctx.rewrite
+    if mode == "off":
         return question
-    if ctx.rewrite == "keywords":
+    if mode == "keywords":
         return fallback_query(question).text
     try:
         reply = resources.chat(ctx, "rewrite").invoke(

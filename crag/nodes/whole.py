@@ -10,7 +10,9 @@ from crag.settings import Context
 from crag.state import Strip
 
 
-def _whole(documents: list, origin: str) -> list[Strip]:
+def whole_strips(documents: list, origin: str, ranks: list[int] | None = None) -> list[Strip]:
+    """Each document as one strip; `ranks`: their places in the retrieved list (default: in order)."""
+    ranks = list(range(len(documents))) if ranks is None else ranks
     return [
         Strip(
             text=d.page_content,
@@ -24,21 +26,27 @@ def _whole(documents: list, origin: str) -> list[Strip]:
             start=0,
             end=len(d.page_content),
         )
-        for i, d in enumerate(documents)
+        for i, d in zip(ranks, documents, strict=True)
     ]
 
 
 def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
     """RAG: every retrieved document becomes knowledge as it is."""
-    return {"internal_knowledge": _whole(state.get("documents", []), "internal")}
+    return {"internal_knowledge": whole_strips(state.get("documents", []), "internal")}
 
 
 def web_search(state: dict, runtime: Runtime[Context]) -> dict:
-    """RAG with web: the results for the question itself, whole, after the documents."""
+    """The web's results, whole, for the rewritten query if a step wrote one, else for the question itself
+    (RAG with web)."""
     ctx = resources.context_of(runtime)
     try:
-        results = resources.web_search(ctx, state["question"])
+        results = resources.web_search(ctx, state.get("rewritten_query") or state["question"])
     except (resources.WebSearchError, TimeoutError, OSError) as exc:
-        return {"external_knowledge": [], "web_error": str(exc)}
+        return {"external_knowledge": [], "web_status": "failed", "web_error": str(exc)}
     passages, errors = resources.fetch_pages(ctx, results)
-    return {"external_knowledge": _whole(passages, "external"), "web_error": "; ".join(errors) or None}
+    return {
+        "external_knowledge": whole_strips(passages, "external"),
+        "web_status": "searched",
+        "web_results": results,
+        "web_error": "; ".join(errors) or None,
+    }
