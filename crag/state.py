@@ -39,7 +39,7 @@ class InputState(TypedDict):
 class OutputState(TypedDict, total=False):
     question: str  # as answered: a follow-up on a thread is first made self-contained
     documents: list[Document]  # retrieved, with metadata title/source/rank
-    action: Action
+    action: Action | None  # None in a system that does not grade (the baselines)
     scores: list[float]
     labels: list[str]
     # the chat model's grade of the first `recheck_k` documents, when the evaluator rejected all (else empty)

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from crag.graphs.crag import build_graph
+from crag.graphs import build
 from crag.runtime.errors import Unavailable
 from crag.runtime.extras import require
 
@@ -231,7 +231,7 @@ def _pool_options(pool_class: type) -> dict[str, Any]:
 
 
 @contextmanager
-def _postgres_graph(url: str) -> Iterator[Any]:
+def _postgres_graph(url: str, system: str) -> Iterator[Any]:
     psycopg = require("psycopg", "postgres")
     pools = require("psycopg_pool", "postgres")
     PostgresSaver = require("langgraph.checkpoint.postgres", "postgres").PostgresSaver
@@ -253,13 +253,13 @@ def _postgres_graph(url: str) -> Iterator[Any]:
                     saver.setup()  # now, so an unreachable server or a missing right fails before any work
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
-            yield build_graph().compile(checkpointer=saver, name="crag")
+            yield build(system).compile(checkpointer=saver, name=system)
     except (psycopg.Error, PoolTimeout) as exc:
         raise _postgres_error(url, exc) from exc
 
 
 @asynccontextmanager
-async def _apostgres_graph(url: str) -> AsyncIterator[Any]:
+async def _apostgres_saver(url: str) -> AsyncIterator[Any]:
     psycopg = require("psycopg", "postgres")
     pools = require("psycopg_pool", "postgres")
     AsyncPostgresSaver = require("langgraph.checkpoint.postgres.aio", "postgres").AsyncPostgresSaver
@@ -280,50 +280,59 @@ async def _apostgres_graph(url: str) -> AsyncIterator[Any]:
                     await saver.setup()
                 finally:
                     await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
-            yield build_graph().compile(checkpointer=saver, name="crag")
+            yield saver
     except (psycopg.Error, PoolTimeout) as exc:
         raise _postgres_error(url, exc) from exc
 
 
 @contextmanager
-def threaded_graph(path: str | os.PathLike | None = None) -> Iterator[Any]:
-    """The CRAG graph checkpointed to SQLite or Postgres (`threads_location`), for synchronous use.
+def threaded_graph(path: str | os.PathLike | None = None, system: str = "crag") -> Iterator[Any]:
+    """The system's graph (`crag.graphs.BUILDERS`) checkpointed to SQLite or Postgres (`threads_location`), for
+    synchronous use.
 
     A context manager yielding the compiled graph; pass `thread_config(id)` as each run's config."""
     location = threads_location(path)
     if isinstance(location, str):
-        with _postgres_graph(location) as graph:
+        with _postgres_graph(location, system) as graph:
             yield graph
         return
     db = location
     try:
         with SqliteSaver.from_conn_string(str(db)) as saver:
             saver.setup()  # now, so an unwritable or corrupt file fails before any work
-            yield build_graph().compile(checkpointer=saver, name="crag")
+            yield build(system).compile(checkpointer=saver, name=system)
     except sqlite3.Error as exc:  # also what a corrupt file raises in the middle of a turn
         raise _unusable(db, exc) from exc
 
 
-def memory_graph() -> Any:
-    """The CRAG graph checkpointed in this process's memory (`crag chat` without --thread)."""
-    return build_graph().compile(checkpointer=InMemorySaver(), name="crag")
+def memory_graph(system: str = "crag") -> Any:
+    """The system's graph checkpointed in this process's memory (`crag chat` without --thread)."""
+    return build(system).compile(checkpointer=InMemorySaver(), name=system)
 
 
 @asynccontextmanager
-async def athreaded_graph(path: str | os.PathLike | None = None) -> AsyncIterator[Any]:
-    """The CRAG graph checkpointed to SQLite or Postgres, for asynchronous use (the server)."""
+async def athreaded_graphs(path: str | os.PathLike | None, systems: list[str]) -> AsyncIterator[dict[str, Any]]:
+    """Each system's graph checkpointed to SQLite or Postgres through one saver, for asynchronous use (the
+    server): {system: graph}."""
     location = threads_location(path)
     if isinstance(location, str):
-        async with _apostgres_graph(location) as graph:
-            yield graph
+        async with _apostgres_saver(location) as saver:
+            yield {name: build(name).compile(checkpointer=saver, name=name) for name in systems}
         return
     db = location
     try:
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
             await saver.setup()
-            yield build_graph().compile(checkpointer=saver, name="crag")
+            yield {name: build(name).compile(checkpointer=saver, name=name) for name in systems}
     except sqlite3.Error as exc:
         raise _unusable(db, exc) from exc
+
+
+@asynccontextmanager
+async def athreaded_graph(path: str | os.PathLike | None = None, system: str = "crag") -> AsyncIterator[Any]:
+    """The system's graph checkpointed to SQLite or Postgres, for asynchronous use."""
+    async with athreaded_graphs(path, [system]) as graphs:
+        yield graphs[system]
 
 
 __all__ = ["thread_config", "threaded_graph"]  # what callers outside the package use

@@ -20,6 +20,7 @@ from crag.cli.render import print_details, print_grounding, show, stream_run
 from crag.cli.settings import (
     RUN_ERRORS,
     AsJson,
+    System,
     Thread,
     ThreadsDb,
     field_of,
@@ -231,6 +232,7 @@ def chat_cmd(
     ] = False,
     thread: Thread = None,
     threads_db: ThreadsDb = None,
+    system: System = "crag",
     *,
     settings: dict[str, Any],
 ) -> None:
@@ -248,9 +250,9 @@ def chat_cmd(
             if thread is not None:
                 check_thread_id(thread)
                 db = resolve_threads_db(threads_db)
-                graph = stack.enter_context(threaded_graph(db))
+                graph = stack.enter_context(threaded_graph(db, system))
             else:
-                db, graph = None, memory_graph()
+                db, graph = None, memory_graph(system)
             session = ChatSession(options, graph, thread or new_thread_id(), db)
             typer.secho("loading the models (once for this chat) ...", dim=True, err=True)
             seconds = session.warm_up(session.context)

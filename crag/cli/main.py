@@ -16,8 +16,8 @@ from crag.cli.ingest import ingest_cmd
 from crag.cli.models import models_cmd
 from crag.cli.render import StreamPrinter, View, show, stream_run
 from crag.cli.serve import serve_cmd
-from crag.cli.settings import RUN_ERRORS, AsJson, Thread, ThreadsDb, flag, option_of, with_settings
-from crag.graphs.crag import graph as crag_graph
+from crag.cli.settings import RUN_ERRORS, AsJson, System, Thread, ThreadsDb, flag, option_of, with_settings
+from crag.graphs import compiled
 from crag.runtime.extras import MissingExtra
 from crag.serve.client import DEFAULT_TIMEOUT, CragClient, ServerError
 from crag.serve.service import SAFE_SETTINGS
@@ -60,6 +60,7 @@ def ask_cmd(
     ] = False,
     thread: Thread = None,
     threads_db: ThreadsDb = None,
+    system: System = "crag",
     server: Annotated[
         str | None,
         typer.Option(
@@ -73,18 +74,18 @@ def ask_cmd(
     *,
     settings: dict[str, Any],
 ) -> None:
-    """Answer a question with CRAG and show the action, scores, knowledge, sources and answer."""
+    """Answer a question with CRAG (or --system) and show the action, scores, knowledge, sources and answer."""
     options = settings  # the settings given; Context's defaults for the rest
     view: View = "json" if as_json else "stream" if stream else "plain"
     if server is not None:
-        result = _ask_server(server, timeout, question, options, thread, threads_db, view)
+        result = _ask_server(server, timeout, question, options, thread, threads_db, view, system)
     else:
-        result = _ask_here(question, options, thread, threads_db, view)
+        result = _ask_here(question, options, thread, threads_db, view, system)
     show(result, view)
 
 
 def _ask_here(
-    question: str, options: dict[str, Any], thread: str | None, threads_db: str | None, view: View
+    question: str, options: dict[str, Any], thread: str | None, threads_db: str | None, view: View, system: str
 ) -> dict[str, Any]:
     """One run in this process, on the thread if one is named."""
     quiet_transformers()
@@ -104,9 +105,9 @@ def _ask_here(
                         ),
                     )
                 )
-                graph = stack.enter_context(threaded_graph(threads_db))
+                graph = stack.enter_context(threaded_graph(threads_db, system))
             else:
-                graph = crag_graph
+                graph = compiled(system)
             if view == "stream":
                 return stream_run(graph, question, context, config)
             return graph.invoke({"question": question}, config=config, context=context)
@@ -122,8 +123,9 @@ def _ask_server(
     thread: str | None,
     threads_db: str | None,
     view: View,
+    system: str,
 ) -> dict[str, Any]:
-    """One run on a `crag serve`, which takes only `SAFE_SETTINGS` per request."""
+    """One run on a `crag serve` (its endpoint for `system`), which takes only `SAFE_SETTINGS` per request."""
     fixed = sorted(flag(option_of(field)) for field in options if field not in SAFE_SETTINGS)
     if threads_db is not None:
         fixed.append("--threads-db")
@@ -134,7 +136,7 @@ def _ask_server(
         )
     configurable = {**options, **({"thread_id": thread} if thread is not None else {})}
     try:
-        client = CragClient(url, timeout=timeout)
+        client = CragClient(url, timeout=timeout, system=system)
         if view != "stream":
             return client.invoke(question, configurable)
         printer, result = StreamPrinter(), {}

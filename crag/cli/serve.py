@@ -91,6 +91,8 @@ def serve_cmd(
 ) -> None:
     """Serve CRAG over HTTP with LangServe: POST /crag/invoke, /crag/batch, /crag/stream, /crag/stream_events.
 
+    The systems CRAG is measured against answer beside it, at /rag/invoke, /tutorial_crag/invoke and so on.
+
     Every setting given here is the server's default; a request may change those marked "per request" on the
     configuration page (and thread_id), in config.configurable. Set CRAG_API_KEY to require that key on every
     request.

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from crag.evaluator.checkpoint import EvaluatorError
+from crag.graphs import BUILDERS
 from crag.models.gguf import ModelFileError
 from crag.questions.checks import InvalidQuestion
 from crag.search.store import StoreError
@@ -28,6 +29,21 @@ ThreadsDb = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object per answer.")]
+
+
+def _known_system(name: str) -> str:
+    if name not in BUILDERS:
+        raise typer.BadParameter(f"unknown system {name!r}; choose from {', '.join(BUILDERS)}")
+    return name
+
+
+System = Annotated[
+    str,
+    typer.Option(
+        callback=_known_system,
+        help=f"The system that answers: {', '.join(BUILDERS)} (CRAG, or one it is measured against).",
+    ),
+]
 
 # what a run raises for bad input or an unusable store, model or thread: one error line, not a traceback
 RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, StoreError, ThreadsError, ModelFileError)

@@ -23,12 +23,17 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
 }
 
 
+def build(name: str) -> StateGraph:
+    """The system's graph builder, to compile with a checkpointer; ValueError naming the systems."""
+    if name not in BUILDERS:
+        raise ValueError(f"unknown system {name!r}; choose from {', '.join(BUILDERS)}")
+    return BUILDERS[name]()
+
+
 @functools.cache
 def compiled(name: str):
     """The system's graph, compiled without a checkpointer (one per process)."""
-    if name not in BUILDERS:
-        raise ValueError(f"unknown system {name!r}; choose from {', '.join(BUILDERS)}")
-    return BUILDERS[name]().compile(name=name.replace("_", "-"))
+    return build(name).compile(name=name)
 
 
-__all__ = ["BUILDERS", "compiled"]
+__all__ = ["BUILDERS", "build", "compiled"]

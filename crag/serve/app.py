@@ -1,4 +1,5 @@
-"""`crag serve`'s app: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …).
+"""`crag serve`'s app: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …),
+and each system it is measured against beside it (`/rag/invoke`, `/tutorial_crag/invoke`, …: `crag.graphs.BUILDERS`).
 Beyond `add_routes`: a warm-up at start-up, the API key, `Guard`'s limits, refusal of unknown or unsafe
 settings, threads, and 503 with `Retry-After` when a Chroma or Postgres server is down."""
 
@@ -20,6 +21,7 @@ from langserve.lzstring import LZString
 from pydantic import ValidationError
 
 from crag import __version__, resources
+from crag.graphs import BUILDERS, compiled
 from crag.questions.checks import InvalidQuestion
 from crag.resources import warm_up
 from crag.runtime.cache import loads
@@ -37,7 +39,7 @@ from crag.serve.guard import (
 )
 from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
 from crag.settings import Context
-from crag.threads import InvalidThreadId, athreaded_graph, check_thread_id, threads_location
+from crag.threads import InvalidThreadId, athreaded_graphs, check_thread_id, threads_location
 
 
 @dataclass(kw_only=True)
@@ -133,7 +135,13 @@ def check_knowledge_base(context: Context) -> int:
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     settings = settings or ServerSettings()
-    service = CragService(defaults=settings.context, threads=settings.threads_db is not None)
+    services = {
+        name: CragService(defaults=settings.context, threads=settings.threads_db is not None, graph=compiled(name))
+        for name in BUILDERS
+    }
+    service = services["crag"]
+    for one in services.values():  # one turn at a time on a thread, whichever system it asks
+        one._thread_locks = service._thread_locks
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -143,8 +151,10 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             if settings.warm_up:
                 await asyncio.to_thread(warm_up, settings.context)
             if settings.threads_db is not None:
-                service.threads_location = threads_location(settings.threads_db)
-                service.threaded = await stack.enter_async_context(athreaded_graph(service.threads_location))
+                location = threads_location(settings.threads_db)
+                graphs = await stack.enter_async_context(athreaded_graphs(location, list(services)))
+                for name, one in services.items():
+                    one.threads_location, one.threaded = location, graphs[name]
             yield
 
     app = FastAPI(
@@ -194,12 +204,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             "runs_in_flight": runs.in_flight,
         }
 
-    add_routes(
-        app,
-        service,
-        path="/crag",
-        config_keys=["configurable"],
-        per_req_config_modifier=check_request_settings(service),
-    )
-    app.state.service = service
+    for name, one in services.items():
+        add_routes(
+            app, one, path=f"/{name}", config_keys=["configurable"], per_req_config_modifier=check_request_settings(one)
+        )
+    app.state.service, app.state.services = service, services
     return app

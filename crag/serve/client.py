@@ -21,13 +21,13 @@ class ServerError(RuntimeError):
     """A question the server did not answer; the message says why in one line."""
 
 
-def endpoint(url: str) -> str:
-    """The CRAG endpoint of a server URL: http://host:port becomes http://host:port/crag."""
+def endpoint(url: str, system: str = "crag") -> str:
+    """A system's endpoint on a server URL: http://host:port becomes http://host:port/crag (or /SYSTEM)."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ServerError(f"the server URL must be http(s)://host:port, not {url!r}")
     path = parts.path.rstrip("/")
-    return f"{parts.scheme}://{parts.netloc}{path if path.endswith('/crag') else path + '/crag'}"
+    return f"{parts.scheme}://{parts.netloc}{path if path.endswith('/' + system) else f'{path}/{system}'}"
 
 
 def _documents(output: dict[str, Any]) -> dict[str, Any]:
@@ -62,8 +62,8 @@ def _reason(error: Any) -> str:
 class CragClient:
     """Questions to one `crag serve`; `timeout` bounds connecting and each wait for the next bytes."""
 
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, api_key: str | None = None):
-        self.url = endpoint(url)
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, api_key: str | None = None, system: str = "crag"):
+        self.url = endpoint(url, system)
         self.timeout = timeout
         key = api_key if api_key is not None else os.environ.get("CRAG_API_KEY")
         self.headers = {"X-API-Key": key} if key else {}

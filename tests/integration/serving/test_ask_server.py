@@ -117,3 +117,20 @@ def test_a_failing_run_and_a_missing_api_key(serve):
 
 def test_a_server_that_is_not_crag(serve):
     assert "no CRAG endpoint at" in one_line_error(ask(QUESTION, "--server", f"{serve()}/nothing"))
+
+
+def test_each_system_answers_at_its_own_endpoint_and_shares_threads(serve):
+    from tests.fakes import GradingChat
+
+    url = serve(context=fake_context(chat_model=GradingChat()))
+    tutorial = ask(QUESTION, "--server", url, "--system", "tutorial_crag", "--json", "--thread", "t1")
+    assert tutorial.exit_code == 0, tutorial.output
+    run = json.loads(tutorial.output)
+    assert run["action"] == "ambiguous" and run["rewritten_query"] == "Anna Berg, occupation"
+    assert run["labels"] == ["correct", "incorrect"] and run["answer"] == ANSWER
+    rag = json.loads(ask(QUESTION, "--server", url, "--system", "rag", "--json", "--thread", "t1").output)
+    assert not rag.get("action") and [s["doc"] for s in rag["given"]] == [0, 1]  # every document, whole
+    assert [t["asked"] for t in rag["history"]] == [QUESTION, QUESTION]  # one thread, whichever system asks
+    unknown = ask(QUESTION, "--system", "self_rag_v9")
+    said = " ".join(unknown.output.replace("│", " ").split())  # typer's box wraps the message
+    assert unknown.exit_code == 2 and "unknown system 'self_rag_v9'; choose from crag, rag," in said
