@@ -36,7 +36,7 @@ ChunkSize = Annotated[int, typer.Option("--chunk-size", min=1, help="Characters 
 ChunkOverlap = Annotated[int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")]
 ChatModel = Annotated[str, typer.Option("--chat-model", help=f"Generator: {CHAT_MODEL_HELP}.")]
 Evaluator = Annotated[Path | None, typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's choice of passages.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's, --shuffle-docs' and --noise's choices.")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 
 
@@ -93,6 +93,12 @@ def run_cmd(
     drop_gold: Annotated[
         float, typer.Option("--drop-gold", help="Fraction (0-1) of answer-bearing passages to remove.")
     ] = DEFAULTS["drop_gold"],
+    shuffle_docs: Annotated[
+        bool, typer.Option("--shuffle-docs", help="The retrieved documents in a random order (every system the same).")
+    ] = DEFAULTS["shuffle_docs"],
+    noise: Annotated[
+        int, typer.Option("--noise", min=0, help="Retrieved documents replaced by random chunks of the knowledge base.")
+    ] = DEFAULTS["noise"],
     seed: Seed = DEFAULTS["seed"],
     k: K = DEFAULTS["k"],
     search: SearchOption = DEFAULTS["search"],

@@ -91,7 +91,9 @@ def markdown(results: dict, run_info: dict, versus: dict | None) -> str:
     lines.append(
         f"Knowledge base: {run_info.get('kb_passages')} passages ({run_info.get('kb_dropped', 0)} answer-bearing ones "
         f"dropped, --drop-gold {run_info.get('drop_gold')}), {run_info.get('kb_chunks')} chunks; k = {run_info.get('k')} "
-        f"documents; generator {run_info.get('chat_model')}; evaluator {run_info.get('evaluator')} "
+        f"documents{', shuffled' if run_info.get('shuffle_docs') else ''}"
+        f"{f', {n} of them random chunks' if (n := run_info.get('noise')) else ''}; "
+        f"generator {run_info.get('chat_model')}; evaluator {run_info.get('evaluator')} "
         f"(calibrated upper/lower {', '.join(f'{t:.3g}' for t in run_info.get('calibrated_thresholds', []))})."
     )
     lines += [

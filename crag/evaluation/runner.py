@@ -13,6 +13,7 @@ same state and the wall-time comparison stays fair when other work shares the CP
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -34,7 +35,14 @@ from crag.evaluation.inputs import (
     read_passages_counted,
     read_questions,
 )
-from crag.evaluation.kb import DEFAULT_CHROMA_DIR, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, ensure_collection
+from crag.evaluation.kb import (
+    DEFAULT_CHROMA_DIR,
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    chunk_passages,
+    ensure_collection,
+)
+from crag.evaluation.perturb import PerturbedRetrieval
 from crag.evaluation.pipelines import run_question
 from crag.evaluation.report import write_outputs
 from crag.evaluation.systems import System, system_context
@@ -53,6 +61,8 @@ FINGERPRINT = (
     "kb_sha256",
     "web_sha256",
     "drop_gold",
+    "shuffle_docs",
+    "noise",
     "seed",
     "k",
     "search",
@@ -68,7 +78,13 @@ FINGERPRINT = (
 )
 # keys added to FINGERPRINT after runs were kept, with the value earlier runs had; None where it is unknown (a
 # run.json without such a key is then not told it changed)
-ADDED_TO_FINGERPRINT = {"evaluator_sha256": None, "search": "dense", "code_sha256": None}
+ADDED_TO_FINGERPRINT = {
+    "evaluator_sha256": None,
+    "search": "dense",
+    "code_sha256": None,
+    "shuffle_docs": False,
+    "noise": 0,
+}
 
 
 @dataclass
@@ -82,6 +98,8 @@ class RunSettings:
     systems: list[System]
     limit: int | None = None
     drop_gold: float = 0.0
+    shuffle_docs: bool = False  # the retrieved documents in a random order (`crag.evaluation.perturb`)
+    noise: int = 0  # retrieved documents replaced by random chunks of the knowledge base
     seed: int = 0
     k: int = Context.default("k")  # what users get (`crag ask`, Studio, the server), and the paper's ndocs 10
     search: Search = Context.default("search")  # noqa: RUF009 - as users search
@@ -312,6 +330,12 @@ def run(settings: RunSettings) -> dict:
     else:
         collection, n_chunks = settings.context.collection, None
     base = build_context(settings, collection)
+    if settings.shuffle_docs or settings.noise:
+        pool = chunk_passages(kept, chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
+        perturbed = PerturbedRetrieval(
+            base, pool, shuffle=settings.shuffle_docs, noise=settings.noise, seed=settings.seed
+        )
+        base = dataclasses.replace(base, retriever=perturbed)
     evaluator = resources.evaluator(base)
     calibrated = resources.calibrated(evaluator)
     contexts = {s.name: system_context(s, base, calibrated) for s in settings.systems}
@@ -323,6 +347,8 @@ def run(settings: RunSettings) -> dict:
         "web": str(settings.web),
         "web_sha256": file_digest(settings.web),
         "drop_gold": settings.drop_gold,
+        "shuffle_docs": settings.shuffle_docs,
+        "noise": settings.noise,
         "seed": settings.seed,
         "kb_passages": len(passages),
         "kb_empty_skipped": empty,
