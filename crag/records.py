@@ -51,3 +51,14 @@ class Citation(TypedDict):
     start: int
     end: int
     sources: list[int]
+
+
+class Evidence(TypedDict):
+    """A sentence the reader selected as evidence (Self-Reasoning's second step), kept because its document
+    says it word for word (`crag.answers.evidence`)."""
+
+    number: int  # its document's number in the reader's conversation, from 1
+    sentence: str  # as the document spells it
+    reason: str  # why the reader selected it, in its words
+    start: int  # the sentence's character span in that document's text
+    end: int
