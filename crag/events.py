@@ -13,6 +13,7 @@ ANSWER_TAGS = ["crag:answer"]
 REWRITE_TAGS = ["crag:rewrite", "nostream"]
 CONDENSE_TAGS = ["crag:condense", "nostream"]
 REQUERY_TAGS = ["crag:requery", "nostream"]
+REASONING_TAGS = ["crag:self_reasoning", "nostream"]  # its replies are JSON or a step's, not the answer's words
 
 
 def emit(runtime: Any, node: str, **payload: Any) -> None:

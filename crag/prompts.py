@@ -129,3 +129,30 @@ REQUERY_PROMPTS: dict[str, str] = {
         "Question: {question}\n\nReply with the passage only."
     ),
 }
+
+
+# Self-Reasoning (Xia et al., AAAI 2025): the reader's steps, as turns of one conversation whose first holds the
+# numbered documents and the question (`crag.nodes.self_reasoning`). The paper fine-tunes its reader; these ask.
+REASONING_SYSTEM = (
+    "You answer a question from retrieved documents, reasoning in the steps you are asked for. "
+    "Rely only on what the documents say."
+)
+REASONING_FIRST_TURN = "Documents:\n{documents}\n\nQuestion: {question}\n\n{instruction}"
+# step 1, the relevance-aware process: its verdict is read from the first word's probability, the rest is the reason
+RELEVANCE_PROMPT = "Are the documents relevant to the question? Reply yes or no, then give the reason in one sentence."
+# step 2, the evidence-aware selective process (structured output: `crag.models.reasoning.Selection`)
+EVIDENCE_PROMPT = (
+    "Select the key sentences of the relevant documents that answer the question, at most three. For each, give "
+    "the document's number, the sentence copied word for word from that document, and the reason you selected "
+    "it. Reply in JSON."
+)
+# step 3, the trajectory analysis (structured output: `crag.models.reasoning.Analysis`)
+TRAJECTORY_PROMPT = (
+    "Write a short analysis of the steps above, then the final answer to the question in one short sentence. "
+    "If the documents do not answer the question, the answer is: I don't know. Reply in JSON."
+)
+# the answer without the trajectory analysis (its ablation)
+DIRECT_ANSWER_PROMPT = (
+    "Answer the question in one short sentence, using only the documents. If they do not contain the answer, "
+    "reply: I don't know."
+)

@@ -12,13 +12,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
 
 from crag.evaluator.runnable import RetrievalEvaluator
+from crag.events import REASONING_TAGS
 from crag.models.chat import LocalChatModel, chat_model
 from crag.models.chat import cut_short as cut_short  # re-exported: a node checks its replies with it
 from crag.models.chat import grades as chat_model_grades
 from crag.models.chat import relevance as chat_relevance
 from crag.models.embeddings import shared_embeddings
+from crag.models.reasoning import Analysis, Selection, structured, verdict
 from crag.passages import distinct, title_of
-from crag.prompts import condense_prompt
+from crag.prompts import GENERATE_STOP, condense_prompt
 from crag.search.fetch import fetch_all
 from crag.search.store import OVERFETCH, open_existing
 from crag.search.store import retrieve as search_store
@@ -162,6 +164,42 @@ def choose(ctx: Context, question: str, passages: list[str]) -> list[float] | No
     """How likely the chat model is to name each passage as the one that answers; None unless it is local."""
     model = chat_model(ctx.chat_model, max_tokens=3)
     return model.choose(question, passages) if isinstance(model, LocalChatModel) else None
+
+
+# Self-Reasoning's steps share a lane of the local model: each step's call finds the turns before it in its context
+REASONING_LANE = "self_reasoning"
+# the longest reply of a step that is not the answer: a verdict's reason, three quotes and their reasons, an analysis
+_REASONING_TOKENS = {"relevance": 48, "evidence": 384, "analysis": 128}
+_REASONING = {"tags": REASONING_TAGS}
+
+
+def _reasoner(ctx: Context, tokens: int) -> BaseChatModel:
+    return chat_model(ctx.chat_model, max_tokens=tokens, lane=REASONING_LANE)
+
+
+def relevance_verdict(ctx: Context, messages: list[dict[str, str]]) -> tuple[float, str]:
+    """Self-Reasoning's step 1: the reader's P(yes), in [-1, 1], that its documents are relevant, and its reply."""
+    return verdict(_reasoner(ctx, _REASONING_TOKENS["relevance"]), messages, _REASONING)
+
+
+def evidence_selection(ctx: Context, messages: list[dict[str, str]]) -> tuple[list[dict[str, Any]], str]:
+    """Step 2: the sentences the reader selects, each {document, sentence, reason}, and its reply; none when
+    the reply does not parse."""
+    selection, text = structured(_reasoner(ctx, _REASONING_TOKENS["evidence"]), messages, Selection, _REASONING)
+    return ([quote.model_dump() for quote in selection.evidence] if selection else []), text
+
+
+def trajectory_analysis(ctx: Context, messages: list[dict[str, str]]) -> tuple[dict[str, str] | None, str]:
+    """Step 3: the reader's {analysis, answer}, and its reply; None when the reply does not parse."""
+    tokens = _REASONING_TOKENS["analysis"] + ctx.max_answer_tokens
+    analysis, text = structured(_reasoner(ctx, tokens), messages, Analysis, _REASONING)
+    return (analysis.model_dump() if analysis else None), text
+
+
+def reasoned_answer(ctx: Context, messages: list[dict[str, str]]) -> str:
+    """The reader's answer as the conversation's next turn, in its own words (no analysis before it)."""
+    reply = _reasoner(ctx, ctx.max_answer_tokens).invoke(messages, stop=GENERATE_STOP, config=_REASONING)
+    return str(reply.content)
 
 
 def warm_chat(ctx: Context) -> None:

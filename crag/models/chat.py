@@ -11,16 +11,26 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    convert_to_messages,
+)
+from langchain_core.output_parsers import PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import PrivateAttr
+from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
+from pydantic import BaseModel, PrivateAttr
 
 from crag.models import gguf
 from crag.models.llama import load_llama
@@ -198,6 +208,8 @@ class LocalChatModel(BaseChatModel):
             "stop": stop,
             "stream": streaming,  # a caller's own stream=True (LangChain's invoke option) stays in kwargs, unused
         }
+        if kwargs.get("response_format"):  # a JSON schema the reply is held to (`with_structured_output`)
+            params["response_format"] = kwargs["response_format"]
         return pool, params
 
     def _generate(
@@ -265,6 +277,27 @@ class LocalChatModel(BaseChatModel):
         with pool.use() as llama:
             labels = pool.yes_no.label_tokens(llama, [str(n) for n in range(1, len(passages) + 1)])
             return pool.yes_no.shares(llama, messages, labels)
+
+    def verdict(self, messages: Sequence[Any]) -> float:
+        """P(yes) of the reply to the conversation `messages` (messages or role/content dicts), in [-1, 1], in
+        the lane's context: a later call that continues the conversation finds its tokens there."""
+        pool = _pool(self.model, self.n_ctx)
+        with pool.use(self.lane) as llama:
+            return pool.yes_no.score(llama, self._messages(convert_to_messages(messages), pool.controls))
+
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Runnable:
+        """Replies held to the JSON of `schema` (a pydantic model) by llama.cpp's grammar and parsed into it;
+        with `include_raw`, {"raw", "parsed", "parsing_error"} as a provider's (a reply its token budget cut
+        does not parse)."""
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise NotImplementedError("the local model's structured output takes a pydantic model")
+        llm = self.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
+        parser = PydanticOutputParser(pydantic_object=schema)
+        if not include_raw:
+            return llm | parser
+        parsed = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
+        unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
+        return RunnableMap(raw=llm) | parsed.with_fallbacks([unparsed], exception_key="parsing_error")
 
     def _yes_no(self, messages: list[dict[str, str]]) -> float:
         pool = _pool(self.model, self.n_ctx)
