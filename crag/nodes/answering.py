@@ -79,7 +79,14 @@ def written(
         else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
     )
     reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
-    draft = answer = tidy(unmarked(str(reply.content), prompt_name), [s["title"] for s in strips], question)
+    return checked(ctx, unmarked(str(reply.content), prompt_name), strips, question, cite)
+
+
+def checked(
+    ctx: Context, reply: str, strips: list[Strip], question: str, cite: list[Strip] | None = None
+) -> dict[str, Any]:
+    """The model's `reply` over `strips` as an answer, checked and attributed to `cite` (default `strips`)."""
+    draft = answer = tidy(reply, [s["title"] for s in strips], question)
     declined = abstains(draft)  # the model's own "I don't know" is kept as it is
     cite = strips if cite is None else cite
     citations = attribute(draft, question, cite) if cite and not declined else []
