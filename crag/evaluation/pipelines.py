@@ -33,6 +33,11 @@ STAGE_OF_NODE = {
     "read_further": "generate",
     "quote": "generate",
     "ask_again": "generate",
+    # Self-Reasoning's steps, in the stages whose work each takes on: judging, selecting, answering
+    "relevance_aware": "grade",
+    "evidence_aware": "refine",
+    "trajectory_analysis": "generate",
+    "direct_answer": "generate",
 }
 REWRITE_TAG = "crag:rewrite"
 

@@ -33,7 +33,8 @@ class System:
 
     @property
     def uses_graph(self) -> bool:
-        return self.pipeline == "crag"
+        """Whether the system grades with CRAG's evaluator and thresholds."""
+        return self.pipeline in ("crag", "crag_self_reasoning")
 
 
 def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
@@ -59,6 +60,21 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
         "tutorial_crag",
         _set(),
         "LangGraph's tutorial CRAG: the chat model grades each document, any 'no' to the web, no refinement",
+    ),
+    (
+        "self_reasoning",
+        "self_reasoning",
+        _set(),
+        "Self-Reasoning over RAG's top-k documents: the reader judges relevance, quotes its evidence, analyses, answers",
+    ),
+    ("self_reasoning_no_relevance", "self_reasoning_no_relevance", _set(), "Self-Reasoning w/o the relevance step"),
+    ("self_reasoning_no_evidence", "self_reasoning_no_evidence", _set(), "Self-Reasoning w/o the evidence step"),
+    ("self_reasoning_no_trajectory", "self_reasoning_no_trajectory", _set(), "Self-Reasoning w/o the analysis"),
+    (
+        "crag_self_reasoning",
+        "crag_self_reasoning",
+        _set(),
+        "CRAG's action and kept strips, read by Self-Reasoning's three steps instead of generate",
     ),
     ("crag_paper_prompt", "crag", _set(**_PAPER), "CRAG generating with the paper's prompt"),
     ("crag_compact_prompt", "crag", _set(**_COMPACT), "CRAG generating with the compact prompt"),

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from langgraph.graph import StateGraph
 
 from crag.graphs.crag import build_graph
+from crag.graphs.crag_self_reasoning import build_crag_self_reasoning
 from crag.graphs.rag import build_baseline
+from crag.graphs.self_reasoning import build_self_reasoning
 from crag.graphs.tutorial import build_tutorial
 
 BUILDERS: dict[str, Callable[[], StateGraph]] = {
@@ -20,6 +22,12 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "rag_web": functools.partial(build_baseline, "rag_web"),
     "no_retrieval": functools.partial(build_baseline, "no_retrieval"),
     "tutorial_crag": build_tutorial,
+    "self_reasoning": build_self_reasoning,
+    # its ablations: without the relevance step, the evidence step or the trajectory analysis
+    "self_reasoning_no_relevance": functools.partial(build_self_reasoning, without="relevance_aware"),
+    "self_reasoning_no_evidence": functools.partial(build_self_reasoning, without="evidence_aware"),
+    "self_reasoning_no_trajectory": functools.partial(build_self_reasoning, without="trajectory_analysis"),
+    "crag_self_reasoning": build_crag_self_reasoning,
 }
 
 

@@ -31,11 +31,8 @@ def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
     return [LABEL["second_opinion"]] if second_opinion_due(state, runtime) else route_after_second_opinion(state)
 
 
-def build_graph(*, answer: bool = True) -> StateGraph:
-    """The CRAG graph's builder, to compile with your own checkpointer or name.
-
-    Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+def add_knowledge_steps(builder: StateGraph) -> list[str]:
+    """Add CRAG's steps up to its knowledge to `builder`; the nodes after which the knowledge is final."""
     builder.add_node("contextualize", contextualize)
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
@@ -51,11 +48,20 @@ def build_graph(*, answer: bool = True) -> StateGraph:
         "second_opinion", route_after_second_opinion, {k: v for k, v in AFTER_GRADE.items() if v != "second_opinion"}
     )
     builder.add_conditional_edges("requery", route, ACTIONS)
+    return ["refine", "rewrite_and_search"]
+
+
+def build_graph(*, answer: bool = True) -> StateGraph:
+    """The CRAG graph's builder, to compile with your own checkpointer or name.
+
+    Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    ends = add_knowledge_steps(builder)
     if answer:
-        add_answer_path(builder, after=["refine", "rewrite_and_search"])
+        add_answer_path(builder, after=ends)
     else:
-        builder.add_edge("refine", END)
-        builder.add_edge("rewrite_and_search", END)
+        for node in ends:
+            builder.add_edge(node, END)
     return builder
 
 
@@ -63,4 +69,4 @@ graph = build_graph().compile(name="crag")
 knowledge_graph = build_graph(answer=False).compile(name="crag-knowledge")
 
 
-__all__ = ["build_graph", "graph"]  # what callers outside the package use
+__all__ = ["add_knowledge_steps", "build_graph", "graph"]  # what callers outside the package use

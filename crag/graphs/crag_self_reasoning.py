@@ -1,0 +1,21 @@
+"""CRAG's knowledge read by Self-Reasoning (wiring only): CRAG's steps decide the action and keep the strips
+(contextualize → retrieve → grade [→ second opinion] [→ requery] → refine | rewrite_and_search | both), then
+the reader's three steps read the kept strips (`crag.graphs.self_reasoning`) instead of `generate`."""
+
+from __future__ import annotations
+
+from langgraph.graph import StateGraph
+
+from crag.graphs.crag import add_knowledge_steps
+from crag.graphs.self_reasoning import add_self_reasoning
+from crag.settings import Context
+from crag.state import InputState, OutputState, State
+
+
+def build_crag_self_reasoning() -> StateGraph:
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    add_self_reasoning(builder, after=add_knowledge_steps(builder))
+    return builder
+
+
+crag_self_reasoning = build_crag_self_reasoning().compile(name="crag_self_reasoning")  # for langgraph.json
