@@ -17,13 +17,14 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, convert_to_messages
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field
 
 from crag.passages import passage
+from crag.prompts import DIRECT_ANSWER_PROMPT, EVIDENCE_PROMPT, RELEVANCE_PROMPT, TRAJECTORY_PROMPT
 from crag.settings import Context
 
 DOCS = [
@@ -314,3 +315,58 @@ class GradingChat(ScriptedChat):
             return schema(binary_score=self._grade(messages))
 
         return RunnableLambda(grade)
+
+
+# a sentence of DOCS[0] word for word, and one it does not say (Danish, not Swedish)
+VERBATIM = "Anna Berg was a Swedish painter."
+INVENTED = "Anna Berg was a Danish painter."
+
+
+class ReasoningChat(ScriptedChat):
+    """ScriptedChat that also takes Self-Reasoning's steps, recording each call's messages as (role, text):
+    "yes, …" to the relevance question when the documents name one of `relevant`, else "no, …"; `quotes` as
+    its evidence ({document, sentence, reason}); an analysis and ANSWER. `structured`: its steps through
+    `with_structured_output`, as a provider with tool calling replies (an empty text and the parsed reply)."""
+
+    relevant: tuple[str, ...] = ("Anna Berg",)
+    quotes: list = Field(default_factory=lambda: [{"document": 1, "sentence": VERBATIM, "reason": "it says so"}])
+    structured: bool = False
+    calls: list = Field(default_factory=list)
+
+    def _reply(self, messages) -> str:
+        last = str(messages[-1].content)
+        if last.endswith(RELEVANCE_PROMPT):
+            documents = str(messages[1].content).split("Question:")[0]
+            if any(name in documents for name in self.relevant):
+                return "yes, the documents are about the question's subject."
+            return "no, they are about something else."
+        if last.endswith(EVIDENCE_PROMPT):
+            return json.dumps({"evidence": self.quotes})
+        if last.endswith(TRAJECTORY_PROMPT):
+            return json.dumps({"analysis": "The evidence names her occupation.", "answer": ANSWER})
+        return super()._reply(messages)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.calls.append([(m.type, str(m.content)) for m in messages])
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    def with_structured_output(self, schema, *, include_raw=False, **kwargs):
+        if not self.structured:
+            raise NotImplementedError
+
+        def reply(messages):
+            messages = convert_to_messages(messages)
+            self.calls.append([(m.type, str(m.content)) for m in messages])
+            last = str(messages[-1].content)
+            verdict = {"relevant": self._reply(messages).split(",")[0], "reason": "it is about her"}
+            parsed = schema.model_validate(
+                verdict if last.endswith(RELEVANCE_PROMPT) else json.loads(self._reply(messages))
+            )
+            return {"raw": AIMessage(content=""), "parsed": parsed, "parsing_error": None} if include_raw else parsed
+
+        return RunnableLambda(reply)
+
+    def steps(self) -> list[str]:
+        """The instruction each Self-Reasoning call ended with, in order."""
+        prompts = (RELEVANCE_PROMPT, EVIDENCE_PROMPT, TRAJECTORY_PROMPT, DIRECT_ANSWER_PROMPT)
+        return [p for call in self.calls for p in prompts if call[-1][1].endswith(p)]
