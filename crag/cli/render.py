@@ -54,7 +54,8 @@ def print_run(result: dict[str, Any]) -> None:
 def print_details(result: dict[str, Any]) -> None:
     """What the answer was made from: the action and why, each document's score, the web, the knowledge."""
     titles = [title_of(d) for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
-    typer.secho(f"action: {result['action'].upper()}", bold=True)
+    if result.get("action"):  # None in a system that does not grade
+        typer.secho(f"action: {result['action'].upper()}", bold=True)
     if result.get("reason"):
         typer.echo(f"  ({result['reason']})")
     scores = result.get("scores", [])
@@ -73,6 +74,7 @@ def print_details(result: dict[str, Any]) -> None:
             fg=typer.colors.YELLOW,
         )
     _print_web(result)
+    _print_reasoning(result)
     typer.secho("knowledge:", bold=True)
     strips = result.get("given") or []  # numbered as the generator was given them
     if not strips:
@@ -95,6 +97,26 @@ def show(result: dict[str, Any], view: View) -> None:
 def short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _print_reasoning(result: dict[str, Any]) -> None:
+    """Self-Reasoning's steps: the reader's verdict on its documents and why, its evidence, its analysis."""
+    if not result.get("reasoning"):
+        return
+    typer.secho("self-reasoning:", bold=True)
+    if result.get("relevance") is not None:
+        verdict = "relevant" if result["relevance"] > 0 else "not relevant"
+        typer.echo(
+            f"  documents {verdict} ({result['relevance']:+.2f}): {short(result.get('relevance_reason', ''), 160)}"
+        )
+    for evidence in result.get("evidence") or []:
+        typer.echo(f'  evidence from [{evidence["number"]}]: "{short(evidence["sentence"], 100)}"')
+        typer.secho(f"    ({short(evidence['reason'], 120)})", dim=True)
+    if result.get("evidence_dropped"):
+        dropped = counted(result["evidence_dropped"], "selected sentence")
+        typer.secho(f"  {dropped} not word for word in its document: dropped", fg=typer.colors.YELLOW)
+    if result.get("analysis"):
+        typer.echo(f"  analysis: {short(result['analysis'], 240)}")
 
 
 def _print_web(result: dict[str, Any]) -> None:
@@ -201,6 +223,14 @@ def event_line(event: dict[str, Any]) -> str:
         return f"the model does not know from the kept strips: reading {counted(event['further'], 'more strip')}"
     if node == "ask_again":
         return f"the first answer does not stand: asking again with the {event['retry_prompt']} prompt"
+    if node == "relevance_aware":
+        verdict = "relevant" if event["relevance"] > 0 else "not relevant"
+        return f"the reader judged its documents {verdict} ({event['relevance']:+.2f})"
+    if node == "evidence_aware":
+        selected = counted(event["kept"] + event["dropped"], "sentence")
+        return f"the reader selected {selected} as evidence: {event['kept']} word for word, {event['dropped']} dropped"
+    if node == "trajectory_analysis":
+        return f"the reader's analysis: {short(event['analysis'], 120)}"
     return json.dumps(event, ensure_ascii=False)[:200]
 
 

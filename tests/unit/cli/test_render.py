@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 from crag.cli.render import StreamPrinter, event_line, print_run, show, stream_run
+from crag.graphs import compiled
 from crag.graphs.crag import graph
 from crag.prompts import QUOTE_ANSWER, UNSUPPORTED_ANSWER
-from tests.fakes import DOCS, fake_chat, fake_context
+from tests.fakes import ANSWER, DOCS, INVENTED, VERBATIM, ReasoningChat, fake_chat, fake_context
 
 QUESTION = "What is Anna Berg's occupation?"
+INVENTED_QUOTE = {"document": 1, "sentence": INVENTED, "reason": "it says so"}
 
 
 def answer_lines(text: str) -> list[str]:
@@ -160,3 +162,19 @@ def test_the_knowledge_is_listed_with_the_score_each_strip_was_kept_by(capsys):
     )
     out = capsys.readouterr().out
     assert "  [1] +0.99 A: Kept by its standing." in out and "  [2] -0.30 B: From the web." in out
+
+
+def test_self_reasoning_shows_its_steps_in_every_view(capsys):
+    chat = ReasoningChat(quotes=[{"document": 1, "sentence": VERBATIM, "reason": "it says so"}, INVENTED_QUOTE])
+    state = stream_run(compiled("self_reasoning"), QUESTION, fake_context(chat_model=chat), None)
+    out = capsys.readouterr().out
+    assert "· the reader judged its documents relevant (+1.00)" in out
+    assert "· the reader selected 2 sentences as evidence: 1 word for word, 1 dropped" in out
+    assert answer_lines(out) == [f"answer: {ANSWER}"]  # the steps' JSON replies are not streamed as the answer
+    print_run(state)  # no action: a system that does not grade has none to show
+    out = capsys.readouterr().out
+    assert "action:" not in out and "documents relevant (+1.00)" in out and f'evidence from [1]: "{VERBATIM}"' in out
+    assert "1 selected sentence not word for word in its document: dropped" in out and "analysis: " in out
+    show(state, "json")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["evidence_dropped"] == 1 and summary["reasoning"][0]["role"] == "system"
