@@ -53,6 +53,14 @@ class Citation(TypedDict):
     sources: list[int]
 
 
+class Quote(TypedDict):
+    """A sentence the reader selected as evidence (Self-Reasoning's second step), as it wrote it."""
+
+    document: int  # the number of the document it says the sentence is from, from 1
+    sentence: str
+    reason: str  # why it selected it
+
+
 class Evidence(TypedDict):
     """A sentence the reader selected as evidence (Self-Reasoning's second step), kept because its document
     says it word for word (`crag.answers.evidence`)."""

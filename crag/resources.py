@@ -21,6 +21,7 @@ from crag.models.embeddings import shared_embeddings
 from crag.models.reasoning import Analysis, Selection, structured, verdict
 from crag.passages import distinct, title_of
 from crag.prompts import GENERATE_STOP, condense_prompt
+from crag.records import Quote
 from crag.search.fetch import fetch_all
 from crag.search.store import OVERFETCH, open_existing
 from crag.search.store import retrieve as search_store
@@ -182,11 +183,11 @@ def relevance_verdict(ctx: Context, messages: list[dict[str, str]]) -> tuple[flo
     return verdict(_reasoner(ctx, _REASONING_TOKENS["relevance"]), messages, _REASONING)
 
 
-def evidence_selection(ctx: Context, messages: list[dict[str, str]]) -> tuple[list[dict[str, Any]], str]:
+def evidence_selection(ctx: Context, messages: list[dict[str, str]]) -> tuple[list[Quote], str]:
     """Step 2: the sentences the reader selects, each {document, sentence, reason}, and its reply; none when
     the reply does not parse."""
     selection, text = structured(_reasoner(ctx, _REASONING_TOKENS["evidence"]), messages, Selection, _REASONING)
-    return ([quote.model_dump() for quote in selection.evidence] if selection else []), text
+    return ([Quote(**quote.model_dump()) for quote in selection.evidence] if selection else []), text
 
 
 def trajectory_analysis(ctx: Context, messages: list[dict[str, str]]) -> tuple[dict[str, str] | None, str]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
 
-from crag.records import Citation, Evidence, Source, Strip, Turn
+from crag.records import Citation, Evidence, Quote, Source, Strip, Turn
 from crag.thresholds import Action
 
 MAX_TURNS = 8
@@ -75,7 +75,7 @@ class OutputState(TypedDict, total=False):
     relevance: float | None  # the reader's P(yes), in -1..1, that its documents are relevant; None when not asked
     relevance_reason: str  # its reply to that question: why
     evidence: list[Evidence]  # the sentences it selected that are word for word in their documents
-    evidence_dropped: int  # the sentences it selected that are not (invented or altered), dropped
+    evidence_dropped: list[Quote]  # the sentences it selected that are not (invented, altered or misnumbered)
     analysis: str  # its analysis of the steps before its answer
     timings: Annotated[dict[str, float], merge_timings]  # seconds per stage of this turn
     history: Annotated[list[Turn], add_turns]
@@ -95,7 +95,7 @@ def _empty(kind: Any) -> Any:
     origin = typing.get_origin(kind)
     if origin is Literal and "" in typing.get_args(kind):
         return ""
-    return {list: [], dict: {}, str: "", bool: False, int: 0}.get(origin or kind)
+    return {list: [], dict: {}, str: "", bool: False}.get(origin or kind)
 
 
 def fresh_turn() -> dict[str, Any]:

@@ -112,9 +112,11 @@ def _print_reasoning(result: dict[str, Any]) -> None:
     for evidence in result.get("evidence") or []:
         typer.echo(f'  evidence from [{evidence["number"]}]: "{short(evidence["sentence"], 100)}"')
         typer.secho(f"    ({short(evidence['reason'], 120)})", dim=True)
-    if result.get("evidence_dropped"):
-        dropped = counted(result["evidence_dropped"], "selected sentence")
-        typer.secho(f"  {dropped} not word for word in its document: dropped", fg=typer.colors.YELLOW)
+    for quote in result.get("evidence_dropped") or []:  # invented, altered, or in no document of its number
+        typer.secho(
+            f'  dropped, not word for word in [{quote["document"]}]: "{short(quote["sentence"], 100)}"',
+            fg=typer.colors.YELLOW,
+        )
     if result.get("analysis"):
         typer.echo(f"  analysis: {short(result['analysis'], 240)}")
 

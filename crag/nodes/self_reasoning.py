@@ -25,7 +25,7 @@ from crag.prompts import (
     TRAJECTORY_PROMPT,
     UNSUPPORTED_ANSWER,
 )
-from crag.records import Evidence, Strip
+from crag.records import Evidence, Quote, Strip
 from crag.settings import Context
 from crag.state import State
 
@@ -68,16 +68,16 @@ def relevance_aware(state: State, runtime: Runtime[Context]) -> dict:
     return {**opened, "reasoning": replied(messages, reply), "relevance": score, "relevance_reason": reply}
 
 
-def verified(quotes: list[dict], strips: list[Strip]) -> tuple[list[Evidence], int]:
+def verified(quotes: list[Quote], strips: list[Strip]) -> tuple[list[Evidence], list[Quote]]:
     """The quotes whose document (by its number) says them word for word, each once and spelled as it says
-    them; and how many quotes no document of that number says (invented, altered or misnumbered)."""
+    them; and the quotes no document of that number says (invented, altered or misnumbered)."""
     kept: list[Evidence] = []
-    dropped = 0
+    dropped: list[Quote] = []
     for quote in quotes:
         number = quote["document"]
         span = verbatim_span(quote["sentence"], strips[number - 1]["text"]) if 0 < number <= len(strips) else None
         if span is None:
-            dropped += 1
+            dropped.append(quote)
         elif all((e["number"], e["start"]) != (number, span[0]) for e in kept):
             sentence = strips[number - 1]["text"][span[0] : span[1]]
             kept.append(Evidence(number=number, sentence=sentence, reason=quote["reason"], start=span[0], end=span[1]))
@@ -95,7 +95,7 @@ def evidence_aware(state: State, runtime: Runtime[Context]) -> dict:
     messages, opened = asking(state, EVIDENCE_PROMPT)
     quotes, reply = resources.evidence_selection(resources.context_of(runtime), messages)
     kept, dropped = verified(quotes, strips)
-    emit(runtime, "evidence_aware", kept=len(kept), dropped=dropped)
+    emit(runtime, "evidence_aware", kept=len(kept), dropped=len(dropped))
     return {**opened, "reasoning": replied(messages, reply), "evidence": kept, "evidence_dropped": dropped}
 
 
