@@ -148,8 +148,9 @@ EVIDENCE_PROMPT = (
 )
 # step 3, the trajectory analysis (structured output: `crag.models.reasoning.Analysis`)
 TRAJECTORY_PROMPT = (
-    "Write a short analysis of the steps above, then the final answer to the question in one short sentence. "
-    "If the documents do not answer the question, the answer is: I don't know. Reply in JSON."
+    "Analyse the steps above in one or two sentences: what do the relevant documents and the sentences selected "
+    "say about the question? Then give the final answer to the question in one short sentence. If they do not "
+    "answer it, the answer is: I don't know. Reply in JSON."
 )
 # the answer without the trajectory analysis (its ablation)
 DIRECT_ANSWER_PROMPT = (
