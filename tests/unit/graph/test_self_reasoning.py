@@ -11,12 +11,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.answers.attribution import abstains
 from crag.answers.evidence import verbatim_span
 from crag.evaluation.pipelines import run_question
 from crag.evaluation.systems import SYSTEMS
-from crag.graphs import BUILDERS, compiled
+from crag.graphs import BUILDERS, build, compiled
 from crag.models.chat import LocalChatModel
 from crag.models.reasoning import Selection
 from crag.nodes.self_reasoning import numbered
@@ -171,6 +172,17 @@ def test_no_knowledge_at_all_declines_without_the_model():
     chat = ReasoningChat()
     _, out = ask("crag_self_reasoning", chat, rules={"nothing": 0.9}, recheck_threshold=None, web_backend="none")
     assert chat.steps() == [] and out["answer"] == NO_KNOWLEDGE_ANSWER and out["knowledge"] == ""
+
+
+def test_each_turn_of_a_thread_reasons_in_a_conversation_of_its_own():
+    chat = ReasoningChat(relevant=("Anna Berg", "Carl Dahl"))
+    graph = build("self_reasoning").compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"question": QUESTION}, config=config, context=fake_context(chat_model=chat))
+    out = graph.invoke({"question": "What is Carl Dahl's job?"}, config=config, context=fake_context(chat_model=chat))
+    first_of_second_turn = chat.calls[3]
+    assert len(first_of_second_turn) == 2 and "Question: What is Carl Dahl's job?" in first_of_second_turn[1][1]
+    assert len(out["reasoning"]) == 7 and len(out["history"]) == 2
 
 
 def test_every_variant_is_a_system_of_the_evaluation_with_its_steps_in_the_stages():
