@@ -66,7 +66,7 @@ class Evidence(TypedDict):
     says it word for word (`crag.answers.evidence`)."""
 
     number: int  # its document's number in the reader's conversation, from 1
-    sentence: str  # as the document spells it
+    sentence: str  # as the text the reader was shown spells it
     reason: str  # why the reader selected it, in its words
-    start: int  # the sentence's character span in that document's text
+    start: int  # the sentence's character span in that text
     end: int

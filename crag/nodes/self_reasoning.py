@@ -46,9 +46,8 @@ def asking(state: State, instruction: str) -> tuple[list[dict[str, str]], dict]:
         return [*so_far, {"role": "user", "content": instruction}], {}
     documents = numbered(final_knowledge(state))
     first = REASONING_FIRST_TURN.format(documents=documents, question=state["question"], instruction=instruction)
-    return [{"role": "system", "content": REASONING_SYSTEM}, {"role": "user", "content": first}], {
-        "knowledge": documents
-    }
+    opening = [{"role": "system", "content": REASONING_SYSTEM}, {"role": "user", "content": first}]
+    return opening, {"knowledge": documents}
 
 
 def replied(messages: list[dict[str, str]], reply: str) -> list[dict[str, str]]:
@@ -99,13 +98,28 @@ def evidence_aware(state: State, runtime: Runtime[Context]) -> dict:
     return {**opened, "reasoning": replied(messages, reply), "evidence": kept, "evidence_dropped": dropped}
 
 
-def evidence_strips(evidence: list[Evidence], strips: list[Strip]) -> list[Strip]:
-    """Each kept sentence as a strip of its document: its span there, the document's title, source and score."""
+def in_document(evidence: Evidence, strip: Strip, documents: list) -> tuple[int, int]:
+    """The sentence's span in its document's text. A strip whose text is its span of the document, character for
+    character, adds its start; a refined strip's text has its whitespace collapsed, so the sentence is found in the
+    retrieved document's own text; a web strip's paragraph is not kept, so there the strip's own span stands."""
+    start, end = strip["start"], strip["end"]
+    if end - start == len(strip["text"]):
+        return start + evidence["start"], start + evidence["end"]
+    if strip["origin"] == "internal" and strip["doc"] < len(documents):
+        found = verbatim_span(evidence["sentence"], documents[strip["doc"]].page_content[start:end])
+        if found is not None:
+            return start + found[0], start + found[1]
+    return start, end
+
+
+def evidence_strips(evidence: list[Evidence], strips: list[Strip], documents: list) -> list[Strip]:
+    """Each kept sentence as a strip of its document: the document's title, source and score, and the sentence's
+    span in the document (`in_document`)."""
     cut = []
     for e in evidence:
         strip = strips[e["number"] - 1]
-        start = strip["start"] + e["start"]
-        cut.append(Strip(**{**strip, "text": e["sentence"], "start": start, "end": start + e["end"] - e["start"]}))
+        start, end = in_document(e, strip, documents)
+        cut.append(Strip(**{**strip, "text": e["sentence"], "start": start, "end": end}))
     return cut
 
 
@@ -113,7 +127,7 @@ def _answered(state: State, ctx: Context, reply: str) -> dict:
     """The answer checked as every system's is, cited from the kept evidence (without the evidence step, from
     the documents)."""
     strips = final_knowledge(state)
-    cite = evidence_strips(state.get("evidence") or [], strips) or strips
+    cite = evidence_strips(state.get("evidence") or [], strips, state.get("documents") or []) or strips
     return {"given": cite, **checked(ctx, reply, strips, state["question"], cite)}
 
 

@@ -9,8 +9,10 @@ import json
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from langchain_core.documents import Document
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 
 from crag.answers.attribution import abstains
@@ -156,6 +158,19 @@ def test_crag_self_reasoning_reads_crag_s_kept_strips_not_the_retrieved_document
     assert opening.startswith(f"Documents:\n{numbered(out['internal_knowledge'])}\n\n") and "Carl Dahl" not in opening
     assert out["answer"] == ANSWER and [s["text"] for s in out["given"]] == [VERBATIM]
     assert "generate" not in compiled("crag_self_reasoning").get_graph().nodes
+
+
+def test_a_source_s_span_is_the_sentence_s_place_in_its_document_whatever_its_spacing():
+    # refinement collapses a strip's whitespace; its source span still points into the document as it is
+    spaced = Document(
+        page_content="Anna Berg was a  Swedish\npainter.  She painted the sea.", metadata=DOCS[0].metadata
+    )
+    chat = ReasoningChat(quotes=[quote("painter. She painted the sea.")])
+    _, out = ask("crag_self_reasoning", chat, recheck_threshold=None, retriever=RunnableLambda(lambda q: [spaced]))
+    assert out["internal_knowledge"][0]["text"] == "Anna Berg was a Swedish painter. She painted the sea."
+    (source,) = out["sources"]
+    assert source["text"] == "painter. She painted the sea."  # as the reader was shown it
+    assert spaced.page_content[source["start"] : source["end"]] == "painter.  She painted the sea."
 
 
 def test_crag_self_reasoning_on_incorrect_reads_the_web_s_strips_alone():
