@@ -7,8 +7,8 @@ import json
 
 from typer.testing import CliRunner
 
-from lab.cli import app
 from crag.evaluator.pairs import read_pairs
+from lab.cli import app
 
 TOPICS = {
     "How do I delete lines that match a pattern?": "The d command removes every line the address selects, "
