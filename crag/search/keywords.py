@@ -78,8 +78,4 @@ def index_of(store: Chroma) -> KeywordIndex | None:
     return _INDEXES.get(str(collection.id), lambda: build(collection, count), stamp=count)
 
 
-def clear() -> None:
-    _INDEXES.clear()
-
-
 __all__ = ["index_of"]  # what callers outside the package use

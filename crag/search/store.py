@@ -234,11 +234,6 @@ def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefi
     return copied
 
 
-def clear_store_cache() -> None:
-    """Forget the opened stores."""
-    _STORES.clear()
-
-
 def _server_url(store: Chroma) -> str:
     return getattr(getattr(store._client, "_server", None), "_api_url", "").removesuffix("/api/v2")
 

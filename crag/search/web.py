@@ -120,11 +120,6 @@ class LocalSearch:
         return [index.records[i].model_copy(deep=True) for i in best(index.retriever.get_scores(tokens), k)]
 
 
-def clear_index_cache() -> None:
-    """Forget every cached local index."""
-    _INDEXES.clear()
-
-
 TAVILY_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
 
