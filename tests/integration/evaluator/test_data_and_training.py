@@ -158,7 +158,9 @@ def test_training_is_reproducible_with_a_fixed_seed(built_data, tmp_path, tiny_b
 def test_cli_build_data_train_calibrate_eval(mini_shared_data, tmp_path, tiny_bert):
     runner = CliRunner()
     data = tmp_path / "pairs"
-    result = runner.invoke(lab_app, ["evaluator", "build-data", "--data-dir", str(mini_shared_data), "--out", str(data)])
+    result = runner.invoke(
+        lab_app, ["evaluator", "build-data", "--data-dir", str(mini_shared_data), "--out", str(data)]
+    )
     assert result.exit_code == 0, result.output
     assert "train" in result.output and "validation" in result.output
     model = tmp_path / "model"
@@ -266,7 +268,9 @@ def test_cli_errors_are_clear_and_exit_2(tmp_path):
         app, ["evaluator", "eval", "--model", str(tmp_path / "none"), "--pairs", str(tmp_path / "p.tsv")]
     )
     assert result.exit_code == 2 and "python -m lab evaluator train" in result.output
-    result = runner.invoke(lab_app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")])
+    result = runner.invoke(
+        lab_app, ["evaluator", "train", "--out", str(tmp_path / "m"), "--data", str(tmp_path / "empty")]
+    )
     assert result.exit_code == 2 and "build-data" in result.output
 
 
@@ -328,5 +332,7 @@ def test_teacher_labels_replace_the_cosine_teacher_of_the_pairs_they_cover(mini_
     assert f"the chat model's grade for {sum(covered)} training pairs" in result.output and sum(covered) >= 2
     assert [p.teacher == 0.0123 for p in after] == covered  # graded ones carry the grade
     assert [p.teacher for p, c in zip(after, covered) if not c] == [p.teacher for p, c in zip(before, covered) if not c]
-    missing = runner.invoke(lab_app, [*build, "--out", str(tmp_path / "third"), "--teacher-labels", str(tmp_path / "no")])
+    missing = runner.invoke(
+        lab_app, [*build, "--out", str(tmp_path / "third"), "--teacher-labels", str(tmp_path / "no")]
+    )
     assert missing.exit_code == 2 and "teacher labels not found" in missing.output
