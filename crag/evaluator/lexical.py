@@ -108,10 +108,6 @@ class Blend:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    @property
-    def reads_sets(self) -> bool:
-        return bool(self.contrast or self.logit_standing or self.overlap_standing)
-
     def logits(
         self,
         model_logits: Sequence[float],

@@ -89,28 +89,6 @@ def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
     return {key: "check" if i < share else "calibrate" if i < 2 * share else "train" for i, key in enumerate(ranked)}
 
 
-def self_supervised_pairs(
-    chunks: list[CollectionChunk],
-    embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
-    *,
-    hard_negatives: int = 2,
-    same_document_negatives: int = 2,
-    seed: int = 0,
-    segment: Callable[[str], list[str]] | None = None,
-    max_queries: int | None = None,
-) -> list[Pair]:
-    """The training pairs of `self_supervised_sets` alone."""
-    return self_supervised_sets(
-        chunks,
-        embed_queries,
-        hard_negatives=hard_negatives,
-        same_document_negatives=same_document_negatives,
-        seed=seed,
-        segment=segment,
-        max_queries=max_queries,
-    )[0]
-
-
 def self_supervised_sets(
     chunks: list[CollectionChunk],
     embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
