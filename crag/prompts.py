@@ -79,7 +79,6 @@ UNSUPPORTED_ANSWER = "I don't know: nothing in the sources found supports an ans
 LOOPING_ANSWER = (
     "I don't know: the model's answer went round in circles, and no passage of the sources can be quoted instead."
 )
-ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER, LOOPING_ANSWER)
 
 # instead of unsupported or declining words, when a kept strip about the subject is relevant enough
 QUOTE_ANSWER = 'The sources say: "{quote}"'

@@ -47,7 +47,6 @@ from crag.passages import record_fields, source_of
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
-    from langchain_core.documents import Document
 
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100

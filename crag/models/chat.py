@@ -20,7 +20,6 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import PrivateAttr
 
 from crag.models import gguf
 from crag.models.llama import load_llama
@@ -168,8 +167,6 @@ class LocalChatModel(BaseChatModel):
     temperature: float = 0.0
     # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
-
-    _llama: Any = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
