@@ -82,17 +82,12 @@ def parse_command(line: str) -> Command | None:
     return Command(name, args)
 
 
-def session_context(options: dict[str, Any]) -> Context:
-    """The chat's Context from the settings given so far."""
-    return Context(**options)
-
-
 class ChatSession:
     """One chat: its settings, its thread, its view, and what the `/` commands do to them."""
 
     def __init__(self, options: dict[str, Any], graph: Any, thread_id: str, threads_db: Any = None):
         self.options = dict(options)  # the Context fields the user set; Context fills in the rest
-        self.context = session_context(self.options)
+        self.context = Context(**self.options)
         self.graph, self.thread_id, self.threads_db = graph, thread_id, threads_db
         self.verbose = self.json = False
 
@@ -129,7 +124,7 @@ class ChatSession:
         options = {k: v for k, v in self.options.items() if k != field}
         if value is not None:
             options[field] = value
-        context = session_context(options)  # Context checks names, ranges and combinations
+        context = Context(**options)  # Context checks names, ranges and combinations
         if field in LOADED:
             typer.secho(f"loading for {option_of(field)} ...", dim=True, err=True)
             self.warm_up(context)

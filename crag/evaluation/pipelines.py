@@ -118,18 +118,13 @@ def pipeline(name: str):
     return BASELINES[name]
 
 
-def forget_prompt_cache() -> None:
-    """Make the local generator evaluate the next prompt from scratch, so no system is timed on a warm cache."""
-    reset_prompt_caches()
-
-
 def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
     """The graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`, `evaluator_pairs`
     and `llm` (model calls and tokens)."""
     counter = CountingEvaluator(resources.evaluator(ctx))
     timer = StageTimer()
     run_ctx = dataclasses.replace(ctx, evaluator=counter)
-    forget_prompt_cache()
+    reset_prompt_caches()  # no system is timed on a prompt cache another left warm
     start = time.perf_counter()
     output = pipeline(pipeline_name).invoke({"question": question}, context=run_ctx, config={"callbacks": [timer]})
     wall = time.perf_counter() - start

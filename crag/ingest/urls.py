@@ -89,7 +89,7 @@ def load_urls(
         return Downloaded([], [], [], [])
     with tqdm(total=len(unique), desc="download", unit="page", disable=not progress) as bar:
         downloads = download_all(
-            unique, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, pdf=True, on_done=bar.update
+            unique, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, on_done=bar.update
         )
     documents: list[Document] = []
     read: list[str] = []

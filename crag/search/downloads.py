@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from crag.search.fetch import DOCUMENT_TYPES, JSON_TYPES, MAX_BYTES, PAGE_TYPES, decode, download_many
+from crag.search.fetch import DOCUMENT_TYPES, JSON_TYPES, MAX_BYTES, decode, download_many
 from crag.search.web_base import WebSearchError
 
 
@@ -76,18 +76,16 @@ def download_all(
     timeout: float,
     max_bytes: int,
     allow_private: bool,
-    pdf: bool = False,
-    max_workers: int = 8,
     on_done: Callable[[], object] | None = None,
 ) -> list[Download | WebSearchError]:
-    """Each URL's page (HTML or text, and PDF if `pdf`) as a `Download`, or the error that says why not."""
+    """Each URL's page (HTML, text or PDF) as a `Download`, or the error that says why not."""
     downloads = download_many(
         urls,
         timeout=timeout,
         max_bytes=max_bytes,
         allow_private=allow_private,
-        accept=DOCUMENT_TYPES if pdf else PAGE_TYPES,
-        max_workers=max_workers,
+        accept=DOCUMENT_TYPES,
+        max_workers=8,
         on_done=on_done,
     )
     return [
