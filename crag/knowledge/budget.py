@@ -15,8 +15,8 @@ from crag.records import Strip
 from crag.text import count_tokens
 
 
-def whole(document: Document, d: int, score: float, lifted: bool) -> Strip:
-    """Retrieved document `d` as one strip, judged by its grade."""
+def whole(document: Document, d: int, score: float, lifted: bool, origin: str = "internal") -> Strip:
+    """Document `d` (retrieved, or a web result's page) as one strip, judged by its grade."""
     text = document.page_content
     return Strip(
         text=text,  # as RAG gives it: the layout of a listing or an option table is part of its sense
@@ -25,7 +25,7 @@ def whole(document: Document, d: int, score: float, lifted: bool) -> Strip:
         lifted=lifted,
         title=title_of(document),
         source=source_of(document),
-        origin="internal",
+        origin=origin,  # type: ignore[typeddict-item]
         doc=d,
         start=0,
         end=len(text),

@@ -5,27 +5,13 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.passages import source_of, title_of
+from crag.knowledge.budget import whole
 from crag.settings import Context
 from crag.state import Strip
 
 
 def _whole(documents: list, origin: str) -> list[Strip]:
-    return [
-        Strip(
-            text=d.page_content,
-            score=0.0,
-            selection_score=0.0,
-            lifted=False,
-            title=title_of(d),
-            source=source_of(d),
-            origin=origin,
-            doc=i,  # type: ignore[typeddict-item]
-            start=0,
-            end=len(d.page_content),
-        )
-        for i, d in enumerate(documents)
-    ]
+    return [whole(d, i, 0.0, False, origin) for i, d in enumerate(documents)]
 
 
 def use_documents(state: dict, runtime: Runtime[Context]) -> dict:
