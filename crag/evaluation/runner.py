@@ -39,6 +39,7 @@ from crag.evaluation.pipelines import run_question
 from crag.evaluation.report import write_outputs
 from crag.evaluation.systems import System, system_context
 from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
+from crag.jsonl import drop_torn_line
 from crag.knowledge.routing import unread_knowledge
 from crag.passages import title_of
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
@@ -105,11 +106,8 @@ class PredictionStore:
             self._load()
 
     def _load(self) -> None:
-        raw = self.path.read_bytes()
-        if raw and not raw.endswith(b"\n"):  # a line cut short by an interrupt: drop it
-            raw = raw[: raw.rfind(b"\n") + 1]
-            self.path.write_bytes(raw)
-        for number, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+        drop_torn_line(self.path)  # a line cut short by an interrupt
+        for number, line in enumerate(self.path.read_bytes().decode("utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
