@@ -135,15 +135,8 @@ class Blend:
 
     def scaled(self, a: float, b: float) -> Blend:
         """The head whose logit is a · this one's + b (`calibration.align_scale`)."""
-        return replace(
-            self,
-            model=round(a * self.model, 6),
-            lexical=round(a * self.lexical, 6),
-            contrast=round(a * self.contrast, 6),
-            logit_standing=round(a * self.logit_standing, 6),
-            overlap_standing=round(a * self.overlap_standing, 6),
-            bias=round(a * self.bias + b, 6),
-        )
+        weights = ("model", "lexical", "contrast", "logit_standing", "overlap_standing")
+        return replace(self, **{w: round(a * getattr(self, w), 6) for w in weights}, bias=round(a * self.bias + b, 6))
 
 
 def fit_blend(

@@ -43,12 +43,8 @@ def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto
     reason = explain(decided, scores, thresholds)
     if route == "auto":
         return decided, document_labels(scores, thresholds), reason
-    forced: Action = route  # type: ignore[assignment]
-    return (
-        forced,
-        document_labels(scores, thresholds),
-        f"{forced.title()}, forced by the route setting (by the thresholds: {reason})",
-    )
+    reason = f"{route.title()}, forced by the route setting (by the thresholds: {reason})"
+    return route, document_labels(scores, thresholds), reason  # type: ignore[return-value]
 
 
 def recheck(labels: Sequence[str], grades: Sequence[float], threshold: float) -> tuple[Action, list[str], str] | None:
