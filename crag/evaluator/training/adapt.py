@@ -29,11 +29,7 @@ from crag.evaluator.training.collection_questions import write_questions
 from crag.evaluator.training.evaluation import roc_auc
 from crag.evaluator.training.general import load_general_check
 from crag.evaluator.training.losses import LOSSES
-from crag.evaluator.training.selfsup import (
-    RETRIEVED_DEPTH,
-    CollectionChunk,
-    self_supervised_sets,
-)
+from crag.evaluator.training.selfsup import RETRIEVED_DEPTH, CollectionChunk, self_supervised_sets
 from crag.evaluator.training.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 from crag.models.base_model import PACKAGED_BASE
 from crag.thresholds import score_of

@@ -70,11 +70,7 @@ def set_seed(seed: int) -> None:
 
 
 def _random_t5(preset: str):
-    from transformers import (
-        AutoTokenizer,
-        T5Config,
-        T5ForSequenceClassification,
-    )
+    from transformers import AutoTokenizer, T5Config, T5ForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
     config = T5Config(
@@ -91,11 +87,7 @@ def _random_t5(preset: str):
 def init_model(base: str, num_layers: int | None):
     """Model, tokenizer and whether the weights are pretrained: a random T5 preset, a config-only folder
     or a checkpoint; `num_layers` keeps only the first encoder layers."""
-    from transformers import (
-        AutoConfig,
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-    )
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     if base in RANDOM_T5_PRESETS:
         return _random_t5(base)
@@ -158,9 +150,7 @@ class Optimiser:
     @classmethod
     def create(cls, model, lr: float, weight_decay: float, warmup: float, total_steps: int) -> Optimiser:
         import torch
-        from transformers import (
-            get_linear_schedule_with_warmup,
-        )
+        from transformers import get_linear_schedule_with_warmup
 
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
