@@ -38,8 +38,7 @@ class CRAGCompressor(BaseDocumentCompressor):
     Each document gets `relevance_score` (in [-1, 1]), `crag_label` and `selection_score` in its
     metadata, and comes best first by selection score. `keep="ambiguous"` (the default) drops what
     CRAG would call Incorrect, `"correct"` keeps only Correct, `"all"` only reorders; `top_n` caps
-    the count. A `strip_set_weight` of 0 orders by the evaluator's score alone.
-    """
+    the count. A `strip_set_weight` of 0 orders by the evaluator's score alone."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -87,8 +86,7 @@ class CRAGRetriever(BaseRetriever):
     Each strip's metadata holds `title`, `source`, `relevance_score`, `origin` ("internal" or
     "external", the web's) and the run's `crag_action`. With no web backend, an Incorrect grade
     returns no documents. `k` (at construction or per call, `invoke(query, k=3)`) caps the strips;
-    default: the context's `top_k_strips`, twice that on Ambiguous.
-    """
+    default: the context's `top_k_strips`, twice that on Ambiguous."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

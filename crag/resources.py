@@ -1,5 +1,4 @@
 """`Context` settings turned into the models and stores the nodes use (cached, loaded on first use).
-
 The nodes' one way to the backends (an import-linter contract), so a node can be tested with fakes."""
 
 from __future__ import annotations

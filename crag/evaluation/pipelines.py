@@ -1,6 +1,5 @@
 """Running one question through one system's graph, with per-stage latency (from callbacks on the node
-runs) and evaluator calls (a counting wrapper injected through `Context`).
-"""
+runs) and evaluator calls (a counting wrapper injected through `Context`)."""
 
 from __future__ import annotations
 

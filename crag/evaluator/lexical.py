@@ -1,10 +1,7 @@
 """Lexical evidence blended into the evaluator's score, which a small cross-encoder misses on documentation:
-
     score = 2·σ(w_model · logit + w_lexical · overlap + w_contrast · contrast + bias) − 1
-
 `overlap` is the IDF-weighted share of the question's terms in the passage (one pair on its own, unlike BM25);
-`contrast` also weighs a term by how few passages of its set contain it.
-"""
+`contrast` also weighs a term by how few passages of its set contain it."""
 
 from __future__ import annotations
 

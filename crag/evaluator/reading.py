@@ -1,7 +1,6 @@
 """What the model reads of a passage longer than it can read: its first `HEAD_TOKENS` tokens, " … ", and the
 stretch that holds the most of the question's terms, rather than the start alone, which misses answers
-further on. Hand-written: no library picks a window by term overlap for a cross-encoder.
-"""
+further on. Hand-written: no library picks a window by term overlap for a cross-encoder."""
 
 from __future__ import annotations
 

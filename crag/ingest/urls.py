@@ -1,6 +1,5 @@
 """Web pages for `crag ingest`: downloaded under the fetcher's guards (a page can redirect anywhere) and
-read as the files are. A page's source is the URL as listed, so ingesting again finds the same chunk ids.
-"""
+read as the files are. A page's source is the URL as listed, so ingesting again finds the same chunk ids."""
 
 from __future__ import annotations
 

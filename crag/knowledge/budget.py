@@ -1,8 +1,6 @@
-"""Knowledge by a budget (`Context.knowledge_tokens`): the kept strips first, then whole retrieved documents,
-best rank first, for as long as the budget lasts.
-
-A reader that reads long texts well would otherwise lose the answers refinement's fixed cut removes when the
-evaluator ranks the answering strip low. A document taken whole replaces its strips."""
+"""Knowledge by a budget (`Context.knowledge_tokens`): the kept strips first, then whole retrieved documents, best
+rank first, while the budget lasts; a document taken whole replaces its strips. A reader of long texts would
+otherwise lose the answers refinement's fixed cut removes when the evaluator ranks the answering strip low."""
 
 from __future__ import annotations
 

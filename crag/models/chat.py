@@ -306,7 +306,6 @@ def cut_short(message: BaseMessage) -> bool:
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
     """A chat model from its name (`CHAT_MODEL_HELP`; a provider's at temperature 0), or a ready model as it is.
-
     `lane` gives a local model's prompts of one kind a context of their own; other models ignore it."""
     if isinstance(spec, BaseChatModel):
         return spec

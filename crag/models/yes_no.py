@@ -1,6 +1,5 @@
 """A chat model's yes/no relevance grade read as P(yes) on the first reply token: LangGraph's CRAG
-tutorial grader, the evaluator's teacher and its second opinion.
-"""
+tutorial grader, the evaluator's teacher and its second opinion."""
 
 from __future__ import annotations
 

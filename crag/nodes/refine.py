@@ -1,9 +1,7 @@
-"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge.
-
-After the chat model's second opinion the documents it kept are kept whole and the rest dropped: the evaluator
-rejected every one of them, so its scores are no guide to which strip of a kept document answers. Otherwise the
-next `Context.further_strips` strips of the same ranking are set aside as `further_knowledge`, which the reader
-reads when it declines over the kept ones."""
+"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge. After the chat model's
+second opinion the documents it kept are kept whole and the rest dropped: the evaluator rejected every one of them,
+so its scores are no guide to which strip of a kept document answers. Otherwise the next `Context.further_strips`
+strips of the same ranking are set aside as `further_knowledge`, read when the reader declines over the kept ones."""
 
 from __future__ import annotations
 

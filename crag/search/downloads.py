@@ -1,5 +1,4 @@
 """Downloads under the page fetcher's guards: search APIs' JSON answers and `crag ingest`'s URL lists.
-
 Each returns, per URL, what it got or the `WebSearchError` that says why not."""
 
 from __future__ import annotations

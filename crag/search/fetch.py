@@ -274,7 +274,6 @@ def download_many(
     client: httpx.AsyncClient | None = None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
     """Each URL's (body, media type, charset, final URL), or the exception that stopped it (not raised).
-
     Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx."""
     if not urls:
         return []

@@ -1,7 +1,6 @@
 """A BM25 index of a Chroma collection's chunks, for hybrid retrieval: it finds what only the words give
 away (`--porcelain`, a rare name). Chroma has no ranked full-text search, so it is built here on first use
-and rebuilt when the chunk count changes; it holds ids only, and hits are read back from Chroma.
-"""
+and rebuilt when the chunk count changes; it holds ids only, and hits are read back from Chroma."""
 
 from __future__ import annotations
 

@@ -236,7 +236,6 @@ def search_web(
     searxng_url: str | None = None,
 ) -> list[Document]:
     """Search with `backend` ("local", "tavily", "wikipedia" or "searxng"), Wikipedia's hits first.
-
     General web engines get the paper's "Wikipedia, " query prefix."""
     if backend == "local":
         if local_index is None:

@@ -1,6 +1,5 @@
 """Fine-tune a retrieval evaluator (full or LoRA) in a plain PyTorch loop, from the packaged base, a T5
-checkpoint or a random T5; the best epoch by validation ROC-AUC is kept and calibrated.
-"""
+checkpoint or a random T5; the best epoch by validation ROC-AUC is kept and calibrated."""
 
 from __future__ import annotations
 
