@@ -42,11 +42,10 @@ def print_run(result: dict[str, Any]) -> None:
     print_details(result)
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
+    first = short(result.get("first_draft", ""), 160) or "nothing"
     if result.get("read_further"):
-        first = short(result.get("first_draft", ""), 160) or "nothing"
         typer.secho(f'  (read further: over the kept strips the model said "{first}")', dim=True)
     if result.get("asked_again"):  # the streamed view has shown both replies and the line between them
-        first = short(result.get("first_draft", ""), 160) or "nothing"
         typer.secho(f'  (asked again: the first answer, "{first}", did not stand)', dim=True)
     print_grounding(result)
 

@@ -243,6 +243,7 @@ def train(cfg: TrainConfig) -> dict:
     if cfg.read_long:
         table = IdfTable.from_corpus(dict.fromkeys(p.passage for p in train_pairs))
         read = lambda texts: readings(tokenizer, meta.max_length, texts, table.idf)  # noqa: E731
+    labels = [p.label for p in val_pairs]
     started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
         loss, _ = train_epoch(
@@ -262,7 +263,6 @@ def train(cfg: TrainConfig) -> dict:
             read=read,
         )
         scores = evaluate_scorer(scorer, val_pairs, cfg.use_title)
-        labels = [p.label for p in val_pairs]
         metrics = classification_metrics(labels, scores, upper=0.0)
         record = {"epoch": epoch, "train_loss": loss, **metrics}
         history.append(record)
@@ -271,7 +271,6 @@ def train(cfg: TrainConfig) -> dict:
             best = {"epoch": epoch, "metrics": metrics, "scores": scores}
             _save(model, tokenizer, cfg.out, lora=bool(cfg.lora_rank))
     assert best is not None
-    labels = [p.label for p in val_pairs]
     calibration = calibrate(labels, best["scores"], false_relevant_cost=cfg.false_relevant_cost)
     meta.thresholds = calibration.thresholds
     meta.calibrated = True
