@@ -234,7 +234,6 @@ def chat_cmd(
     Takes crag ask's options; /set changes them between questions, /help lists the commands. Without
     --thread the conversation is kept in memory; with it, in the threads database, to resume later.
     """
-    options = settings
     quiet_transformers()
     with contextlib.suppress(ImportError):  # readline (line editing for input()) is missing on Windows
         import readline  # noqa: F401, PLC0415  (its effect on input(); here, so other commands never set it up)
@@ -246,7 +245,7 @@ def chat_cmd(
                 graph = stack.enter_context(threaded_graph(db))
             else:
                 db, graph = None, memory_graph()
-            session = ChatSession(options, graph, thread or new_thread_id(), db)
+            session = ChatSession(settings, graph, thread or new_thread_id(), db)
             typer.secho("loading the models (once for this chat) ...", dim=True, err=True)
             seconds = session.warm_up(session.context)
         except (*RUN_ERRORS, MissingExtra) as exc:
