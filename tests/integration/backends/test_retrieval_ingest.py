@@ -153,7 +153,6 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
         chunks=5,
         added=5,
         skipped_existing=0,
-        skipped_unsupported=1,
         unsupported_files=(str(corpus / "image.png"),),
     )
     second = ingest([corpus], store, batch_size=2, progress=False)
