@@ -122,8 +122,7 @@ def check_embeddings(recorded: Any, wanted: Any, collection: str) -> None:
 
 
 def _collection_names(client) -> list[str]:
-    # chromadb 1.x lists names, older releases Collection objects
-    return [c if isinstance(c, str) else c.name for c in client.list_collections()]
+    return [collection.name for collection in client.list_collections()]
 
 
 def open_store(
