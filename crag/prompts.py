@@ -31,7 +31,8 @@ GENERATE_PROMPTS: dict[str, str] = {
         "Documents: {knowledge}\n\n"
         "Instruction: Answer the question: {question}"
     ),
-    # for small models: one sentence, an explicit way out, and the instruction last, where they follow it best
+    # the default, for small models (they answer more and loop less than with the paper's: `make eval-honesty`):
+    # one sentence, an explicit way out, and the instruction last, where they follow it best
     "compact": (
         "Passages:\n{knowledge}\n\n"
         "Question: {question}\n"
@@ -64,8 +65,6 @@ def unmarked(reply: str, name: str) -> str:
     """A reply to a marked prompt with the marks it copied turned back into spaces."""
     return reply.replace(PASSAGE_MARK, " ") if name in MARKED_PROMPTS else reply
 
-
-# the default: with small models it answers more and loops less than the paper's prompt (`make eval-honesty`)
 
 # a small model that has answered often writes the prompt's next "Question: …" and answers that too;
 # four labels: OpenAI's limit on stop sequences

@@ -97,7 +97,6 @@ class ChatSession:
         resources.warm_up(context)
         return time.perf_counter() - started
 
-    # --- the commands ---
     def handle(self, line: str) -> bool:
         """Answer a question or carry out a command; False when the chat should end."""
         command = parse_command(line)
@@ -165,7 +164,6 @@ class ChatSession:
         setattr(self, view, not getattr(self, view))
         typer.echo(f"{view} {'on' if getattr(self, view) else 'off'}")
 
-    # --- a question ---
     def ask(self, question: str) -> dict[str, Any]:
         """One turn on the thread, shown in the session's view; the run's state."""
         started = time.perf_counter()
