@@ -19,12 +19,7 @@ def _error(url: str, exc: Exception) -> WebSearchError:
 
 
 def fetch_json(
-    urls: list[str],
-    *,
-    timeout: float,
-    max_bytes: int = MAX_BYTES,
-    allow_private: bool = False,
-    max_workers: int = 4,
+    urls: list[str], *, timeout: float, max_bytes: int = MAX_BYTES, allow_private: bool = False, max_workers: int = 4
 ) -> list[Any]:
     """Each URL's JSON answer, or the `WebSearchError` that stopped it."""
     downloads = download_many(
@@ -70,12 +65,7 @@ class Download:
 
 
 def download_all(
-    urls: list[str],
-    *,
-    timeout: float,
-    max_bytes: int,
-    allow_private: bool,
-    on_done: Callable[[], object] | None = None,
+    urls: list[str], *, timeout: float, max_bytes: int, allow_private: bool, on_done: Callable[[], object] | None = None
 ) -> list[Download | WebSearchError]:
     """Each URL's page (HTML, text or PDF) as a `Download`, or the error that says why not."""
     downloads = download_many(

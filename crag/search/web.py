@@ -175,12 +175,7 @@ class TavilyWebSearch(RetriedSearch):
     transient failure is retried once after `retry_wait` seconds."""
 
     def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        timeout: float = 10.0,
-        search_depth: str = "basic",
-        retry_wait: float = 1.0,
+        self, api_key: str | None = None, *, timeout: float = 10.0, search_depth: str = "basic", retry_wait: float = 1.0
     ):
         key = (api_key if api_key is not None else os.environ.get("TAVILY_API_KEY", "")).strip()
         if not key:

@@ -317,9 +317,7 @@ def _save(
         labelled = features(scorer, table, cfg.labelled)  # a head over logit and overlap
         blend = fit_blend(labelled.logits, labelled.overlaps, labelled.labels)
         calibration = calibrate(
-            labelled.labels,
-            [score_of(z) for z in labelled.scored(blend)],
-            false_relevant_cost=cfg.false_relevant_cost,
+            labelled.labels, [score_of(z) for z in labelled.scored(blend)], false_relevant_cost=cfg.false_relevant_cost
         )
         thresholds, how = calibration.thresholds, calibration.as_dict()
     else:
