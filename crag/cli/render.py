@@ -11,10 +11,9 @@ import typer
 from crag.answers.attribution import abstains
 from crag.knowledge.refinement import judged
 from crag.passages import source_of, title_of, titled_once
-from crag.state import OutputState
+from crag.state import OUTPUT_KEYS
 
 View = Literal["plain", "json", "stream"]
-OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from crag import resources
 from crag.graphs.crag import graph
 from crag.questions.checks import MAX_QUESTION_CHARS
 from crag.settings import Context, about, annotation, settings
-from crag.state import OutputState
+from crag.state import OUTPUT_KEYS
 from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
 from crag.thresholds import Thresholds
 
@@ -26,7 +26,6 @@ from crag.thresholds import Thresholds
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     spec.name: (annotation(spec.name), about(spec)["help"]) for spec in settings() if about(spec)["request"]
 }
-OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."
 
 
