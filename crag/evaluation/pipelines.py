@@ -57,8 +57,7 @@ class CountingEvaluator:
 
 
 class StageTimer(BaseCallbackHandler):
-    """Seconds spent in each graph node of one run and in the query rewrite, and the generator's token
-    counts where the model reports them."""
+    """Seconds in each graph node of one run and in the query rewrite, and the generator's tokens where reported."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -118,8 +117,7 @@ def pipeline(name: str):
 
 
 def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
-    """The graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`, `evaluator_pairs`
-    and `llm` (model calls and tokens)."""
+    """The output and `latency` (s per stage), `wall_s`, `evaluator_calls`, `evaluator_pairs`, `llm` (calls, tokens)."""
     counter = CountingEvaluator(resources.evaluator(ctx))
     timer = StageTimer()
     run_ctx = dataclasses.replace(ctx, evaluator=counter)

@@ -144,8 +144,7 @@ def fit_blend(
     weights: Sequence[float] | None = None,
     sets: Sequence[Hashable] | None = None,
 ) -> Blend:
-    """Logistic regression of the labels on the features (L2); contrast and standings only when
-    `contrasts` and `sets` are given."""
+    """L2 logistic regression of the labels on the features; contrast and standings only with `contrasts`, `sets`."""
     from sklearn.linear_model import LogisticRegression
 
     if len(set(labels)) < 2:

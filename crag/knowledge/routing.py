@@ -37,8 +37,7 @@ def document_labels(scores: Sequence[float], thresholds: Thresholds) -> list[str
 
 
 def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto") -> tuple[Action, list[str], str]:
-    """The action, each document's label and the reason in words. A `route` other than "auto" forces the
-    action; the labels stay the thresholds'."""
+    """The action, each document's label and the reason; a `route` other than "auto" forces the action (labels stay)."""
     decided = decide_action(scores, thresholds)
     reason = explain(decided, scores, thresholds)
     if route == "auto":

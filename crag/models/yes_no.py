@@ -55,8 +55,7 @@ def reply_score(reply: str) -> float:
 
 
 class LlamaYesNo:
-    """P(yes) / (P(yes) + P(no)) of a llama.cpp model's first reply token, mapped to [-1, 1], through the
-    model's own chat template."""
+    """P(yes) / (P(yes) + P(no)) of a llama.cpp model's first reply token, in [-1, 1], through its chat template."""
 
     def __init__(self, llama: Any):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter

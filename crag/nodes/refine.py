@@ -20,8 +20,7 @@ CHOSEN = 0.1  # the reader's share of probability at which a strip counts as pic
 
 
 def chosen(ctx: Context, question: str, strips: list[Strip]) -> tuple[list[Strip], list[Strip]]:
-    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all of them
-    picked when the chat model gives no probabilities."""
+    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all if it cannot tell."""
     shares = resources.choose(ctx, question, [titled_once(s["text"], s["title"]) for s in strips])
     if shares is None:
         return strips, []

@@ -118,8 +118,7 @@ def adapt(
     collection: str = "",
     log: Callable[[str], None] = print,
 ) -> AdaptResult:
-    """Build the queries and their sets, fine-tune (when `cfg.epochs`), fit the head, check; write
-    `cfg.out` unless a check fails (or `force`)."""
+    """Build queries and sets, fine-tune (`cfg.epochs`), fit the head, check; write `cfg.out` unless a check fails."""
     started = time.perf_counter()
     deadline = started + cfg.time_limit if cfg.time_limit else None
     if cfg.labelled is not None:
