@@ -148,11 +148,8 @@ def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) 
         typer.echo(f'  "{short(citation["sentence"], 80)}" {cited}')
     for source in result["sources"]:
         where = f"{source['origin']} document {source['doc'] + 1}, characters {source['start']}-{source['end']}"
-        typer.echo(
-            f"  [{source['id']}] {source['title']} ({source['source']}; {where})"
-            if source["source"]
-            else f"  [{source['id']}] {source['title']} ({where})"
-        )
+        where = f"{source['source']}; {where}" if source["source"] else where
+        typer.echo(f"  [{source['id']}] {source['title']} ({where})")
 
 
 def counted(n: int, noun: str) -> str:
