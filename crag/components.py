@@ -94,13 +94,15 @@ class CRAGRetriever(BaseRetriever):
     context: Context = Field(default_factory=Context)
     k: int | None = Field(default=None, ge=1, description="Strips returned at most; None: the context's own.")
 
-    def _run_context(self, k: int | None) -> Context:
+    def _run_options(self, k: int | None, run_manager: Any) -> dict[str, Any]:
+        """The knowledge graph's context (this retriever, `k` strips) and callbacks for one call."""
         changes: dict[str, Any] = {}
         if self.retriever is not None:
             changes["retriever"] = self.retriever
         if k is not None:
             changes["top_k_strips"] = k
-        return dataclasses.replace(self.context, **changes) if changes else self.context
+        context = dataclasses.replace(self.context, **changes) if changes else self.context
+        return {"context": context, "config": {"callbacks": run_manager.get_child()}}
 
     def _documents(self, state: dict[str, Any], k: int | None) -> list[Document]:
         action = state.get("action")
@@ -121,18 +123,14 @@ class CRAGRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
         k = k if k is not None else self.k
-        state = knowledge_graph.invoke(
-            {"question": query}, context=self._run_context(k), config={"callbacks": run_manager.get_child()}
-        )
+        state = knowledge_graph.invoke({"question": query}, **self._run_options(k, run_manager))
         return self._documents(state, k)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
         k = k if k is not None else self.k
-        state = await knowledge_graph.ainvoke(
-            {"question": query}, context=self._run_context(k), config={"callbacks": run_manager.get_child()}
-        )
+        state = await knowledge_graph.ainvoke({"question": query}, **self._run_options(k, run_manager))
         return self._documents(state, k)
 
 
