@@ -20,7 +20,6 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import PrivateAttr
 
 from crag.models import gguf
 from crag.models.llama import load_llama
@@ -176,8 +175,6 @@ class LocalChatModel(BaseChatModel):
     # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
 
-    _llama: Any = PrivateAttr(default=None)
-
     @property
     def _llm_type(self) -> str:
         return "crag-llama-cpp"
@@ -324,7 +321,6 @@ def cut_short(message: BaseMessage) -> bool:
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
     """A chat model from its name (`CHAT_MODEL_HELP`; a provider's at temperature 0), or a ready model as it is.
-
     `lane` gives a local model's prompts of one kind a context of their own; other models ignore it."""
     if isinstance(spec, BaseChatModel):
         return spec
