@@ -38,8 +38,7 @@ class CRAGCompressor(BaseDocumentCompressor):
     Each document gets `relevance_score` (in [-1, 1]), `crag_label` and `selection_score` in its
     metadata, and comes best first by selection score. `keep="ambiguous"` (the default) drops what
     CRAG would call Incorrect, `"correct"` keeps only Correct, `"all"` only reorders; `top_n` caps
-    the count. A `strip_set_weight` of 0 orders by the evaluator's score alone.
-    """
+    the count. A `strip_set_weight` of 0 orders by the evaluator's score alone."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -87,8 +86,7 @@ class CRAGRetriever(BaseRetriever):
     Each strip's metadata holds `title`, `source`, `relevance_score`, `origin` ("internal" or
     "external", the web's) and the run's `crag_action`. With no web backend, an Incorrect grade
     returns no documents. `k` (at construction or per call, `invoke(query, k=3)`) caps the strips;
-    default: the context's `top_k_strips`, twice that on Ambiguous.
-    """
+    default: the context's `top_k_strips`, twice that on Ambiguous."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -96,13 +94,15 @@ class CRAGRetriever(BaseRetriever):
     context: Context = Field(default_factory=Context)
     k: int | None = Field(default=None, ge=1, description="Strips returned at most; None: the context's own.")
 
-    def _run_context(self, k: int | None) -> Context:
+    def _run_options(self, k: int | None, run_manager: Any) -> dict[str, Any]:
+        """The knowledge graph's context (this retriever, `k` strips) and callbacks for one call."""
         changes: dict[str, Any] = {}
         if self.retriever is not None:
             changes["retriever"] = self.retriever
         if k is not None:
             changes["top_k_strips"] = k
-        return dataclasses.replace(self.context, **changes) if changes else self.context
+        context = dataclasses.replace(self.context, **changes) if changes else self.context
+        return {"context": context, "config": {"callbacks": run_manager.get_child()}}
 
     def _documents(self, state: dict[str, Any], k: int | None) -> list[Document]:
         action = state.get("action")
@@ -123,18 +123,14 @@ class CRAGRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
         k = k if k is not None else self.k
-        state = knowledge_graph.invoke(
-            {"question": query}, context=self._run_context(k), config={"callbacks": run_manager.get_child()}
-        )
+        state = knowledge_graph.invoke({"question": query}, **self._run_options(k, run_manager))
         return self._documents(state, k)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
     ) -> list[Document]:
         k = k if k is not None else self.k
-        state = await knowledge_graph.ainvoke(
-            {"question": query}, context=self._run_context(k), config={"callbacks": run_manager.get_child()}
-        )
+        state = await knowledge_graph.ainvoke({"question": query}, **self._run_options(k, run_manager))
         return self._documents(state, k)
 
 

@@ -10,7 +10,6 @@ RRF_K = 60
 
 def fuse(*rankings: list[str]) -> list[str]:
     """Ids by reciprocal rank fusion of rankings (best first); ties keep first-met order.
-
     Hand-written: EnsembleRetriever would need every text of the collection as Documents in rank_bm25."""
     scores: dict[str, float] = {}
     for ranking in rankings:

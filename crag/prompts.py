@@ -31,7 +31,8 @@ GENERATE_PROMPTS: dict[str, str] = {
         "Documents: {knowledge}\n\n"
         "Instruction: Answer the question: {question}"
     ),
-    # for small models: one sentence, an explicit way out, and the instruction last, where they follow it best
+    # the default, for small models (they answer more and loop less than with the paper's: `make eval-honesty`):
+    # one sentence, an explicit way out, and the instruction last, where they follow it best
     "compact": (
         "Passages:\n{knowledge}\n\n"
         "Question: {question}\n"
@@ -65,8 +66,6 @@ def unmarked(reply: str, name: str) -> str:
     return reply.replace(PASSAGE_MARK, " ") if name in MARKED_PROMPTS else reply
 
 
-# the default: with small models it answers more and loops less than the paper's prompt (`make eval-honesty`)
-
 # a small model that has answered often writes the prompt's next "Question: …" and answers that too;
 # four labels: OpenAI's limit on stop sequences
 GENERATE_STOP = ["Question:", "Passages:", "Instruction:", "Documents:"]
@@ -79,7 +78,6 @@ UNSUPPORTED_ANSWER = "I don't know: nothing in the sources found supports an ans
 LOOPING_ANSWER = (
     "I don't know: the model's answer went round in circles, and no passage of the sources can be quoted instead."
 )
-ABSTENTIONS = (NO_KNOWLEDGE_ANSWER, UNSUPPORTED_ANSWER, LOOPING_ANSWER)
 
 # instead of unsupported or declining words, when a kept strip about the subject is relevant enough
 QUOTE_ANSWER = 'The sources say: "{quote}"'

@@ -1,5 +1,4 @@
 """`Context` settings turned into the models and stores the nodes use (cached, loaded on first use).
-
 The nodes' one way to the backends (an import-linter contract), so a node can be tested with fakes."""
 
 from __future__ import annotations
@@ -129,8 +128,7 @@ def condense_tokens(question: str) -> int:
 
 
 def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = None) -> BaseChatModel:
-    """The chat model for `purpose`: "answer", or `rewrite_model` (when set) for "rewrite", "requery",
-    "hyde" and "condense"."""
+    """The chat model for "answer", or `rewrite_model` (when set) for "rewrite", "requery", "hyde" and "condense"."""
     if purpose == "answer":
         return chat_model(ctx.chat_model, max_tokens=ctx.max_answer_tokens)
     spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model

@@ -1,7 +1,5 @@
-"""A value's standing in its set: a z-score with a floor on the spread.
-
-Refinement and the adapted evaluator's head both ask which member of a set answers, whatever the
-set's level; one definition keeps them from drifting apart."""
+"""A value's standing in its set: a z-score with a floor on the spread. Refinement and the adapted evaluator's
+head both ask which member of a set answers, whatever the set's level; one definition keeps them from drifting."""
 
 from __future__ import annotations
 

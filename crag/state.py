@@ -81,6 +81,9 @@ class OutputState(TypedDict, total=False):
     history: Annotated[list[Turn], add_turns]
 
 
+OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
+
+
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
     requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs

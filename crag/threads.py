@@ -110,9 +110,7 @@ def thread_turn(
                 on_wait()
             lock.acquire(timeout=wait)
     except Timeout:
-        raise ThreadsError(
-            f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later"
-        ) from None
+        raise _busy(thread_id, wait, ThreadsError) from None
     try:
         yield
     finally:
@@ -147,9 +145,9 @@ def _postgres_error(url: str, exc: Exception) -> ThreadsError:
     return kind(f"cannot use the threads database {redacted(url)}: {reason}")
 
 
-def _busy(thread_id: str, wait: float) -> ThreadsError:
-    # unavailable for now, as a down database is: a server answers 503 and the client tries again later
-    return ThreadsUnavailable(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later")
+def _busy(thread_id: str, wait: float, kind: type[ThreadsError] = ThreadsUnavailable) -> ThreadsError:
+    # on Postgres unavailable for now, as a down database is: a server answers 503 and the client tries again later
+    return kind(f"thread {thread_id!r} is still busy with another turn after {wait:g} s; try again later")
 
 
 @contextmanager

@@ -227,7 +227,7 @@ def loops(draft: str) -> bool:
 
 
 def abstains(answer: str) -> bool:
-    """Whether the answer declines (ours, `crag.prompts.ABSTENTIONS`, or the model's own)."""
+    """Whether the answer declines (ours, the `crag.prompts` *_ANSWER texts, or the model's own)."""
     return bool(ABSTAINS.match(answer))
 
 

@@ -83,17 +83,12 @@ def parse_command(line: str) -> Command | None:
     return Command(name, args)
 
 
-def session_context(options: dict[str, Any]) -> Context:
-    """The chat's Context from the settings given so far."""
-    return Context(**options)
-
-
 class ChatSession:
     """One chat: its settings, its thread, its view, and what the `/` commands do to them."""
 
     def __init__(self, options: dict[str, Any], graph: Any, thread_id: str, threads_db: Any = None):
         self.options = dict(options)  # the Context fields the user set; Context fills in the rest
-        self.context = session_context(self.options)
+        self.context = Context(**self.options)
         self.graph, self.thread_id, self.threads_db = graph, thread_id, threads_db
         self.verbose = self.json = False
 
@@ -103,7 +98,6 @@ class ChatSession:
         resources.warm_up(context)
         return time.perf_counter() - started
 
-    # --- the commands ---
     def handle(self, line: str) -> bool:
         """Answer a question or carry out a command; False when the chat should end."""
         command = parse_command(line)
@@ -130,7 +124,7 @@ class ChatSession:
         options = {k: v for k, v in self.options.items() if k != field}
         if value is not None:
             options[field] = value
-        context = session_context(options)  # Context checks names, ranges and combinations
+        context = Context(**options)  # Context checks names, ranges and combinations
         if field in LOADED:
             typer.secho(f"loading for {option_of(field)} ...", dim=True, err=True)
             self.warm_up(context)
@@ -171,7 +165,6 @@ class ChatSession:
         setattr(self, view, not getattr(self, view))
         typer.echo(f"{view} {'on' if getattr(self, view) else 'off'}")
 
-    # --- a question ---
     def ask(self, question: str) -> dict[str, Any]:
         """One turn on the thread, shown in the session's view; the run's state."""
         started = time.perf_counter()
@@ -241,7 +234,6 @@ def chat_cmd(
     Takes crag ask's options; /set changes them between questions, /help lists the commands. Without
     --thread the conversation is kept in memory; with it, in the threads database, to resume later.
     """
-    options = settings
     quiet_transformers()
     with contextlib.suppress(ImportError):  # readline (line editing for input()) is missing on Windows
         import readline  # noqa: F401, PLC0415  (its effect on input(); here, so other commands never set it up)
@@ -253,7 +245,7 @@ def chat_cmd(
                 graph = stack.enter_context(threaded_graph(db, system))
             else:
                 db, graph = None, memory_graph(system)
-            session = ChatSession(options, graph, thread or new_thread_id(), db)
+            session = ChatSession(settings, graph, thread or new_thread_id(), db)
             typer.secho("loading the models (once for this chat) ...", dim=True, err=True)
             seconds = session.warm_up(session.context)
         except (*RUN_ERRORS, MissingExtra) as exc:

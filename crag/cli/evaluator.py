@@ -73,15 +73,8 @@ def eval_cmd(
     scorer, labels, scores, elapsed = score_pairs(model, pairs, batch_size, dynamic_int8)
     upper = scorer.thresholds.upper
     metrics = classification_metrics(labels, scores, upper)
-    result = {
-        "accuracy": metrics["accuracy"],
-        "balanced_accuracy": metrics["balanced_accuracy"],
-        "f1": metrics["f1"],
-        "roc_auc": metrics["roc_auc"],
-        "n": metrics["n"],
-        "pairs_per_s": metrics["n"] / elapsed if elapsed > 0 else math.inf,
-        "engine": scorer.engine,
-    }
+    result: dict[str, Any] = {k: metrics[k] for k in ("accuracy", "balanced_accuracy", "f1", "roc_auc", "n")}
+    result |= {"pairs_per_s": metrics["n"] / elapsed if elapsed > 0 else math.inf, "engine": scorer.engine}
     if as_json:
         typer.echo(json.dumps({k: None if isinstance(v, float) and math.isnan(v) else v for k, v in result.items()}))
         return

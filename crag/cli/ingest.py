@@ -11,13 +11,7 @@ import typer
 from crag.cli.common import fail
 from crag.cli.settings import with_settings
 from crag.ingest.files import COMPRESSED, SUFFIXES, find_files
-from crag.ingest.pipeline import (
-    DEFAULT_CHUNK_OVERLAP,
-    DEFAULT_CHUNK_SIZE,
-    check_chunking,
-    ingest,
-    store_lock,
-)
+from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, check_chunking, ingest, store_lock
 from crag.ingest.readers import REPEATED_IN
 from crag.ingest.urls import DEFAULT_TIMEOUT, is_url, read_url_list
 from crag.models.embeddings import EmbeddingError
@@ -86,12 +80,7 @@ def ingest_cmd(
         if not chroma_url:
             check_folder(folder)  # before the lock creates it as a folder
         with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
-            store = open_store(
-                persist_dir=folder,
-                collection=collection,
-                chroma_url=chroma_url,
-                embedder=embeddings,
-            )
+            store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url, embedder=embeddings)
             report = ingest(
                 paths,
                 store,

@@ -75,12 +75,11 @@ def ask_cmd(
     settings: dict[str, Any],
 ) -> None:
     """Answer a question with CRAG (or --system) and show the action, scores, knowledge, sources and answer."""
-    options = settings  # the settings given; Context's defaults for the rest
     view: View = "json" if as_json else "stream" if stream else "plain"
     if server is not None:
-        result = _ask_server(server, timeout, question, options, thread, threads_db, view, system)
+        result = _ask_server(server, timeout, question, settings, thread, threads_db, view, system)
     else:
-        result = _ask_here(question, options, thread, threads_db, view, system)
+        result = _ask_here(question, settings, thread, threads_db, view, system)
     show(result, view)
 
 

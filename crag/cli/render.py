@@ -11,10 +11,9 @@ import typer
 from crag.answers.attribution import abstains
 from crag.knowledge.refinement import judged
 from crag.passages import source_of, title_of, titled_once
-from crag.state import OutputState
+from crag.state import OUTPUT_KEYS
 
 View = Literal["plain", "json", "stream"]
-OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 
 
 def summary(result: dict[str, Any]) -> dict[str, Any]:
@@ -42,11 +41,10 @@ def print_run(result: dict[str, Any]) -> None:
     print_details(result)
     typer.secho("answer:", bold=True)
     typer.echo(f"  {result.get('answer', '')}")
+    first = short(result.get("first_draft", ""), 160) or "nothing"
     if result.get("read_further"):
-        first = short(result.get("first_draft", ""), 160) or "nothing"
         typer.secho(f'  (read further: over the kept strips the model said "{first}")', dim=True)
     if result.get("asked_again"):  # the streamed view has shown both replies and the line between them
-        first = short(result.get("first_draft", ""), 160) or "nothing"
         typer.secho(f'  (asked again: the first answer, "{first}", did not stand)', dim=True)
     print_grounding(result)
 
@@ -174,11 +172,8 @@ def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) 
         typer.echo(f'  "{short(citation["sentence"], 80)}" {cited}')
     for source in result["sources"]:
         where = f"{source['origin']} document {source['doc'] + 1}, characters {source['start']}-{source['end']}"
-        typer.echo(
-            f"  [{source['id']}] {source['title']} ({source['source']}; {where})"
-            if source["source"]
-            else f"  [{source['id']}] {source['title']} ({where})"
-        )
+        where = f"{source['source']}; {where}" if source["source"] else where
+        typer.echo(f"  [{source['id']}] {source['title']} ({where})")
 
 
 def counted(n: int, noun: str) -> str:

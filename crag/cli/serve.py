@@ -107,7 +107,6 @@ def serve_cmd(
     from crag.serve.app import KnowledgeBaseError, check_knowledge_base
 
     quiet_transformers()
-    options = settings
     try:
         threads_location = resolve_threads(threads_db) if threads else None
     except ThreadsError as exc:
@@ -118,7 +117,7 @@ def serve_cmd(
             "--threads-db postgresql://… (or $CRAG_THREADS_URL), or --no-threads"
         )
     try:
-        context = Context(**options)
+        context = Context(**settings)
         check_knowledge_base(context)  # before start-up, for a clean message rather than a traceback
     except (ValueError, KnowledgeBaseError, StoreError) as exc:
         fail(str(exc))
@@ -136,7 +135,7 @@ def serve_cmd(
         )
     os.environ[SETTINGS_ENV] = json.dumps(
         {
-            "context": options,
+            "context": settings,
             "server": {
                 "max_body_bytes": max_body_bytes,
                 "max_batch": max_batch,

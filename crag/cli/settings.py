@@ -142,14 +142,4 @@ def parse_value(field: str, text: str) -> Any:
     return check(field, text)
 
 
-__all__ = [
-    "RUN_ERRORS",
-    "AsJson",
-    "Thread",
-    "ThreadsDb",
-    "field_of",
-    "flag",
-    "option",
-    "parse_value",
-    "with_settings",
-]
+__all__ = ["RUN_ERRORS", "AsJson", "Thread", "ThreadsDb", "field_of", "flag", "option", "parse_value", "with_settings"]

@@ -91,8 +91,7 @@ def retrieved_answer(record: dict) -> bool:
 
 
 def abstention_cause(record: dict) -> str | None:
-    """Which stage an answerable question's abstention is owed to (`ABSTENTION_CAUSES`); None when the
-    question is unanswerable or was answered."""
+    """The stage an answerable question's abstention is owed to (`ABSTENTION_CAUSES`), else None."""
     if not record.get("answerable", True) or not record.get("abstained", False):
         return None
     if record["knowledge_recall"]:

@@ -127,8 +127,7 @@ def gold_indices(passages: list[Passage], questions: list[Question]) -> list[int
 def drop_gold(
     passages: list[Passage], questions: list[Question], fraction: float, *, seed: int = 0
 ) -> tuple[list[Passage], list[Passage]]:
-    """(kept, dropped): a seeded random `fraction` of the answer-bearing passages removed; a larger
-    fraction drops a superset of a smaller one."""
+    """(kept, dropped): a seeded `fraction` of the answer-bearing passages dropped; a larger one drops a superset."""
     if not 0.0 <= fraction <= 1.0:
         raise ValueError(f"--drop-gold must be between 0 and 1, got {fraction}")
     gold = gold_indices(passages, questions)

@@ -1,6 +1,5 @@
 """The run's knowledge base as a Chroma collection named after a hash of its chunks, cut as `crag ingest`
-cuts them (but untitled records stay untitled), so a re-run finds it filled.
-"""
+cuts them (but untitled records stay untitled), so a re-run finds it filled."""
 
 from __future__ import annotations
 

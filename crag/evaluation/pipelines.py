@@ -1,6 +1,5 @@
 """Running one question through one system's graph, with per-stage latency (from callbacks on the node
-runs) and evaluator calls (a counting wrapper injected through `Context`).
-"""
+runs) and evaluator calls (a counting wrapper injected through `Context`)."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ class CountingEvaluator:
 
 
 class StageTimer(BaseCallbackHandler):
-    """Seconds spent in each graph node of one run and in the query rewrite, and the generator's token
-    counts where the model reports them."""
+    """Seconds in each graph node of one run and in the query rewrite, and the generator's tokens where reported."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -117,18 +115,12 @@ def pipeline(name: str):
     return compiled(name)
 
 
-def forget_prompt_cache() -> None:
-    """Make the local generator evaluate the next prompt from scratch, so no system is timed on a warm cache."""
-    reset_prompt_caches()
-
-
 def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
-    """The graph's output plus `latency` (seconds per stage), `wall_s`, `evaluator_calls`, `evaluator_pairs`
-    and `llm` (model calls and tokens)."""
+    """The output and `latency` (s per stage), `wall_s`, `evaluator_calls`, `evaluator_pairs`, `llm` (calls, tokens)."""
     counter = CountingEvaluator(resources.evaluator(ctx))
     timer = StageTimer()
     run_ctx = dataclasses.replace(ctx, evaluator=counter)
-    forget_prompt_cache()
+    reset_prompt_caches()  # no system is timed on a prompt cache another left warm
     start = time.perf_counter()
     output = pipeline(pipeline_name).invoke({"question": question}, context=run_ctx, config={"callbacks": [timer]})
     wall = time.perf_counter() - start

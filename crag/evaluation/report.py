@@ -1,9 +1,6 @@
-"""results.json, report.md and the plots of a run, from its prediction records.
-
-Only the records of the run's current questions count (a resumed run with a smaller `--limit`
-reports on those), and every system with predictions in the folder is reported, so ablations run
-later into the same folder join the table.
-"""
+"""results.json and report.md of a run, from its prediction records. Only the records of the run's current
+questions count (a resumed run with a smaller `--limit` reports on those), and every system with predictions in
+the folder is reported, so ablations run later into the same folder join the table."""
 
 from __future__ import annotations
 

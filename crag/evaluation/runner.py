@@ -1,15 +1,10 @@
 """`crag eval run`: answer every question with every system, resumably, then report.
-
-Predictions are appended to DIR/predictions.jsonl one line at a time and flushed, so an
-interrupted run loses at most the question it was answering; running the same command again
-skips every (system, question) already there, unless the system's generation prompt has been
-edited since (each record keeps a digest of the prompt it was made with). DIR/run.json records
-what the predictions were made with (input hashes, drop-gold, k, chunking, models, thresholds),
-and a run on different settings refuses to mix its predictions into that folder.
-
-Questions are the outer loop and systems the inner one, so every system sees the machine in the
-same state and the wall-time comparison stays fair when other work shares the CPU.
-"""
+Predictions are appended to DIR/predictions.jsonl a line at a time and flushed, so an interrupted run loses at
+most the question it was answering; the same command again skips every (system, question) already there, unless
+the system's generation prompt was edited since (each record keeps a digest of its prompt). DIR/run.json records
+what the predictions were made with (input hashes, drop-gold, k, chunking, models, thresholds), and a run on
+other settings refuses to mix its predictions into that folder. Questions are the outer loop and systems the
+inner one, so every system sees the machine in the same state and wall times compare when others share the CPU."""
 
 from __future__ import annotations
 
@@ -47,6 +42,7 @@ from crag.evaluation.pipelines import run_question
 from crag.evaluation.report import write_outputs
 from crag.evaluation.systems import System, system_context
 from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
+from crag.jsonl import drop_torn_line
 from crag.knowledge.routing import unread_knowledge
 from crag.passages import title_of
 from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
@@ -123,11 +119,8 @@ class PredictionStore:
             self._load()
 
     def _load(self) -> None:
-        raw = self.path.read_bytes()
-        if raw and not raw.endswith(b"\n"):  # a line cut short by an interrupt: drop it
-            raw = raw[: raw.rfind(b"\n") + 1]
-            self.path.write_bytes(raw)
-        for number, line in enumerate(raw.decode("utf-8").splitlines(), 1):
+        drop_torn_line(self.path)  # a line cut short by an interrupt
+        for number, line in enumerate(self.path.read_bytes().decode("utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -194,12 +187,9 @@ def _check_settings(out: Path, settings: dict) -> None:
 
 
 def prompt_digest(ctx: Context) -> str:
-    """What a system's answers depend on beyond run.json: the generation prompts it uses, where they stop,
-    and when a quote replaces the model's answer.
-
-    Per record rather than in run.json's fingerprint, so editing one prompt redoes only the systems
-    that use it (a run of rag and crag on the paper prompt stays valid when "compact" changes).
-    """
+    """What a system's answers depend on beyond run.json: the generation prompts it uses, where they stop, and
+    when a quote replaces the model's answer. Per record, not in run.json's fingerprint, so editing one prompt
+    redoes only the systems that use it (rag and crag on the paper prompt stay valid when "compact" changes)."""
     text = "\0".join(
         [
             GENERATE_PROMPTS[ctx.generate_prompt],
@@ -306,7 +296,7 @@ def build_context(settings: RunSettings, collection: str) -> Context:
 
 
 def run(settings: RunSettings) -> dict:
-    """Run (or resume) every system on every question, then write results.json, report.md and the plots."""
+    """Run (or resume) every system on every question, then write results.json and report.md."""
     questions = read_questions(settings.questions)
     passages, empty = read_passages_counted(settings.kb)
     read_passages(settings.web, "web")  # bad web records fail now, not at the first search

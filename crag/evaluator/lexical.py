@@ -1,10 +1,7 @@
 """Lexical evidence blended into the evaluator's score, which a small cross-encoder misses on documentation:
-
     score = 2·σ(w_model · logit + w_lexical · overlap + w_contrast · contrast + bias) − 1
-
 `overlap` is the IDF-weighted share of the question's terms in the passage (one pair on its own, unlike BM25);
-`contrast` also weighs a term by how few passages of its set contain it.
-"""
+`contrast` also weighs a term by how few passages of its set contain it."""
 
 from __future__ import annotations
 
@@ -108,10 +105,6 @@ class Blend:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    @property
-    def reads_sets(self) -> bool:
-        return bool(self.contrast or self.logit_standing or self.overlap_standing)
-
     def logits(
         self,
         model_logits: Sequence[float],
@@ -139,15 +132,8 @@ class Blend:
 
     def scaled(self, a: float, b: float) -> Blend:
         """The head whose logit is a · this one's + b (`calibration.align_scale`)."""
-        return replace(
-            self,
-            model=round(a * self.model, 6),
-            lexical=round(a * self.lexical, 6),
-            contrast=round(a * self.contrast, 6),
-            logit_standing=round(a * self.logit_standing, 6),
-            overlap_standing=round(a * self.overlap_standing, 6),
-            bias=round(a * self.bias + b, 6),
-        )
+        weights = ("model", "lexical", "contrast", "logit_standing", "overlap_standing")
+        return replace(self, **{w: round(a * getattr(self, w), 6) for w in weights}, bias=round(a * self.bias + b, 6))
 
 
 def fit_blend(
@@ -158,8 +144,7 @@ def fit_blend(
     weights: Sequence[float] | None = None,
     sets: Sequence[Hashable] | None = None,
 ) -> Blend:
-    """Logistic regression of the labels on the features (L2); contrast and standings only when
-    `contrasts` and `sets` are given."""
+    """L2 logistic regression of the labels on the features; contrast and standings only with `contrasts`, `sets`."""
     from sklearn.linear_model import LogisticRegression
 
     if len(set(labels)) < 2:

@@ -24,7 +24,7 @@ from crag.thresholds import Thresholds, score_of
 
 T5_TYPES = {"t5", "mt5", "umt5"}
 EMPTY_SCORE = -1.0  # an empty passage cannot support any answer
-CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; max_length tokens of them are read (`reading`)
+CHARS_PER_TOKEN_CAP = 16  # long passages are cut before tokenizing; max_length tokens of them are read (`readings`)
 
 
 def _foreign_metadata(directory: Path) -> Metadata:
@@ -89,7 +89,7 @@ class Scorer:
         return score_of(z)
 
     def readings(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The pairs as the model reads them: a long passage by its start and its best stretch (`reading`)."""
+        """The pairs as the model reads them: a long passage by its start and its best stretch (`readings`)."""
         cap = self.meta.max_length * CHARS_PER_TOKEN_CAP
         idf = self.lexical[1].idf if self.lexical is not None else None
         return readings(self.tokenizer, self.meta.max_length, [(q, clean(p[:cap])) for q, p in pairs], idf)

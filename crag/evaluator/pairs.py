@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from crag.jsonl import read_objects
-from crag.passages import titled
 
 SEP = " [SEP] "
 
@@ -30,9 +29,8 @@ def clean(text: str) -> str:
     return " ".join(text.replace("[SEP]", " ").split())
 
 
-def to_crag_line(pair: Pair, use_title: bool = False) -> str:
-    passage = titled(pair.passage, pair.title) if use_title else pair.passage
-    return f"{clean(pair.question)}{SEP}{clean(passage)}\t{int(pair.label)}"
+def to_crag_line(pair: Pair) -> str:
+    return f"{clean(pair.question)}{SEP}{clean(pair.passage)}\t{int(pair.label)}"
 
 
 def parse_crag_line(line: str, lineno: int = 0, path: str | Path = "<pairs>") -> Pair:

@@ -1,7 +1,6 @@
 """What the model reads of a passage longer than it can read: its first `HEAD_TOKENS` tokens, " … ", and the
 stretch that holds the most of the question's terms, rather than the start alone, which misses answers
-further on. Hand-written: no library picks a window by term overlap for a cross-encoder.
-"""
+further on. Hand-written: no library picks a window by term overlap for a cross-encoder."""
 
 from __future__ import annotations
 
@@ -17,15 +16,10 @@ K1 = 1.2  # BM25's term-frequency saturation (Robertson's value)
 SPECIAL_TOKENS = 3  # [CLS] question [SEP] passage [SEP]
 
 
-def reading(tokenizer, max_length: int, question: str, passage: str, idf=None) -> str:
-    """The text of `passage` the model reads for `question` within `max_length` tokens; `idf(term)` weighs
-    the question's terms."""
-    return readings(tokenizer, max_length, [(question, passage)], idf)[0][1]
-
-
 def readings(tokenizer, max_length: int, pairs: Sequence[tuple[str, str]], idf=None) -> list[tuple[str, str]]:
-    """`pairs` with each passage as the model reads it (`reading`), tokenized in one call; a slow tokenizer
-    (no character offsets) reads every passage from its start."""
+    """`pairs` with each passage as the model reads it within `max_length` tokens, tokenized in one call;
+    `idf(term)` weighs the question's terms. A slow tokenizer (no character offsets) reads every passage from
+    its start."""
     if not getattr(tokenizer, "is_fast", False):
         return list(pairs)
     join = len(tokenizer(JOIN, add_special_tokens=False)["input_ids"])

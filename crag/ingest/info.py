@@ -1,6 +1,5 @@
 """GNU Info manuals read as their nodes, one passage each ("HTTP Options (wget)"), without headers, menus
-and underlines. Hand-written: no library on PyPI reads Info files.
-"""
+and underlines. Hand-written: no library on PyPI reads Info files."""
 
 from __future__ import annotations
 

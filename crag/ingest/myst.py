@@ -1,5 +1,4 @@
-"""Markdown rendered to HTML as a reader sees the page, MyST's roles, targets and directives rendered as
-Sphinx shows them (parsed by mdit-py-plugins)."""
+"""Markdown rendered to HTML as the page reads, MyST's roles, targets and directives as Sphinx shows them."""
 
 from __future__ import annotations
 

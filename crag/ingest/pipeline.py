@@ -8,7 +8,7 @@ import hashlib
 import io
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,6 @@ from crag.passages import record_fields, source_of
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
-    from langchain_core.documents import Document
 
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100
@@ -59,7 +58,6 @@ class IngestReport:
     chunks: int
     added: int
     skipped_existing: int  # already in the store
-    skipped_unsupported: int = 0  # files inside folders with a suffix we do not read
     duplicates: int = 0  # chunks repeated within this input (same source and text): stored once
     unsupported_files: tuple[str, ...] = ()
     binary_files: tuple[str, ...] = ()  # files with a text suffix whose bytes are not text: skipped
@@ -71,9 +69,6 @@ class IngestReport:
     removed: int = 0  # chunks of the sources read that they no longer hold: an edited file's old text
     unindexed_files: tuple[str, ...] = ()  # HTML pages in folders that ask not to be indexed or only redirect
     repeated_pages: tuple[str, ...] = ()  # sources of pages with a heading and only lines other pages repeat
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def _document(text: str, metadata: dict[str, Any]) -> Document:
@@ -261,7 +256,6 @@ def ingest(
         chunks=len(chunks),
         added=added,
         skipped_existing=len(unique) - added,
-        skipped_unsupported=len(loaded.unsupported),
         duplicates=len(chunks) - len(unique),
         unsupported_files=tuple(map(str, loaded.unsupported)),
         binary_files=tuple(map(str, loaded.binary)),

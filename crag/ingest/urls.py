@@ -1,6 +1,5 @@
 """Web pages for `crag ingest`: downloaded under the fetcher's guards (a page can redirect anywhere) and
-read as the files are. A page's source is the URL as listed, so ingesting again finds the same chunk ids.
-"""
+read as the files are. A page's source is the URL as listed, so ingesting again finds the same chunk ids."""
 
 from __future__ import annotations
 
@@ -89,7 +88,7 @@ def load_urls(
         return Downloaded([], [], [], [])
     with tqdm(total=len(unique), desc="download", unit="page", disable=not progress) as bar:
         downloads = download_all(
-            unique, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, pdf=True, on_done=bar.update
+            unique, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, on_done=bar.update
         )
     documents: list[Document] = []
     read: list[str] = []

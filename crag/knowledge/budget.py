@@ -1,8 +1,6 @@
-"""Knowledge by a budget (`Context.knowledge_tokens`): the kept strips first, then whole retrieved documents,
-best rank first, for as long as the budget lasts.
-
-A reader that reads long texts well would otherwise lose the answers refinement's fixed cut removes when the
-evaluator ranks the answering strip low. A document taken whole replaces its strips."""
+"""Knowledge by a budget (`Context.knowledge_tokens`): the kept strips first, then whole retrieved documents, best
+rank first, while the budget lasts; a document taken whole replaces its strips. A reader of long texts would
+otherwise lose the answers refinement's fixed cut removes when the evaluator ranks the answering strip low."""
 
 from __future__ import annotations
 
@@ -15,8 +13,8 @@ from crag.records import Strip
 from crag.text import count_tokens
 
 
-def whole(document: Document, d: int, score: float, lifted: bool) -> Strip:
-    """Retrieved document `d` as one strip, judged by its grade."""
+def whole(document: Document, d: int, score: float, lifted: bool, origin: str = "internal") -> Strip:
+    """Document `d` (retrieved, or a web result's page) as one strip, judged by its grade."""
     text = document.page_content
     return Strip(
         text=text,  # as RAG gives it: the layout of a listing or an option table is part of its sense
@@ -25,7 +23,7 @@ def whole(document: Document, d: int, score: float, lifted: bool) -> Strip:
         lifted=lifted,
         title=title_of(document),
         source=source_of(document),
-        origin="internal",
+        origin=origin,  # type: ignore[typeddict-item]
         doc=d,
         start=0,
         end=len(text),

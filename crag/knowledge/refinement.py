@@ -1,5 +1,4 @@
-"""Decompose-then-recompose: cut passages into knowledge strips, score them in one evaluator call, keep
-the best few in document order."""
+"""Decompose-then-recompose: passages cut into strips, scored in one evaluator call, the best kept in document order."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
 """The knowledge base searched again (`Context.requery`): what to search with, and which documents to keep.
-
 The web is often off or knows nothing of the user's product; a second way into the collection may find it."""
 
 from __future__ import annotations

@@ -37,18 +37,13 @@ def document_labels(scores: Sequence[float], thresholds: Thresholds) -> list[str
 
 
 def decision(scores: Sequence[float], thresholds: Thresholds, route: str = "auto") -> tuple[Action, list[str], str]:
-    """The action, each document's label and the reason in words. A `route` other than "auto" forces the
-    action; the labels stay the thresholds'."""
+    """The action, each document's label and the reason; a `route` other than "auto" forces the action (labels stay)."""
     decided = decide_action(scores, thresholds)
     reason = explain(decided, scores, thresholds)
     if route == "auto":
         return decided, document_labels(scores, thresholds), reason
-    forced: Action = route  # type: ignore[assignment]
-    return (
-        forced,
-        document_labels(scores, thresholds),
-        f"{forced.title()}, forced by the route setting (by the thresholds: {reason})",
-    )
+    reason = f"{route.title()}, forced by the route setting (by the thresholds: {reason})"
+    return route, document_labels(scores, thresholds), reason  # type: ignore[return-value]
 
 
 def recheck(labels: Sequence[str], grades: Sequence[float], threshold: float) -> tuple[Action, list[str], str] | None:

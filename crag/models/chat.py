@@ -30,7 +30,7 @@ from langchain_core.messages import (
 from langchain_core.output_parsers import PydanticOutputParser
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
-from pydantic import BaseModel, PrivateAttr
+from pydantic import BaseModel
 
 from crag.models import gguf
 from crag.models.llama import load_llama
@@ -185,8 +185,6 @@ class LocalChatModel(BaseChatModel):
     temperature: float = 0.0
     # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
-
-    _llama: Any = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
@@ -357,7 +355,6 @@ def cut_short(message: BaseMessage) -> bool:
 
 def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
     """A chat model from its name (`CHAT_MODEL_HELP`; a provider's at temperature 0), or a ready model as it is.
-
     `lane` gives a local model's prompts of one kind a context of their own; other models ignore it."""
     if isinstance(spec, BaseChatModel):
         return spec

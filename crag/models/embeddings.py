@@ -1,5 +1,4 @@
-"""The knowledge base's embeddings, by name or object: 'local' (shipped, offline), 'local:FOLDER' or
-'<provider>:<model>'."""
+"""The knowledge base's embeddings: 'local' (shipped, offline), 'local:FOLDER', '<provider>:<model>' or an object."""
 
 from __future__ import annotations
 
@@ -34,8 +33,7 @@ class EmbeddingError(ModelUnavailable):
 
 
 def _model(path: str) -> tuple[Any, threading.Lock]:
-    """The process-wide SentenceTransformer for `path`, and the lock that serialises its use (fast
-    tokenizers are not re-entrant)."""
+    """The process-wide SentenceTransformer at `path` and a lock for it (fast tokenizers are not re-entrant)."""
     return _MODELS.get(path, lambda: _load(path))
 
 

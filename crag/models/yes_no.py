@@ -1,6 +1,5 @@
 """A chat model's yes/no relevance grade read as P(yes) on the first reply token: LangGraph's CRAG
-tutorial grader, the evaluator's teacher and its second opinion.
-"""
+tutorial grader, the evaluator's teacher and its second opinion."""
 
 from __future__ import annotations
 
@@ -39,27 +38,22 @@ _YES = ("yes", "Yes", " yes", " Yes")
 _NO = ("no", "No", " no", " No")
 
 
+def _chat(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 def grader_messages(question: str, document: str) -> list[dict[str, str]]:
-    return [
-        {"role": "system", "content": GRADER_SYSTEM},
-        {"role": "user", "content": GRADER_HUMAN.format(document=document, question=question)},
-    ]
+    return _chat(GRADER_SYSTEM, GRADER_HUMAN.format(document=document, question=question))
 
 
 def answers_messages(question: str, document: str) -> list[dict[str, str]]:
-    return [
-        {"role": "system", "content": ANSWERS_SYSTEM},
-        {"role": "user", "content": ANSWERS_HUMAN.format(document=document, question=question)},
-    ]
+    return _chat(ANSWERS_SYSTEM, ANSWERS_HUMAN.format(document=document, question=question))
 
 
 def choose_messages(question: str, passages: list[str]) -> list[dict[str, str]]:
     """The chat asking which of `passages` (numbered from 1) answers `question`."""
     numbered = "\n\n".join(f"[{n}] {text}" for n, text in enumerate(passages, 1))
-    return [
-        {"role": "system", "content": CHOOSE_SYSTEM},
-        {"role": "user", "content": CHOOSE_HUMAN.format(passages=numbered, question=question)},
-    ]
+    return _chat(CHOOSE_SYSTEM, CHOOSE_HUMAN.format(passages=numbered, question=question))
 
 
 def reply_score(reply: str) -> float:
@@ -69,8 +63,7 @@ def reply_score(reply: str) -> float:
 
 
 class LlamaYesNo:
-    """P(yes) / (P(yes) + P(no)) of a llama.cpp model's first reply token, mapped to [-1, 1], through the
-    model's own chat template."""
+    """P(yes) / (P(yes) + P(no)) of a llama.cpp model's first reply token, in [-1, 1], through its chat template."""
 
     def __init__(self, llama: Any):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter

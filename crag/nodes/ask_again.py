@@ -1,5 +1,4 @@
-"""`ask_again`: nothing could be quoted for a declined or withheld answer, so the model is asked once more
-with `Context.retry_prompt`."""
+"""`ask_again`: nothing could be quoted for a declined or withheld answer: ask again (`Context.retry_prompt`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge.
-
-After the chat model's second opinion the documents it kept are kept whole and the rest dropped: the evaluator
-rejected every one of them, so its scores are no guide to which strip of a kept document answers. Otherwise the
-next `Context.further_strips` strips of the same ranking are set aside as `further_knowledge`, which the reader
-reads when it declines over the kept ones."""
+"""`refine`: decompose-then-recompose the retrieved documents into internal knowledge. After the chat model's
+second opinion the documents it kept are kept whole and the rest dropped: the evaluator rejected every one of them,
+so its scores are no guide to which strip of a kept document answers. Otherwise the next `Context.further_strips`
+strips of the same ranking are set aside as `further_knowledge`, read when the reader declines over the kept ones."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ CHOSEN = 0.1  # the reader's share of probability at which a strip counts as pic
 
 
 def chosen(ctx: Context, question: str, strips: list[Strip]) -> tuple[list[Strip], list[Strip]]:
-    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all of them
-    picked when the chat model gives no probabilities."""
+    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all if it cannot tell."""
     shares = resources.choose(ctx, question, [titled_once(s["text"], s["title"]) for s in strips])
     if shares is None:
         return strips, []

@@ -15,9 +15,5 @@ from crag.state import State
 @timed("retrieve")
 def retrieve(state: State, runtime: Runtime[Context]) -> dict:
     documents = resources.retrieve(resources.context_of(runtime), state["question"])
-    emit(
-        runtime,
-        "retrieve",
-        documents=[{"title": title_of(d), "source": source_of(d)} for d in documents],
-    )
+    emit(runtime, "retrieve", documents=[{"title": title_of(d), "source": source_of(d)} for d in documents])
     return {"documents": documents}

@@ -1,5 +1,4 @@
 """`rewrite_and_search`: rewrite the question into keywords, search the web, fetch and refine.
-
 A failing search never fails the run: the error goes to `web_error`."""
 
 from __future__ import annotations

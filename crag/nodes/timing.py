@@ -8,8 +8,7 @@ from collections.abc import Callable
 
 
 def timed(name: str) -> Callable:
-    """Add the node's wall time, in seconds, to the `timings` it returns (`functools.wraps` keeps the
-    signature LangGraph inspects for `runtime`)."""
+    """Add the node's seconds to its `timings` (`functools.wraps` keeps the signature LangGraph reads for `runtime`)."""
 
     def decorate(node: Callable[..., dict]) -> Callable[..., dict]:
         @functools.wraps(node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.passages import source_of, title_of
+from crag.knowledge.budget import whole
 from crag.settings import Context
 from crag.state import Strip
 
@@ -13,21 +13,7 @@ from crag.state import Strip
 def whole_strips(documents: list, origin: str, ranks: list[int] | None = None) -> list[Strip]:
     """Each document as one strip; `ranks`: their places in the retrieved list (default: in order)."""
     ranks = list(range(len(documents))) if ranks is None else ranks
-    return [
-        Strip(
-            text=d.page_content,
-            score=0.0,
-            selection_score=0.0,
-            lifted=False,
-            title=title_of(d),
-            source=source_of(d),
-            origin=origin,
-            doc=i,  # type: ignore[typeddict-item]
-            start=0,
-            end=len(d.page_content),
-        )
-        for i, d in zip(ranks, documents, strict=True)
-    ]
+    return [whole(d, i, 0.0, False, origin) for i, d in zip(ranks, documents, strict=True)]
 
 
 def use_documents(state: dict, runtime: Runtime[Context]) -> dict:

@@ -1,6 +1,5 @@
 """Follow-up questions on a thread: detect them and make them self-contained ("When was she born?" →
-"When was Ada Lovelace born?"), by the chat model's rewrite when usable, else by these rules.
-"""
+"When was Ada Lovelace born?"), by the chat model's rewrite when usable, else by these rules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The words of a follow-up that refer, of what kind, and which refer inside the question: those are
-shielded from the rewrite, or a new question would be rewritten about the previous subject.
-"""
+shielded from the rewrite, or a new question would be rewritten about the previous subject."""
 
 from __future__ import annotations
 

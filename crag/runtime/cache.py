@@ -48,12 +48,6 @@ class ResourceCache(Generic[K, V]):
                         _LOADS[self.kind] += 1
             return entry.value  # type: ignore[return-value]
 
-    def peek(self, key: K) -> V | None:
-        """The cached resource for `key` whatever its stamp, or None; never loads."""
-        with self._lock:
-            entry = self._entries.get(key)
-            return None if entry is None else entry.value  # type: ignore[return-value]
-
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return key in self._entries

@@ -1,5 +1,4 @@
 """Downloads under the page fetcher's guards: search APIs' JSON answers and `crag ingest`'s URL lists.
-
 Each returns, per URL, what it got or the `WebSearchError` that says why not."""
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from crag.search.fetch import DOCUMENT_TYPES, JSON_TYPES, MAX_BYTES, PAGE_TYPES, decode, download_many
+from crag.search.fetch import DOCUMENT_TYPES, JSON_TYPES, MAX_BYTES, decode, download_many
 from crag.search.web_base import WebSearchError
 
 
@@ -20,12 +19,7 @@ def _error(url: str, exc: Exception) -> WebSearchError:
 
 
 def fetch_json(
-    urls: list[str],
-    *,
-    timeout: float,
-    max_bytes: int = MAX_BYTES,
-    allow_private: bool = False,
-    max_workers: int = 4,
+    urls: list[str], *, timeout: float, max_bytes: int = MAX_BYTES, allow_private: bool = False, max_workers: int = 4
 ) -> list[Any]:
     """Each URL's JSON answer, or the `WebSearchError` that stopped it."""
     downloads = download_many(
@@ -71,23 +65,16 @@ class Download:
 
 
 def download_all(
-    urls: list[str],
-    *,
-    timeout: float,
-    max_bytes: int,
-    allow_private: bool,
-    pdf: bool = False,
-    max_workers: int = 8,
-    on_done: Callable[[], object] | None = None,
+    urls: list[str], *, timeout: float, max_bytes: int, allow_private: bool, on_done: Callable[[], object] | None = None
 ) -> list[Download | WebSearchError]:
-    """Each URL's page (HTML or text, and PDF if `pdf`) as a `Download`, or the error that says why not."""
+    """Each URL's page (HTML, text or PDF) as a `Download`, or the error that says why not."""
     downloads = download_many(
         urls,
         timeout=timeout,
         max_bytes=max_bytes,
         allow_private=allow_private,
-        accept=DOCUMENT_TYPES if pdf else PAGE_TYPES,
-        max_workers=max_workers,
+        accept=DOCUMENT_TYPES,
+        max_workers=8,
         on_done=on_done,
     )
     return [

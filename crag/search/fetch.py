@@ -271,9 +271,9 @@ def download_many(
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
     max_workers: int = 4,
     on_done: Callable[[], object] | None = None,
+    client: httpx.AsyncClient | None = None,
 ) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
     """Each URL's (body, media type, charset, final URL), or the exception that stopped it (not raised).
-
     Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx."""
     if not urls:
         return []
@@ -284,7 +284,7 @@ def download_many(
             max_bytes=max_bytes,
             allow_private=allow_private,
             max_workers=max_workers,
-            client=None,
+            client=client,
             accept=accept,
             on_done=on_done,
         )
@@ -325,19 +325,13 @@ def fetch_all(
     for i in set(range(len(unique))) - set(web):
         per_result[i] = _snippet(unique[i][0])
     errors: list[str] = []
-    pages = (
-        _run(
-            _fetch_pages(
-                [unique[i][1] for i in web],
-                timeout=timeout,
-                max_bytes=max_bytes,
-                allow_private=allow_private,
-                max_workers=max_workers,
-                client=client,
-            )
-        )
-        if web
-        else []
+    pages = download_many(
+        [unique[i][1] for i in web],
+        timeout=timeout,
+        max_bytes=max_bytes,
+        allow_private=allow_private,
+        max_workers=max_workers,
+        client=client,
     )
     for i, page in zip(web, pages):
         result, url = unique[i]

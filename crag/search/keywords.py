@@ -1,7 +1,6 @@
 """A BM25 index of a Chroma collection's chunks, for hybrid retrieval: it finds what only the words give
 away (`--porcelain`, a rare name). Chroma has no ranked full-text search, so it is built here on first use
-and rebuilt when the chunk count changes; it holds ids only, and hits are read back from Chroma.
-"""
+and rebuilt when the chunk count changes; it holds ids only, and hits are read back from Chroma."""
 
 from __future__ import annotations
 
@@ -76,10 +75,6 @@ def index_of(store: Chroma) -> KeywordIndex | None:
     collection = store._collection  # LangChain's Chroma exposes no public handle on its collection
     count = collection.count()
     return _INDEXES.get(str(collection.id), lambda: build(collection, count), stamp=count)
-
-
-def clear() -> None:
-    _INDEXES.clear()
 
 
 __all__ = ["index_of"]  # what callers outside the package use

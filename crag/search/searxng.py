@@ -1,5 +1,4 @@
 """The `searxng` web backend: a general web engine without an API key, through a SearxNG instance's JSON API.
-
 The instance URL is configuration, trusted as `chroma_url` is, so it may be private."""
 
 from __future__ import annotations

@@ -122,8 +122,7 @@ def check_embeddings(recorded: Any, wanted: Any, collection: str) -> None:
 
 
 def _collection_names(client) -> list[str]:
-    # chromadb 1.x lists names, older releases Collection objects
-    return [c if isinstance(c, str) else c.name for c in client.list_collections()]
+    return [collection.name for collection in client.list_collections()]
 
 
 def open_store(
@@ -232,11 +231,6 @@ def copy_embedded(persist_dir: str | Path, target: str, ids: list[str], *, prefi
             copied.update(found["ids"])
             wanted = [i for i in wanted if i not in copied]
     return copied
-
-
-def clear_store_cache() -> None:
-    """Forget the opened stores."""
-    _STORES.clear()
 
 
 def _server_url(store: Chroma) -> str:

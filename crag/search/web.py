@@ -120,11 +120,6 @@ class LocalSearch:
         return [index.records[i].model_copy(deep=True) for i in best(index.retriever.get_scores(tokens), k)]
 
 
-def clear_index_cache() -> None:
-    """Forget every cached local index."""
-    _INDEXES.clear()
-
-
 TAVILY_NO_RESULTS = "No search results found"  # langchain-tavily's message when a search finds nothing
 _TRANSIENT_STATUS = re.compile(r"\bError (408|429|5\d\d)\b")  # the wrapper's "Error {status}: …"
 
@@ -180,12 +175,7 @@ class TavilyWebSearch(RetriedSearch):
     transient failure is retried once after `retry_wait` seconds."""
 
     def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        timeout: float = 10.0,
-        search_depth: str = "basic",
-        retry_wait: float = 1.0,
+        self, api_key: str | None = None, *, timeout: float = 10.0, search_depth: str = "basic", retry_wait: float = 1.0
     ):
         key = (api_key if api_key is not None else os.environ.get("TAVILY_API_KEY", "")).strip()
         if not key:
@@ -241,7 +231,6 @@ def search_web(
     searxng_url: str | None = None,
 ) -> list[Document]:
     """Search with `backend` ("local", "tavily", "wikipedia" or "searxng"), Wikipedia's hits first.
-
     General web engines get the paper's "Wikipedia, " query prefix."""
     if backend == "local":
         if local_index is None:

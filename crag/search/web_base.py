@@ -1,5 +1,4 @@
-"""What every web backend shares: the error types, a deadline, the one retry, the API URL check.
-
+"""What every web backend shares: the error types, a deadline, the one retry.
 A module of its own, below the engines and the fetcher, to avoid an import cycle."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import hmac
 import json
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,9 +84,12 @@ def unprocessable(message: str, loc: tuple = ("body",)) -> list[dict]:
     return [{"type": "value_error", "loc": list(loc), "msg": message}]
 
 
-def _error(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> dict:
-    body = {"detail": unprocessable(detail) if status == 422 else detail}
-    return {"status": status, "body": json.dumps(body).encode(), "headers": headers or []}
+async def _refuse(send: Callable, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """Answer `status` with `detail` as JSON (a 422's in the shape of `unprocessable`)."""
+    body = json.dumps({"detail": unprocessable(detail) if status == 422 else detail}).encode()
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    await send({"type": "http.response.body", "body": body})
 
 
 @dataclass
@@ -121,57 +124,41 @@ class Guard:
             return await self.app(scope, receive, send)
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorised(headers):
-            return await self._respond(
-                send,
-                _error(
-                    401,
-                    "missing or invalid API key: send it as X-API-Key or Authorization: Bearer",
-                    [(b"www-authenticate", b"Bearer")],
-                ),
-            )
+            unauthorised = "missing or invalid API key: send it as X-API-Key or Authorization: Bearer"
+            return await _refuse(send, 401, unauthorised, [(b"www-authenticate", b"Bearer")])
         declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
-            return await self._respond(send, self._too_large())
+            return await _refuse(send, 413, self._too_large())
         try:
             async with asyncio.timeout(self.body_timeout):
                 body = await self._read_body(receive)
         except TimeoutError:
-            return await self._respond(
-                send, _error(408, f"the request body did not arrive within {self.body_timeout:g} s")
-            )
+            return await _refuse(send, 408, f"the request body did not arrive within {self.body_timeout:g} s")
+        except BadBody as exc:  # over the cap, sent without a length
+            return await _refuse(send, exc.status, str(exc))
         if body is None:
             return  # the client went away
-        if isinstance(body, dict):
-            return await self._respond(send, body)
         runs = 0
         if scope.get("method") == "POST" and scope["path"].endswith(RUN_ROUTES):
             try:
                 parsed = inspect_json(body)
             except BadBody as exc:
-                return await self._respond(send, _error(exc.status, str(exc)))
+                return await _refuse(send, exc.status, str(exc))
             inputs = parsed.get("inputs") if isinstance(parsed, dict) and scope["path"].endswith("/batch") else None
             runs = len(inputs) if isinstance(inputs, list) else 1
             if runs > self.max_batch:
-                return await self._respond(
-                    send, _error(413, f"a batch holds at most {self.max_batch} inputs, got {runs}")
-                )
+                return await _refuse(send, 413, f"a batch holds at most {self.max_batch} inputs, got {runs}")
             if self.runs.in_flight + runs > self.max_runs:
-                return await self._respond(
-                    send,
-                    _error(
-                        503,
-                        f"busy: {self.runs.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s",
-                        [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
-                    ),
-                )
+                busy = f"busy: {self.runs.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s"
+                return await _refuse(send, 503, busy, [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
         self.runs.in_flight += runs
         try:
             await self._run_until_disconnect(scope, body, receive, send)
         finally:
             self.runs.in_flight -= runs
 
-    async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> bytes | dict | None:
-        """The whole body, so a chunked upload is capped too; an error dict; None if the client left."""
+    async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> bytes | None:
+        """The whole body, so a chunked upload is capped too (`BadBody` past the cap); None if the client left."""
         body, more = b"", True
         while more:
             message = await receive()
@@ -180,7 +167,7 @@ class Guard:
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.max_body_bytes:
-                return self._too_large()
+                raise BadBody(413, self._too_large())
         return body
 
     async def _run_until_disconnect(self, scope: dict, body: bytes, receive: Callable, send: Callable) -> None:
@@ -238,11 +225,5 @@ class Guard:
             supplied = token.strip() if scheme.lower() == b"bearer" else None
         return bool(supplied) and hmac.compare_digest(supplied, self.api_key)
 
-    def _too_large(self) -> dict:
-        return _error(413, f"request body too large: the limit is {self.max_body_bytes:,} bytes")
-
-    @staticmethod
-    async def _respond(send: Callable, error: dict) -> None:
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(error["body"])).encode())]
-        await send({"type": "http.response.start", "status": error["status"], "headers": headers + error["headers"]})
-        await send({"type": "http.response.body", "body": error["body"]})
+    def _too_large(self) -> str:
+        return f"request body too large: the limit is {self.max_body_bytes:,} bytes"

@@ -18,7 +18,7 @@ from crag import resources
 from crag.graphs.crag import graph
 from crag.questions.checks import MAX_QUESTION_CHARS
 from crag.settings import Context, about, annotation, settings
-from crag.state import OutputState
+from crag.state import OUTPUT_KEYS
 from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
 from crag.thresholds import Thresholds
 
@@ -26,7 +26,6 @@ from crag.thresholds import Thresholds
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     spec.name: (annotation(spec.name), about(spec)["help"]) for spec in settings() if about(spec)["request"]
 }
-OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."
 
 
@@ -110,7 +109,8 @@ class CragService(RunnableSerializable[dict, dict]):
             self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
         return self._calibrated
 
-    def _plan(self, config: RunnableConfig) -> tuple[Any, Context, str | None]:
+    def _plan(self, config: RunnableConfig, run_manager) -> tuple[Any, RunnableConfig, dict[str, Any], str | None]:
+        """(graph, the run's config, its context and durability, the thread id) for one request."""
         configurable = dict(config.get("configurable") or {})
         thread_id = configurable.get("thread_id")
         if thread_id is not None:
@@ -118,22 +118,23 @@ class CragService(RunnableSerializable[dict, dict]):
                 raise ValueError("this server keeps no threads (it was started with --no-threads)")
             check_thread_id(thread_id)
         graph = self.threaded if thread_id is not None else self.graph
-        return graph, context_for(self.defaults, configurable, self.calibrated()), thread_id
+        # a turn on a thread is checkpointed when it ends; a run without one, never
+        durability = TURN_DURABILITY if thread_id is not None else None
+        options = {"context": context_for(self.defaults, configurable, self.calibrated()), "durability": durability}
+        return graph, patch_config(config, callbacks=run_manager.get_child()), options, thread_id
 
     @staticmethod
     def _question(value: Any) -> dict:
         return CragInput.model_validate(value).model_dump()
 
     def _invoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
-        graph, context, thread_id = self._plan(config)
-        child = patch_config(config, callbacks=run_manager.get_child())
-        return graph.invoke(self._question(value), child, context=context, durability=_durability(thread_id))
+        graph, child, options, _ = self._plan(config, run_manager)
+        return graph.invoke(self._question(value), child, **options)
 
     async def _ainvoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
-        graph, context, thread_id = self._plan(config)
-        child = patch_config(config, callbacks=run_manager.get_child())
+        graph, child, options, thread_id = self._plan(config, run_manager)
         async with self._lock(thread_id):
-            return await graph.ainvoke(self._question(value), child, context=context, durability=_durability(thread_id))
+            return await graph.ainvoke(self._question(value), child, **options)
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         return self._call_with_config(self._invoke, input, config, **kwargs)
@@ -142,26 +143,16 @@ class CragService(RunnableSerializable[dict, dict]):
         return await self._acall_with_config(self._ainvoke, input, config, **kwargs)
 
     def _transform(self, inputs: Iterator[Any], run_manager, config: RunnableConfig) -> Iterator[dict]:
-        graph, context, thread_id = self._plan(config)
-        child = patch_config(config, callbacks=run_manager.get_child())
+        graph, child, options, _ = self._plan(config, run_manager)
         for value in inputs:
-            for chunk in graph.stream(
-                self._question(value), child, context=context, stream_mode="values", durability=_durability(thread_id)
-            ):
+            for chunk in graph.stream(self._question(value), child, stream_mode="values", **options):
                 yield _public(chunk)
 
     async def _atransform(self, inputs: AsyncIterator[Any], run_manager, config: RunnableConfig) -> AsyncIterator[dict]:
-        graph, context, thread_id = self._plan(config)
-        child = patch_config(config, callbacks=run_manager.get_child())
+        graph, child, options, thread_id = self._plan(config, run_manager)
         async with self._lock(thread_id):
             async for value in inputs:
-                async for chunk in graph.astream(
-                    self._question(value),
-                    child,
-                    context=context,
-                    stream_mode="values",
-                    durability=_durability(thread_id),
-                ):
+                async for chunk in graph.astream(self._question(value), child, stream_mode="values", **options):
                     yield _public(chunk)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
@@ -185,11 +176,6 @@ class CragService(RunnableSerializable[dict, dict]):
             lock = self._thread_locks[thread_id] = asyncio.Lock()
         async with lock, athread_turn(self.threads_location, thread_id):
             yield
-
-
-def _durability(thread_id: str | None) -> str | None:
-    """A turn on a thread is checkpointed when it ends; a run without one, never."""
-    return TURN_DURABILITY if thread_id is not None else None
 
 
 def _public(state: dict) -> dict:

@@ -14,7 +14,7 @@ package (kept for the held-out check) are never read: the caller names them in `
 
 The model is asked once per passage for one question in each of three styles (`STYLES`): a "How do
 I" task, a specific detail, a casual chat question; the ones users type, which no template makes.
-Three more are made from them without the model (`DERIVED_STYLES`), because the 1.5B model asked
+Three more are made from them without the model (`with_derived`), because the 1.5B model asked
 for keywords, lower case or a typo wrote another full question instead: `keywords` (the detail
 question's content words), `lower` (the task question lower-cased, "how to …", no question mark)
 and `typo` (one adjacent-letter swap in the detail question's longest word). A follow-up reaches the

@@ -29,11 +29,7 @@ from crag.evaluator.training.collection_questions import write_questions
 from crag.evaluator.training.evaluation import roc_auc
 from crag.evaluator.training.general import load_general_check
 from crag.evaluator.training.losses import LOSSES
-from crag.evaluator.training.selfsup import (
-    RETRIEVED_DEPTH,
-    CollectionChunk,
-    self_supervised_sets,
-)
+from crag.evaluator.training.selfsup import RETRIEVED_DEPTH, CollectionChunk, self_supervised_sets
 from crag.evaluator.training.trainer import Optimiser, evaluate_scorer, set_seed, train_epoch
 from crag.models.base_model import PACKAGED_BASE
 from crag.thresholds import score_of
@@ -122,8 +118,7 @@ def adapt(
     collection: str = "",
     log: Callable[[str], None] = print,
 ) -> AdaptResult:
-    """Build the queries and their sets, fine-tune (when `cfg.epochs`), fit the head, check; write
-    `cfg.out` unless a check fails (or `force`)."""
+    """Build queries and sets, fine-tune (`cfg.epochs`), fit the head, check; write `cfg.out` unless a check fails."""
     started = time.perf_counter()
     deadline = started + cfg.time_limit if cfg.time_limit else None
     if cfg.labelled is not None:
@@ -321,9 +316,7 @@ def _save(
         labelled = features(scorer, table, cfg.labelled)  # a head over logit and overlap
         blend = fit_blend(labelled.logits, labelled.overlaps, labelled.labels)
         calibration = calibrate(
-            labelled.labels,
-            [score_of(z) for z in labelled.scored(blend)],
-            false_relevant_cost=cfg.false_relevant_cost,
+            labelled.labels, [score_of(z) for z in labelled.scored(blend)], false_relevant_cost=cfg.false_relevant_cost
         )
         thresholds, how = calibration.thresholds, calibration.as_dict()
     else:

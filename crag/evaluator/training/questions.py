@@ -1,5 +1,6 @@
-"""The questions a chat model writes for a passage, in the styles users type them; `DERIVED_STYLES` are made
-without the model, as a small model asked for them writes another full question instead."""
+"""The questions a chat model writes for a passage, in the styles users type them; "keywords", "lower" and
+"typo" are derived without the model (`with_derived`), as a small model asked for them writes another full
+question instead."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from crag.english import HOW_DO_I, QUESTION_WORDS, REPLY_LABEL
 from crag.text import stopwords
 
 STYLES = ("how-to", "detail", "casual")
-DERIVED_STYLES = ("keywords", "lower", "typo")
 MIN_WORDS = 40  # a passage shorter than this answers too little to ask about
 
 QUESTION_PROMPT = """Here is a passage from "{title}":

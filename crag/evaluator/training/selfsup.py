@@ -17,10 +17,8 @@ from crag.english import LANGUAGE
 from crag.evaluator.pairs import Pair, clean
 
 HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-MIN_QUERY_WORDS, MAX_QUERY_WORDS = (
-    3,
-    30,
-)  # a shorter sentence says too little to ask for a passage; longer is a paragraph
+MIN_QUERY_WORDS = 3  # a shorter sentence says too little to ask for a passage
+MAX_QUERY_WORDS = 30  # a longer one is a paragraph
 MIN_HEADING_WORDS = 2  # "Retrying exceptions" is a real query; "Usage" is not
 MIN_REST_WORDS = 20  # what is left of a chunk must still be a passage
 RETRIEVED_DEPTH = 10  # a retrieved set: the query's own chunk and the retriever's nine nearest others
@@ -77,8 +75,7 @@ def cloze_query(
 
 
 def _segmenter() -> Callable[[str], list[str]]:
-    segmenter = pysbd.Segmenter(language=LANGUAGE, clean=False)
-    return segmenter.segment
+    return pysbd.Segmenter(language=LANGUAGE, clean=False).segment
 
 
 def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
@@ -87,28 +84,6 @@ def held_apart_split(keys: Iterable[str], held_apart: float) -> dict[str, str]:
     ranked = sorted(set(keys), key=lambda k: hashlib.sha256(k.encode("utf-8", "surrogatepass")).hexdigest())
     share = 0 if held_apart <= 0 else max(1, round(len(ranked) * held_apart / 2))
     return {key: "check" if i < share else "calibrate" if i < 2 * share else "train" for i, key in enumerate(ranked)}
-
-
-def self_supervised_pairs(
-    chunks: list[CollectionChunk],
-    embed_queries: Callable[[list[str]], Sequence[Sequence[float]]],
-    *,
-    hard_negatives: int = 2,
-    same_document_negatives: int = 2,
-    seed: int = 0,
-    segment: Callable[[str], list[str]] | None = None,
-    max_queries: int | None = None,
-) -> list[Pair]:
-    """The training pairs of `self_supervised_sets` alone."""
-    return self_supervised_sets(
-        chunks,
-        embed_queries,
-        hard_negatives=hard_negatives,
-        same_document_negatives=same_document_negatives,
-        seed=seed,
-        segment=segment,
-        max_queries=max_queries,
-    )[0]
 
 
 def self_supervised_sets(

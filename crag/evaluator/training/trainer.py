@@ -1,6 +1,5 @@
 """Fine-tune a retrieval evaluator (full or LoRA) in a plain PyTorch loop, from the packaged base, a T5
-checkpoint or a random T5; the best epoch by validation ROC-AUC is kept and calibrated.
-"""
+checkpoint or a random T5; the best epoch by validation ROC-AUC is kept and calibrated."""
 
 from __future__ import annotations
 
@@ -70,11 +69,7 @@ def set_seed(seed: int) -> None:
 
 
 def _random_t5(preset: str):
-    from transformers import (
-        AutoTokenizer,
-        T5Config,
-        T5ForSequenceClassification,
-    )
+    from transformers import AutoTokenizer, T5Config, T5ForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
     config = T5Config(
@@ -91,11 +86,7 @@ def _random_t5(preset: str):
 def init_model(base: str, num_layers: int | None):
     """Model, tokenizer and whether the weights are pretrained: a random T5 preset, a config-only folder
     or a checkpoint; `num_layers` keeps only the first encoder layers."""
-    from transformers import (
-        AutoConfig,
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-    )
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     if base in RANDOM_T5_PRESETS:
         return _random_t5(base)
@@ -158,9 +149,7 @@ class Optimiser:
     @classmethod
     def create(cls, model, lr: float, weight_decay: float, warmup: float, total_steps: int) -> Optimiser:
         import torch
-        from transformers import (
-            get_linear_schedule_with_warmup,
-        )
+        from transformers import get_linear_schedule_with_warmup
 
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
@@ -254,6 +243,7 @@ def train(cfg: TrainConfig) -> dict:
     if cfg.read_long:
         table = IdfTable.from_corpus(dict.fromkeys(p.passage for p in train_pairs))
         read = lambda texts: readings(tokenizer, meta.max_length, texts, table.idf)  # noqa: E731
+    labels = [p.label for p in val_pairs]
     started = time.perf_counter()
     for epoch in range(1, cfg.epochs + 1):
         loss, _ = train_epoch(
@@ -273,7 +263,6 @@ def train(cfg: TrainConfig) -> dict:
             read=read,
         )
         scores = evaluate_scorer(scorer, val_pairs, cfg.use_title)
-        labels = [p.label for p in val_pairs]
         metrics = classification_metrics(labels, scores, upper=0.0)
         record = {"epoch": epoch, "train_loss": loss, **metrics}
         history.append(record)
@@ -282,7 +271,6 @@ def train(cfg: TrainConfig) -> dict:
             best = {"epoch": epoch, "metrics": metrics, "scores": scores}
             _save(model, tokenizer, cfg.out, lora=bool(cfg.lora_rank))
     assert best is not None
-    labels = [p.label for p in val_pairs]
     calibration = calibrate(labels, best["scores"], false_relevant_cost=cfg.false_relevant_cost)
     meta.thresholds = calibration.thresholds
     meta.calibrated = True

@@ -12,7 +12,8 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from crag.graphs.crag import graph
 from crag.ingest.pipeline import ingest
 from crag.models.embeddings import embeddings
-from crag.search.store import StoreError, clear_store_cache, open_existing, open_store, retrieve
+from crag.search import store as store_module
+from crag.search.store import StoreError, open_existing, open_store, retrieve
 from crag.settings import Context
 from tests.fakes import DOCS, WordEmbeddings, fake_context, word_vector
 from tests.servers import point_providers_at, running
@@ -62,9 +63,9 @@ def providers_at(server, monkeypatch):
     url, seen = server
     seen.clear()
     point_providers_at(monkeypatch, url)
-    clear_store_cache()
+    store_module._STORES.clear()
     yield seen
-    clear_store_cache()
+    store_module._STORES.clear()
 
 
 @pytest.fixture()
@@ -93,7 +94,7 @@ def test_a_collection_filled_through_a_provider_is_searched_with_it(providers_at
     store = open_store(persist_dir=tmp_path / "db", collection="hosted", embedder=spec)
     report = ingest([corpus], store, progress=False)
     assert report.added == 3
-    clear_store_cache()  # as a later process would open it
+    store_module._STORES.clear()  # as a later process would open it
     found = retrieve(open_existing(persist_dir=tmp_path / "db", collection="hosted", embedder=spec), "painter", k=1)
     assert found[0].metadata["title"] == "anna"
     assert {path for path, _ in providers_at} == {"/v1/embeddings"}
@@ -102,7 +103,7 @@ def test_a_collection_filled_through_a_provider_is_searched_with_it(providers_at
 def test_other_embeddings_than_the_collections_are_refused_by_name(providers_at, corpus, tmp_path):
     store = open_store(persist_dir=tmp_path / "db", collection="hosted", embedder="ollama:nomic-embed-text")
     ingest([corpus], store, progress=False)
-    clear_store_cache()
+    store_module._STORES.clear()
     with pytest.raises(
         StoreError, match="embedded with 'ollama:nomic-embed-text', not 'openai:text-embedding-3-small'"
     ):
@@ -115,17 +116,17 @@ def test_other_embeddings_than_the_collections_are_refused_by_name(providers_at,
 def test_unrecorded_embeddings_of_another_size_are_a_clear_error(corpus, tmp_path):
     """A collection filled by an Embeddings object records no name; asked with the shipped 384-dimensional
     model, Chroma's dimension error becomes one that says what to do."""
-    clear_store_cache()
+    store_module._STORES.clear()
     store = open_store(persist_dir=tmp_path / "db", collection="own", embedder=WordEmbeddings())
     ingest([corpus], store, progress=False)
-    clear_store_cache()
+    store_module._STORES.clear()
     with pytest.raises(StoreError, match="filled with other embeddings"):
         retrieve(open_existing(persist_dir=tmp_path / "db", collection="own"), "painter")
-    clear_store_cache()
+    store_module._STORES.clear()
 
 
 def test_the_graph_answers_from_a_collection_with_an_embeddings_object(corpus, tmp_path):
-    clear_store_cache()
+    store_module._STORES.clear()
     own = WordEmbeddings()
     ingest([corpus], open_store(persist_dir=tmp_path / "db", collection="own", embedder=own), progress=False)
     context = fake_context()
@@ -138,7 +139,7 @@ def test_the_graph_answers_from_a_collection_with_an_embeddings_object(corpus, t
     result = graph.invoke({"question": "What is Anna Berg's occupation?"}, context=context)
     assert result["action"] == "correct" and "painter" in result["answer"]
     assert result["documents"][0].metadata["title"] == "anna" and own.calls > 0
-    clear_store_cache()
+    store_module._STORES.clear()
 
 
 def test_the_graph_answers_from_an_applications_vector_store():

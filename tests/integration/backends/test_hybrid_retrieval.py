@@ -34,11 +34,11 @@ def add(store, texts: dict[str, str]) -> None:
 
 @pytest.fixture
 def store(tmp_path):
-    keywords.clear()
+    keywords._INDEXES.clear()
     found = open_store(persist_dir=tmp_path / "db", collection="flags")
     add(found, {f"flag{i}": text for i, text in enumerate(FLAGS)} | {"rare": RARE})
     yield found
-    keywords.clear()
+    keywords._INDEXES.clear()
 
 
 def ids(documents: list[Document]) -> list[str]:

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 from crag.cli.ingest import ingest_cmd
 from crag.ingest.files import find_files
 from crag.ingest.pipeline import IngestReport, ingest, load_documents, split_documents
+from crag.search import store as store_module
 from crag.search.store import (
     StoreError,
     StoreUnavailable,
     chunk_count,
-    clear_store_cache,
     copy_embedded,
     open_existing,
     open_store,
@@ -153,7 +153,6 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
         chunks=5,
         added=5,
         skipped_existing=0,
-        skipped_unsupported=1,
         unsupported_files=(str(corpus / "image.png"),),
     )
     second = ingest([corpus], store, batch_size=2, progress=False)
@@ -168,7 +167,7 @@ def test_ingest_is_idempotent_and_retrieval_finds_the_relevant_chunk(tmp_path, c
     assert [d.metadata["rank"] for d in results] == [0, 1, 2]
     assert retrieve(store, "How do plants make glucose from sunlight?", k=1)[0].metadata["title"] == "Photosynthesis"
 
-    clear_store_cache()  # the data is on disk: a fresh client sees it
+    store_module._STORES.clear()  # the data is on disk: a fresh client sees it
     assert count(open_store(persist_dir=tmp_path / "db")) == 5
 
 
@@ -294,7 +293,7 @@ def test_asking_never_creates_a_store(tmp_path, corpus):
     db = tmp_path / "db"
     ingest([corpus], open_store(persist_dir=db, collection="docs"), progress=False)
     open_store(persist_dir=db, collection="hollow")
-    clear_store_cache()  # as in a new process
+    store_module._STORES.clear()  # as in a new process
     assert retrieve(open_existing(persist_dir=db, collection="docs"), "Eiffel Tower?", k=1)[0].page_content == PARIS
     (tmp_path / "a-file").write_text("x")
     for chroma_dir, collection, message in [

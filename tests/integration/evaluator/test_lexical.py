@@ -203,13 +203,14 @@ def test_fit_blend_with_sets_weighs_each_pairs_standing_in_its_set():
             sets.append(n)
     flat = [0.5] * len(logits)
     blend = fit_blend(logits, flat, labels, sets=sets)
-    assert blend.logit_standing > 1.0 and blend.reads_sets and blend.contrast == 0.0
+    assert blend.logit_standing > 1.0 and blend.contrast == 0.0
     scores = blend.logits(logits, flat, sets=sets)
     assert all(scores[i] > max(scores[i + 1 : i + 5]) for i in range(0, len(scores), 5))
     # the same pairs read as one set rank by level instead
     assert blend.logits(logits, flat) != pytest.approx(scores)
     old = Blend(**{"model": 1.0, "lexical": 2.0, "bias": -1.0})  # metadata from before the standings
-    assert not old.reads_sets and old.logits([1.0, 2.0, 3.0], [0.5] * 3, sets=[0, 0, 0]) == [1.0, 2.0, 3.0]
+    assert old.logit_standing == old.overlap_standing == 0.0
+    assert old.logits([1.0, 2.0, 3.0], [0.5] * 3, sets=[0, 0, 0]) == [1.0, 2.0, 3.0]
 
 
 def test_a_scaled_blend_is_the_same_head_on_another_scale():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.evaluator.reading import HEAD_TOKENS, JOIN, reading
+from crag.evaluator.reading import HEAD_TOKENS, JOIN, readings
 
 FILLER = " ".join(f"Entry {n}: the parser found a token it did not expect in line {n}." for n in range(40))
 LATE = FILLER + " Deep recursion on subroutine: the subroutine called itself 100 times more than it returned."
@@ -28,11 +28,13 @@ def tokens(tokenizer, text: str) -> int:
 
 
 def test_a_passage_that_fits_is_read_whole(tokenizer):
-    assert reading(tokenizer, 112, QUESTION, "Deep recursion is a warning.") == "Deep recursion is a warning."
+    assert (
+        readings(tokenizer, 112, [(QUESTION, "Deep recursion is a warning.")])[0][1] == "Deep recursion is a warning."
+    )
 
 
 def test_a_long_passage_is_read_by_its_start_and_the_stretch_about_the_question(tokenizer):
-    read = reading(tokenizer, 112, QUESTION, "perldiag: " + LATE)
+    read = readings(tokenizer, 112, [(QUESTION, "perldiag: " + LATE)])[0][1]
     start, stretch = read.split(JOIN)
     assert ("perldiag: " + LATE).startswith(start)
     assert tokens(tokenizer, start) == HEAD_TOKENS
@@ -42,11 +44,11 @@ def test_a_long_passage_is_read_by_its_start_and_the_stretch_about_the_question(
 
 def test_a_long_passage_whose_start_reads_best_is_read_as_before(tokenizer):
     early = "Deep recursion on subroutine: the subroutine called itself. " + FILLER
-    assert reading(tokenizer, 112, QUESTION, early) == early  # the tokenizer truncates it as before
+    assert readings(tokenizer, 112, [(QUESTION, early)])[0][1] == early  # the tokenizer truncates it as before
 
 
 def test_a_question_without_content_words_reads_the_passage_as_before(tokenizer):
-    assert reading(tokenizer, 112, "What is it?", LATE) == LATE
+    assert readings(tokenizer, 112, [("What is it?", LATE)])[0][1] == LATE
 
 
 def test_a_tokenizer_without_offsets_reads_from_the_start():
@@ -56,14 +58,14 @@ def test_a_tokenizer_without_offsets_reads_from_the_start():
         def __call__(self, *args, **kwargs):
             raise NotImplementedError("return_offsets_mapping is not available")
 
-    assert reading(Slow(), 112, QUESTION, LATE) == LATE
+    assert readings(Slow(), 112, [(QUESTION, LATE)])[0][1] == LATE
 
 
 def test_rarer_terms_weigh_more(tokenizer):
     """Two stretches, each with one of the question's terms: the one with the rarer term is read."""
     passage = FILLER + " The warning is common. " + FILLER + " A recursion is rare. " + FILLER
     rare = {"recurs": 9.0, "warn": 1.0}
-    read = reading(tokenizer, 112, "warning recursion", passage, lambda t: rare.get(t, 1.0))
+    read = readings(tokenizer, 112, [("warning recursion", passage)], lambda t: rare.get(t, 1.0))[0][1]
     assert "recursion is rare" in read and "warning is common" not in read
 
 
@@ -74,7 +76,7 @@ def test_rarer_terms_weigh_more(tokenizer):
     max_length=st.sampled_from([64, 112, 256]),
 )
 def test_any_text_reads_as_the_passage_or_its_start_and_a_piece_of_it(tokenizer, question, passage, max_length):
-    read = reading(tokenizer, max_length, question, passage)
+    read = readings(tokenizer, max_length, [(question, passage)])[0][1]
     if read != passage:
         start, _, stretch = read.partition(JOIN)
         assert passage.startswith(start) and stretch and stretch in passage

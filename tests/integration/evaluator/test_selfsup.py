@@ -16,7 +16,6 @@ from crag.evaluator.training.selfsup import (
     heading_queries,
     held_apart_split,
     nearest_chunks,
-    self_supervised_pairs,
     self_supervised_sets,
 )
 
@@ -67,9 +66,9 @@ def test_a_sentence_asks_for_its_chunk_with_the_sentence_cut_out():
 
 
 def test_without_sibling_negatives_pairs_take_negatives_from_other_documents_only():
-    pairs = self_supervised_pairs(
+    pairs = self_supervised_sets(
         CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3, segment=sentences
-    )
+    )[0]
     positives = [p for p in pairs if p.label == 1]
     assert {p.source for p in positives} == {"self:heading", "self:cloze"}
     assert any(p.question == "Retrying on exceptions" for p in positives)
@@ -84,15 +83,18 @@ def test_without_sibling_negatives_pairs_take_negatives_from_other_documents_onl
     # the hard negative of a tenacity query is the chunk nearest to it in another document
     retry = by_query[("Retrying on exceptions", "tenacity.md")]
     assert next(p.title for p in retry if p.label == 0) == "cache.md"
-    assert pairs == self_supervised_pairs(
-        CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3, segment=sentences
+    assert (
+        pairs
+        == self_supervised_sets(
+            CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=0, seed=3, segment=sentences
+        )[0]
     )
 
 
 def test_sibling_sections_are_negatives_unless_they_hold_the_query():
-    pairs = self_supervised_pairs(
+    pairs = self_supervised_sets(
         CHUNKS, embed_like(CHUNKS), hard_negatives=1, same_document_negatives=1, seed=3, segment=sentences
-    )
+    )[0]
     retry = [p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0]
     assert [p.passage for p in retry if p.title == "tenacity.md"] == [WAIT]  # the other tenacity chunk
     overlapping = [
@@ -100,9 +102,9 @@ def test_sibling_sections_are_negatives_unless_they_hold_the_query():
         chunk(f"Retrying on exceptions is what it does. {FILLER}.", "tenacity.md", [0.9, 0.1, 0.0]),
         *CHUNKS[2:],
     ]  # the neighbour repeats the heading's text, as overlapping chunks do
-    pairs = self_supervised_pairs(
+    pairs = self_supervised_sets(
         overlapping, embed_like(overlapping), same_document_negatives=1, seed=3, segment=sentences
-    )
+    )[0]
     assert not [
         p for p in pairs if p.question == "Retrying on exceptions" and p.label == 0 and p.title == "tenacity.md"
     ]
@@ -110,7 +112,7 @@ def test_sibling_sections_are_negatives_unless_they_hold_the_query():
 
 def test_retrieved_sets_grade_each_query_among_its_nearest_chunks():
     pairs, sets = self_supervised_sets(CHUNKS, embed_like(CHUNKS), depth=3, seed=3, segment=sentences)
-    assert pairs == self_supervised_pairs(CHUNKS, embed_like(CHUNKS), seed=3, segment=sentences)  # same queries
+    assert pairs == self_supervised_sets(CHUNKS, embed_like(CHUNKS), seed=3, segment=sentences)[0]  # same queries
     by_query = {}
     for p in sets:
         by_query.setdefault((p.question, p.group), []).append(p)
@@ -133,7 +135,7 @@ def test_chunks_are_ranked_by_cosine_whatever_the_vectors_length():
 
 def test_one_document_cannot_be_adapted_to():
     with pytest.raises(ValueError, match="at least two documents"):
-        self_supervised_pairs(CHUNKS[:2], embed_like(CHUNKS), segment=sentences)
+        self_supervised_sets(CHUNKS[:2], embed_like(CHUNKS), segment=sentences)[0]
 
 
 def test_documents_are_held_apart_stably_half_to_check_half_to_calibrate():
@@ -151,10 +153,10 @@ def test_a_query_sample_keeps_every_chunk_as_a_negative():
         chunk(f"Sentence number {i} talks about topic {i} at length here. " + FILLER, f"d{i % 4}.md", [1.0, float(i)])
         for i in range(12)
     ]
-    pairs = self_supervised_pairs(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)
+    pairs = self_supervised_sets(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)[0]
     positives = [p for p in pairs if p.label]
     assert len(positives) == 3
-    again = self_supervised_pairs(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)
+    again = self_supervised_sets(chunks, embed_like(chunks), segment=sentences, max_queries=3, seed=1)[0]
     assert pairs == again
 
 
@@ -176,7 +178,7 @@ def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
     assert all(len(c.vector) == 384 and c.source.endswith(".md") for c in chunks)
     from crag.models.embeddings import LocalEmbeddings
 
-    pairs = self_supervised_pairs(chunks, LocalEmbeddings().embed_documents, hard_negatives=1)
+    pairs = self_supervised_sets(chunks, LocalEmbeddings().embed_documents, hard_negatives=1)[0]
     assert {p.label for p in pairs} == {0, 1} and all(p.group.endswith(".md") for p in pairs)
 
 

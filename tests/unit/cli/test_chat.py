@@ -30,7 +30,7 @@ def fakes(monkeypatch):
 
     def use(**settings):
         base = fake_context(**settings)
-        monkeypatch.setattr(chat, "session_context", lambda options: dataclasses.replace(base, **options))
+        monkeypatch.setattr(chat, "Context", lambda **options: dataclasses.replace(base, **options))
         return base
 
     return use

@@ -39,7 +39,7 @@ def test_the_head_is_chosen_on_the_calibration_sets_within_the_forgetting_bound(
     if within:
         best = max(within, key=lambda c: c["calibrate_roc_auc"])
         assert record["anchor_weight"] == best["anchor_weight"]
-    assert blend.reads_sets and blend.logit_standing > 0  # the domain's sets are told apart by standing
+    assert blend.logit_standing > 0  # the domain's sets are told apart by standing
 
 
 def test_with_no_head_within_the_bound_the_one_that_forgets_least_is_taken():
