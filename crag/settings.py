@@ -305,6 +305,12 @@ class Context:
         help="After the kept strips, whole retrieved documents, best rank first, while the knowledge stays within "
         "this many tokens (words and punctuation); 0: the kept strips only.",
     )
+    whole_first: bool = setting(
+        False,
+        group=KNOWLEDGE,
+        request=True,
+        help="Fill knowledge_tokens with whole retrieved documents, best rank first, before the kept strips of the others.",
+    )
     whole_when_unsure: bool = setting(
         False, group=KNOWLEDGE, request=True, help="On Ambiguous, fill knowledge_tokens with whole documents alone."
     )

@@ -65,7 +65,12 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         flat = bool(scores) and max(scores) - min(scores) < ctx.unsure_spread
         unsure = ctx.whole_when_unsure and (state.get("action") == "ambiguous" or flat)
         strips, taken = fill(
-            [] if unsure else strips, documents, state.get("scores") or [], ctx.knowledge_tokens, rejected=rejected
+            [] if unsure else strips,
+            documents,
+            state.get("scores") or [],
+            ctx.knowledge_tokens,
+            rejected=rejected,
+            documents_first=ctx.whole_first,
         )
         further = [s for s in further if s["doc"] not in taken]
     emit(runtime, "refine", strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])

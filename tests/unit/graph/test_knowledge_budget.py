@@ -55,6 +55,21 @@ def test_fill_counts_a_documents_own_kept_strips_as_already_given():
     assert taken == {1} and [s["text"] for s in knowledge] == [BIRTH]
 
 
+def test_whole_first_takes_the_documents_by_rank_then_strips_of_the_others_while_room_is_left():
+    kept = [strip("Her works hang in Stockholm.", 0, 54), strip("Anna Berg was born in Uppsala in 1891.", 1)]
+    budget = count_tokens(PAINTER) + count_tokens(kept[1]["text"])
+    knowledge, taken = fill(kept, DOCS, [0.9, -0.2, 0.1], budget, documents_first=True)
+    assert taken == {0} and [s["text"] for s in knowledge] == [PAINTER, kept[1]["text"]]
+    knowledge, taken = fill(kept, DOCS, [0.9, -0.2, 0.1], count_tokens(PAINTER) + 2, documents_first=True)
+    assert taken == {0} and [s["text"] for s in knowledge] == [PAINTER]  # no room for the other strip
+    # strips first (the default) spends a budget of one page on the other document's strip and takes no page
+    other = [kept[1]]
+    assert fill(other, DOCS, [0.9, -0.2, 0.1], count_tokens(PAINTER))[0] == other
+    assert [s["text"] for s in fill(other, DOCS, [0.9, -0.2, 0.1], count_tokens(PAINTER), documents_first=True)[0]] == [
+        PAINTER
+    ]
+
+
 def _run(make_context, *replies, rules=None, **settings):
     chat = fake_chat(*replies)
     base = {"rewrite": "keywords", "top_k_strips": 1, "further_strips": 0, "strip_set_weight": 0.0, **settings}
