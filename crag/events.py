@@ -13,6 +13,7 @@ ANSWER_TAGS = ["crag:answer"]
 REWRITE_TAGS = ["crag:rewrite", "nostream"]
 CONDENSE_TAGS = ["crag:condense", "nostream"]
 REQUERY_TAGS = ["crag:requery", "nostream"]
+CANDIDATE_TAGS = ["crag:candidate", "nostream"]  # Self-RAG's candidates: only the one chosen is the answer
 
 
 def emit(runtime: Any, node: str, **payload: Any) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from crag.questions.followup import format_history
 from crag.records import Turn
@@ -129,3 +129,59 @@ REQUERY_PROMPTS: dict[str, str] = {
         "Question: {question}\n\nReply with the passage only."
     ),
 }
+
+
+# Self-RAG's reflection tokens (Asai et al. 2023) asked of the reader as prompts, each answered by its reply's
+# first token: the sense of each follows the instructions Self-RAG's critic data was labelled with
+# (data_creation/critic/gpt4_reward/chatgpt_*.py), the labels are its tokens as words, in its order. Every
+# critique of one candidate starts alike (passage, question, answer) so a local model reads that start once.
+class Critique(NamedTuple):
+    ask: str  # the user message's last paragraph
+    labels: tuple[str, ...]  # what the reply may begin with
+
+
+CRITIC_SYSTEM = (
+    "You check the work of a question-answering assistant. Reply with one of the words offered, nothing else."
+)
+CRITIQUES: dict[str, Critique] = {
+    # [Retrieve]: whether documents would help (Self-RAG's "Need retrieval?")
+    "retrieve": Critique(
+        "Would finding documents, in a knowledge base or on the web, help to write a better answer to this "
+        "question? A question of fact, or about a product, a program, a document, a place or a person, needs "
+        "them; a greeting, a sum or a request to reword text does not. Reply yes or no.",
+        ("yes", "no"),
+    ),
+    # [ISREL]: whether the passage gives useful information to answer the question
+    "isrel": Critique(
+        "Is the passage relevant to the question: does it give useful information to answer it? "
+        "Reply relevant or irrelevant.",
+        ("relevant", "irrelevant"),
+    ),
+    # [ISSUP]: whether the passage supports the answer, not whether the answer is true
+    "issup": Critique(
+        "Is the answer supported by the passage? Reply fully if all of its information is in the passage, "
+        "partially if the passage supports some of it but major information in it is not in the passage, no if "
+        "it ignores, contradicts or is unrelated to the passage. Judge only whether the passage supports it, not "
+        "whether it is true. Reply fully, partially or no.",
+        ("fully", "partially", "no"),
+    ),
+    # [ISUSE]: the answer's perceived utility, 1 (lowest) to 5
+    "isuse": Critique(
+        "How useful is the answer to the question, from 1 to 5? 5: complete and informative, it fully satisfies "
+        "the question; 4: it mostly does; 3: acceptable, but major additions are needed; 2: it addresses the "
+        "question but is incomplete or not relevant to it; 1: barely on topic, or irrelevant. Reply with the "
+        "number only.",
+        ("1", "2", "3", "4", "5"),
+    ),
+}
+
+
+def critique_messages(
+    kind: str, question: str, passage: str | None = None, answer: str | None = None
+) -> list[dict[str, str]]:
+    """The chat asking critique `kind` of `CRITIQUES` about a question, a passage and an answer (those given)."""
+    parts = [f"Passage:\n{passage}"] if passage is not None else []
+    parts.append(f"Question: {question}")
+    parts += [f"Answer: {answer}"] if answer is not None else []
+    parts.append(CRITIQUES[kind].ask)
+    return [{"role": "system", "content": CRITIC_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
