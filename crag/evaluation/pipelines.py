@@ -33,6 +33,11 @@ STAGE_OF_NODE = {
     "read_further": "generate",
     "quote": "generate",
     "ask_again": "generate",
+    # Self-RAG's: its [Retrieve] judgement is graded as a grade is; a candidate is written and critiqued
+    "decide_retrieval": "grade",
+    "answer_from_memory": "generate",
+    "candidate": "generate",
+    "select": "generate",
 }
 REWRITE_TAG = "crag:rewrite"
 

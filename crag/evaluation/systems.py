@@ -33,7 +33,8 @@ class System:
 
     @property
     def uses_graph(self) -> bool:
-        return self.pipeline == "crag"
+        """Whether the evaluator's thresholds decide its action (CRAG's graph, also under Self-CRAG)."""
+        return self.pipeline in ("crag", "self_crag")
 
 
 def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
@@ -59,6 +60,26 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
         "tutorial_crag",
         _set(),
         "LangGraph's tutorial CRAG: the chat model grades each document, any 'no' to the web, no refinement",
+    ),
+    (
+        "self_rag",
+        "self_rag",
+        _set(),
+        "Self-RAG: the reader decides whether to retrieve, answers over each document and critiques each answer "
+        "(ISREL, ISSUP, ISUSE, from its first-token probabilities); the best-scoring answer",
+    ),
+    (
+        "self_crag",
+        "self_crag",
+        _set(),
+        "Self-CRAG (CRAG paper Table 1): Self-RAG's candidates and critiques over CRAG's kept strips",
+    ),
+    (
+        "self_rag_evaluator_critics",
+        "self_rag_evaluator_critics",
+        _set(),
+        "Self-RAG whose critics are the evaluator (ISREL) and the grounding check (ISSUP): the reader only "
+        "writes; always retrieves",
     ),
     ("crag_paper_prompt", "crag", _set(**_PAPER), "CRAG generating with the paper's prompt"),
     ("crag_compact_prompt", "crag", _set(**_COMPACT), "CRAG generating with the compact prompt"),

@@ -12,6 +12,9 @@ from langgraph.graph import StateGraph
 
 from crag.graphs.crag import build_graph
 from crag.graphs.rag import build_baseline
+from crag.graphs.self_crag import build_self_crag
+from crag.graphs.self_rag import build_self_rag
+from crag.graphs.self_rag_evaluator import build_self_rag_evaluator
 from crag.graphs.tutorial import build_tutorial
 
 BUILDERS: dict[str, Callable[[], StateGraph]] = {
@@ -20,6 +23,9 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "rag_web": functools.partial(build_baseline, "rag_web"),
     "no_retrieval": functools.partial(build_baseline, "no_retrieval"),
     "tutorial_crag": build_tutorial,
+    "self_rag": build_self_rag,
+    "self_crag": build_self_crag,
+    "self_rag_evaluator_critics": build_self_rag_evaluator,
 }
 
 

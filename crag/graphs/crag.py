@@ -31,31 +31,38 @@ def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
     return [LABEL["second_opinion"]] if second_opinion_due(state, runtime) else route_after_second_opinion(state)
 
 
-def build_graph(*, answer: bool = True) -> StateGraph:
-    """The CRAG graph's builder, to compile with your own checkpointer or name.
-
-    Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
+def add_corrective_steps(builder: StateGraph) -> list[str]:
+    """CRAG's steps from `retrieve` to its knowledge (grade [→ second opinion] [→ requery] → refine |
+    rewrite_and_search | both); the nodes after which the knowledge is whole."""
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
     builder.add_node("second_opinion", second_opinion)
     builder.add_node("requery", requery)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade")
     builder.add_conditional_edges("grade", route_after_grade, AFTER_GRADE)
     builder.add_conditional_edges(
         "second_opinion", route_after_second_opinion, {k: v for k, v in AFTER_GRADE.items() if v != "second_opinion"}
     )
     builder.add_conditional_edges("requery", route, ACTIONS)
+    return ["refine", "rewrite_and_search"]
+
+
+def build_graph(*, answer: bool = True) -> StateGraph:
+    """The CRAG graph's builder, to compile with your own checkpointer or name.
+
+    Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("contextualize", contextualize)
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "retrieve")
+    knowledge = add_corrective_steps(builder)
     if answer:
-        add_answer_path(builder, after=["refine", "rewrite_and_search"])
+        add_answer_path(builder, after=knowledge)
     else:
-        builder.add_edge("refine", END)
-        builder.add_edge("rewrite_and_search", END)
+        for node in knowledge:
+            builder.add_edge(node, END)
     return builder
 
 
