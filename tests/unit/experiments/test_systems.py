@@ -164,3 +164,29 @@ def test_the_self_rag_systems_run_through_the_harness(make_context):
     chat = CritiquingChat()
     out = answer("self_rag_evaluator_critics", make_context(chat=chat))
     assert out["evaluator_calls"] == out["evaluator_pairs"] == 2 and chat.asked == [] and out["llm"]["calls"] == 2
+
+
+def test_a_stage_s_runs_side_by_side_count_their_wall_time_once(monkeypatch):
+    from uuid import uuid4
+
+    from crag.evaluation import pipelines
+
+    now = [0.0]
+    monkeypatch.setattr(pipelines.time, "perf_counter", lambda: now[0])
+    timer = pipelines.StageTimer()
+    a, b, c = uuid4(), uuid4(), uuid4()
+    node = {"name": "candidate", "metadata": {"langgraph_node": "candidate"}}
+    for at, run, event in [
+        (0, a, "start"),
+        (1, b, "start"),
+        (3, a, "end"),
+        (4, b, "end"),
+        (10, c, "start"),
+        (11, c, "end"),
+    ]:
+        now[0] = at
+        if event == "start":
+            timer.on_chain_start({}, {}, run_id=run, **node)
+        else:
+            timer.on_chain_end({}, run_id=run)
+    assert timer.seconds == {"generate": 4.0 + 1.0}  # not 3 + 3 + 1: two candidates ran side by side
