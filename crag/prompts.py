@@ -157,12 +157,11 @@ CRITIQUES: dict[str, Critique] = {
         "Reply relevant or irrelevant.",
         ("relevant", "irrelevant"),
     ),
-    # [ISSUP]: whether the passage supports the answer, not whether the answer is true
+    # [ISSUP]: whether the passage supports the answer. Short: the 1.5B reader, told what each level means as
+    # Self-RAG's labelling instructions say, answered "no" to a supported answer (P 0.79; this: P(fully) 0.76)
     "issup": Critique(
-        "Is the answer supported by the passage? Reply fully if all of its information is in the passage, "
-        "partially if the passage supports some of it but major information in it is not in the passage, no if "
-        "it ignores, contradicts or is unrelated to the passage. Judge only whether the passage supports it, not "
-        "whether it is true. Reply fully, partially or no.",
+        "Is the answer supported by the passage: fully, partially or not at all? "
+        "Reply with one word: fully, partially or no.",
         ("fully", "partially", "no"),
     ),
     # [ISUSE]: the answer's perceived utility, 1 (lowest) to 5
