@@ -14,6 +14,7 @@ REWRITE_TAGS = ["crag:rewrite", "nostream"]
 CONDENSE_TAGS = ["crag:condense", "nostream"]
 REQUERY_TAGS = ["crag:requery", "nostream"]
 REASONING_TAGS = ["crag:self_reasoning", "nostream"]  # its replies are JSON or a step's, not the answer's words
+CANDIDATE_TAGS = ["crag:candidate", "nostream"]  # Self-RAG's candidates: only the one chosen is the answer
 
 
 def emit(runtime: Any, node: str, **payload: Any) -> None:

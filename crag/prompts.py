@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from crag.questions.followup import format_history
 from crag.records import Turn
@@ -155,3 +155,58 @@ DIRECT_ANSWER_PROMPT = (
     "Answer the question in one short sentence, using only the documents. If they do not contain the answer, "
     "reply: I don't know."
 )
+
+
+# Self-RAG's reflection tokens (Asai et al. 2023) asked of the reader as prompts, each answered by its reply's
+# first token: the sense of each follows the instructions Self-RAG's critic data was labelled with
+# (data_creation/critic/gpt4_reward/chatgpt_*.py), the labels are its tokens as words, in its order. Every
+# critique of one candidate starts alike (passage, question, answer) so a local model reads that start once.
+class Critique(NamedTuple):
+    ask: str  # the user message's last paragraph
+    labels: tuple[str, ...]  # what the reply may begin with
+
+
+CRITIC_SYSTEM = (
+    "You check the work of a question-answering assistant. Reply with one of the words offered, nothing else."
+)
+CRITIQUES: dict[str, Critique] = {
+    # [Retrieve]: whether documents would help (Self-RAG's "Need retrieval?")
+    "retrieve": Critique(
+        "Would finding documents, in a knowledge base or on the web, help to write a better answer to this "
+        "question? A question of fact, or about a product, a program, a document, a place or a person, needs "
+        "them; a greeting, a sum or a request to reword text does not. Reply yes or no.",
+        ("yes", "no"),
+    ),
+    # [ISREL]: whether the passage gives useful information to answer the question
+    "isrel": Critique(
+        "Is the passage relevant to the question: does it give useful information to answer it? "
+        "Reply relevant or irrelevant.",
+        ("relevant", "irrelevant"),
+    ),
+    # [ISSUP]: whether the passage supports the answer. Short: the 1.5B reader, told what each level means as
+    # Self-RAG's labelling instructions say, answered "no" to a supported answer (P 0.79; this: P(fully) 0.76)
+    "issup": Critique(
+        "Is the answer supported by the passage: fully, partially or not at all? "
+        "Reply with one word: fully, partially or no.",
+        ("fully", "partially", "no"),
+    ),
+    # [ISUSE]: the answer's perceived utility, 1 (lowest) to 5
+    "isuse": Critique(
+        "How useful is the answer to the question, from 1 to 5? 5: complete and informative, it fully satisfies "
+        "the question; 4: it mostly does; 3: acceptable, but major additions are needed; 2: it addresses the "
+        "question but is incomplete or not relevant to it; 1: barely on topic, or irrelevant. Reply with the "
+        "number only.",
+        ("1", "2", "3", "4", "5"),
+    ),
+}
+
+
+def critique_messages(
+    kind: str, question: str, passage: str | None = None, answer: str | None = None
+) -> list[dict[str, str]]:
+    """The chat asking critique `kind` of `CRITIQUES` about a question, a passage and an answer (those given)."""
+    parts = [f"Passage:\n{passage}"] if passage is not None else []
+    parts.append(f"Question: {question}")
+    parts += [f"Answer: {answer}"] if answer is not None else []
+    parts.append(CRITIQUES[kind].ask)
+    return [{"role": "system", "content": CRITIC_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]

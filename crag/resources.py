@@ -3,7 +3,7 @@ The nodes' one way to the backends (an import-linter contract), so a node can be
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.documents import Document
@@ -13,13 +13,14 @@ from langchain_core.vectorstores import VectorStore
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.events import REASONING_TAGS
 from crag.models.chat import LocalChatModel, chat_model
+from crag.models.chat import critique as chat_critique
 from crag.models.chat import cut_short as cut_short  # re-exported: a node checks its replies with it
 from crag.models.chat import grades as chat_model_grades
 from crag.models.chat import relevance as chat_relevance
 from crag.models.embeddings import shared_embeddings
 from crag.models.reasoning import Analysis, Selection, structured, verdict
 from crag.passages import distinct, title_of
-from crag.prompts import GENERATE_STOP, condense_prompt
+from crag.prompts import CRITIQUES, GENERATE_STOP, condense_prompt, critique_messages
 from crag.records import Quote
 from crag.search.fetch import fetch_all
 from crag.search.store import OVERFETCH, open_existing
@@ -199,6 +200,21 @@ def reasoned_answer(ctx: Context, messages: list[dict[str, str]]) -> str:
     """The reader's answer as the conversation's next turn, in its own words (no analysis before it)."""
     reply = _reasoner(ctx, ctx.max_answer_tokens).invoke(messages, stop=GENERATE_STOP, config=_REASONING)
     return str(reply.content)
+
+
+# a provider's structured reply ({"label": "partially"}) with room to spare; a local model writes nothing
+CRITIQUE_TOKENS = 24
+
+
+def critique(
+    ctx: Context, kinds: Sequence[str], question: str, passage: str | None = None, answer: str | None = None
+) -> dict[str, list[float]]:
+    """The chat model's probabilities over the labels of each critique of `kinds` (`crag.prompts.CRITIQUES`:
+    Self-RAG's reflection tokens as prompts), all about one question, passage and answer."""
+    model = chat_model(ctx.chat_model, max_tokens=CRITIQUE_TOKENS)
+    cut = passage[:RECHECK_CHARS] if passage is not None else None
+    asks = [(critique_messages(kind, question, cut, answer), CRITIQUES[kind].labels) for kind in kinds]
+    return dict(zip(kinds, chat_critique(model, asks), strict=True))
 
 
 def warm_chat(ctx: Context) -> None:

@@ -148,6 +148,14 @@ class Context:
         request=True,
         help="How the collection is searched: 'hybrid' (embeddings and BM25 keywords, fused) or 'dense' (embeddings alone).",
     )
+    self_rag_retrieve_threshold: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = setting(
+        0.2,
+        group=DOCUMENTS,
+        request=True,
+        help="Self-RAG and Self-CRAG search your documents when the chat model's probability that documents "
+        "would help (its yes against its no) is above this (the Self-RAG paper's 0.2); below it the model "
+        "answers from its memory, ungrounded. 0: always search, without asking.",
+    )
     chroma_timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] = setting(
         30.0, group=DOCUMENTS, help="Seconds allowed for each request to the Chroma server."
     )

@@ -32,6 +32,30 @@ def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None)
 Replaced = Literal["empty", "declined", "looped", "unsupported"]
 
 
+class Candidate(TypedDict):
+    """Self-RAG's candidate: an answer written over one passage, the critiques of it and its segment score."""
+
+    n: int  # its passage's place among those the candidates were written over, from 1
+    strip: Strip  # that passage
+    draft: str  # what the model wrote
+    answer: str  # the draft, or why it was withheld (as `generate`'s answer)
+    citations: list[Citation]  # the draft's sentences and whether the passage supports them
+    replaced: Replaced | None
+    relevant: float  # ISREL: P(the passage is relevant)
+    support: list[float]  # ISSUP: P(fully supported), P(partially), P(no support)
+    usefulness: list[float]  # ISUSE: P(utility 1) … P(utility 5); empty when not asked
+    score: float  # `crag.answers.critiques.segment_score`
+
+
+def add_candidates(left: list[Candidate] | None, right: list[Candidate] | None) -> list[Candidate]:
+    """Reducer of `candidates`: each branch adds its own, kept in passage order whichever finishes first; an
+    empty list (a new turn's) starts afresh."""
+    if right is None:
+        return list(left or [])
+    merged = {c["n"]: c for c in [*(left or []), *right]} if right else {}
+    return [merged[n] for n in sorted(merged)]
+
+
 class InputState(TypedDict):
     question: str
 
@@ -77,6 +101,10 @@ class OutputState(TypedDict, total=False):
     evidence: list[Evidence]  # the sentences it selected that are word for word in their documents
     evidence_dropped: list[Quote]  # the sentences it selected that are not (invented, altered or misnumbered)
     analysis: str  # its analysis of the steps before its answer
+    # Self-RAG's [Retrieve]: the reader's P(yes, documents would help) over yes and no; None when not asked
+    retrieve_probability: float | None
+    # Self-RAG's candidates, one per passage, with their critiques; the best one's answer is `answer`
+    candidates: Annotated[list[Candidate], add_candidates]
     timings: Annotated[dict[str, float], merge_timings]  # seconds per stage of this turn
     history: Annotated[list[Turn], add_turns]
 

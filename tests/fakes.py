@@ -370,3 +370,58 @@ class ReasoningChat(ScriptedChat):
         """The instruction each Self-Reasoning call ended with, in order."""
         prompts = (RELEVANCE_PROMPT, EVIDENCE_PROMPT, TRAJECTORY_PROMPT, DIRECT_ANSWER_PROMPT)
         return [p for call in self.calls for p in prompts if call[-1][1].endswith(p)]
+
+
+class CritiquingChat(ScriptedChat):
+    """ScriptedChat that writes Self-RAG's candidates and critiques them as a provider would (the reply's first
+    word, or with `structured` through `with_structured_output`, then counted in `structured_calls`): over a
+    passage it answers with the passage's first sentence; a passage naming one of `relevant` is "relevant",
+    the answer over it "fully" supported and useful "5", any other "irrelevant", "no" and "1"; asked whether
+    to retrieve it says `retrieve`. `asked` keeps the kind of every critique (`crag.prompts.CRITIQUES`),
+    `written` every answer over a passage."""
+
+    relevant: tuple[str, ...] = ("Anna Berg",)
+    retrieve: str = "yes"
+    structured: bool = False
+    structured_calls: int = 0
+    asked: list = Field(default_factory=list)
+    written: list = Field(default_factory=list)
+
+    def _critique(self, messages) -> str | None:
+        from crag.prompts import CRITIQUES
+
+        text = str(messages[-1].content)
+        kind = next((k for k, c in CRITIQUES.items() if text.endswith(c.ask)), None)
+        if kind is None:
+            return None
+        self.asked.append(kind)
+        passage = text.split("Passage:\n", 1)[-1].split("\n\nQuestion:")[0] if "Passage:\n" in text else ""
+        relevant = any(name in passage for name in self.relevant)
+        return {
+            "retrieve": self.retrieve,
+            "isrel": "relevant" if relevant else "irrelevant",
+            "issup": "fully" if relevant else "no",
+            "isuse": "5" if relevant else "1",
+        }[kind]
+
+    def _reply(self, messages) -> str:
+        critique = self._critique(messages)
+        if critique is not None:
+            return critique
+        prompt = str(messages[-1].content)
+        if prompt.startswith("Passages:\n"):  # a candidate: the passage's first sentence, without its title
+            text = prompt.removeprefix("Passages:\n").split("\n\nQuestion:")[0].split(": ", 1)[-1]
+            sentence = text.split(". ")[0].rstrip(".") + "."
+            self.written.append(sentence)
+            return sentence
+        return super()._reply(messages)
+
+    def with_structured_output(self, schema, **kwargs):
+        if not self.structured:
+            raise NotImplementedError
+
+        def critique(messages):
+            self.structured_calls += 1
+            return schema(label=self._critique(messages))
+
+        return RunnableLambda(critique)

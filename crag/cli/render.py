@@ -52,10 +52,12 @@ def print_run(result: dict[str, Any]) -> None:
 def print_details(result: dict[str, Any]) -> None:
     """What the answer was made from: the action and why, each document's score, the web, the knowledge."""
     titles = [title_of(d) for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
+    if result.get("retrieve_probability") is not None:  # Self-RAG's [Retrieve]
+        typer.echo(f"documents would help: P(yes) {result['retrieve_probability']:.2f}")
     if result.get("action"):  # None in a system that does not grade
         typer.secho(f"action: {result['action'].upper()}", bold=True)
-    if result.get("reason"):
-        typer.echo(f"  ({result['reason']})")
+        if result.get("reason"):
+            typer.echo(f"  ({result['reason']})")
     scores = result.get("scores", [])
     # the chat model's grade beside the evaluator's, for the first `recheck_k` documents (blanks for the rest)
     grades = result.get("recheck_scores") or []
@@ -73,6 +75,7 @@ def print_details(result: dict[str, Any]) -> None:
         )
     _print_web(result)
     _print_reasoning(result)
+    _print_candidates(result)
     typer.secho("knowledge:", bold=True)
     strips = result.get("given") or []  # numbered as the generator was given them
     if not strips:
@@ -80,6 +83,23 @@ def print_details(result: dict[str, Any]) -> None:
     # each strip with the score it was kept (and a quote chosen) by
     for n, strip in enumerate(strips, 1):
         typer.echo(f"  [{n}] {judged(strip):+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
+
+
+def _print_candidates(result: dict[str, Any]) -> None:
+    """Self-RAG's candidates: each one's critiques and segment score, the chosen one marked."""
+    candidates = result.get("candidates") or []
+    if not candidates:
+        return
+    typer.secho("candidates (ISREL P(relevant), ISSUP P(fully/partially/no), ISUSE expected 1-5):", bold=True)
+    chosen = (result.get("given") or [None])[0]
+    for c in candidates:
+        support = "/".join(f"{p:.2f}" for p in c["support"])
+        use = f"{sum(i * p for i, p in enumerate(c['usefulness'], 1)):.1f}" if c["usefulness"] else "-"
+        mark = "*" if c["strip"] == chosen else " "
+        typer.echo(
+            f" {mark}[{c['n']}] {c['score']:+.2f}  rel {c['relevant']:.2f}  sup {support}  use {use}  "
+            f"{short(c['draft'], 80)}"
+        )
 
 
 def show(result: dict[str, Any], view: View) -> None:
@@ -216,6 +236,17 @@ def event_line(event: dict[str, Any]) -> str:
         return f"web: {counted(len(event['results']), 'result')}, {counted(len(event['strips']), 'strip')} kept"
     if node == "refine":
         return f"refined: {counted(len(event['strips']), 'strip')} kept"
+    if node == "decide_retrieval":
+        if "error" in event:
+            return f"the chat model could not judge whether to retrieve ({event['error']}): retrieving"
+        then = "retrieving" if event["retrieve"] else "answering from memory"
+        return f"documents would help: P(yes) {event['probability']:.2f}, threshold {event['threshold']}: {then}"
+    if node == "passages":
+        return f"candidates over {event['internal']} internal and {event['external']} external strips"
+    if node == "candidate":
+        return f"candidate {event['n']}: {event['score']:+.2f} {short(event['draft'], 80)}"
+    if node == "select":
+        return f"chose candidate {event['n']} of {len(event['scores'])}"
     if node == "read_further":
         return f"the model does not know from the kept strips: reading {counted(event['further'], 'more strip')}"
     if node == "ask_again":

@@ -37,6 +37,11 @@ STAGE_OF_NODE = {
     "evidence_aware": "refine",
     "trajectory_analysis": "generate",
     "direct_answer": "generate",
+    # Self-RAG's: its [Retrieve] judgement is graded as a grade is; a candidate is written and critiqued
+    "decide_retrieval": "grade",
+    "answer_from_memory": "generate",
+    "candidate": "generate",
+    "select": "generate",
 }
 REWRITE_TAG = "crag:rewrite"
 
@@ -63,23 +68,33 @@ class CountingEvaluator:
 
 
 class StageTimer(BaseCallbackHandler):
-    """Seconds in each graph node of one run and in the query rewrite, and the generator's tokens where reported."""
+    """Seconds spent in each graph node of one run and in the query rewrite, and the generator's token
+    counts where the model reports them. A stage's runs side by side (Self-RAG's candidates, one branch per
+    passage) count the wall time any of them ran, not the sum of theirs."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.llm_tokens = {"prompt": 0, "completion": 0, "calls": 0}
-        self._open: dict[UUID, tuple[str, float]] = {}
+        self._open: dict[UUID, str] = {}
+        self._busy: dict[str, tuple[int, float]] = {}  # stage -> (its runs under way, since when one was)
         self._lock = threading.Lock()
 
     def _start(self, run_id: UUID, stage: str) -> None:
         with self._lock:
-            self._open[run_id] = (stage, time.perf_counter())
+            self._open[run_id] = stage
+            running, since = self._busy.get(stage, (0, 0.0))
+            self._busy[stage] = (running + 1, since if running else time.perf_counter())
 
     def _stop(self, run_id: UUID) -> None:
         with self._lock:
-            opened = self._open.pop(run_id, None)
-            if opened:
-                self.seconds[opened[0]] += time.perf_counter() - opened[1]
+            stage = self._open.pop(run_id, None)
+            if stage is None:
+                return
+            running, since = self._busy.pop(stage)
+            if running > 1:
+                self._busy[stage] = (running - 1, since)
+            else:
+                self.seconds[stage] += time.perf_counter() - since
 
     def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):
         name = kwargs.get("name") or (serialized or {}).get("name")

@@ -71,6 +71,7 @@ FINGERPRINT = (
     "evaluator_sha256",
     "max_answer_tokens",
     "code_sha256",
+    "self_rag_retrieve_threshold",
 )
 # keys added to FINGERPRINT after runs were kept, with the value earlier runs had; None where it is unknown (a
 # run.json without such a key is then not told it changed)
@@ -80,6 +81,7 @@ ADDED_TO_FINGERPRINT = {
     "code_sha256": None,
     "shuffle_docs": False,
     "noise": 0,
+    "self_rag_retrieve_threshold": 0.2,  # no run had a Self-RAG system before: the default
 }
 
 
@@ -361,6 +363,7 @@ def run(settings: RunSettings) -> dict:
         "generate_prompt": base.generate_prompt,
         "retry_prompt": base.retry_prompt,
         "recheck_threshold": base.recheck_threshold,
+        "self_rag_retrieve_threshold": base.self_rag_retrieve_threshold,
         "thresholds": {
             s.name: [t.upper, t.lower]
             for s in settings.systems

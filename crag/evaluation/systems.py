@@ -33,8 +33,9 @@ class System:
 
     @property
     def uses_graph(self) -> bool:
-        """Whether the system grades with CRAG's evaluator and thresholds."""
-        return self.pipeline in ("crag", "crag_self_reasoning")
+        """Whether the evaluator's thresholds decide its action (CRAG's graph, also under Self-CRAG and
+        Self-Reasoning over CRAG's knowledge)."""
+        return self.pipeline in ("crag", "self_crag", "crag_self_reasoning")
 
 
 def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
@@ -76,6 +77,26 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
         "crag_self_reasoning",
         _set(),
         "CRAG's action and kept strips, read by Self-Reasoning's three steps instead of generate",
+    ),
+    (
+        "self_rag",
+        "self_rag",
+        _set(),
+        "Self-RAG: the reader decides whether to retrieve, answers over each document and critiques each answer "
+        "(ISREL, ISSUP, ISUSE, from its first-token probabilities); the best-scoring answer",
+    ),
+    (
+        "self_crag",
+        "self_crag",
+        _set(),
+        "Self-CRAG (CRAG paper Table 1): Self-RAG's candidates and critiques over CRAG's kept strips",
+    ),
+    (
+        "self_rag_evaluator_critics",
+        "self_rag_evaluator_critics",
+        _set(),
+        "Self-RAG whose critics are the evaluator (ISREL) and the grounding check (ISSUP): the reader only "
+        "writes; always retrieves",
     ),
     ("crag_paper_prompt", "crag", _set(**_PAPER), "CRAG generating with the paper's prompt"),
     ("crag_compact_prompt", "crag", _set(**_COMPACT), "CRAG generating with the compact prompt"),

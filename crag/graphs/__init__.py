@@ -13,6 +13,9 @@ from langgraph.graph import StateGraph
 from crag.graphs.crag import build_graph
 from crag.graphs.crag_self_reasoning import build_crag_self_reasoning
 from crag.graphs.rag import build_baseline
+from crag.graphs.self_crag import build_self_crag
+from crag.graphs.self_rag import build_self_rag
+from crag.graphs.self_rag_evaluator import build_self_rag_evaluator
 from crag.graphs.self_reasoning import build_self_reasoning
 from crag.graphs.tutorial import build_tutorial
 
@@ -28,6 +31,9 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "self_reasoning_no_evidence": functools.partial(build_self_reasoning, without="evidence_aware"),
     "self_reasoning_no_trajectory": functools.partial(build_self_reasoning, without="trajectory_analysis"),
     "crag_self_reasoning": build_crag_self_reasoning,
+    "self_rag": build_self_rag,
+    "self_crag": build_self_crag,
+    "self_rag_evaluator_critics": build_self_rag_evaluator,
 }
 
 

@@ -9,17 +9,21 @@ from crag.nodes import ask_again, finish, generate, quote, read_further
 from crag.nodes.answer_path import after_generate, after_quote, after_reading_further
 
 
-def add_answer_path(builder: StateGraph, after: list[str]) -> None:
-    """Add the answer steps to `builder`, `generate` running once every node of `after` is done."""
-    builder.add_node("generate", generate)
+def add_answer_path(builder: StateGraph, after: list[str], *, answered_by: str = "generate") -> None:
+    """Add the answer steps to `builder`, `generate` running once every node of `after` is done.
+
+    `answered_by` names a node of the graph's own that wrote the answer instead of `generate` (Self-RAG's
+    `select`); what follows an answer that does not stand is the same."""
+    if answered_by == "generate":
+        builder.add_node("generate", generate)
     builder.add_node("read_further", read_further)
     builder.add_node("quote", quote)
     builder.add_node("ask_again", ask_again)
     builder.add_node("finish", finish)
     for node in after:
-        builder.add_edge(node, "generate")
+        builder.add_edge(node, answered_by)
     builder.add_conditional_edges(
-        "generate", after_generate, {"final": "finish", "declined": "read_further", "declined or withheld": "quote"}
+        answered_by, after_generate, {"final": "finish", "declined": "read_further", "declined or withheld": "quote"}
     )
     builder.add_conditional_edges(
         "read_further", after_reading_further, {"final": "finish", "declined or withheld": "quote"}

@@ -31,17 +31,15 @@ def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
     return [LABEL["second_opinion"]] if second_opinion_due(state, runtime) else route_after_second_opinion(state)
 
 
-def add_knowledge_steps(builder: StateGraph) -> list[str]:
-    """Add CRAG's steps up to its knowledge to `builder`; the nodes after which the knowledge is final."""
-    builder.add_node("contextualize", contextualize)
+def add_corrective_steps(builder: StateGraph) -> list[str]:
+    """CRAG's steps from `retrieve` to its knowledge (grade [→ second opinion] [→ requery] → refine |
+    rewrite_and_search | both); the nodes after which the knowledge is whole."""
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
     builder.add_node("second_opinion", second_opinion)
     builder.add_node("requery", requery)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade")
     builder.add_conditional_edges("grade", route_after_grade, AFTER_GRADE)
     builder.add_conditional_edges(
@@ -56,11 +54,14 @@ def build_graph(*, answer: bool = True) -> StateGraph:
 
     Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    ends = add_knowledge_steps(builder)
+    builder.add_node("contextualize", contextualize)
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "retrieve")
+    knowledge = add_corrective_steps(builder)
     if answer:
-        add_answer_path(builder, after=ends)
+        add_answer_path(builder, after=knowledge)
     else:
-        for node in ends:
+        for node in knowledge:
             builder.add_edge(node, END)
     return builder
 
@@ -69,4 +70,4 @@ graph = build_graph().compile(name="crag")
 knowledge_graph = build_graph(answer=False).compile(name="crag-knowledge")
 
 
-__all__ = ["add_knowledge_steps", "build_graph", "graph"]  # what callers outside the package use
+__all__ = ["build_graph", "graph"]  # what callers outside the package use

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -30,9 +30,16 @@ NEAR_DUPLICATE = 0.8
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 
 
-@lru_cache(maxsize=1)
-def _segmenter():
-    return pysbd.Segmenter(language=LANGUAGE, clean=False)
+_THREAD = threading.local()
+
+
+def _segmenter() -> pysbd.Segmenter:
+    """This thread's sentence segmenter: pysbd keeps the text it is splitting on the segmenter itself, so one
+    shared by threads (parallel branches, a server's requests) returns another's sentences, or none."""
+    segmenter = getattr(_THREAD, "segmenter", None)
+    if segmenter is None:
+        segmenter = _THREAD.segmenter = pysbd.Segmenter(language=LANGUAGE, clean=False)
+    return segmenter
 
 
 def sentence_spans(text: str) -> list[tuple[str, int, int]]:

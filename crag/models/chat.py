@@ -40,7 +40,9 @@ from crag.models.yes_no import (
     LlamaYesNo,
     answers_messages,
     choose_messages,
+    first_word,
     grader_messages,
+    label_schema,
     reply_score,
 )
 from crag.runtime.cache import ResourceCache
@@ -270,11 +272,22 @@ class LocalChatModel(BaseChatModel):
         """How likely the model is to name each of `passages` (at most 9) as the one that answers `question`."""
         if not 0 < len(passages) <= 9:
             raise ValueError(f"choose takes 1 to 9 passages, got {len(passages)}")
+        labels = [str(n) for n in range(1, len(passages) + 1)]
+        return self.shares([(choose_messages(question, passages), labels)])[0]
+
+    def shares(self, asks: Sequence[tuple[list[dict[str, str]], Sequence[str]]]) -> list[list[float]]:
+        """For each (chat, labels): how the first reply token's probability divides among the labels. All are
+        read in one context, one after the other, so asks that begin alike evaluate their common start once."""
         pool = _pool(self.model, self.n_ctx)
-        messages = [{**m, "content": inert(m["content"], pool.controls)} for m in choose_messages(question, passages)]
         with pool.use() as llama:
-            labels = pool.yes_no.label_tokens(llama, [str(n) for n in range(1, len(passages) + 1)])
-            return pool.yes_no.shares(llama, messages, labels)
+            return [
+                pool.yes_no.shares(
+                    llama,
+                    [{**m, "content": inert(m["content"], pool.controls)} for m in messages],
+                    pool.yes_no.label_tokens(llama, labels),
+                )
+                for messages, labels in asks
+            ]
 
     def verdict(self, messages: Sequence[Any]) -> float:
         """P(yes) of the reply to the conversation `messages` (messages or role/content dicts), in [-1, 1], in
@@ -329,6 +342,32 @@ def relevance(model: BaseChatModel, question: str, document: str) -> float:
     if isinstance(graded, GradeDocuments):
         return reply_score(graded.binary_score)
     return reply_score(str(model.invoke(messages).content))
+
+
+# a critique: the chat's messages ({"role", "content"}) and the labels its reply may begin with
+Ask = tuple[list[dict[str, str]], Sequence[str]]
+
+
+def critique(model: BaseChatModel, asks: Sequence[Ask]) -> list[list[float]]:
+    """Each ask's probabilities over its labels, as Self-RAG reads its reflection tokens: the local model's
+    first-token logits; a provider's structured output (one of the labels) where it has one; else the reply's
+    first word. Without logits the label said takes all the probability (equal shares when none is said)."""
+    if isinstance(model, LocalChatModel):
+        return model.shares(asks)
+    return [_one_label(model, messages, tuple(labels)) for messages, labels in asks]
+
+
+def _one_label(model: BaseChatModel, messages: list[dict[str, str]], labels: tuple[str, ...]) -> list[float]:
+    chat = [SystemMessage(m["content"]) if m["role"] == "system" else HumanMessage(m["content"]) for m in messages]
+    try:
+        judge = model.with_structured_output(label_schema(labels))
+    except NotImplementedError:  # no tool calling or JSON mode: read the reply
+        judge = None
+    judged = judge.invoke(chat) if judge is not None else None
+    said = getattr(judged, "label", None) or first_word(str(model.invoke(chat).content))
+    if said not in labels:
+        return [1.0 / len(labels)] * len(labels)
+    return [1.0 if label == said else 0.0 for label in labels]
 
 
 CHAT_MODEL_HELP = (

@@ -3,10 +3,12 @@ tutorial grader, the evaluator's teacher and its second opinion."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 # the tutorial's prompt, word for word (its "\n" line ends included; langgraph/examples/rag/langgraph_crag.ipynb)
 GRADER_SYSTEM = """You are a grader assessing relevance of a retrieved document to a user question. \n
@@ -56,10 +58,26 @@ def choose_messages(question: str, passages: list[str]) -> list[dict[str, str]]:
     return _chat(CHOOSE_SYSTEM, CHOOSE_HUMAN.format(passages=numbered, question=question))
 
 
+def first_word(reply: str) -> str:
+    """The reply's first word, lower-cased, without the quotes, brackets and stops around it ("[Relevant]",
+    "**Yes**.", "'no'": relevant, yes, no)."""
+    word = reply.strip().strip("'\"*`.[(").split(maxsplit=1)
+    return word[0].lower().rstrip(".,!:;])'\"*`") if word else ""
+
+
 def reply_score(reply: str) -> float:
     """1.0 for a reply "yes", else -1.0 (a reply that is not a grade never overrules the evaluator)."""
-    word = reply.strip().strip("'\"*`.").split(maxsplit=1)
-    return 1.0 if word and word[0].lower().rstrip(".,!:") == "yes" else -1.0
+    return 1.0 if first_word(reply) == "yes" else -1.0
+
+
+@functools.cache
+def label_schema(labels: tuple[str, ...]) -> type[BaseModel]:
+    """A provider's structured output for a reply that is one of `labels` (a critique's)."""
+    return create_model(
+        "Critique",
+        __doc__="The one label that judges the text.",
+        label=(Literal[labels], Field(description=f"one of: {', '.join(labels)}")),  # type: ignore[valid-type]
+    )
 
 
 class LlamaYesNo:
@@ -116,14 +134,29 @@ class LlamaYesNo:
         self, llama: Any, messages: list[dict[str, str]], groups: list[list[int]], reuse_prefix: bool = True
     ) -> list[float]:
         """How the reply's first-token probability divides among `groups` of token ids."""
-        logits = self._last_logits(llama, messages, reuse_prefix)
-        top = logits.max()
-        mass = np.array([np.exp(logits[g] - top).sum() if g else 0.0 for g in groups])
-        return (mass / mass.sum()).tolist()
+        return divided(self._last_logits(llama, messages, reuse_prefix), groups)
 
-    def label_tokens(self, llama: Any, labels: list[str]) -> list[list[int]]:
-        """Each label's first tokens as a reply may start with it ("3" and " 3")."""
-        return [self._first_tokens(llama, (label, f" {label}")) for label in labels]
+    def label_tokens(self, llama: Any, labels: Sequence[str]) -> list[list[int]]:
+        """Each label's first tokens as a reply may start with it ("3" and " 3", "fully" and " Fully"). A token
+        two labels may start with tells them apart no more than any other: it counts for neither."""
+        groups = [self._first_tokens(llama, spellings(label)) for label in labels]
+        shared = {t for i, g in enumerate(groups) for other in groups[i + 1 :] for t in set(g) & set(other)}
+        return [[t for t in g if t not in shared] for g in groups]
+
+
+def spellings(label: str) -> tuple[str, ...]:
+    """How a reply may begin with `label`: as it is or capitalised, with or without a leading space."""
+    forms = dict.fromkeys((label, label.capitalize()))
+    return tuple(dict.fromkeys(s for form in forms for s in (form, f" {form}")))
+
+
+def divided(logits: np.ndarray, groups: list[list[int]]) -> list[float]:
+    """Each group's share of the probability mass the group tokens hold (the softmax over them alone, as
+    Self-RAG normalises its reflection tokens); equal shares when none holds any."""
+    top = logits.max()
+    mass = np.array([np.exp(logits[g] - top).sum() if g else 0.0 for g in groups])
+    total = mass.sum()
+    return (mass / total).tolist() if total > 0 else [1.0 / len(groups)] * len(groups)
 
 
 __all__ = ["GradeDocuments", "LlamaYesNo", "grader_messages"]  # what callers outside the package use

@@ -69,21 +69,37 @@ def quoting(text: str, n: int) -> tuple[str, list[Citation]]:
 
 
 def written(
-    ctx: Context, prompt_name: str, strips: list[Strip], question: str, knowledge: str, cite: list[Strip] | None = None
+    ctx: Context,
+    prompt_name: str,
+    strips: list[Strip],
+    question: str,
+    knowledge: str,
+    cite: list[Strip] | None = None,
+    *,
+    tags: list[str] = ANSWER_TAGS,
+    from_memory: bool = False,
 ) -> dict[str, Any]:
     """One model call over `strips`, checked and attributed to `cite` (default `strips`): draft, answer,
-    citations and `replaced` (None when the answer stands or the model itself declined)."""
+    citations and `replaced` (None when the answer stands or the model itself declined). `tags`: the call's
+    (the answer's are streamed); `from_memory`: an answer without knowledge stands ungrounded, as with
+    `Context.answer_without_knowledge` (Self-RAG's answer when it does not retrieve)."""
     prompt = (
         generation_prompt(prompt_name, knowledge=knowledge, question=question)
         if strips
         else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
     )
-    reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": ANSWER_TAGS})
-    return checked(ctx, unmarked(str(reply.content), prompt_name), strips, question, cite)
+    reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": tags})
+    return checked(ctx, unmarked(str(reply.content), prompt_name), strips, question, cite, from_memory=from_memory)
 
 
 def checked(
-    ctx: Context, reply: str, strips: list[Strip], question: str, cite: list[Strip] | None = None
+    ctx: Context,
+    reply: str,
+    strips: list[Strip],
+    question: str,
+    cite: list[Strip] | None = None,
+    *,
+    from_memory: bool = False,
 ) -> dict[str, Any]:
     """The model's `reply` over `strips` as an answer, checked and attributed to `cite` (default `strips`)."""
     draft = answer = tidy(reply, [s["title"] for s in strips], question)
@@ -93,7 +109,7 @@ def checked(
     replaced: Replaced | None = None
     if loops(draft):  # no answer, however well its turns are supported
         answer, citations, replaced = LOOPING_ANSWER, [], "looped"
-    elif not (declined or grounded(citations) or ctx.answer_without_knowledge):
+    elif not (declined or grounded(citations) or ctx.answer_without_knowledge or from_memory):
         answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
     return {"draft": draft, "answer": answer, "citations": citations, "replaced": replaced}
 

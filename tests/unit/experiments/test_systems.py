@@ -10,6 +10,7 @@ from langchain_core.runnables import RunnableLambda
 from crag.evaluation.pipelines import run_question
 from crag.evaluation.systems import SYSTEMS, parse_systems, system_context
 from crag.thresholds import Thresholds
+from tests.fakes import CritiquingChat
 
 ANNA = "What is Anna Berg's occupation?"
 CALIBRATED = Thresholds(upper=0.5, lower=-0.5)  # the fake evaluator's (upper, lower)
@@ -149,3 +150,43 @@ def test_prompt_variants_change_only_the_generation_prompt(make_context, name, p
     ctx = system_context(SYSTEMS[name], base, CALIBRATED)
     assert ctx.generate_prompt == prompt
     assert ctx == dataclasses.replace(base, generate_prompt=prompt)
+
+
+def test_the_self_rag_systems_run_through_the_harness(make_context):
+    """Each through `run_question`, as `crag eval run` runs it: the reader's critiques graded as a grade is, its
+    candidates timed as generation; only Self-CRAG and the evaluator-critic variant call the evaluator."""
+    chat = CritiquingChat()
+    out = answer("self_rag", make_context(chat=chat))
+    assert out["evaluator_calls"] == 0 and len(out["candidates"]) == 2 and out["retrieve_probability"] == 1.0
+    assert {"retrieve", "grade", "generate"} == set(out["latency"]) and out["llm"]["calls"] == 2 + 7
+    out = answer("self_crag", make_context(chat=CritiquingChat()))
+    assert out["action"] == "correct" and out["evaluator_calls"] >= 2 and out["answer"].startswith("Anna Berg")
+    chat = CritiquingChat()
+    out = answer("self_rag_evaluator_critics", make_context(chat=chat))
+    assert out["evaluator_calls"] == out["evaluator_pairs"] == 2 and chat.asked == [] and out["llm"]["calls"] == 2
+
+
+def test_a_stage_s_runs_side_by_side_count_their_wall_time_once(monkeypatch):
+    from uuid import uuid4
+
+    from crag.evaluation import pipelines
+
+    now = [0.0]
+    monkeypatch.setattr(pipelines.time, "perf_counter", lambda: now[0])
+    timer = pipelines.StageTimer()
+    a, b, c = uuid4(), uuid4(), uuid4()
+    node = {"name": "candidate", "metadata": {"langgraph_node": "candidate"}}
+    for at, run, event in [
+        (0, a, "start"),
+        (1, b, "start"),
+        (3, a, "end"),
+        (4, b, "end"),
+        (10, c, "start"),
+        (11, c, "end"),
+    ]:
+        now[0] = at
+        if event == "start":
+            timer.on_chain_start({}, {}, run_id=run, **node)
+        else:
+            timer.on_chain_end({}, run_id=run)
+    assert timer.seconds == {"generate": 4.0 + 1.0}  # not 3 + 3 + 1: two candidates ran side by side

@@ -393,3 +393,14 @@ def test_refine_does_not_rank_by_standing_in_sets_of_two():
     )
     assert [s["text"] for s in kept] == [_three_strips()[0].page_content] and embedder.calls == 0
     assert kept[0]["selection_score"] == kept[0]["score"]
+
+
+def test_sentences_are_split_alike_on_threads_side_by_side():
+    """pysbd keeps the text it splits on its segmenter: one shared by Self-RAG's parallel candidates (or a server's
+    requests) handed a thread another's sentences, or none, and the answer lost its citations."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ["Anna Berg was a Swedish painter.", "She painted the sea. Her works hang in Stockholm."] * 200
+    with ThreadPoolExecutor(4) as pool:
+        split = list(pool.map(sentence_spans, texts))
+    assert split == [sentence_spans(t) for t in texts]

@@ -1,0 +1,63 @@
+"""Self-RAG (Asai et al. 2023) from CRAG's nodes (wiring only): contextualize → the reader judges whether to
+retrieve ([Retrieve]) → retrieve → the documents whole → a candidate answer per document, written and
+critiqued (ISREL, ISSUP, ISUSE) on a branch of its own → `select` the best segment score → the answer path
+(`crag.graphs.answer`, after `select` instead of `generate`); judged no help, the model answers from its
+memory → finish. `crag.graphs.self_crag` and `crag.graphs.self_rag_evaluator` reuse the steps below."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langgraph.graph import START, StateGraph
+from langgraph.types import Send
+
+from crag.graphs.answer import add_answer_path
+from crag.nodes import contextualize, retrieve, use_documents
+from crag.nodes.candidate import branches, candidate
+from crag.nodes.on_demand import after_decision, answer_from_memory, decide_retrieval
+from crag.nodes.select import select
+from crag.settings import Context
+from crag.state import InputState, OutputState, State
+
+# the edges' labels in the drawing (Studio): what sends a run along each
+ON_DEMAND = {"documents help": "retrieve", "no help": "answer_from_memory"}
+FAN_OUT = {"a branch per passage": "candidate", "no passages": "select"}
+
+
+def fan_out(state: State) -> list[Send] | list[str]:
+    """A `candidate` branch per passage (`crag.nodes.candidate.branches`); none: straight to `select`."""
+    return [Send("candidate", branch) for branch in branches(state)] or ["no passages"]
+
+
+def add_retrieval_on_demand(builder: StateGraph, then: str) -> None:
+    """After `contextualize`, the [Retrieve] judgement: on to node `then`, or an answer from memory → finish
+    (which `add_candidates_path` adds)."""
+    builder.add_node("decide_retrieval", decide_retrieval)
+    builder.add_node("answer_from_memory", answer_from_memory)
+    builder.add_edge("contextualize", "decide_retrieval")
+    builder.add_conditional_edges("decide_retrieval", after_decision, {**ON_DEMAND, "documents help": then})
+    builder.add_edge("answer_from_memory", "finish")
+
+
+def add_candidates_path(builder: StateGraph, after: str, write: Callable[..., dict] = candidate) -> None:
+    """The candidates over the final knowledge once node `after` is done, each by `write`, then `select` and
+    the answer path."""
+    builder.add_node("candidate", write)
+    builder.add_node("select", select)
+    builder.add_conditional_edges(after, fan_out, FAN_OUT)
+    add_answer_path(builder, after=["candidate"], answered_by="select")
+
+
+def build_self_rag() -> StateGraph:
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("contextualize", contextualize)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("use_documents", use_documents)
+    builder.add_edge(START, "contextualize")
+    add_retrieval_on_demand(builder, then="retrieve")
+    builder.add_edge("retrieve", "use_documents")
+    add_candidates_path(builder, after="use_documents")
+    return builder
+
+
+self_rag = build_self_rag().compile(name="self-rag")
