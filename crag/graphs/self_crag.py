@@ -28,4 +28,4 @@ def build_self_crag() -> StateGraph:
     return builder
 
 
-self_crag = build_self_crag().compile(name="self-crag")
+self_crag = build_self_crag().compile(name="self_crag")

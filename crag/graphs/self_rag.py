@@ -60,4 +60,4 @@ def build_self_rag() -> StateGraph:
     return builder
 
 
-self_rag = build_self_rag().compile(name="self-rag")
+self_rag = build_self_rag().compile(name="self_rag")

@@ -27,4 +27,4 @@ def build_self_rag_evaluator() -> StateGraph:
     return builder
 
 
-self_rag_evaluator_critics = build_self_rag_evaluator().compile(name="self-rag-evaluator-critics")
+self_rag_evaluator_critics = build_self_rag_evaluator().compile(name="self_rag_evaluator_critics")

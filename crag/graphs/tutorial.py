@@ -33,4 +33,4 @@ def build_tutorial() -> StateGraph:
     return builder
 
 
-tutorial_crag = build_tutorial().compile(name="tutorial-crag")
+tutorial_crag = build_tutorial().compile(name="tutorial_crag")
