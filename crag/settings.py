@@ -313,22 +313,6 @@ class Context:
         help="After the kept strips, whole retrieved documents, best rank first, while the knowledge stays within "
         "this many tokens (words and punctuation); 0: the kept strips only.",
     )
-    whole_first: bool = setting(
-        False,
-        group=KNOWLEDGE,
-        request=True,
-        help="Fill knowledge_tokens with whole retrieved documents, best rank first, before the kept strips of the others.",
-    )
-    whole_when_unsure: bool = setting(
-        False, group=KNOWLEDGE, request=True, help="On Ambiguous, fill knowledge_tokens with whole documents alone."
-    )
-    unsure_spread: Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)] = setting(
-        0.0,
-        group=KNOWLEDGE,
-        request=True,
-        help="The grade is also unsure when its documents' scores lie within this of each other (a flat grade): "
-        "then whole_when_unsure fills the budget with whole documents alone. 0: Ambiguous only.",
-    )
     choose_strips: Annotated[int, Field(ge=0, le=9)] = setting(
         0,
         group=KNOWLEDGE,

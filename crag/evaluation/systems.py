@@ -49,7 +49,6 @@ def _set(**changes: object) -> Callable[[Context, float, float], dict]:
 
 _PAPER, _COMPACT, _MARKED = ({"generate_prompt": p} for p in ("paper", "compact", "marked"))
 _BUDGET = "the kept strips, then whole documents by retrieval rank, up to {} tokens"
-_WHOLE_FIRST = "whole documents by retrieval rank, then the kept strips of the others, up to {} tokens"
 _JUDGED = "a strip quoted only when the reader judges that it answers"
 # name, pipeline, what changes, what it is
 _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
@@ -147,22 +146,6 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
             f"{_BUDGET.format(n)}; {_JUDGED}",
         )
         for n in (600, 900, 1200)
-    ),
-    *(
-        (f"crag_whole_first_{n}", "crag", _set(knowledge_tokens=n, whole_first=True), f"{_WHOLE_FIRST.format(n)}")
-        for n in (900, 1200)
-    ),
-    (
-        "crag_whole_unsure",
-        "crag",
-        _set(knowledge_tokens=900, whole_when_unsure=True),
-        "crag_budget_900, whose knowledge on Ambiguous is whole documents alone",
-    ),
-    (
-        "crag_flat_unsure",
-        "crag",
-        _set(knowledge_tokens=900, whole_when_unsure=True, unsure_spread=0.5),
-        "crag_whole_unsure, a flat grade (scores within 0.5) counting as unsure too",
     ),
     ("crag_reader_choice", "crag", _set(choose_strips=9), "the strips the reader picks among refinement's nine best"),
     ("crag_judged_quotes", "crag", _set(judge_quotes=True), f"CRAG with {_JUDGED}"),

@@ -37,14 +37,12 @@ def fill(
     budget: int,
     *,
     rejected: Sequence[bool] | None = None,
-    documents_first: bool = False,
 ) -> tuple[list[Strip], set[int]]:
     """(knowledge, documents given whole): `strips` (internal, kept by refinement) and, in retrieval order, every
     document whose whole text still fits in `budget` tokens beside what is already given; a document taken whole
-    replaces its own strips. `documents_first`: the documents are taken before the strips, and only the strips of
-    documents not taken follow while the budget lasts. Strips come back in document order."""
-    given = {} if documents_first else {s["doc"]: 0 for s in strips}
-    for s in [] if documents_first else strips:
+    replaces its own strips. Strips come back in document order."""
+    given = {s["doc"]: 0 for s in strips}
+    for s in strips:
         given[s["doc"]] += count_tokens(s["text"])
     used = sum(given.values())
     taken: set[int] = set()
@@ -53,16 +51,7 @@ def fill(
         if used + cost <= budget:
             taken.add(d)
             used += cost
-    kept = []
-    for s in strips:
-        if s["doc"] in taken:
-            continue
-        if documents_first:  # strips only where the budget still has room
-            cost = count_tokens(s["text"])
-            if used + cost > budget:
-                continue
-            used += cost
-        kept.append(s)
+    kept = [s for s in strips if s["doc"] not in taken]
     graded = list(scores) if len(scores) == len(documents) else [0.0] * len(documents)
     kept += [whole(documents[d], d, graded[d], not (rejected and rejected[d])) for d in taken]
     return sorted(kept, key=lambda s: (s["doc"], s["start"])), taken

@@ -61,17 +61,7 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
         kept_at = [i for i, r in enumerate(rejected) if not r]
         strips = [{**s, "doc": kept_at[s["doc"]]} for s in strips]
     elif ctx.knowledge_tokens:  # the rest of the budget with whole documents
-        scores = state.get("scores") or []
-        flat = bool(scores) and max(scores) - min(scores) < ctx.unsure_spread
-        unsure = ctx.whole_when_unsure and (state.get("action") == "ambiguous" or flat)
-        strips, taken = fill(
-            [] if unsure else strips,
-            documents,
-            state.get("scores") or [],
-            ctx.knowledge_tokens,
-            rejected=rejected,
-            documents_first=ctx.whole_first,
-        )
+        strips, taken = fill(strips, documents, state.get("scores") or [], ctx.knowledge_tokens, rejected=rejected)
         further = [s for s in further if s["doc"] not in taken]
     emit(runtime, "refine", strips=[{"text": s["text"], "score": s["score"], "title": s["title"]} for s in strips])
     return {"internal_knowledge": strips, "further_knowledge": further}

@@ -63,9 +63,6 @@ VARIANTS: dict[str, dict] = {
     "budget 600": {"knowledge_tokens": 600},
     "budget 900": {"knowledge_tokens": 900},
     "budget 1200": {"knowledge_tokens": 1200},
-    "budget 900 whole when ambiguous": {"knowledge_tokens": 900, "whole_when_unsure": True},
-    "budget 900 whole first": {"knowledge_tokens": 900, "whole_first": True},
-    "budget 1200 whole first": {"knowledge_tokens": 1200, "whole_first": True},
     # on Incorrect, the default local model grades each rejected document (`Context.recheck_threshold`, shipped)
     "second opinion": {"chat_model": "local"},
 }

@@ -55,21 +55,6 @@ def test_fill_counts_a_documents_own_kept_strips_as_already_given():
     assert taken == {1} and [s["text"] for s in knowledge] == [BIRTH]
 
 
-def test_whole_first_takes_the_documents_by_rank_then_strips_of_the_others_while_room_is_left():
-    kept = [strip("Her works hang in Stockholm.", 0, 54), strip("Anna Berg was born in Uppsala in 1891.", 1)]
-    budget = count_tokens(PAINTER) + count_tokens(kept[1]["text"])
-    knowledge, taken = fill(kept, DOCS, [0.9, -0.2, 0.1], budget, documents_first=True)
-    assert taken == {0} and [s["text"] for s in knowledge] == [PAINTER, kept[1]["text"]]
-    knowledge, taken = fill(kept, DOCS, [0.9, -0.2, 0.1], count_tokens(PAINTER) + 2, documents_first=True)
-    assert taken == {0} and [s["text"] for s in knowledge] == [PAINTER]  # no room for the other strip
-    # strips first (the default) spends a budget of one page on the other document's strip and takes no page
-    other = [kept[1]]
-    assert fill(other, DOCS, [0.9, -0.2, 0.1], count_tokens(PAINTER))[0] == other
-    assert [s["text"] for s in fill(other, DOCS, [0.9, -0.2, 0.1], count_tokens(PAINTER), documents_first=True)[0]] == [
-        PAINTER
-    ]
-
-
 def _run(make_context, *replies, rules=None, **settings):
     chat = fake_chat(*replies)
     base = {"rewrite": "keywords", "top_k_strips": 1, "further_strips": 0, "strip_set_weight": 0.0, **settings}
@@ -85,16 +70,6 @@ def test_a_budget_gives_the_reader_whole_documents_after_the_kept_strip(make_con
     # without it, the one kept strip (the painter page's) is all the reader sees
     result, [prompt] = _run(make_context, "I don't know.", retry_prompt=None, quote_threshold=2.0)
     assert "Uppsala" not in prompt
-
-
-def test_whole_when_unsure_drops_the_strips_on_ambiguous_only(make_context):
-    rules = {"painter": 0.0}  # between the thresholds: Ambiguous
-    result, _ = _run(
-        make_context, "x", "Anna Berg was born in Uppsala.", rules=rules, knowledge_tokens=count_tokens(BIRTH) + 1,
-        whole_when_unsure=True,
-    )  # fmt: skip
-    assert result["action"] == "ambiguous"
-    assert [s["text"] for s in result["internal_knowledge"]] == [PAINTER]  # whole, by rank, within the budget
 
 
 def test_the_reader_picks_the_strips_that_answer(make_context, monkeypatch):
@@ -116,14 +91,3 @@ def test_a_quote_is_shown_only_when_the_reader_judges_it_answers(make_context, m
     result, _ = _run(make_context, "I don't know.", retry_prompt=None, quote_threshold=-1.0, judge_quotes=True)
     assert result["quoted"] is quoted
     assert (result["answer"] == QUOTE_ANSWER.format(quote=PAINTER)) is quoted
-
-
-def test_a_flat_grade_counts_as_unsure(make_context):
-    """Correct by the thresholds, but every document scored alike: with unsure_spread the knowledge is whole
-    documents by rank, as on Ambiguous, instead of the best strip."""
-    rules = {"Uppsala": 0.9, "lake": 0.85, "painter": 0.8}  # every document near the others; the birth page best
-    settings = {"knowledge_tokens": count_tokens(PAINTER) + 1, "whole_when_unsure": True, "rules": rules}
-    result, _ = _run(make_context, "Anna Berg was born in Uppsala.", **settings)
-    assert result["action"] == "correct" and [s["text"] for s in result["internal_knowledge"]] == [BIRTH]
-    result, _ = _run(make_context, "Anna Berg was born in Uppsala.", unsure_spread=0.2, **settings)
-    assert [s["text"] for s in result["internal_knowledge"]] == [PAINTER]  # whole, by rank, within the budget
