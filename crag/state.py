@@ -36,7 +36,7 @@ class Candidate(TypedDict):
     """Self-RAG's candidate: an answer written over one passage, the critiques of it and its segment score."""
 
     n: int  # its passage's place among those the candidates were written over, from 1
-    strip: Strip  # that passage
+    strips: list[Strip]  # that passage: one document (Self-RAG), or one of CRAG's knowledge sets (Self-CRAG)
     draft: str  # what the model wrote
     answer: str  # the draft, or why it was withheld (as `generate`'s answer)
     citations: list[Citation]  # the draft's sentences and whether the passage supports them

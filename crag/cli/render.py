@@ -91,11 +91,11 @@ def _print_candidates(result: dict[str, Any]) -> None:
     if not candidates:
         return
     typer.secho("candidates (ISREL P(relevant), ISSUP P(fully/partially/no), ISUSE expected 1-5):", bold=True)
-    chosen = (result.get("given") or [None])[0]
+    chosen = result.get("given") or []
     for c in candidates:
         support = "/".join(f"{p:.2f}" for p in c["support"])
         use = f"{sum(i * p for i, p in enumerate(c['usefulness'], 1)):.1f}" if c["usefulness"] else "-"
-        mark = "*" if c["strip"] == chosen else " "
+        mark = "*" if c["strips"] == chosen else " "
         typer.echo(
             f" {mark}[{c['n']}] {c['score']:+.2f}  rel {c['relevant']:.2f}  sup {support}  use {use}  "
             f"{short(c['draft'], 80)}"

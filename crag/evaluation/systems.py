@@ -88,7 +88,7 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
         "self_crag",
         "self_crag",
         _set(),
-        "Self-CRAG (CRAG paper Table 1): Self-RAG's candidates and critiques over CRAG's kept strips",
+        "Self-CRAG (CRAG paper Table 1): Self-RAG's candidates and critiques over CRAG's three knowledge sets",
     ),
     (
         "self_rag_evaluator_critics",

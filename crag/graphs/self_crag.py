@@ -1,17 +1,16 @@
-"""Self-CRAG, as the CRAG paper builds it (its Table 1): Self-RAG over CRAG's corrected knowledge (wiring
-only). After Self-RAG's [Retrieve] judgement CRAG's own steps (`crag.graphs.crag.add_corrective_steps`:
-retrieve → grade [→ second opinion] [→ requery] → refine | rewrite_and_search | both) decide the action and
-keep their strips; Self-RAG's candidates are then written over those strips (internal, external or both by
-the action) instead of the retrieved documents, and the best-scoring one answers."""
+"""Self-CRAG as the CRAG paper's authors built it (its Table 1; their `scripts/data_process.py`), wiring only:
+Self-RAG over CRAG's three knowledge sets. After Self-RAG's [Retrieve] judgement: retrieve → grade → refine and
+rewrite_and_search, both whatever the action → a candidate over each set (your documents' kept strips, the
+web's, both: Correct's, Incorrect's and Ambiguous's knowledge), critiqued; the best-scoring one answers. The
+evaluator's grade decides which strips are kept, not which set is read: choosing is Self-RAG's part."""
 
 from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from crag.graphs.crag import add_corrective_steps
 from crag.graphs.self_rag import add_candidates_path, add_retrieval_on_demand
-from crag.nodes import contextualize
-from crag.nodes.candidate import passages
+from crag.nodes import contextualize, grade, refine, retrieve, rewrite_and_search
+from crag.nodes.candidate import knowledge_sets, passages
 from crag.settings import Context
 from crag.state import InputState, OutputState, State
 
@@ -21,10 +20,14 @@ def build_self_crag() -> StateGraph:
     builder.add_node("contextualize", contextualize)
     builder.add_edge(START, "contextualize")
     add_retrieval_on_demand(builder, then="retrieve")
-    builder.add_node("passages", passages)
-    for node in add_corrective_steps(builder):
-        builder.add_edge(node, "passages")  # Ambiguous runs both: the candidates fan out once, from here
-    add_candidates_path(builder, after="passages")
+    for name, node in (("retrieve", retrieve), ("grade", grade), ("refine", refine), ("passages", passages)):
+        builder.add_node(name, node)
+    builder.add_node("rewrite_and_search", rewrite_and_search)
+    builder.add_edge("retrieve", "grade")
+    for branch in ("refine", "rewrite_and_search"):  # both knowledge sets, side by side
+        builder.add_edge("grade", branch)
+        builder.add_edge(branch, "passages")
+    add_candidates_path(builder, after="passages", passages=knowledge_sets)
     return builder
 
 

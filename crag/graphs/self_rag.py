@@ -24,9 +24,9 @@ ON_DEMAND = {"documents help": "retrieve", "no help": "answer_from_memory"}
 FAN_OUT = {"a branch per passage": "candidate", "no passages": "select"}
 
 
-def fan_out(state: State) -> list[Send] | list[str]:
-    """A `candidate` branch per passage (`crag.nodes.candidate.branches`); none: straight to `select`."""
-    return [Send("candidate", branch) for branch in branches(state)] or ["no passages"]
+def fan_out(passages: Callable[[State], list]) -> Callable[[State], list[Send] | list[str]]:
+    """A `candidate` branch per passage `passages` makes of the state; none: straight to `select`."""
+    return lambda state: [Send("candidate", branch) for branch in passages(state)] or ["no passages"]
 
 
 def add_retrieval_on_demand(builder: StateGraph, then: str) -> None:
@@ -39,12 +39,14 @@ def add_retrieval_on_demand(builder: StateGraph, then: str) -> None:
     builder.add_edge("answer_from_memory", "finish")
 
 
-def add_candidates_path(builder: StateGraph, after: str, write: Callable[..., dict] = candidate) -> None:
-    """The candidates over the final knowledge once node `after` is done, each by `write`, then `select` and
-    the answer path."""
+def add_candidates_path(
+    builder: StateGraph, after: str, write: Callable[..., dict] = candidate, passages: Callable = branches
+) -> None:
+    """The candidates over `passages` of the state (default: each document of the final knowledge) once node
+    `after` is done, each by `write`, then `select` and the answer path."""
     builder.add_node("candidate", write)
     builder.add_node("select", select)
-    builder.add_conditional_edges(after, fan_out, FAN_OUT)
+    builder.add_conditional_edges(after, fan_out(passages), FAN_OUT)
     add_answer_path(builder, after=["candidate"], answered_by="select")
 
 

@@ -22,24 +22,35 @@ from crag.state import Candidate, State, Strip
 
 
 class Branch(TypedDict):
-    """What one candidate's branch is sent: the question and one passage, numbered from 1."""
+    """What one candidate's branch is sent: the question and one passage (its strips), numbered from 1."""
 
     question: str
     n: int
-    strip: Strip
+    strips: list[Strip]
 
 
 def branches(state: State) -> list[Branch]:
-    """A branch per passage of the final knowledge: Self-RAG's documents whole, Self-CRAG's kept strips by
-    its action (`final_knowledge`)."""
-    return [Branch(question=state["question"], n=n, strip=s) for n, s in enumerate(final_knowledge(state), 1)]
+    """Self-RAG: a branch per document of the final knowledge, whole."""
+    return [Branch(question=state["question"], n=n, strips=[s]) for n, s in enumerate(final_knowledge(state), 1)]
+
+
+def knowledge_sets(state: State) -> list[Branch]:
+    """Self-CRAG as the CRAG authors built it (their `data_process.py`): a branch per knowledge set, whatever
+    the action: the kept strips of your documents (Correct's), the web's (Incorrect's) and both (Ambiguous's);
+    an empty set, or one the same as another, is left out."""
+    internal, external = state.get("internal_knowledge") or [], state.get("external_knowledge") or []
+    sets = [s for s in (internal, external, internal + external) if s]
+    distinct = [s for i, s in enumerate(sets) if s not in sets[:i]]
+    return [Branch(question=state["question"], n=n, strips=list(s)) for n, s in enumerate(distinct, 1)]
+
+
+def _text(strips: list[Strip]) -> str:
+    return "\n\n".join(titled_once(s["text"], s["title"]) for s in strips)
 
 
 def _written(ctx: Context, branch: Branch) -> dict[str, Any]:
-    strip = branch["strip"]
-    return written(
-        ctx, ctx.generate_prompt, [strip], branch["question"], format_knowledge([strip]), tags=CANDIDATE_TAGS
-    )
+    strips = branch["strips"]
+    return written(ctx, ctx.generate_prompt, strips, branch["question"], format_knowledge(strips), tags=CANDIDATE_TAGS)
 
 
 def _candidate(
@@ -47,7 +58,7 @@ def _candidate(
 ) -> dict:
     scored = Candidate(
         n=branch["n"],
-        strip=branch["strip"],
+        strips=branch["strips"],
         draft=reply["draft"],
         answer=reply["answer"],
         citations=reply["citations"],
@@ -66,9 +77,8 @@ def candidate(branch: Branch, runtime: Runtime[Context]) -> dict:
     """The answer over the branch's passage, then the reader's critiques of it, in one context."""
     ctx = resources.context_of(runtime)
     reply = _written(ctx, branch)
-    strip = branch["strip"]
     said = resources.critique(
-        ctx, ["isrel", "issup", "isuse"], branch["question"], titled_once(strip["text"], strip["title"]), reply["draft"]
+        ctx, ["isrel", "issup", "isuse"], branch["question"], _text(branch["strips"]), reply["draft"]
     )
     return _candidate(runtime, branch, reply, said["isrel"][0], said["issup"], said["isuse"])
 
@@ -79,15 +89,16 @@ def candidate_by_evaluator(branch: Branch, runtime: Runtime[Context]) -> dict:
     the grounding check (ISSUP: whether the passage supports every sentence, some or none); no ISUSE."""
     ctx = resources.context_of(runtime)
     reply = _written(ctx, branch)
-    strip = branch["strip"]
-    document = passage(strip["text"], title=strip["title"], source=strip["source"])
+    strips, first = branch["strips"], branch["strips"][0]
+    text = first["text"] if len(strips) == 1 else _text(strips)  # one strip: its title as the evaluator reads titles
+    document = passage(text, title=first["title"], source=first["source"])
     score = float(resources.evaluator(ctx).invoke({"question": branch["question"], "documents": [document]})[0])
     return _candidate(runtime, branch, reply, relevance_of(score), support_of(reply["citations"]), [])
 
 
 def passages(state: State, runtime: Runtime[Context]) -> dict:
-    """Where Self-CRAG's branches meet (Ambiguous runs both) before the candidates fan out: the knowledge they
-    are written over, announced; the state is unchanged."""
-    origins = [s["origin"] for s in final_knowledge(state)]
-    emit(runtime, "passages", internal=origins.count("internal"), external=origins.count("external"))
+    """Where Self-CRAG's two branches meet before the candidates fan out: the knowledge sets they are written
+    over, announced; the state is unchanged."""
+    internal, external = state.get("internal_knowledge") or [], state.get("external_knowledge") or []
+    emit(runtime, "passages", internal=len(internal), external=len(external))
     return {}

@@ -28,8 +28,8 @@ def select(state: State, runtime: Runtime[Context]) -> dict:
         return written(ctx, ctx.generate_prompt, [], state["question"], "")
     emit(runtime, "select", n=chosen["n"], scores=[c["score"] for c in candidates])
     return {
-        "given": [chosen["strip"]],
-        "knowledge": format_knowledge([chosen["strip"]]),
+        "given": chosen["strips"],
+        "knowledge": format_knowledge(chosen["strips"]),
         "draft": chosen["draft"],
         "answer": chosen["answer"],
         "citations": chosen["citations"],

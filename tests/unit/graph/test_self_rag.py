@@ -17,10 +17,11 @@ from crag.answers.critiques import best, relevance_of, segment_score, support_of
 from crag.evaluation.systems import parse_systems
 from crag.graphs import BUILDERS, build, compiled
 from crag.graphs.self_rag import fan_out
+from crag.nodes.candidate import branches, knowledge_sets
 from crag.nodes.on_demand import after_decision
 from crag.passages import passage
 from crag.state import add_candidates
-from tests.fakes import ANSWER, DOCS, WEB, CritiquingChat, ScriptedChat, fake_context
+from tests.fakes import ANSWER, DOCS, CritiquingChat, ScriptedChat, fake_context
 
 QUESTION = "What is Anna Berg's occupation?"
 FIRST_SENTENCES = ["Anna Berg was a Swedish painter.", "Carl Dahl is a footballer from Oslo."]
@@ -61,7 +62,7 @@ def test_one_candidate_per_passage_each_written_over_its_passage_alone():
     out = ask("self_rag", ctx)
     candidates = out["candidates"]
     assert [c["n"] for c in candidates] == [1, 2]
-    assert [c["strip"]["text"] for c in candidates] == [d.page_content for d in DOCS]
+    assert [[s["text"] for s in c["strips"]] for c in candidates] == [[d.page_content] for d in DOCS]
     assert [c["draft"] for c in candidates] == FIRST_SENTENCES
     assert ctx.chat_model.asked[1:] == ["isrel", "issup", "isuse"] * 2 or sorted(ctx.chat_model.asked[1:]) == sorted(
         ["isrel", "issup", "isuse"] * 2
@@ -91,7 +92,7 @@ def test_the_best_scoring_candidate_answers_though_another_passage_is_more_relev
     out = ask("self_rag", fake_context(chat_model=CritiquingChat(), self_rag_retrieve_threshold=0.0))
     assert [c["score"] for c in out["candidates"]] == [pytest.approx(1.2), pytest.approx(0.875)]
     assert [c["relevant"] for c in out["candidates"]] == [0.6, 0.9]
-    assert out["answer"] == FIRST_SENTENCES[0] and out["given"] == [out["candidates"][0]["strip"]]
+    assert out["answer"] == FIRST_SENTENCES[0] and out["given"] == out["candidates"][0]["strips"]
     assert [s["id"] for s in out["sources"]] == [1] and out["knowledge"].startswith("Anna Berg: Anna Berg was")
 
 
@@ -106,25 +107,28 @@ LONGER = [  # refinement cuts the first into two strips of three sentences and k
 ]
 
 
-def test_self_crag_writes_its_candidates_over_crag_s_kept_strips_not_the_documents():
+def test_self_crag_writes_a_candidate_over_each_of_crag_s_knowledge_sets_whatever_the_action():
+    """As the CRAG authors built it: your documents' kept strips, the web's, and both, each one passage."""
     chat = CritiquingChat(relevant=("painter",))
-    out = ask("self_crag", fake_context(chat_model=chat, retriever=RunnableLambda(lambda q: list(LONGER))))
-    assert out["action"] == "correct" and len(out["documents"]) == 2
-    strips = [c["strip"] for c in out["candidates"]]
-    assert strips == out["internal_knowledge"] and [s["text"] for s in strips] == [
+    ctx = fake_context(chat_model=chat, retriever=RunnableLambda(lambda q: list(LONGER)))
+    out = ask("self_crag", ctx)
+    assert (
+        out["action"] == "correct" and len(out["documents"]) == 2
+    )  # graded Correct, and the web searched all the same
+    internal, external = out["internal_knowledge"], out["external_knowledge"]
+    assert internal and external and [s["origin"] for s in external] == ["external"] * len(external)
+    assert [c["strips"] for c in out["candidates"]] == [internal, external, internal + external]
+    assert [s["text"] for s in internal] == [
         "Anna Berg was born in Uppsala. She studied in Paris. She had two brothers.",
         "Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm.",
-    ]  # the first document cut in two, the second (rejected by the evaluator) not answered over at all
-    assert out["answer"] == "Anna Berg was a Swedish painter." and out["given"] == strips[1:] and out["grounded"]
+    ]  # the first document cut in two, the second (rejected by the evaluator) not kept
+    chosen = max(out["candidates"], key=lambda c: c["score"])
+    assert out["given"] == chosen["strips"] and out["answer"] == chosen["answer"]
 
 
-def test_self_crag_on_ambiguous_writes_over_the_internal_and_the_external_strips():
-    ctx = fake_context(chat_model=CritiquingChat(), route="ambiguous")
-    out = ask("self_crag", ctx)
-    origins = [c["strip"]["origin"] for c in out["candidates"]]
-    assert out["action"] == "ambiguous" and origins.count("external") >= 1 and origins[0] == "internal"
-    assert [c["strip"] for c in out["candidates"]] == out["internal_knowledge"] + out["external_knowledge"]
-    assert any(WEB[0].page_content in c["strip"]["text"] for c in out["candidates"])
+def test_self_crag_without_a_web_reads_its_documents_strips_alone():
+    out = ask("self_crag", fake_context(chat_model=CritiquingChat(), web_backend="none"))
+    assert [c["strips"] for c in out["candidates"]] == [out["internal_knowledge"]]  # one set: no copies of it
 
 
 def test_self_crag_judged_no_help_never_grades():
@@ -172,7 +176,7 @@ def test_a_new_turn_on_a_thread_starts_its_candidates_afresh():
     graph.invoke({"question": QUESTION}, context=ctx, config=config)
     ctx = fake_context(chat_model=CritiquingChat(), retriever=RunnableLambda(lambda q: [DOCS[1]]))
     out = graph.invoke({"question": "What does Carl Dahl play?"}, context=ctx, config=config)
-    assert [c["strip"]["text"] for c in out["candidates"]] == [DOCS[1].page_content]
+    assert [c["strips"][0]["text"] for c in out["candidates"]] == [DOCS[1].page_content]
 
 
 def test_candidates_keep_the_passage_order_whichever_branch_finishes_first():
@@ -222,7 +226,8 @@ class Runtime:
 def test_routing_only_reads_the_state_and_the_context(state, threshold):
     ctx = fake_context(chat_model=ScriptedChat(), self_rag_retrieve_threshold=threshold)
     before = copy.deepcopy(state)
-    assert fan_out(state) == fan_out(state) and state == before
+    for passages in (branches, knowledge_sets):
+        assert fan_out(passages)(state) == fan_out(passages)(state) and state == before
+        sent = fan_out(passages)(state)
+        assert sent == ["no passages"] or [s.arg["n"] for s in sent] == list(range(1, len(sent) + 1))
     assert after_decision(state, Runtime(ctx)) == after_decision(state, Runtime(ctx)) and state == before
-    sent = fan_out(state)
-    assert sent == ["no passages"] or [s.arg["n"] for s in sent] == list(range(1, len(sent) + 1))
