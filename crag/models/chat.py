@@ -73,14 +73,14 @@ def _errors_only(llama_cpp: Any) -> None:
 class _Pool:
     """`size` llama.cpp contexts on one model file, one request at a time each, and one per lane."""
 
-    def __init__(self, model_path: str, n_ctx: int, size: int):
+    def __init__(self, model: str, n_ctx: int, size: int):
         llama_cpp = require("llama_cpp", "local")
         _errors_only(llama_cpp)
 
         threads = int(os.environ.get("CRAG_LLM_THREADS", "0")) or os.cpu_count() or 2
         self._options = {"n_ctx": n_ctx, "n_batch": 512, "n_threads": threads, "seed": 0, "verbose": False}
-        self._path = model_path
-        self.instances = [load_llama(model_path, **self._options) for _ in range(size)]
+        self._model = model
+        self.instances = [self._load() for _ in range(size)]
         self._free: queue.SimpleQueue = queue.SimpleQueue()
         for llama in self.instances:
             self._free.put(llama)
@@ -92,8 +92,12 @@ class _Pool:
     def _lane(self, name: str) -> tuple[Any, threading.Lock]:
         with self._lanes_lock:
             if name not in self.lanes:  # the weights are mapped once by the OS: a context costs its cache alone
-                self.lanes[name] = (load_llama(self._path, **self._options), threading.Lock())
+                self.lanes[name] = (self._load(), threading.Lock())
             return self.lanes[name]
+
+    def _load(self) -> Any:
+        # every context, the first and each later one, loads the file as checked just now (`gguf.model_file`)
+        return load_llama(gguf.model_file(self._model), **self._options)
 
     @contextmanager
     def use(self, lane: str | None = None) -> Iterator[Any]:
@@ -151,12 +155,12 @@ def inert(text: str, controls: re.Pattern[str] | None) -> str:
 
 
 def _pool(model: str, n_ctx: int) -> _Pool:
-    """The shared contexts of a local model by name."""
-    path = str(gguf.model_file(model))
+    """The shared contexts of a local model by name (its file is checked as each context loads it)."""
+    path = str(gguf.where(model))  # cheap, on every request: neither assembled nor hashed here
 
     def load() -> _Pool:
         size = max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1))
-        return _Pool(path, n_ctx, size=size)
+        return _Pool(model, n_ctx, size=size)
 
     return _POOLS.get((path, n_ctx), load)
 

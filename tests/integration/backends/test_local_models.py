@@ -1,8 +1,11 @@
-"""The local chat models as pip installs them: the part packages add up to the pinned files, and the
+"""The local chat models as pip installs them: each package's file is the pinned one (found without
+importing the package), the part packages add up to the pinned files, and the
 default model, assembled from them into a fresh cache and checked, reads a passage and answers from
 it, or says it does not know. The reading test is slow (a 1.1 GB file, a 1.5B model): `make test-slow`."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 
@@ -24,7 +27,10 @@ def test_the_installed_packages_hold_the_pinned_file(model):
     if model.inside:
         assert gguf.model_file(f"local:{model.name}").stat().st_size == model.size  # checked by SHA-256 too
     else:
-        assert sum(p.stat().st_size for p in gguf.part_paths(model)) == model.size
+        paths = gguf.part_paths(model)
+        assert sum(p.stat().st_size for p in paths) == model.size
+        assert [gguf.sha256_of(p) for p in paths] == [p.sha256 for p in model.parts]
+    assert not {d.replace("-", "_") for d in model.distributions} & set(sys.modules)  # none imported
 
 
 @pytest.mark.slow
@@ -32,7 +38,6 @@ def test_the_default_model_is_assembled_checked_and_reads(monkeypatch, tmp_path)
     if not gguf.installed(gguf.DEFAULT):
         pytest.skip("the default local model is not installed")
     monkeypatch.setenv("CRAG_CACHE_DIR", str(tmp_path))  # a first run: nothing assembled yet
-    monkeypatch.setattr(gguf, "_VERIFIED", {})
     path = gguf.model_file("local", progress=False)
     assert path.parent == tmp_path / "models" and path.stat().st_size == gguf.DEFAULT.size
     model = chat_model("local", max_tokens=32)
