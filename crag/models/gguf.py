@@ -357,4 +357,4 @@ def _assemble(model: PackagedModel, target: Path, progress: bool) -> None:
         staging.unlink(missing_ok=True)
 
 
-__all__ = ["ModelFileError", "model_file"]  # what callers outside the package use
+__all__ = ["CHUNK", "MODELS", "ModelFileError", "PackagedModel", "model_file"]  # what callers outside the package use
