@@ -8,7 +8,8 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Callable, Coroutine
+import zlib
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -29,7 +30,11 @@ PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accept
 JSON_TYPES = (("application/json",), "JSON")
 PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits
 DOCUMENT_TYPES = (HTML_TYPES + TEXT_TYPES + PDF_TYPES, "HTML, text or PDF")
-MAX_BYTES = 2_000_000  # the largest page or API answer read
+MAX_BYTES = 2_000_000  # the largest page or API answer read, counted after decompression
+# the encodings asked for and decoded here, each a piece at a time: httpx's decoders inflate a whole network read at
+# once, and 64 KB of gzip can be 64 MB of page. Brotli and zstd are not asked for, and refused if sent anyway.
+ACCEPT_ENCODING = "gzip, deflate"
+DECODED_PIECE = 64 * 1024  # the most one step of decompression writes
 # Wikimedia's policy asks clients to say who they are and how to reach their makers
 USER_AGENT = f"{DISTRIBUTION} (corrective RAG page fetcher; +https://pypi.org/project/{DISTRIBUTION}/)"
 
@@ -116,7 +121,12 @@ async def _download(
                     "GET",
                     current.copy_with(host=address),  # pinned to the checked address
                     # no connection reuse: a pooled TLS connection to this address may carry another host's SNI
-                    headers={"Host": current.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Connection": "close"},
+                    headers={
+                        "Host": current.netloc.decode("ascii"),
+                        "User-Agent": USER_AGENT,
+                        "Accept-Encoding": ACCEPT_ENCODING,
+                        "Connection": "close",
+                    },
                     extensions={"sni_hostname": host} if current.scheme == "https" else None,
                 )
                 try:
@@ -157,12 +167,64 @@ async def _read(
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise WebSearchError(f"refusing {url}: {declared} bytes is over the {max_bytes}-byte cap")
-    body = bytearray()
-    async for chunk in response.aiter_bytes():  # decompressed, so the cap also stops gzip bombs
-        body += chunk
-        if len(body) > max_bytes:
-            raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap")
-    return bytes(body), media_type, response.charset_encoding
+    decoders = _decoders(response.headers.get("content-encoding", ""), url)
+    pieces: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_raw():  # as sent: decoded here, a piece at a time, so the cap is of the page
+        for piece in _decoded(decoders, chunk):
+            size += len(piece)
+            if size > max_bytes:
+                raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap (decompressed)")
+            pieces.append(piece)
+    return b"".join(pieces), media_type, response.charset_encoding
+
+
+class _Inflater:
+    """gzip or deflate, decoded at most `DECODED_PIECE` bytes a step (zlib's max_length)."""
+
+    def __init__(self, encoding: str):
+        self.encoding = encoding
+        # deflate is meant to be zlib-wrapped (RFC 9110), but some servers send it raw: decided on the first bytes
+        self.raw_fallback = encoding == "deflate"
+        self.inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding == "gzip" else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while True:
+            try:
+                piece = self.inflate.decompress(data, DECODED_PIECE)
+            except zlib.error as exc:
+                if not self.raw_fallback:
+                    raise WebSearchError(f"cannot decode the {self.encoding} body: {exc}") from exc
+                self.raw_fallback = False
+                self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+                continue
+            if data:
+                self.raw_fallback = False
+            data = self.inflate.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < DECODED_PIECE:
+                return
+
+
+def _decoders(header: str, url: httpx.URL) -> list[_Inflater]:
+    """The decoders a Content-Encoding header asks for, in the order to apply them."""
+    decoders: list[_Inflater] = []
+    for coding in reversed([c.strip().lower() for c in header.split(",") if c.strip()]):
+        if coding in ("gzip", "x-gzip", "deflate"):
+            decoders.append(_Inflater("deflate" if coding == "deflate" else "gzip"))
+        elif coding != "identity":
+            raise WebSearchError(f"refusing {url}: content encoding {coding} was not asked for ({ACCEPT_ENCODING})")
+    return decoders
+
+
+def _decoded(decoders: list[_Inflater], data: bytes) -> Iterator[bytes]:
+    """`data` through each decoder in turn, lazily: no step holds more than a piece of decoded bytes."""
+    if not decoders:
+        yield data
+        return
+    for piece in decoders[0].feed(data):
+        yield from _decoded(decoders[1:], piece)
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
