@@ -5,9 +5,11 @@ the address checked; bodies capped, one deadline for the whole fetch (httpx's ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 import socket
+import threading
 import zlib
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -107,11 +109,15 @@ async def _download(
     max_bytes: int,
     allow_private: bool,
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
+    deadline: float | None = None,
 ) -> tuple[bytes, str, str | None, httpx.URL]:
-    """(body, media type, charset, final URL), following checked redirects, all within `timeout` seconds."""
+    """(body, media type, charset, final URL), following checked redirects, all within `timeout` seconds
+    (by the event loop's clock's `deadline`, when given: the page's extraction shares it)."""
     current = _parse(url)
+    if deadline is None:
+        deadline = asyncio.get_running_loop().time() + timeout
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout_at(deadline):
             for _ in range(MAX_REDIRECTS + 1):
                 host = current.raw_host.decode("ascii")
                 address = await _resolve(
@@ -270,6 +276,32 @@ def _new_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(trust_env=False, follow_redirects=False)
 
 
+def _in_thread(work: Callable[[], T]) -> asyncio.Future[T]:
+    """`work()` in a daemon thread of its own, as a future of the running loop. A thread cannot be stopped: one
+    given up on runs on to its end, but nobody waits for it, not even the interpreter's exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, exc: BaseException | None) -> None:
+        if future.done():  # given up on
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            result, exc = work(), None
+        except BaseException as error:  # handed to the waiting coroutine
+            result, exc = None, error
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, exc)
+
+    threading.Thread(target=run, name="crag-extract", daemon=True).start()
+    return future
+
+
 async def _fetch_pages(
     urls: list[str],
     *,
@@ -280,19 +312,40 @@ async def _fetch_pages(
     client: httpx.AsyncClient | None,
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
     on_done: Callable[[], object] | None = None,
-) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
-    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
+    extract: Callable[[tuple[bytes, str, str | None, httpx.URL], str], Any] | None = None,
+) -> list[Any]:
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it. With
+    `extract`, what it makes of (download, URL) instead, run in a thread within the same `timeout` as the download:
+    text extraction from a hostile page can be as slow as its download."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     slots = asyncio.Semaphore(max_workers)
     shared = client or _new_client()  # one pool for all pages
+    loop = asyncio.get_running_loop()
 
     async def one(url: str):
         async with slots:
             try:
-                return await _download(
-                    shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, accept=accept
+                deadline = loop.time() + timeout
+                got = await _download(
+                    shared,
+                    url,
+                    timeout=timeout,
+                    max_bytes=max_bytes,
+                    allow_private=allow_private,
+                    accept=accept,
+                    deadline=deadline,
                 )
+                if extract is None:
+                    return got
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        return await _in_thread(lambda: extract(got, url))
+                except TimeoutError:
+                    raise WebSearchError(
+                        f"timed out after {timeout:g} s extracting the text of {got[3]} (one deadline for the"
+                        " download and the extraction)"
+                    ) from None
             except Exception as exc:  # handed back, so one page never sinks the others
                 return exc
             finally:
@@ -306,9 +359,7 @@ async def _fetch_pages(
             await shared.aclose()
 
 
-def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> tuple[str | None, list[str]]:
-    if isinstance(page, Exception):
-        raise page
+def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL], url: str) -> tuple[str | None, list[str]]:
     body, media_type, charset, final = page
     return _extract(body, media_type, charset, str(final))
 
@@ -387,24 +438,30 @@ def fetch_all(
     for i in set(range(len(unique))) - set(web):
         per_result[i] = _snippet(unique[i][0])
     errors: list[str] = []
-    pages = download_many(
-        [unique[i][1] for i in web],
-        timeout=timeout,
-        max_bytes=max_bytes,
-        allow_private=allow_private,
-        max_workers=max_workers,
-        client=client,
+    pages = (
+        _run(
+            _fetch_pages(
+                [unique[i][1] for i in web],
+                timeout=timeout,
+                max_bytes=max_bytes,
+                allow_private=allow_private,
+                max_workers=max_workers,
+                client=client,
+                extract=_paragraphs,
+            )
+        )
+        if web
+        else []
     )
     for i, page in zip(web, pages):
         result, url = unique[i]
         shown = without_credentials(url)
-        try:
-            page_title, paragraphs = _paragraphs(page)
-        except Exception as exc:  # anything: a page must never sink the search
-            reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(page, Exception):  # anything: a page must never sink the search
+            reason = str(page) if isinstance(page, WebSearchError) else f"{type(page).__name__}: {page}"
             errors.append(f"{shown}: {reason}")
             per_result[i] = _snippet(result)
             continue
+        page_title, paragraphs = page
         if not paragraphs:
             errors.append(f"{shown}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
             per_result[i] = _snippet(result)

@@ -602,6 +602,34 @@ def test_one_hostile_page_does_not_stall_the_others(server):
     assert len(errors) == 6 and all("timed out after 0.5 s" in e for e in errors)
 
 
+def test_a_slow_extraction_is_dropped_within_the_page_deadline(server, monkeypatch):
+    """Text extraction shares the page's deadline: a page whose extraction overruns is dropped, by name, in time."""
+    real = fetch_mod._extract
+    finished = threading.Event()
+
+    def extract(body, media_type, charset, url):
+        if "slow-extraction" in url:
+            time.sleep(2)  # a parser lost in a hostile page
+            finished.set()
+        return real(body, media_type, charset, url)
+
+    monkeypatch.setattr(fetch_mod, "_extract", extract)
+    slow = f"{server}/page?slow-extraction"
+    results = [hit("Ada", f"{server}/page", "s"), hit("Slow", slow, "slow snippet"), hit("Ada", f"{server}/plain", "p")]
+    started = time.perf_counter()
+    passages, errors = fetch_all(results, allow_private=True, timeout=0.5)
+    assert time.perf_counter() - started < 1.4 and not finished.is_set()  # not waited for
+    assert errors == [
+        f"{slow}: timed out after 0.5 s extracting the text of {slow} (one deadline for the download and the"
+        " extraction)"
+    ]
+    assert [p.page_content for p in passages] == [
+        *(f"Ada Lovelace: {p}" for p in PARAGRAPHS),
+        "Slow: slow snippet",  # the snippet stands in
+        *(f"Ada: {p}" for p in PARAGRAPHS),
+    ]
+
+
 def test_redirects_are_checked_again(server, monkeypatch):
     """Only the test server's address passes, so the first hop is fetched and the second refused."""
     real = fetch_mod._refusal
