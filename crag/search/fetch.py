@@ -32,6 +32,9 @@ PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accept
 JSON_TYPES = (("application/json",), "JSON")
 PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits
 DOCUMENT_TYPES = (HTML_TYPES + TEXT_TYPES + PDF_TYPES, "HTML, text or PDF")
+# the most fetched paragraphs a search hands on to be scored (the evaluator, the strip embeddings): a hostile page of
+# 2 MB can hold 20,000 ten-word lines, each scored by the evaluator and embedded.
+MAX_PARAGRAPHS = 300
 MAX_BYTES = 2_000_000  # the largest page or API answer read, counted after decompression
 # the encodings asked for and decoded here, each a piece at a time: httpx's decoders inflate a whole network read at
 # once, and 64 KB of gzip can be 64 MB of page. Brotli and zstd are not asked for, and refused if sent anyway.
@@ -469,3 +472,24 @@ def fetch_all(
         title = page_title or title_of(result)
         per_result[i] = [_paragraph(p, title, url) for p in paragraphs]
     return [paragraph for found in per_result for paragraph in found], errors
+
+
+def cap_paragraphs(passages: list[Document], limit: int = MAX_PARAGRAPHS) -> tuple[list[Document], str | None]:
+    """At most `limit` of a search's fetched passages, fairly: each page's first, then each page's second, and so
+    on, pages in result order; kept in their order. Also what was dropped, as an error to report, or None."""
+    if len(passages) <= limit:
+        return passages, None
+    pages: dict[str, list[int]] = {}
+    for i, found in enumerate(passages):
+        pages.setdefault(source_of(found), []).append(i)
+    kept: set[int] = set()
+    for turn in range(max(len(page) for page in pages.values())):
+        for page in pages.values():
+            if turn < len(page) and len(kept) < limit:
+                kept.add(page[turn])
+    dropped = len(passages) - limit
+    pages_cut = sum(1 for page in pages.values() if not set(page) <= kept)
+    return [p for i, p in enumerate(passages) if i in kept], (
+        f"{dropped} of {len(passages)} fetched paragraphs not scored: at most {limit} a search, taken from each"
+        f" page in turn ({pages_cut} of {len(pages)} pages cut short)"
+    )
