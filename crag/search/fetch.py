@@ -388,9 +388,11 @@ def download_many(
     max_workers: int = 4,
     on_done: Callable[[], object] | None = None,
     client: httpx.AsyncClient | None = None,
-) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
+    extract: Callable[[tuple[bytes, str, str | None, httpx.URL], str], Any] | None = None,
+) -> list[Any]:
     """Each URL's (body, media type, charset, final URL), or the exception that stopped it (not raised).
-    Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx."""
+    Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx.
+    With `extract`, what it makes of (that download, the URL), within the same `timeout` (`_fetch_pages`)."""
     if not urls:
         return []
     return _run(
@@ -403,6 +405,7 @@ def download_many(
             client=client,
             accept=accept,
             on_done=on_done,
+            extract=extract,
         )
     )
 
