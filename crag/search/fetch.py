@@ -191,8 +191,8 @@ async def _read(
 class _Inflater:
     """gzip or deflate, decoded at most `DECODED_PIECE` bytes a step (zlib's max_length)."""
 
-    def __init__(self, encoding: str):
-        self.encoding = encoding
+    def __init__(self, encoding: str, url: httpx.URL):
+        self.encoding, self.url = encoding, url
         # deflate is meant to be zlib-wrapped (RFC 9110), but some servers send it raw: decided on the first bytes
         self.raw_fallback = encoding == "deflate"
         self.inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding == "gzip" else zlib.MAX_WBITS)
@@ -203,7 +203,7 @@ class _Inflater:
                 piece = self.inflate.decompress(data, DECODED_PIECE)
             except zlib.error as exc:
                 if not self.raw_fallback:
-                    raise WebSearchError(f"cannot decode the {self.encoding} body: {exc}") from exc
+                    raise WebSearchError(f"cannot decode {self.url}: a bad {self.encoding} body ({exc})") from exc
                 self.raw_fallback = False
                 self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)
                 continue
@@ -221,7 +221,7 @@ def _decoders(header: str, url: httpx.URL) -> list[_Inflater]:
     decoders: list[_Inflater] = []
     for coding in reversed([c.strip().lower() for c in header.split(",") if c.strip()]):
         if coding in ("gzip", "x-gzip", "deflate"):
-            decoders.append(_Inflater("deflate" if coding == "deflate" else "gzip"))
+            decoders.append(_Inflater("deflate" if coding == "deflate" else "gzip", url))
         elif coding != "identity":
             raise WebSearchError(f"refusing {url}: content encoding {coding} was not asked for ({ACCEPT_ENCODING})")
     return decoders

@@ -485,6 +485,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, zlib.compress(PAGE, wbits=31), headers=[("Content-Encoding", "gzip")])
         elif path == "/raw-deflate-page":  # deflate without its zlib wrapper, as some servers send it
             self._send(200, zlib.compress(PAGE, wbits=-15), headers=[("Content-Encoding", "deflate")])
+        elif path == "/bad-gzip-page":
+            self._send(200, b"not gzip at all", headers=[("Content-Encoding", "gzip")])
         elif path == "/zstd-page":  # zstd was not asked for
             self._send(200, b"(zstd)", headers=[("Content-Encoding", "zstd")])
         elif path == "/slow":
@@ -564,6 +566,8 @@ def test_compressed_pages_are_decoded(server, path):
 def test_an_encoding_not_asked_for_is_refused(server):
     with pytest.raises(WebSearchError, match="content encoding zstd was not asked for"):
         fetch_page(f"{server}/zstd-page", allow_private=True)
+    with pytest.raises(WebSearchError, match=f"cannot decode {server}/bad-gzip-page: a bad gzip body"):
+        fetch_page(f"{server}/bad-gzip-page", allow_private=True)
 
 
 @pytest.mark.parametrize("path", list(BOMBS))
