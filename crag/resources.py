@@ -22,7 +22,7 @@ from crag.models.reasoning import Analysis, Selection, structured, verdict
 from crag.passages import distinct, title_of
 from crag.prompts import CRITIQUES, GENERATE_STOP, condense_prompt, critique_messages
 from crag.records import Quote
-from crag.search.fetch import fetch_all
+from crag.search.fetch import cap_paragraphs, fetch_all
 from crag.search.store import OVERFETCH, open_existing
 from crag.search.store import retrieve as search_store
 from crag.search.user_web import is_user_backend, search_custom
@@ -111,10 +111,14 @@ def web_search(ctx: Context, query: str) -> list[Document]:
 
 
 def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], list[str]]:
-    """The web results' pages as titled paragraphs, and "URL: why" errors; a failed page's snippet stands in."""
+    """The web results' pages as titled paragraphs, at most `MAX_PARAGRAPHS` of them (`cap_paragraphs`), and
+    "URL: why" errors; a failed page's snippet stands in."""
     if ctx.web_backend == "wikipedia":
-        return WikipediaSearch(ctx.wikipedia_url, timeout=ctx.web_timeout).pages(results)
-    return fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
+        passages, errors = WikipediaSearch(ctx.wikipedia_url, timeout=ctx.web_timeout).pages(results)
+    else:
+        passages, errors = fetch_all(results, timeout=ctx.web_timeout, allow_private=ctx.allow_private_fetch)
+    passages, dropped = cap_paragraphs(passages)  # each is scored, and maybe embedded, next
+    return passages, [*errors, dropped] if dropped else errors
 
 
 # the longest reply each use of the chat model needs: a query is a few words, a "hyde" passage three sentences

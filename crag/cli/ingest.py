@@ -46,7 +46,7 @@ def ingest_cmd(
         bool, typer.Option("--allow-private-fetch", help="Also download from private and loopback addresses.")
     ] = False,
     fetch_timeout: Annotated[
-        float, typer.Option("--fetch-timeout", min=0.1, help="Seconds allowed for each page's download.")
+        float, typer.Option("--fetch-timeout", min=0.1, help="Seconds allowed for each page's download and reading.")
     ] = DEFAULT_TIMEOUT,
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Characters per chunk.")] = DEFAULT_CHUNK_SIZE,
     chunk_overlap: Annotated[

@@ -87,23 +87,26 @@ def load_urls(
     if not unique:
         return Downloaded([], [], [], [])
     with tqdm(total=len(unique), desc="download", unit="page", disable=not progress) as bar:
-        downloads = download_all(
-            unique, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, on_done=bar.update
+        # each page read (HTML, PDF) within its download's deadline: a hostile PDF can take longer to read than to get
+        pages = download_all(
+            unique,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            allow_private=allow_private,
+            on_done=bar.update,
+            read=lambda download, url: _page(download, without_credentials(url)),
         )
     documents: list[Document] = []
     read: list[str] = []
     failed: list[str] = []
     empty: list[str] = []
-    for url, download in zip(unique, downloads):
+    for url, page in zip(unique, pages):
         shown = without_credentials(url)
-        if isinstance(download, WebSearchError):
-            failed.append(f"{shown}: {download}")
+        # a failed download, a page with no text, a PDF that cannot be read, HTML trafilatura chokes on
+        if isinstance(page, Exception):
+            failed.append(f"{shown}: {page}" if isinstance(page, ValueError | WebSearchError) else f"{shown}: {page!r}")
             continue
-        try:
-            found, empty_pages = _page(download, shown)
-        except ValueError as exc:  # a page with no text, a PDF that cannot be read, HTML trafilatura chokes on
-            failed.append(f"{shown}: {exc}")
-            continue
+        found, empty_pages = page
         documents += found
         empty += empty_pages
         read.append(shown)

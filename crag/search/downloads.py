@@ -65,9 +65,21 @@ class Download:
 
 
 def download_all(
-    urls: list[str], *, timeout: float, max_bytes: int, allow_private: bool, on_done: Callable[[], object] | None = None
-) -> list[Download | WebSearchError]:
-    """Each URL's page (HTML, text or PDF) as a `Download`, or the error that says why not."""
+    urls: list[str],
+    *,
+    timeout: float,
+    max_bytes: int,
+    allow_private: bool,
+    on_done: Callable[[], object] | None = None,
+    read: Callable[[Download, str], Any] | None = None,
+) -> list[Any]:
+    """Each URL's page (HTML, text or PDF) as a `Download`, or the error that says why not. With `read`, what it
+    makes of (the `Download`, the URL), in a thread within the download's own deadline, or the exception it raised
+    (a `WebSearchError` when the deadline passed first)."""
+
+    def extract(got: tuple, url: str) -> Any:
+        return read(Download(got[0], got[1], got[2]), url) if read else Download(got[0], got[1], got[2])
+
     downloads = download_many(
         urls,
         timeout=timeout,
@@ -76,7 +88,10 @@ def download_all(
         accept=DOCUMENT_TYPES,
         max_workers=8,
         on_done=on_done,
+        extract=extract if read else None,
     )
+    if read:
+        return downloads
     return [
         _error(url, got) if isinstance(got, Exception) else Download(got[0], got[1], got[2])
         for url, got in zip(urls, downloads)

@@ -5,10 +5,13 @@ the address checked; bodies capped, one deadline for the whole fetch (httpx's ti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import re
 import socket
-from collections.abc import Callable, Coroutine
+import threading
+import zlib
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -29,7 +32,14 @@ PAGE_TYPES = (HTML_TYPES + TEXT_TYPES, "HTML or text")  # what a download accept
 JSON_TYPES = (("application/json",), "JSON")
 PDF_TYPES = ("application/pdf",)  # read only where asked for (`crag ingest` URL lists), never for search hits
 DOCUMENT_TYPES = (HTML_TYPES + TEXT_TYPES + PDF_TYPES, "HTML, text or PDF")
-MAX_BYTES = 2_000_000  # the largest page or API answer read
+# the most fetched paragraphs a search hands on to be scored (the evaluator, the strip embeddings): a hostile page of
+# 2 MB can hold 20,000 ten-word lines, each scored by the evaluator and embedded.
+MAX_PARAGRAPHS = 300
+MAX_BYTES = 2_000_000  # the largest page or API answer read, counted after decompression
+# the encodings asked for and decoded here, each a piece at a time: httpx's decoders inflate a whole network read at
+# once, and 64 KB of gzip can be 64 MB of page. Brotli and zstd are not asked for, and refused if sent anyway.
+ACCEPT_ENCODING = "gzip, deflate"
+DECODED_PIECE = 64 * 1024  # the most one step of decompression writes
 # Wikimedia's policy asks clients to say who they are and how to reach their makers
 USER_AGENT = f"{DISTRIBUTION} (corrective RAG page fetcher; +https://pypi.org/project/{DISTRIBUTION}/)"
 
@@ -102,11 +112,15 @@ async def _download(
     max_bytes: int,
     allow_private: bool,
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
+    deadline: float | None = None,
 ) -> tuple[bytes, str, str | None, httpx.URL]:
-    """(body, media type, charset, final URL), following checked redirects, all within `timeout` seconds."""
+    """(body, media type, charset, final URL), following checked redirects, all within `timeout` seconds
+    (by the event loop's clock's `deadline`, when given: the page's extraction shares it)."""
     current = _parse(url)
+    if deadline is None:
+        deadline = asyncio.get_running_loop().time() + timeout
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout_at(deadline):
             for _ in range(MAX_REDIRECTS + 1):
                 host = current.raw_host.decode("ascii")
                 address = await _resolve(
@@ -116,7 +130,12 @@ async def _download(
                     "GET",
                     current.copy_with(host=address),  # pinned to the checked address
                     # no connection reuse: a pooled TLS connection to this address may carry another host's SNI
-                    headers={"Host": current.netloc.decode("ascii"), "User-Agent": USER_AGENT, "Connection": "close"},
+                    headers={
+                        "Host": current.netloc.decode("ascii"),
+                        "User-Agent": USER_AGENT,
+                        "Accept-Encoding": ACCEPT_ENCODING,
+                        "Connection": "close",
+                    },
                     extensions={"sni_hostname": host} if current.scheme == "https" else None,
                 )
                 try:
@@ -157,12 +176,64 @@ async def _read(
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise WebSearchError(f"refusing {url}: {declared} bytes is over the {max_bytes}-byte cap")
-    body = bytearray()
-    async for chunk in response.aiter_bytes():  # decompressed, so the cap also stops gzip bombs
-        body += chunk
-        if len(body) > max_bytes:
-            raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap")
-    return bytes(body), media_type, response.charset_encoding
+    decoders = _decoders(response.headers.get("content-encoding", ""), url)
+    pieces: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_raw():  # as sent: decoded here, a piece at a time, so the cap is of the page
+        for piece in _decoded(decoders, chunk):
+            size += len(piece)
+            if size > max_bytes:
+                raise WebSearchError(f"refusing {url}: the page is over the {max_bytes}-byte cap (decompressed)")
+            pieces.append(piece)
+    return b"".join(pieces), media_type, response.charset_encoding
+
+
+class _Inflater:
+    """gzip or deflate, decoded at most `DECODED_PIECE` bytes a step (zlib's max_length)."""
+
+    def __init__(self, encoding: str, url: httpx.URL):
+        self.encoding, self.url = encoding, url
+        # deflate is meant to be zlib-wrapped (RFC 9110), but some servers send it raw: decided on the first bytes
+        self.raw_fallback = encoding == "deflate"
+        self.inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding == "gzip" else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while True:
+            try:
+                piece = self.inflate.decompress(data, DECODED_PIECE)
+            except zlib.error as exc:
+                if not self.raw_fallback:
+                    raise WebSearchError(f"cannot decode {self.url}: a bad {self.encoding} body ({exc})") from exc
+                self.raw_fallback = False
+                self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+                continue
+            if data:
+                self.raw_fallback = False
+            data = self.inflate.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < DECODED_PIECE:
+                return
+
+
+def _decoders(header: str, url: httpx.URL) -> list[_Inflater]:
+    """The decoders a Content-Encoding header asks for, in the order to apply them."""
+    decoders: list[_Inflater] = []
+    for coding in reversed([c.strip().lower() for c in header.split(",") if c.strip()]):
+        if coding in ("gzip", "x-gzip", "deflate"):
+            decoders.append(_Inflater("deflate" if coding == "deflate" else "gzip", url))
+        elif coding != "identity":
+            raise WebSearchError(f"refusing {url}: content encoding {coding} was not asked for ({ACCEPT_ENCODING})")
+    return decoders
+
+
+def _decoded(decoders: list[_Inflater], data: bytes) -> Iterator[bytes]:
+    """`data` through each decoder in turn, lazily: no step holds more than a piece of decoded bytes."""
+    if not decoders:
+        yield data
+        return
+    for piece in decoders[0].feed(data):
+        yield from _decoded(decoders[1:], piece)
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -208,6 +279,32 @@ def _new_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(trust_env=False, follow_redirects=False)
 
 
+def _in_thread(work: Callable[[], T]) -> asyncio.Future[T]:
+    """`work()` in a daemon thread of its own, as a future of the running loop. A thread cannot be stopped: one
+    given up on runs on to its end, but nobody waits for it, not even the interpreter's exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, exc: BaseException | None) -> None:
+        if future.done():  # given up on
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            result, exc = work(), None
+        except BaseException as error:  # handed to the waiting coroutine
+            result, exc = None, error
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, exc)
+
+    threading.Thread(target=run, name="crag-extract", daemon=True).start()
+    return future
+
+
 async def _fetch_pages(
     urls: list[str],
     *,
@@ -218,19 +315,40 @@ async def _fetch_pages(
     client: httpx.AsyncClient | None,
     accept: tuple[tuple[str, ...], str] = PAGE_TYPES,
     on_done: Callable[[], object] | None = None,
-) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
-    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it."""
+    extract: Callable[[tuple[bytes, str, str | None, httpx.URL], str], Any] | None = None,
+) -> list[Any]:
+    """Download every URL, at most `max_workers` at once: a download or the exception that stopped it. With
+    `extract`, what it makes of (download, URL) instead, run in a thread within the same `timeout` as the download:
+    text extraction from a hostile page can be as slow as its download."""
     if timeout <= 0 or max_bytes <= 0 or max_workers < 1:
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     slots = asyncio.Semaphore(max_workers)
     shared = client or _new_client()  # one pool for all pages
+    loop = asyncio.get_running_loop()
 
     async def one(url: str):
         async with slots:
             try:
-                return await _download(
-                    shared, url, timeout=timeout, max_bytes=max_bytes, allow_private=allow_private, accept=accept
+                deadline = loop.time() + timeout
+                got = await _download(
+                    shared,
+                    url,
+                    timeout=timeout,
+                    max_bytes=max_bytes,
+                    allow_private=allow_private,
+                    accept=accept,
+                    deadline=deadline,
                 )
+                if extract is None:
+                    return got
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        return await _in_thread(lambda: extract(got, url))
+                except TimeoutError:
+                    raise WebSearchError(
+                        f"timed out after {timeout:g} s extracting the text of {got[3]} (one deadline for the"
+                        " download and the extraction)"
+                    ) from None
             except Exception as exc:  # handed back, so one page never sinks the others
                 return exc
             finally:
@@ -244,9 +362,7 @@ async def _fetch_pages(
             await shared.aclose()
 
 
-def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL] | Exception) -> tuple[str | None, list[str]]:
-    if isinstance(page, Exception):
-        raise page
+def _paragraphs(page: tuple[bytes, str, str | None, httpx.URL], url: str) -> tuple[str | None, list[str]]:
     body, media_type, charset, final = page
     return _extract(body, media_type, charset, str(final))
 
@@ -272,9 +388,11 @@ def download_many(
     max_workers: int = 4,
     on_done: Callable[[], object] | None = None,
     client: httpx.AsyncClient | None = None,
-) -> list[tuple[bytes, str, str | None, httpx.URL] | Exception]:
+    extract: Callable[[tuple[bytes, str, str | None, httpx.URL], str], Any] | None = None,
+) -> list[Any]:
     """Each URL's (body, media type, charset, final URL), or the exception that stopped it (not raised).
-    Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx."""
+    Failures worth a retry are `TransientWebSearchError`: a timeout, a dropped connection, HTTP 408, 429, 5xx.
+    With `extract`, what it makes of (that download, the URL), within the same `timeout` (`_fetch_pages`)."""
     if not urls:
         return []
     return _run(
@@ -287,6 +405,7 @@ def download_many(
             client=client,
             accept=accept,
             on_done=on_done,
+            extract=extract,
         )
     )
 
@@ -325,24 +444,30 @@ def fetch_all(
     for i in set(range(len(unique))) - set(web):
         per_result[i] = _snippet(unique[i][0])
     errors: list[str] = []
-    pages = download_many(
-        [unique[i][1] for i in web],
-        timeout=timeout,
-        max_bytes=max_bytes,
-        allow_private=allow_private,
-        max_workers=max_workers,
-        client=client,
+    pages = (
+        _run(
+            _fetch_pages(
+                [unique[i][1] for i in web],
+                timeout=timeout,
+                max_bytes=max_bytes,
+                allow_private=allow_private,
+                max_workers=max_workers,
+                client=client,
+                extract=_paragraphs,
+            )
+        )
+        if web
+        else []
     )
     for i, page in zip(web, pages):
         result, url = unique[i]
         shown = without_credentials(url)
-        try:
-            page_title, paragraphs = _paragraphs(page)
-        except Exception as exc:  # anything: a page must never sink the search
-            reason = str(exc) if isinstance(exc, WebSearchError) else f"{type(exc).__name__}: {exc}"
+        if isinstance(page, Exception):  # anything: a page must never sink the search
+            reason = str(page) if isinstance(page, WebSearchError) else f"{type(page).__name__}: {page}"
             errors.append(f"{shown}: {reason}")
             per_result[i] = _snippet(result)
             continue
+        page_title, paragraphs = page
         if not paragraphs:
             errors.append(f"{shown}: no paragraphs of {MIN_WORDS}+ words; using the snippet")
             per_result[i] = _snippet(result)
@@ -350,3 +475,24 @@ def fetch_all(
         title = page_title or title_of(result)
         per_result[i] = [_paragraph(p, title, url) for p in paragraphs]
     return [paragraph for found in per_result for paragraph in found], errors
+
+
+def cap_paragraphs(passages: list[Document], limit: int = MAX_PARAGRAPHS) -> tuple[list[Document], str | None]:
+    """At most `limit` of a search's fetched passages, fairly: each page's first, then each page's second, and so
+    on, pages in result order; kept in their order. Also what was dropped, as an error to report, or None."""
+    if len(passages) <= limit:
+        return passages, None
+    pages: dict[str, list[int]] = {}
+    for i, found in enumerate(passages):
+        pages.setdefault(source_of(found), []).append(i)
+    kept: set[int] = set()
+    for turn in range(max(len(page) for page in pages.values())):
+        for page in pages.values():
+            if turn < len(page) and len(kept) < limit:
+                kept.add(page[turn])
+    dropped = len(passages) - limit
+    pages_cut = sum(1 for page in pages.values() if not set(page) <= kept)
+    return [p for i, p in enumerate(passages) if i in kept], (
+        f"{dropped} of {len(passages)} fetched paragraphs not scored: at most {limit} a search, taken from each"
+        f" page in turn ({pages_cut} of {len(pages)} pages cut short)"
+    )

