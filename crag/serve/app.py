@@ -219,7 +219,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             "runs_in_flight": runs.in_flight,
         }
 
-    @app.delete("/threads/{thread_id}", status_code=204, response_class=Response)
+    @app.delete(
+        "/threads/{thread_id}",
+        status_code=204,
+        response_class=Response,
+        responses={404: {"description": "You have no thread of that id (or the server keeps no threads)."}},
+    )
     async def delete_thread(thread_id: str, request: Request) -> Response:
         """Delete one of your threads, every system's turns on it: 204, or 404 if you have no such thread."""
         if service.threaded is None:

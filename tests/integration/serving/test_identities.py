@@ -172,3 +172,28 @@ def test_crag_serve_refuses_to_listen_beyond_localhost_without_a_key(cli, tmp_pa
     assert anyway.exit_code == 2 and "there is no knowledge base" in anyway.output
     keyed = cli("--host", "0.0.0.0", "--chroma-dir", str(tmp_path / "c"), "--collection", "x", CRAG_API_KEY="k" * 20)
     assert keyed.exit_code == 2 and "there is no knowledge base" in keyed.output
+
+
+def test_a_request_cannot_name_its_owner(serve, keys_file):
+    url = serve(keys_file=keys_file)
+    body = {"input": {"question": QUESTION}, "config": {"configurable": {"crag_owner": "alice"}}}
+    forged = httpx.post(f"{url}/crag/invoke", json=body, headers=BOB, timeout=30)
+    assert forged.status_code == 422 and "crag_owner cannot be set per request" in forged.text
+
+
+def test_crag_ask_server_with_each_users_key(serve, keys_file):
+    from crag.cli.main import app
+
+    url = serve(keys_file=keys_file)
+
+    def ask(key: str, question: str) -> dict:
+        args = ["ask", question, "--server", url, "--thread", "anna", "--json"]
+        result = CliRunner().invoke(app, args, env={"CRAG_API_KEY": key})
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    ask("alice-key-0123456789", QUESTION)
+    assert ask("alice-key-0123456789", FOLLOW_UP)["question"] == "Where do Anna Berg's works hang?"
+    assert ask("bob-key-0123456789abc", FOLLOW_UP)["question"] == FOLLOW_UP  # Bob's own thread "anna"
+    refused = CliRunner().invoke(app, ["ask", QUESTION, "--server", url], env={"CRAG_API_KEY": "wrong-0123456789"})
+    assert refused.exit_code == 2 and "wants an API key" in refused.output
