@@ -197,3 +197,16 @@ def test_crag_ask_server_with_each_users_key(serve, keys_file):
     assert ask("bob-key-0123456789abc", FOLLOW_UP)["question"] == FOLLOW_UP  # Bob's own thread "anna"
     refused = CliRunner().invoke(app, ["ask", QUESTION, "--server", url], env={"CRAG_API_KEY": "wrong-0123456789"})
     assert refused.exit_code == 2 and "wants an API key" in refused.output
+
+
+def test_each_worker_reads_the_keys_file_it_is_given(keys_file, monkeypatch):
+    """`crag serve` passes the keys file's path (never the keys) to each worker in $CRAG_SERVE_SETTINGS."""
+    from crag.cli.serve import SETTINGS_ENV, worker_app
+    from tests.servers import running
+
+    server = {"warm_up": False, "require_documents": False, "threads_db": None, "keys_file": str(keys_file)}
+    monkeypatch.setenv(SETTINGS_ENV, json.dumps({"context": {}, "server": server}))
+    monkeypatch.delenv("CRAG_API_KEY", raising=False)
+    with running(worker_app()) as url:
+        assert httpx.get(f"{url}/crag/input_schema").status_code == 401
+        assert httpx.get(f"{url}/crag/input_schema", headers=BOB).status_code == 200
