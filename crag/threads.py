@@ -31,6 +31,7 @@ CONNECT_TIMEOUT = 10  # seconds to reach Postgres (every connection, and the poo
 POOL_SIZE = 8  # connections a process keeps to Postgres for its checkpoints
 SETUP_LOCK = 7_083_823_410_001  # advisory lock key: workers starting at once set the schema up one by one
 THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
+OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")  # a server's user (crag.serve.keys.USER)
 TURN_DURABILITY = "exit"  # LangGraph's durability for a server's turns: checkpoint when the turn ends, not per step
 
 
@@ -127,6 +128,27 @@ def check_thread_id(thread_id: Any) -> str:
     return thread_id
 
 
+def owned_thread(owner: str | None, thread_id: str) -> str:
+    """The checkpointer's key of `owner`'s thread `thread_id`: `owner/thread_id`, or the id itself without an
+    owner (the CLI, a server without keys or with $CRAG_API_KEY alone). Neither a user name nor a thread id
+    holds a "/", so no id of one user names another's thread, nor an unowned one."""
+    check_thread_id(thread_id)
+    if owner is None:
+        return thread_id
+    if not isinstance(owner, str) or not OWNER.fullmatch(owner):
+        raise ValueError(f"invalid thread owner {str(owner)[:70]!r}")
+    return f"{owner}/{thread_id}"
+
+
+def check_thread_key(key: Any) -> str:
+    """A thread id or an `owned_thread` key; `InvalidThreadId` otherwise."""
+    owner, _, thread_id = key.rpartition("/") if isinstance(key, str) else ("", "", key)
+    check_thread_id(thread_id)
+    if owner and not OWNER.fullmatch(owner):
+        raise InvalidThreadId(f"invalid thread owner in {key[:70]!r}")
+    return key
+
+
 def thread_config(thread_id: str) -> dict[str, Any]:
     """The run config for `thread_id`; raises `InvalidThreadId` for an id that cannot be used."""
     return {"configurable": {"thread_id": check_thread_id(thread_id)}}
@@ -182,12 +204,13 @@ def _postgres_turn(url: str, thread_id: str, wait: float, on_wait: Any) -> Itera
 
 @asynccontextmanager
 async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_WAIT) -> AsyncIterator[None]:
-    """`thread_turn` for the server: nothing for SQLite, whose one server process serialises turns itself."""
+    """`thread_turn` for the server: nothing for SQLite, whose one server process serialises turns itself.
+    `thread_id` is the checkpointer's key (`owned_thread`)."""
     if not isinstance(location, str):
         yield
         return
     psycopg = require("psycopg", "postgres")
-    key = _lock_key(check_thread_id(thread_id))
+    key = _lock_key(check_thread_key(thread_id))
     try:
         conn = await psycopg.AsyncConnection.connect(location, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:

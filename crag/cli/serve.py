@@ -15,6 +15,7 @@ from crag.cli.settings import with_settings
 from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
+from crag.serve.keys import KeysError, identities, is_local
 from crag.settings import Context
 from crag.threads import ThreadsError, is_postgres, threaded_graph
 from crag.threads import threads_location as resolve_threads
@@ -59,6 +60,18 @@ def serve_cmd(
         ),
     ] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
+    keys: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CRAG_API_KEYS",
+            help="A file of one `user key` a line, readable by its owner only (chmod 600): each request is its "
+            "key's user's, and each thread its maker's.",
+        ),
+    ] = None,
+    allow_anonymous: Annotated[
+        bool,
+        typer.Option("--allow-anonymous", help="Listen beyond this machine without any key (--keys, $CRAG_API_KEY)."),
+    ] = False,
     max_body_bytes: Annotated[
         int, typer.Option(min=1024, help="Largest request body accepted.")
     ] = DEFAULT_MAX_BODY_BYTES,
@@ -94,8 +107,8 @@ def serve_cmd(
     The systems CRAG is measured against answer beside it, at /rag/invoke, /tutorial_crag/invoke and so on.
 
     Every setting given here is the server's default; a request may change those marked "per request" on the
-    configuration page (and thread_id), in config.configurable. Set CRAG_API_KEY to require that key on every
-    request.
+    configuration page (and thread_id), in config.configurable. With --keys FILE (one `user key` a line) or
+    $CRAG_API_KEY, every request needs a key, and a thread is only its maker's.
     """
     for module in ("uvicorn", "fastapi", "langserve"):  # missing: one line naming the extra, not a traceback
         try:
@@ -107,6 +120,23 @@ def serve_cmd(
     from crag.serve.app import KnowledgeBaseError, check_knowledge_base
 
     quiet_transformers()
+    try:
+        users = identities(os.environ.get("CRAG_API_KEY") or None, keys)
+    except KeysError as exc:
+        fail(str(exc))
+    if not users and not is_local(host):
+        if not allow_anonymous:
+            fail(
+                f"refusing to listen on {host} without a key: anyone who can reach it could use it and read every "
+                "thread. Give --keys FILE (one `user key` a line, chmod 600) or set CRAG_API_KEY; or pass "
+                "--allow-anonymous to serve anyone"
+            )
+        typer.secho(
+            "warning: listening beyond this machine without a key (--allow-anonymous): anyone who can reach it "
+            "can use it and read every thread",
+            fg=typer.colors.YELLOW,
+            err=True,
+        )
     try:
         threads_location = resolve_threads(threads_db) if threads else None
     except ThreadsError as exc:
@@ -143,15 +173,10 @@ def serve_cmd(
                 "warm_up": warm_up,
                 "require_documents": False,  # checked above, once
                 "threads_db": str(threads_location) if threads_location is not None else None,
+                "keys_file": os.path.abspath(os.path.expanduser(keys)) if keys else None,
             },
         }
     )
-    if not os.environ.get("CRAG_API_KEY") and host not in ("127.0.0.1", "localhost", "::1"):
-        typer.secho(
-            "warning: listening beyond this machine without CRAG_API_KEY: anyone who can reach it can use it",
-            fg=typer.colors.YELLOW,
-            err=True,
-        )
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     _set_compute_threads(compute_threads, workers)
     uvicorn.run(

@@ -1,7 +1,8 @@
 """`crag serve`'s app: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …),
 and each system it is measured against beside it (`/rag/invoke`, `/tutorial_crag/invoke`, …: `crag.graphs.BUILDERS`).
-Beyond `add_routes`: a warm-up at start-up, the API key, `Guard`'s limits, refusal of unknown or unsafe
-settings, threads, and 503 with `Retry-After` when a Chroma or Postgres server is down."""
+Beyond `add_routes`: a warm-up at start-up, users and their keys, `Guard`'s limits, refusal of unknown or
+unsafe settings, threads owned by their users (DELETE /threads/{id}), and 503 with `Retry-After` when a Chroma
+or Postgres server is down."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from langserve import add_routes
 from langserve.lzstring import LZString
 from pydantic import ValidationError
@@ -33,11 +34,13 @@ from crag.serve.guard import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_RUNS,
     RETRY_AFTER_SECONDS,
+    USER_SCOPE,
     Guard,
     Runs,
     unprocessable,
 )
-from crag.serve.service import SAFE_SETTINGS, CragInput, CragService, context_for
+from crag.serve.keys import DEFAULT_USER, Users, identities
+from crag.serve.service import OWNER_KEY, SAFE_SETTINGS, CragInput, CragService, context_for
 from crag.settings import Context
 from crag.threads import InvalidThreadId, athreaded_graphs, check_thread_id, threads_location
 
@@ -45,7 +48,8 @@ from crag.threads import InvalidThreadId, athreaded_graphs, check_thread_id, thr
 @dataclass(kw_only=True)
 class ServerSettings:
     context: Context = field(default_factory=Context)
-    api_key: str | None = field(default_factory=lambda: os.environ.get("CRAG_API_KEY") or None)
+    api_key: str | None = field(default_factory=lambda: os.environ.get("CRAG_API_KEY") or None)  # user "default"
+    keys_file: str | Path | None = field(default_factory=lambda: os.environ.get("CRAG_API_KEYS") or None)
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_batch: int = DEFAULT_MAX_BATCH  # inputs per /batch request
     max_runs: int = DEFAULT_MAX_RUNS  # runs in flight in this process (a batch counts its inputs)
@@ -80,8 +84,16 @@ def _configs(body: Any) -> list[dict]:
     return [c for c in configs if isinstance(c, dict)]
 
 
+def owner(request: Request) -> str | None:
+    """Whose threads a request reaches: its user's, or the unowned ones without keys or as $CRAG_API_KEY's user
+    (as before there were users)."""
+    user = request.scope.get(USER_SCOPE)
+    return None if user in (None, DEFAULT_USER) else user
+
+
 def check_request_settings(service: CragService) -> Callable:
-    """LangServe's per-request hook: refuse settings that are unknown or not allowed per request."""
+    """LangServe's per-request hook: refuse settings that are unknown or not allowed per request; give the
+    run its user, whose threads it reaches."""
     allowed = set(SAFE_SETTINGS) | ({"thread_id"} if service.threads else set())
 
     async def check(config: dict, request: Request) -> dict:
@@ -115,6 +127,8 @@ def check_request_settings(service: CragService) -> Callable:
                 check_thread_id(configurable["thread_id"])
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from exc
+        if service.threads and owner(request) is not None:
+            config = {**config, "configurable": {**configurable, OWNER_KEY: owner(request)}}
         return config
 
     return check
@@ -135,6 +149,7 @@ def check_knowledge_base(context: Context) -> int:
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     settings = settings or ServerSettings()
+    users = Users(identities(settings.api_key, settings.keys_file))  # KeysError now, not at the first request
     services = {
         name: CragService(defaults=settings.context, threads=settings.threads_db is not None, graph=compiled(name))
         for name in BUILDERS
@@ -167,7 +182,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.add_middleware(
         Guard,
         runs=runs,
-        api_key=settings.api_key,
+        users=users,
         max_body_bytes=settings.max_body_bytes,
         max_batch=settings.max_batch,
         max_runs=settings.max_runs,
@@ -200,9 +215,23 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             "status": "ok",
             "loads": loads(),
             "threads": service.threads,
-            "api_key": settings.api_key is not None,
+            "api_key": bool(users),
             "runs_in_flight": runs.in_flight,
         }
+
+    @app.delete(
+        "/threads/{thread_id}",
+        status_code=204,
+        response_class=Response,
+        responses={404: {"description": "You have no thread of that id (or the server keeps no threads)."}},
+    )
+    async def delete_thread(thread_id: str, request: Request) -> Response:
+        """Delete one of your threads, every system's turns on it: 204, or 404 if you have no such thread."""
+        if service.threaded is None:
+            raise HTTPException(404, "this server keeps no threads (it was started with --no-threads)")
+        if not await service.delete_thread(check_thread_id(thread_id), owner(request)):
+            raise HTTPException(404, f"you have no thread {thread_id!r}")
+        return Response(status_code=204)
 
     for name, one in services.items():
         add_routes(

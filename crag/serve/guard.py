@@ -1,17 +1,19 @@
 """The ASGI middleware in front of LangServe, refusing before any work what LangServe would turn into a 500 or
 bear without bound: the API key (401), body size, speed and shape (413, 408, 400/422), batches and runs past
-the limits (413, a fast 503); it cancels a run whose client disconnects."""
+the limits (413, a fast 503); it cancels a run whose client disconnects. It ties each request to the user whose
+key it sends (`scope[USER_SCOPE]`, read by the routes that keep threads)."""
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from crag.serve.keys import DEFAULT_USER, Users
 
 OPEN_PATHS = {"/health"}
 RUN_ROUTES = ("/invoke", "/batch", "/stream", "/stream_log", "/stream_events")
@@ -21,6 +23,7 @@ DEFAULT_MAX_RUNS = 8
 DEFAULT_BODY_TIMEOUT = 10.0
 MAX_JSON_DEPTH = 32  # a request is {"input": {...}, "config": {"configurable": {...}}}: a few levels
 RETRY_AFTER_SECONDS = 2
+USER_SCOPE = "crag.user"  # the ASGI scope's key of the request's user, when the server has keys
 
 logger = logging.getLogger("crag.serve")
 
@@ -106,7 +109,8 @@ class Guard:
         self,
         app: Callable,
         *,
-        api_key: str | None,
+        api_key: str | None = None,
+        users: Users | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_batch: int = DEFAULT_MAX_BATCH,
         max_runs: int = DEFAULT_MAX_RUNS,
@@ -116,16 +120,19 @@ class Guard:
         self.app, self.max_body_bytes, self.body_timeout = app, max_body_bytes, body_timeout
         self.max_runs = max_runs
         self.max_batch = min(max_batch, max_runs)  # a bigger batch could never be admitted
-        self.api_key = api_key.encode() if api_key else None
+        self.users = users if users is not None else Users({DEFAULT_USER: api_key} if api_key else {})
         self.runs = runs if runs is not None else Runs()
 
     async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
-        if self.api_key and scope["path"] not in OPEN_PATHS and not self._authorised(headers):
-            unauthorised = "missing or invalid API key: send it as X-API-Key or Authorization: Bearer"
-            return await _refuse(send, 401, unauthorised, [(b"www-authenticate", b"Bearer")])
+        if self.users and scope["path"] not in OPEN_PATHS:
+            user = self.users.user_of(_supplied_key(headers))
+            if user is None:
+                unauthorised = "missing or invalid API key: send it as X-API-Key or Authorization: Bearer"
+                return await _refuse(send, 401, unauthorised, [(b"www-authenticate", b"Bearer")])
+            scope[USER_SCOPE] = user
         declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             return await _refuse(send, 413, self._too_large())
@@ -218,12 +225,14 @@ class Guard:
             if not task.done():
                 task.cancel()
 
-    def _authorised(self, headers: dict[bytes, bytes]) -> bool:
-        supplied = headers.get(b"x-api-key")
-        if supplied is None:
-            scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
-            supplied = token.strip() if scheme.lower() == b"bearer" else None
-        return bool(supplied) and hmac.compare_digest(supplied, self.api_key)
-
     def _too_large(self) -> str:
         return f"request body too large: the limit is {self.max_body_bytes:,} bytes"
+
+
+def _supplied_key(headers: dict[bytes, bytes]) -> bytes | None:
+    """The key a request sends, as X-API-Key or Authorization: Bearer."""
+    supplied = headers.get(b"x-api-key")
+    if supplied is None:
+        scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
+        supplied = token.strip() if scheme.lower() == b"bearer" else None
+    return supplied

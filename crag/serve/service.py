@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -12,21 +13,30 @@ from typing import Any, Optional
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, field_validator
 
 from crag import resources
 from crag.graphs.crag import graph
 from crag.questions.checks import MAX_QUESTION_CHARS
 from crag.settings import Context, about, annotation, settings
 from crag.state import OUTPUT_KEYS
-from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id
+from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id, owned_thread
 from crag.thresholds import Thresholds
 
 # per-request settings, name -> (type, help): nothing that names a file, a URL or a model
 SAFE_SETTINGS: dict[str, tuple[Any, str]] = {
     spec.name: (annotation(spec.name), about(spec)["help"]) for spec in settings() if about(spec)["request"]
 }
-THREAD_ID_DESCRIPTION = "Keep a conversation: follow-up questions on the same thread id see the earlier turns."
+THREAD_ID_DESCRIPTION = (
+    "Keep a conversation: follow-up questions on the same thread id see the earlier turns. Without one, the "
+    "server makes a thread and names it in the output's thread_id."
+)
+OWNER_KEY = "crag_owner"  # configurable's key of the thread's owner, set by the server, never by a request
+
+
+def new_thread_id() -> str:
+    """A thread id the server makes for a request that names none."""
+    return uuid.uuid4().hex
 
 
 class CragInput(BaseModel):
@@ -51,6 +61,18 @@ def context_for(defaults: Context, configurable: dict[str, Any], calibrated: Thr
     context = dataclasses.replace(defaults, **overrides)
     context.thresholds(calibrated)  # the pair the request will be decided with: Thresholds checks it
     return context
+
+
+@dataclasses.dataclass
+class Plan:
+    """One request's run: the graph, its config and options, the thread's checkpointer key (None: no thread),
+    and what the output says of the thread ({"thread_id": ...} or {})."""
+
+    graph: Any
+    config: RunnableConfig
+    options: dict[str, Any]
+    key: str | None
+    said: dict[str, str]
 
 
 class CragService(RunnableSerializable[dict, dict]):
@@ -82,7 +104,11 @@ class CragService(RunnableSerializable[dict, dict]):
         return CragInput
 
     def get_output_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
-        return self.graph.get_output_schema(config)
+        schema = self.graph.get_output_schema(config)
+        if not self.threads:
+            return schema
+        about = "The thread the turn was on: the request's thread_id, or the one the server made."
+        return create_model(schema.__name__, __base__=schema, thread_id=(Optional[str], Field(None, description=about)))  # noqa: UP045
 
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
@@ -109,32 +135,40 @@ class CragService(RunnableSerializable[dict, dict]):
             self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
         return self._calibrated
 
-    def _plan(self, config: RunnableConfig, run_manager) -> tuple[Any, RunnableConfig, dict[str, Any], str | None]:
-        """(graph, the run's config, its context and durability, the thread id) for one request."""
+    def _plan(self, config: RunnableConfig, run_manager) -> Plan:
+        """The graph, config, options and thread of one request. A request that names no thread on a server
+        that keeps them gets a new one; a thread is its owner's (`OWNER_KEY`, `owned_thread`)."""
         configurable = dict(config.get("configurable") or {})
+        owner = configurable.pop(OWNER_KEY, None)
         thread_id = configurable.get("thread_id")
         if thread_id is not None:
             if not self.threads or self.threaded is None:
                 raise ValueError("this server keeps no threads (it was started with --no-threads)")
             check_thread_id(thread_id)
-        graph = self.threaded if thread_id is not None else self.graph
+        elif self.threads and self.threaded is not None:
+            thread_id = new_thread_id()
+        key = owned_thread(owner, thread_id) if thread_id is not None else None
+        if key is not None:
+            configurable["thread_id"] = key  # the checkpointer's: the owner's thread of that id
+        graph = self.threaded if key is not None else self.graph
         # a turn on a thread is checkpointed when it ends; a run without one, never
-        durability = TURN_DURABILITY if thread_id is not None else None
+        durability = TURN_DURABILITY if key is not None else None
         options = {"context": context_for(self.defaults, configurable, self.calibrated()), "durability": durability}
-        return graph, patch_config(config, callbacks=run_manager.get_child()), options, thread_id
+        child = patch_config({**config, "configurable": configurable}, callbacks=run_manager.get_child())
+        return Plan(graph, child, options, key, {"thread_id": thread_id} if thread_id is not None else {})
 
     @staticmethod
     def _question(value: Any) -> dict:
         return CragInput.model_validate(value).model_dump()
 
     def _invoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
-        graph, child, options, _ = self._plan(config, run_manager)
-        return graph.invoke(self._question(value), child, **options)
+        plan = self._plan(config, run_manager)
+        return {**plan.graph.invoke(self._question(value), plan.config, **plan.options), **plan.said}
 
     async def _ainvoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
-        graph, child, options, thread_id = self._plan(config, run_manager)
-        async with self._lock(thread_id):
-            return await graph.ainvoke(self._question(value), child, **options)
+        plan = self._plan(config, run_manager)
+        async with self._lock(plan.key):
+            return {**await plan.graph.ainvoke(self._question(value), plan.config, **plan.options), **plan.said}
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         return self._call_with_config(self._invoke, input, config, **kwargs)
@@ -143,17 +177,18 @@ class CragService(RunnableSerializable[dict, dict]):
         return await self._acall_with_config(self._ainvoke, input, config, **kwargs)
 
     def _transform(self, inputs: Iterator[Any], run_manager, config: RunnableConfig) -> Iterator[dict]:
-        graph, child, options, _ = self._plan(config, run_manager)
+        plan = self._plan(config, run_manager)
         for value in inputs:
-            for chunk in graph.stream(self._question(value), child, stream_mode="values", **options):
-                yield _public(chunk)
+            for chunk in plan.graph.stream(self._question(value), plan.config, stream_mode="values", **plan.options):
+                yield {**_public(chunk), **plan.said}
 
     async def _atransform(self, inputs: AsyncIterator[Any], run_manager, config: RunnableConfig) -> AsyncIterator[dict]:
-        graph, child, options, thread_id = self._plan(config, run_manager)
-        async with self._lock(thread_id):
+        plan = self._plan(config, run_manager)
+        async with self._lock(plan.key):
             async for value in inputs:
-                async for chunk in graph.astream(self._question(value), child, stream_mode="values", **options):
-                    yield _public(chunk)
+                stream = plan.graph.astream(self._question(value), plan.config, stream_mode="values", **plan.options)
+                async for chunk in stream:
+                    yield {**_public(chunk), **plan.said}
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
         yield from self._transform_stream_with_config(iter([input]), self._transform, config, **kwargs)
@@ -165,9 +200,20 @@ class CragService(RunnableSerializable[dict, dict]):
         async for chunk in self._atransform_stream_with_config(one(), self._atransform, config, **kwargs):
             yield chunk
 
+    async def delete_thread(self, thread_id: str, owner: str | None) -> bool:
+        """Delete `owner`'s thread `thread_id` once no turn runs on it; False if there is no such thread."""
+        key = owned_thread(owner, thread_id)
+        saver = self.threaded.checkpointer
+        async with self._lock(key):
+            if await saver.aget_tuple({"configurable": {"thread_id": key, "checkpoint_ns": ""}}) is None:
+                return False
+            await saver.adelete_thread(key)
+        return True
+
     @asynccontextmanager
     async def _lock(self, thread_id: str | None) -> AsyncIterator[None]:
-        """One turn at a time per thread, in this process and across workers sharing a Postgres."""
+        """One turn at a time per thread (its checkpointer key), in this process and across workers sharing a
+        Postgres."""
         if thread_id is None:
             yield
             return

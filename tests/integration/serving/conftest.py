@@ -22,6 +22,7 @@ def serve(tmp_path):
             settings.setdefault("context", fake_context())
             settings.setdefault("threads_db", tmp_path / "threads.sqlite")
             settings.setdefault("api_key", None)
+            settings.setdefault("keys_file", None)
             return stack.enter_context(running(create_app(ServerSettings(**settings))))
 
         yield start

@@ -26,7 +26,12 @@ EXAMPLES_PER_OPERATION = 25
 @pytest.fixture(scope="module")
 def api_schema(tmp_path_factory):
     app = create_app(
-        ServerSettings(context=fake_context(), threads_db=tmp_path_factory.mktemp("t") / "threads.sqlite", api_key=None)
+        ServerSettings(
+            context=fake_context(),
+            threads_db=tmp_path_factory.mktemp("t") / "threads.sqlite",
+            api_key=None,
+            keys_file=None,
+        )
     )
     with running(app) as url:
         yield schemathesis.openapi.from_url(f"{url}/openapi.json")

@@ -7,6 +7,7 @@ import asyncio
 import threading
 import time
 
+import httpx
 import psycopg
 import pytest
 from langchain_core.language_models import BaseChatModel
@@ -172,3 +173,28 @@ def test_the_server_side_async_graph_and_turn_lock(postgres):
 
     turns, blocked = asyncio.run(main())
     assert turns == 1 and blocked
+
+
+def test_users_threads_and_delete_on_postgres(postgres, serve, tmp_path):
+    """Owned threads and DELETE /threads/{id} on the shared Postgres saver and its advisory turn lock."""
+    from tests.fakes import fake_context
+
+    keys = tmp_path / "keys"
+    keys.write_text("alice alice-key-0123456789\nbob bob-key-0123456789abc\n")
+    keys.chmod(0o600)
+    url = serve(context=fake_context(), threads_db=postgres, keys_file=keys)
+    alice, bob = {"X-API-Key": "alice-key-0123456789"}, {"X-API-Key": "bob-key-0123456789abc"}
+
+    def ask(who, question, thread):
+        body = {"input": {"question": question}, "config": {"configurable": {"thread_id": thread}}}
+        response = httpx.post(f"{url}/crag/invoke", json=body, headers=who, timeout=30)
+        assert response.status_code == 200, response.text
+        return [turn["asked"] for turn in response.json()["output"]["history"]]
+
+    assert ask(alice, "What is Anna Berg's occupation?", "pg-anna") == ["What is Anna Berg's occupation?"]
+    assert ask(bob, "Where do her works hang?", "pg-anna") == ["Where do her works hang?"]
+    assert httpx.delete(f"{url}/threads/pg-anna", headers=bob).status_code == 204  # Bob's own
+    assert httpx.delete(f"{url}/threads/pg-anna", headers=bob).status_code == 404
+    assert len(ask(alice, "Where do her works hang?", "pg-anna")) == 2  # Alice's is untouched
+    assert httpx.delete(f"{url}/threads/pg-anna", headers=alice).status_code == 204
+    assert ask(alice, "Where do her works hang?", "pg-anna") == ["Where do her works hang?"]
