@@ -1,12 +1,24 @@
-"""The answer path every system shares (wiring only): `generate`, then, for an answer that does not
-stand, reading further, a quote or asking again; `finish` records the turn."""
+"""What every system's graph shares (wiring only): its start (crag's state and settings, the turn opened by
+`contextualize`) and the answer path: `generate`, then, for an answer that does not stand, reading further, a
+quote or asking again; `finish` records the turn."""
 
 from __future__ import annotations
 
-from langgraph.graph import END, StateGraph
+from langgraph.graph import END, START, StateGraph
 
-from crag.nodes import ask_again, finish, generate, quote, read_further
+from crag.nodes import ask_again, contextualize, finish, generate, quote, read_further
 from crag.nodes.answer_path import after_generate, after_quote, after_reading_further
+from crag.settings import Context
+from crag.state import InputState, OutputState, State
+
+
+def system_graph() -> StateGraph:
+    """A system's builder: crag's state, settings and input and output schemas, and `contextualize` first (a
+    follow-up made self-contained); the system adds its steps after it."""
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("contextualize", contextualize)
+    builder.add_edge(START, "contextualize")
+    return builder
 
 
 def add_answer_path(builder: StateGraph, after: list[str], *, answered_by: str = "generate") -> None:

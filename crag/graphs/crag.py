@@ -3,15 +3,15 @@ rewrite_and_search | both → the answer path (`crag.graphs.answer`)."""
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
-from crag.graphs.answer import add_answer_path
+from crag.graphs.answer import add_answer_path, system_graph
 from crag.knowledge.routing import after_grade, branches
-from crag.nodes import contextualize, grade, refine, requery, retrieve, rewrite_and_search, second_opinion
+from crag.nodes import grade, refine, requery, retrieve, rewrite_and_search, second_opinion
 from crag.nodes.grade import second_opinion_due
 from crag.settings import Context
-from crag.state import InputState, OutputState, State
+from crag.state import State
 
 # the edges' labels in the drawing (Studio, the README): what sends a run along each
 ACTIONS = {"correct / ambiguous": "refine", "incorrect / ambiguous": "rewrite_and_search"}
@@ -53,9 +53,7 @@ def build_graph(*, answer: bool = True) -> StateGraph:
     """The CRAG graph's builder, to compile with your own checkpointer or name.
 
     Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
-    builder.add_edge(START, "contextualize")
+    builder = system_graph()
     builder.add_edge("contextualize", "retrieve")
     knowledge = add_corrective_steps(builder)
     if answer:

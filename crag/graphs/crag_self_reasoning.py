@@ -4,19 +4,15 @@ the reader's three steps read the kept strips (`crag.graphs.self_reasoning`) ins
 
 from __future__ import annotations
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 
+from crag.graphs.answer import system_graph
 from crag.graphs.crag import add_corrective_steps
 from crag.graphs.self_reasoning import add_self_reasoning
-from crag.nodes import contextualize
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
 
 
 def build_crag_self_reasoning() -> StateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
-    builder.add_edge(START, "contextualize")
+    builder = system_graph()
     builder.add_edge("contextualize", "retrieve")
     add_self_reasoning(builder, after=add_corrective_steps(builder))
     return builder

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import itertools
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 
-from crag.graphs.answer import add_answer_path
-from crag.nodes import contextualize, retrieve, use_documents, web_search
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
+from crag.graphs.answer import add_answer_path, system_graph
+from crag.nodes import retrieve, use_documents, web_search
 
 STEPS = {
     "rag": ["retrieve", "use_documents"],
@@ -21,13 +19,22 @@ STEPS = {
 NODES = {"retrieve": retrieve, "use_documents": use_documents, "web_search": web_search}
 
 
+def add_document_steps(builder: StateGraph, after: str | None = "contextualize") -> str:
+    """RAG's knowledge: `retrieve`, then the documents whole (`use_documents`), after node `after` (None: the
+    system routes to `retrieve` itself); the node after which the knowledge is final."""
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("use_documents", use_documents)
+    if after is not None:
+        builder.add_edge(after, "retrieve")
+    builder.add_edge("retrieve", "use_documents")
+    return "use_documents"
+
+
 def build_baseline(name: str) -> StateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
+    builder = system_graph()
     order = ["contextualize", *STEPS[name]]
     for step in STEPS[name]:
         builder.add_node(step, NODES[step])
-    builder.add_edge(START, "contextualize")
     for a, b in itertools.pairwise(order):
         builder.add_edge(a, b)
     add_answer_path(builder, after=[order[-1]])

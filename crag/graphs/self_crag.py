@@ -6,19 +6,16 @@ evaluator's grade decides which strips are kept, not which set is read: choosing
 
 from __future__ import annotations
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 
+from crag.graphs.answer import system_graph
 from crag.graphs.self_rag import add_candidates_path, add_retrieval_on_demand
-from crag.nodes import contextualize, grade, refine, retrieve, rewrite_and_search
+from crag.nodes import grade, refine, retrieve, rewrite_and_search
 from crag.nodes.candidate import knowledge_sets, passages
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
 
 
 def build_self_crag() -> StateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
-    builder.add_edge(START, "contextualize")
+    builder = system_graph()
     add_retrieval_on_demand(builder, then="retrieve")
     for name, node in (("retrieve", retrieve), ("grade", grade), ("refine", refine), ("passages", passages)):
         builder.add_node(name, node)

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 from langgraph.types import Send
 
-from crag.graphs.answer import add_answer_path
-from crag.nodes import contextualize, retrieve, use_documents
+from crag.graphs.answer import add_answer_path, system_graph
+from crag.graphs.rag import add_document_steps
 from crag.nodes.candidate import branches, candidate
 from crag.nodes.on_demand import after_decision, answer_from_memory, decide_retrieval
 from crag.nodes.select import select
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
+from crag.state import State
 
 # the edges' labels in the drawing (Studio): what sends a run along each
 ON_DEMAND = {"documents help": "retrieve", "no help": "answer_from_memory"}
@@ -51,14 +50,9 @@ def add_candidates_path(
 
 
 def build_self_rag() -> StateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
-    builder.add_node("retrieve", retrieve)
-    builder.add_node("use_documents", use_documents)
-    builder.add_edge(START, "contextualize")
+    builder = system_graph()
     add_retrieval_on_demand(builder, then="retrieve")
-    builder.add_edge("retrieve", "use_documents")
-    add_candidates_path(builder, after="use_documents")
+    add_candidates_path(builder, after=add_document_steps(builder, after=None))
     return builder
 
 

@@ -6,24 +6,17 @@ candidate per document, each judged by the evaluator and the grounding check →
 
 from __future__ import annotations
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 
+from crag.graphs.answer import system_graph
+from crag.graphs.rag import add_document_steps
 from crag.graphs.self_rag import add_candidates_path
-from crag.nodes import contextualize, retrieve, use_documents
 from crag.nodes.candidate import candidate_by_evaluator
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
 
 
 def build_self_rag_evaluator() -> StateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
-    builder.add_node("retrieve", retrieve)
-    builder.add_node("use_documents", use_documents)
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "retrieve")
-    builder.add_edge("retrieve", "use_documents")
-    add_candidates_path(builder, after="use_documents", write=candidate_by_evaluator)
+    builder = system_graph()
+    add_candidates_path(builder, after=add_document_steps(builder), write=candidate_by_evaluator)
     return builder
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 
-from crag.nodes import contextualize, finish, retrieve, use_documents
+from crag.graphs.answer import system_graph
+from crag.graphs.rag import add_document_steps
+from crag.nodes import finish
 from crag.nodes.self_reasoning import (
     after_evidence,
     after_relevance,
@@ -19,8 +21,6 @@ from crag.nodes.self_reasoning import (
     relevance_aware,
     trajectory_analysis,
 )
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
 
 STEPS = ("relevance_aware", "evidence_aware", "trajectory_analysis")
 NODES: dict[str, Callable] = {
@@ -61,14 +61,8 @@ def add_self_reasoning(builder: StateGraph, after: list[str], without: str | Non
 def build_self_reasoning(without: str | None = None) -> StateGraph:
     if without is not None and without not in STEPS:
         raise ValueError(f"unknown step {without!r}; choose from {', '.join(STEPS)}")
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
-    builder.add_node("retrieve", retrieve)
-    builder.add_node("use_documents", use_documents)
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "retrieve")
-    builder.add_edge("retrieve", "use_documents")
-    add_self_reasoning(builder, after=["use_documents"], without=without)
+    builder = system_graph()
+    add_self_reasoning(builder, after=[add_document_steps(builder)], without=without)
     return builder
 
 

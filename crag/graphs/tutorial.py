@@ -4,23 +4,19 @@ search → answer over the relevant documents and the web's results, whole (no e
 
 from __future__ import annotations
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import StateGraph
 
-from crag.graphs.answer import add_answer_path
-from crag.nodes import contextualize, retrieve, web_search
+from crag.graphs.answer import add_answer_path, system_graph
+from crag.nodes import retrieve, web_search
 from crag.nodes.reader_grade import after_reader_grade, grade_by_reader, transform_query
-from crag.settings import Context
-from crag.state import InputState, OutputState, State
 
 
 def build_tutorial() -> StateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("contextualize", contextualize)
+    builder = system_graph()
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade_documents", grade_by_reader)
     builder.add_node("transform_query", transform_query)
     builder.add_node("web_search", web_search)
-    builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade_documents")
     add_answer_path(builder, after=["web_search"])
