@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from crag.graphs import compiled
 from crag.settings import Context
 from crag.thresholds import Thresholds
 
@@ -33,9 +34,9 @@ class System:
 
     @property
     def uses_graph(self) -> bool:
-        """Whether the evaluator's thresholds decide its action (CRAG's graph, also under Self-CRAG and
-        Self-Reasoning over CRAG's knowledge)."""
-        return self.pipeline in ("crag", "self_crag", "crag_self_reasoning")
+        """Whether the evaluator's thresholds decide its action: its graph has CRAG's `grade` step (CRAG, and
+        Self-CRAG and Self-Reasoning over CRAG's knowledge)."""
+        return "grade" in compiled(self.pipeline).nodes
 
 
 def _single_threshold(ctx: Context, upper: float, lower: float) -> dict:
