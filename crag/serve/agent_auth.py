@@ -11,7 +11,8 @@
   can be read and run by everyone, changed by no one.
 - What a run may set: only `crag serve`'s per-request settings (`SAFE_SETTINGS`: nothing that names a file,
   a URL or a model), in a run's, an assistant's or a cron's `context` or `config.configurable`; any other
-  setting is refused with 422 before the run is made, as is a value the setting does not take.
+  setting is refused with 422 before the run is made, as is a value the setting does not take. (The server
+  passes a run the `Context` fields of its context, so a run could otherwise set any of them.)
 """
 
 from __future__ import annotations
@@ -124,7 +125,10 @@ async def on_thread_write(ctx: Auth.types.AuthContext, value: dict) -> Auth.type
 @auth.on.threads.create_run
 async def on_run(ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate) -> Auth.types.FilterType:
     """A run: only on the caller's thread (a thread it makes is the caller's), with safe settings only."""
-    refuse_unsafe_run(value.get("kwargs"), "")
+    # the run's `context` holds what the request sent, as `context` or as `config.configurable` (the server
+    # copies one to the other before this handler); the configurable it hands over also carries the server's
+    # own keys (langgraph_auth_user, langgraph_request_id, ...), so it is not the one checked
+    refuse_unsafe_settings((value.get("kwargs") or {}).get("context"), "context")
     own(ctx, value)  # type: ignore[arg-type]  # a thread the run makes takes the run's metadata
     return mine(ctx)
 

@@ -142,6 +142,13 @@ async def test_a_resource_without_a_rule_is_refused():
     assert await call("anna", "something_new", "read", {}) is False
 
 
+def run_as_the_server_hands_it(sent: dict) -> dict:
+    """A run's value as langgraph_api's create_valid_run makes it: what the request sent as `context` or as
+    `config.configurable` is the context, and the configurable also carries the server's own keys."""
+    server = {"langgraph_auth_user_id": "anna", "langgraph_request_id": "r", "__after_seconds__": 0}
+    return {"metadata": {}, "kwargs": {"context": dict(sent), "config": {"configurable": {**sent, **server}}}}
+
+
 UNSAFE = ["chroma_dir", "chroma_url", "web_index", "evaluator", "chat_model", "searxng_url", "wikipedia_url"]
 
 
@@ -149,8 +156,7 @@ UNSAFE = ["chroma_dir", "chroma_url", "web_index", "evaluator", "chat_model", "s
 @pytest.mark.parametrize(
     "where",
     [
-        ("threads", "create_run", lambda s: {"metadata": {}, "kwargs": {"context": s}}),
-        ("threads", "create_run", lambda s: {"metadata": {}, "kwargs": {"config": {"configurable": s}}}),
+        ("threads", "create_run", lambda s: run_as_the_server_hands_it(s)),
         ("assistants", "create", lambda s: {"metadata": {}, "context": s, "config": {}}),
         ("assistants", "update", lambda s: {"config": {"configurable": s}}),
         ("crons", "create", lambda s: {"metadata": {}, "payload": {"context": s}}),
@@ -172,8 +178,7 @@ def test_the_refused_settings_name_files_urls_or_models_and_none_is_allowed():
 
 async def test_every_allowed_setting_passes_and_a_bad_value_is_422():
     allowed = {"k": 3, "web_k": 2, "rewrite": "off", "upper_threshold": 0.6, "preset": None}
-    value = {"metadata": {}, "kwargs": {"context": allowed, "config": {"configurable": {"thread_id": "x"}}}}
-    assert await call("anna", "threads", "create_run", value) == {OWNER: "anna"}
+    assert await call("anna", "threads", "create_run", run_as_the_server_hands_it(allowed)) == {OWNER: "anna"}
     with pytest.raises(Auth.exceptions.HTTPException) as refused:
         await call("anna", "threads", "create_run", {"metadata": {}, "kwargs": {"context": {"k": 0}}})
     assert refused.value.status_code == 422 and "k must be at least 1" in refused.value.detail
