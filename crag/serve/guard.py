@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crag.serve.keys import DEFAULT_USER, Users
+from crag.serve.keys import DEFAULT_USER, Users, supplied_key
 
 OPEN_PATHS = {"/health"}
 RUN_ROUTES = ("/invoke", "/batch", "/stream", "/stream_log", "/stream_events")
@@ -128,7 +128,7 @@ class Guard:
             return await self.app(scope, receive, send)
         headers = {k.lower(): v for k, v in scope.get("headers", [])}
         if self.users and scope["path"] not in OPEN_PATHS:
-            user = self.users.user_of(_supplied_key(headers))
+            user = self.users.user_of(supplied_key(headers))
             if user is None:
                 unauthorised = "missing or invalid API key: send it as X-API-Key or Authorization: Bearer"
                 return await _refuse(send, 401, unauthorised, [(b"www-authenticate", b"Bearer")])
@@ -227,12 +227,3 @@ class Guard:
 
     def _too_large(self) -> str:
         return f"request body too large: the limit is {self.max_body_bytes:,} bytes"
-
-
-def _supplied_key(headers: dict[bytes, bytes]) -> bytes | None:
-    """The key a request sends, as X-API-Key or Authorization: Bearer."""
-    supplied = headers.get(b"x-api-key")
-    if supplied is None:
-        scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
-        supplied = token.strip() if scheme.lower() == b"bearer" else None
-    return supplied

@@ -93,6 +93,15 @@ def identities(api_key: str | None, keys_file: str | os.PathLike | None) -> dict
     return keys
 
 
+def supplied_key(headers: dict[bytes, bytes]) -> bytes | None:
+    """The key a request sends, as X-API-Key or Authorization: Bearer."""
+    supplied = headers.get(b"x-api-key")
+    if supplied is None:
+        scheme, _, token = headers.get(b"authorization", b"").partition(b" ")
+        supplied = token.strip() if scheme.lower() == b"bearer" else None
+    return supplied
+
+
 def is_local(host: str) -> bool:
     return host.strip("[]") in LOCAL_HOSTS
 

@@ -97,7 +97,10 @@ def test_langgraph_dev_agent_server(tmp_path, demo_chroma):
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["graphs"]["crag"] == "./crag/graphs/crag.py:graph" and config["dependencies"] == ["."]
     config["graphs"] = {"crag": f"{ROOT}/crag/graphs/crag.py:graph"}
+    config["auth"]["path"] = f"{ROOT}/crag/serve/agent_auth.py:auth"
     config["dependencies"] = [str(ROOT)]
+    # the knowledge base is the server's (a run may not name a folder: crag.serve.agent_auth)
+    config["env"] |= {"CRAG_CHROMA_DIR": str(demo_chroma), "CRAG_WEB_INDEX": str(ROOT / "crag" / "demo" / "web.jsonl")}
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
     command = [
@@ -112,9 +115,9 @@ def test_langgraph_dev_agent_server(tmp_path, demo_chroma):
         "--no-browser",
         "--no-reload",
     ]
-    env = {"LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    env = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "CRAG_API_KEYS": "", "CRAG_API_KEY": ""}  # no keys: this machine only
     url = f"http://127.0.0.1:{port}"
-    context = {"chroma_dir": str(demo_chroma), "collection": "demo"}
+    context = {"k": 10}  # a per-request setting, as crag serve allows
     with subprocess_server(command, f"{url}/ok", tmp_path / "langgraph-dev.log", env=env, cwd=tmp_path):
         waited = httpx.post(
             f"{url}/runs/wait",
