@@ -30,7 +30,7 @@ from crag.graphs import BUILDERS, compiled
 from crag.questions.checks import InvalidQuestion
 from crag.resources import warm_up
 from crag.runtime.cache import loads
-from crag.runtime.errors import Unavailable
+from crag.runtime.errors import PromptTooLong, Unavailable
 from crag.search.store import StoreError, chunk_count
 from crag.serve.guard import (
     DEFAULT_BODY_TIMEOUT,
@@ -248,6 +248,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.exception_handler(InvalidQuestion)
     @app.exception_handler(InvalidThreadId)
+    @app.exception_handler(PromptTooLong)  # the request's settings, at their largest, exceed the model's window
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": unprocessable(str(exc))}, status_code=422)
 

@@ -82,7 +82,11 @@ def test_no_cors_headers_unless_origins_are_configured(serve):
     assert simple.status_code == 200 and "access-control-allow-origin" not in simple.headers
     preflight = httpx.options(
         f"{url}/crag/invoke",
-        headers={"origin": EVIL, "access-control-request-method": "POST", "access-control-request-headers": "content-type"},
+        headers={
+            "origin": EVIL,
+            "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type",
+        },
     )
     assert "access-control-allow-origin" not in preflight.headers  # the browser will not send the JSON POST
 
