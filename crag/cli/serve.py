@@ -14,7 +14,7 @@ from crag.cli.common import fail, quiet_transformers
 from crag.cli.settings import with_settings
 from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
-from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS
+from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS, DEFAULT_RUN_TIMEOUT
 from crag.serve.keys import KeysError, identities, is_local
 from crag.settings import Context
 from crag.threads import ThreadsError, is_postgres, threaded_graph
@@ -82,6 +82,26 @@ def serve_cmd(
         int,
         typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more: 503 with Retry-After)."),
     ] = DEFAULT_MAX_RUNS,
+    run_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds a run may take, streamed or not; a longer one is stopped (504)."),
+    ] = DEFAULT_RUN_TIMEOUT,
+    allowed_hosts: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CRAG_ALLOWED_HOSTS",
+            help="Host names requests may use besides localhost, 127.0.0.1, [::1] and --host, comma-separated "
+            "('crag.example.com,*.example.com', or '*' for any); others get 400. Default with --host 0.0.0.0: any.",
+        ),
+    ] = None,
+    cors_origins: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CRAG_CORS_ORIGINS",
+            help="Web pages that may call the server from a browser, comma-separated origins "
+            "('https://app.example.com', or '*'). Default: none (no CORS headers).",
+        ),
+    ] = None,
     compute_threads: Annotated[
         int | None,
         typer.Option(
@@ -117,9 +137,14 @@ def serve_cmd(
             fail(str(exc))
     import uvicorn
 
-    from crag.serve.app import KnowledgeBaseError, check_knowledge_base
+    from crag.serve.app import KnowledgeBaseError, check_knowledge_base, hosts_for, parse_hosts, parse_origins
 
     quiet_transformers()
+    try:
+        hosts = hosts_for(host, parse_hosts(allowed_hosts or ""))
+        origins = parse_origins(cors_origins or "")
+    except ValueError as exc:
+        fail(str(exc))
     try:
         users = identities(os.environ.get("CRAG_API_KEY") or None, keys)
     except KeysError as exc:
@@ -170,6 +195,9 @@ def serve_cmd(
                 "max_body_bytes": max_body_bytes,
                 "max_batch": max_batch,
                 "max_runs": max_runs,
+                "run_timeout": run_timeout,
+                "allowed_hosts": hosts,
+                "cors_origins": origins,
                 "warm_up": warm_up,
                 "require_documents": False,  # checked above, once
                 "threads_db": str(threads_location) if threads_location is not None else None,

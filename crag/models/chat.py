@@ -46,6 +46,7 @@ from crag.models.yes_no import (
     reply_score,
 )
 from crag.runtime.cache import ResourceCache
+from crag.runtime.errors import PromptTooLong
 from crag.runtime.extras import require
 
 _POOLS: ResourceCache[tuple[str, int], _Pool] = ResourceCache("chat_model")
@@ -224,7 +225,7 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         pool, params = self._call(messages, stop, False, **kwargs)
-        with pool.use(self.lane) as llama:
+        with pool.use(self.lane) as llama, _within_window():
             reply = llama.create_chat_completion(**params)
         text = reply["choices"][0]["message"].get("content") or ""
         # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
@@ -248,7 +249,7 @@ class LocalChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         pool, params = self._call(messages, stop, True, **kwargs)
         written, finish = False, None
-        with pool.use(self.lane) as llama:
+        with pool.use(self.lane) as llama, _within_window():
             for part in llama.create_chat_completion(**params):
                 finish = part["choices"][0].get("finish_reason") or finish
                 text = part["choices"][0]["delta"].get("content") or ""
@@ -319,6 +320,21 @@ class LocalChatModel(BaseChatModel):
         messages = [{**m, "content": inert(m["content"], pool.controls)} for m in messages]
         with pool.use() as llama:
             return pool.yes_no.score(llama, messages)
+
+
+@contextmanager
+def _within_window() -> Iterator[None]:
+    """llama.cpp's refusal of a prompt longer than its context as `PromptTooLong`, which says what to lower
+    (llama-cpp-python raises a bare ValueError: its message is all that tells it apart)."""
+    try:
+        yield
+    except ValueError as exc:
+        if "exceed context window" not in str(exc):
+            raise
+        raise PromptTooLong(
+            f"the prompt is longer than the chat model can read ({exc}): the settings gathered too much text; "
+            "lower top_k_strips, further_strips, knowledge_tokens or k"
+        ) from exc
 
 
 def grades(spec: Any) -> bool:

@@ -1,8 +1,10 @@
 """`crag serve`'s app: the CRAG graph as a LangServe endpoint (`/crag/invoke`, `/crag/batch`, `/crag/stream`, …),
 and each system it is measured against beside it (`/rag/invoke`, `/tutorial_crag/invoke`, …: `crag.graphs.BUILDERS`).
-Beyond `add_routes`: a warm-up at start-up, users and their keys, `Guard`'s limits, refusal of unknown or
-unsafe settings, threads owned by their users (DELETE /threads/{id}), and 503 with `Retry-After` when a Chroma
-or Postgres server is down."""
+Beyond `add_routes`: a warm-up at start-up, users and their keys, `Guard`'s limits and run deadline, refusal of
+unknown or unsafe settings, threads owned by their users (DELETE /threads/{id}), 503 with `Retry-After` when a
+Chroma or Postgres server is down, and what keeps a browser page of another site out: only the allowed Host
+names (Starlette's TrustedHostMiddleware, against DNS rebinding), no CORS unless origins are given
+(CORSMiddleware), and JSON bodies only (`Guard`'s 415)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse, Response
 from langserve import add_routes
 from langserve.lzstring import LZString
@@ -26,20 +30,21 @@ from crag.graphs import BUILDERS, compiled
 from crag.questions.checks import InvalidQuestion
 from crag.resources import warm_up
 from crag.runtime.cache import loads
-from crag.runtime.errors import Unavailable
+from crag.runtime.errors import PromptTooLong, Unavailable
 from crag.search.store import StoreError, chunk_count
 from crag.serve.guard import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_RUNS,
+    DEFAULT_RUN_TIMEOUT,
     RETRY_AFTER_SECONDS,
     USER_SCOPE,
     Guard,
     Runs,
     unprocessable,
 )
-from crag.serve.keys import DEFAULT_USER, Users, identities
+from crag.serve.keys import DEFAULT_USER, LOCAL_HOSTS, Users, identities
 from crag.serve.service import OWNER_KEY, SAFE_SETTINGS, CragInput, CragService, context_for
 from crag.settings import Context
 from crag.threads import InvalidThreadId, athreaded_graphs, check_thread_id, threads_location
@@ -54,9 +59,50 @@ class ServerSettings:
     max_batch: int = DEFAULT_MAX_BATCH  # inputs per /batch request
     max_runs: int = DEFAULT_MAX_RUNS  # runs in flight in this process (a batch counts its inputs)
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body
+    run_timeout: float = DEFAULT_RUN_TIMEOUT  # seconds a whole run may take (then 504)
+    # the Host names requests may use ("*.example.com" patterns, "*" for any): `hosts_for(bind)`
+    allowed_hosts: list[str] = field(default_factory=lambda: hosts_for("127.0.0.1"))
+    cors_origins: list[str] = field(default_factory=list)  # pages that may call it from a browser; none: no CORS
     threads_db: str | Path | None = None  # a SQLite file or a postgresql:// URL; None: no threads
     warm_up: bool = True
     require_documents: bool = True
+
+
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # listening on every interface
+
+
+def hosts_for(bind: str, extra: list[str] | None = None) -> list[str]:
+    """The Host names a server listening on `bind` answers: this machine's local names, `bind` itself and
+    `extra`; any when it listens on every interface and no `extra` are given (which names reach it there is
+    not known; `crag serve` needs a key there, which a page of another site does not have)."""
+    if bind.strip("[]") in WILDCARD_HOSTS and not extra:
+        return ["*"]
+    names = [*LOCAL_HOSTS, *([] if bind.strip("[]") in WILDCARD_HOSTS else [bind]), *(extra or [])]
+    # Starlette compares the Host header's name as sent: an IPv6 address in brackets, any case
+    bracketed = [f"[{n.strip('[]')}]" if ":" in n.strip("[]") else n.lower() for n in names]
+    return list(dict.fromkeys(bracketed))
+
+
+def parse_hosts(text: str) -> list[str]:
+    """Comma-separated Host names or patterns ("crag.example.com, *.example.com"); ValueError for a malformed one."""
+    patterns = [part.strip() for part in text.split(",") if part.strip()]
+    for pattern in patterns:
+        if "*" in pattern[1:] or (pattern.startswith("*") and pattern != "*" and not pattern.startswith("*.")):
+            raise ValueError(f"allowed host {pattern!r}: a pattern is a name, '*.example.com' or '*'")
+        if "/" in pattern or (":" in pattern and not pattern.startswith("[") and pattern.count(":") == 1):
+            raise ValueError(f"allowed host {pattern!r}: give the name alone, without a scheme, port or path")
+    return patterns
+
+
+def parse_origins(text: str) -> list[str]:
+    """Comma-separated origins ("https://app.example.com, http://localhost:3000", or "*"); ValueError for one
+    that is not scheme://host[:port]."""
+    origins = [part.strip().rstrip("/") for part in text.split(",") if part.strip()]
+    for origin in origins:
+        scheme, sep, rest = origin.partition("://")
+        if origin != "*" and (scheme not in ("http", "https") or not sep or not rest or "/" in rest):
+            raise ValueError(f"CORS origin {origin!r}: give scheme://host[:port], e.g. https://app.example.com")
+    return origins
 
 
 class KnowledgeBaseError(RuntimeError):
@@ -187,10 +233,22 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         max_batch=settings.max_batch,
         max_runs=settings.max_runs,
         body_timeout=settings.body_timeout,
+        run_timeout=settings.run_timeout,
     )
+    if settings.cors_origins:  # outside Guard: a preflight carries no key, and every answer gets the headers
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["content-type", "x-api-key", "authorization"],
+            expose_headers=["retry-after"],
+        )
+    if "*" not in settings.allowed_hosts:  # outermost: a request under another name gets no further
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts, www_redirect=False)
 
     @app.exception_handler(InvalidQuestion)
     @app.exception_handler(InvalidThreadId)
+    @app.exception_handler(PromptTooLong)  # the request's settings, at their largest, exceed the model's window
     async def _bad_request(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": unprocessable(str(exc))}, status_code=422)
 

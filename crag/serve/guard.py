@@ -1,7 +1,8 @@
 """The ASGI middleware in front of LangServe, refusing before any work what LangServe would turn into a 500 or
-bear without bound: the API key (401), body size, speed and shape (413, 408, 400/422), batches and runs past
-the limits (413, a fast 503); it cancels a run whose client disconnects. It ties each request to the user whose
-key it sends (`scope[USER_SCOPE]`, read by the routes that keep threads)."""
+bear without bound: the API key (401), a body that is not declared JSON (415), body size, speed and shape (413,
+408, 400/422), batches and runs past the limits (413, a fast 503); it cancels a run whose client disconnects
+and one that outlives the run deadline (504). It ties each request to the user whose key it sends
+(`scope[USER_SCOPE]`, read by the routes that keep threads)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ DEFAULT_MAX_BODY_BYTES = 256 * 1024
 DEFAULT_MAX_BATCH = 8
 DEFAULT_MAX_RUNS = 8
 DEFAULT_BODY_TIMEOUT = 10.0
+DEFAULT_RUN_TIMEOUT = 240.0  # seconds a whole run may take, streamed or not: within nginx's 300 s (deploy/nginx)
+BODY_METHODS = ("POST", "PUT", "PATCH")
 MAX_JSON_DEPTH = 32  # a request is {"input": {...}, "config": {"configurable": {...}}}: a few levels
 RETRY_AFTER_SECONDS = 2
 USER_SCOPE = "crag.user"  # the ASGI scope's key of the request's user, when the server has keys
@@ -115,9 +118,11 @@ class Guard:
         max_batch: int = DEFAULT_MAX_BATCH,
         max_runs: int = DEFAULT_MAX_RUNS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        run_timeout: float = DEFAULT_RUN_TIMEOUT,
         runs: Runs | None = None,
     ):
         self.app, self.max_body_bytes, self.body_timeout = app, max_body_bytes, body_timeout
+        self.run_timeout = run_timeout
         self.max_runs = max_runs
         self.max_batch = min(max_batch, max_runs)  # a bigger batch could never be admitted
         self.users = users if users is not None else Users({DEFAULT_USER: api_key} if api_key else {})
@@ -133,6 +138,13 @@ class Guard:
                 unauthorised = "missing or invalid API key: send it as X-API-Key or Authorization: Bearer"
                 return await _refuse(send, 401, unauthorised, [(b"www-authenticate", b"Bearer")])
             scope[USER_SCOPE] = user
+        if scope.get("method") in BODY_METHODS and not is_json(headers.get(b"content-type")):
+            # a browser sends a cross-site form or text/plain body without asking first (no CORS preflight):
+            # refusing every body not declared JSON keeps another site's page from driving a keyless server
+            sent = headers.get(b"content-type", b"none").decode("latin-1")[:100]
+            return await _refuse(
+                send, 415, f"the request body must be JSON (Content-Type: application/json), not {sent}"
+            )
         declared = headers.get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_body_bytes):
             return await _refuse(send, 413, self._too_large())
@@ -160,7 +172,7 @@ class Guard:
                 return await _refuse(send, 503, busy, [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
         self.runs.in_flight += runs
         try:
-            await self._run_until_disconnect(scope, body, receive, send)
+            await self._run_until_disconnect(scope, body, receive, send, self.run_timeout if runs else None)
         finally:
             self.runs.in_flight -= runs
 
@@ -177,11 +189,15 @@ class Guard:
                 raise BadBody(413, self._too_large())
         return body
 
-    async def _run_until_disconnect(self, scope: dict, body: bytes, receive: Callable, send: Callable) -> None:
+    async def _run_until_disconnect(
+        self, scope: dict, body: bytes, receive: Callable, send: Callable, deadline: float | None = None
+    ) -> None:
         """Run the app on the buffered body; cancel it if the client disconnects before the response ends
-        (only the watcher reads the client's messages now)."""
+        (only the watcher reads the client's messages now), or when it outlives `deadline` seconds: then
+        answer 504, or end a started stream with an error event. Cancelling the run frees what it holds (its
+        admission, its thread's lock); a model call already under way in a worker thread finishes there."""
         disconnected = asyncio.Event()
-        started = done = False
+        started = done = timed_out = False
         replayed = False
 
         async def replay() -> dict:
@@ -194,6 +210,8 @@ class Guard:
 
         async def tracked_send(message: dict) -> None:
             nonlocal started, done
+            if timed_out:
+                return  # past the deadline: what the run still says is not sent
             started = started or message["type"] == "http.response.start"
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 done = True
@@ -210,20 +228,51 @@ class Guard:
 
         watcher = asyncio.ensure_future(watch())
         try:
+            finished, _ = await asyncio.wait({task}, timeout=deadline)
+            if not finished and not done:
+                timed_out = True
+                task.cancel()
             await task
         except asyncio.CancelledError:
-            if not disconnected.is_set():
+            if not (timed_out or disconnected.is_set()):
                 raise  # we are being cancelled ourselves (shutdown)
         except Exception:
-            if not started or done:
+            if timed_out:
+                pass  # whatever the cancelled run raised on its way out: the deadline is the answer
+            elif not started or done:
                 raise  # before the response: the server answers 500
-            # mid-stream, after LangServe's "error" event: end the body rather than cut the connection
-            logger.exception("error in a streamed response")
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            else:
+                # mid-stream, after LangServe's "error" event: end the body rather than cut the connection
+                logger.exception("error in a streamed response")
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             watcher.cancel()
             if not task.done():
                 task.cancel()
+        if timed_out and not disconnected.is_set():
+            await self._past_deadline(send, started)
+
+    async def _past_deadline(self, send: Callable, started: bool) -> None:
+        """The answer to a run stopped at the deadline: 504, or, once a stream has begun, LangServe's error
+        event (`event: error`, data {status_code, message}) and the end of the body."""
+        detail = f"the run took longer than this server allows ({self.run_timeout:g} s, --run-timeout) and was stopped"
+        logger.warning("a run was stopped after %g s", self.run_timeout)
+        if not started:
+            return await _refuse(send, 504, detail)
+        event = json.dumps({"status_code": 504, "message": detail})
+        await send(
+            {"type": "http.response.body", "body": f"event: error\r\ndata: {event}\r\n\r\n".encode(), "more_body": True}
+        )
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _too_large(self) -> str:
         return f"request body too large: the limit is {self.max_body_bytes:,} bytes"
+
+
+def is_json(content_type: bytes | None) -> bool:
+    """Whether a Content-Type header names JSON: application/json or a structured `+json` type, any parameters."""
+    if content_type is None:
+        return False
+    media = content_type.split(b";", 1)[0].strip().lower()
+    kind, _, subtype = media.partition(b"/")
+    return bool(kind) and (media == b"application/json" or (subtype.endswith(b"+json") and len(subtype) > 5))

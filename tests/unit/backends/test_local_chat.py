@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import pytest
 from langchain_core.messages import AIMessage
 
 from crag.models import chat as llm
 from crag.models.chat import LocalChatModel
+from crag.runtime.errors import PromptTooLong
 
 
 class FakeLlama:
@@ -113,3 +115,18 @@ def test_no_text_in_a_message_can_act_as_a_control_token(monkeypatch):
     LocalChatModel(model="local:tiny").invoke(passage)
     assert llama.messages == [{"role": "user", "content": made}]
     assert llm.inert(passage, None) == passage  # a vocabulary without control tokens
+
+
+class OverflowingLlama:
+    """llama-cpp-python refusing a prompt longer than its context, called or streamed."""
+
+    def create_chat_completion(self, **params):
+        raise ValueError("Requested tokens (5589) exceed context window of 4096")
+
+
+def test_a_prompt_longer_than_the_window_says_what_to_lower_called_or_streamed(monkeypatch):
+    monkeypatch.setattr(llm, "_pool", lambda model, n_ctx: FakePool(OverflowingLlama()))
+    model = LocalChatModel(model="local:tiny")
+    for call in (model.invoke, lambda q: list(model.stream(q))):
+        with pytest.raises(PromptTooLong, match=r"\(5589\) exceed context window of 4096.*lower top_k_strips"):
+            call("Who?")
