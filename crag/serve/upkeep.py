@@ -17,7 +17,7 @@ from langgraph.checkpoint.base.id import UUID
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 DEFAULT_THREAD_TTL = 7 * 24 * 3600.0  # seconds a thread may stay idle before a sweep deletes it; 0: never
-SWEEP_PAGE = 200  # checkpoints listed at a time while looking for idle threads
+SWEEP_PAGE = 100  # checkpoints listed at a time while looking for idle threads
 UUID_EPOCH = 0x01B21DD213814000  # 100 ns steps from 1582-10-15 (UUIDs' epoch) to 1970-01-01
 
 logger = logging.getLogger("crag.serve")
