@@ -50,6 +50,14 @@ class ThreadsUnavailable(ThreadsError, Unavailable):
     """The threads' Postgres cannot be reached or went away (refused, restarted, timed out): retry later."""
 
 
+class ThreadBusy(ThreadsError):
+    """A turn is running on the thread (in this process or another): the server answers 409 at once."""
+
+    def __init__(self, key: str):
+        thread_id = key.rpartition("/")[2]  # the owner's own id, not the checkpointer's `owner/id` key
+        super().__init__(f"thread {thread_id!r} is answering another question: send this one once that answer has come")
+
+
 def is_postgres(location: object) -> bool:
     return isinstance(location, str) and location.lower().startswith(POSTGRES_SCHEMES)
 
@@ -203,9 +211,10 @@ def _postgres_turn(url: str, thread_id: str, wait: float, on_wait: Any) -> Itera
 
 
 @asynccontextmanager
-async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_WAIT) -> AsyncIterator[None]:
-    """`thread_turn` for the server: nothing for SQLite, whose one server process serialises turns itself.
-    `thread_id` is the checkpointer's key (`owned_thread`)."""
+async def athread_turn(location: Path | str, thread_id: str) -> AsyncIterator[None]:
+    """`thread_turn` for the server, which does not wait: `ThreadBusy` at once if another process holds the
+    thread. Nothing for SQLite, whose one server process serialises turns itself. `thread_id` is the
+    checkpointer's key (`owned_thread`)."""
     if not isinstance(location, str):
         yield
         return
@@ -217,13 +226,11 @@ async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_
         raise _postgres_error(location, exc) from exc
     async with conn:
         try:
-            deadline = time.monotonic() + wait
-            while not (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone())[0]:
-                if time.monotonic() > deadline:
-                    raise _busy(thread_id, wait)
-                await asyncio.sleep(0.1)
+            held = (await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone())[0]
         except psycopg.Error as exc:
             raise _postgres_error(location, exc) from exc
+        if not held:
+            raise ThreadBusy(thread_id)
         try:
             yield
         except (psycopg.OperationalError, require("psycopg_pool", "postgres").PoolTimeout) as exc:
@@ -231,6 +238,22 @@ async def athread_turn(location: Path | str, thread_id: str, wait: float = TURN_
         finally:
             with contextlib.suppress(psycopg.Error):
                 await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
+async def athread_busy(location: Path | str, thread_id: str) -> bool:
+    """Whether another process holds the thread's turn lock now (always False for SQLite: one process).
+    A transaction-level try-lock in one autocommit statement: taken and let go at once, it only asks."""
+    if not isinstance(location, str):
+        return False
+    psycopg = require("psycopg", "postgres")
+    key = _lock_key(check_thread_key(thread_id))
+    try:
+        async with await psycopg.AsyncConnection.connect(
+            location, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+        ) as conn:
+            return not (await (await conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,))).fetchone())[0]
+    except psycopg.Error as exc:
+        raise _postgres_error(location, exc) from exc
 
 
 def _pool_options(pool_class: type) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Annotated, Any
 
 import typer
@@ -16,12 +17,30 @@ from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS, DEFAULT_RUN_TIMEOUT
 from crag.serve.keys import KeysError, identities, is_local
+from crag.serve.upkeep import DEFAULT_THREAD_TTL
 from crag.settings import Context
 from crag.threads import ThreadsError, is_postgres, threaded_graph
 from crag.threads import threads_location as resolve_threads
 
 SHUTDOWN_GRACE_SECONDS = 5  # on SIGTERM, runs in flight get this long to finish, then are dropped
 SETTINGS_ENV = "CRAG_SERVE_SETTINGS"  # the checked settings, as JSON, for worker_app in each worker
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> float:
+    """Seconds in a duration: a number with s, m, h or d after it (`7d`, `12h`, `90m`, `30s`); a bare
+    number is seconds; 0 is never."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", str(text).lower())
+    if found is None:
+        raise typer.BadParameter(f"{text!r} is not a duration: give a number with s, m, h or d after it, like 7d")
+    return float(found[1]) * DURATION_UNITS[found[2] or "s"]
+
+
+def _show_duration(seconds: float) -> str:
+    for unit in ("d", "h", "m"):
+        if seconds and seconds % DURATION_UNITS[unit] == 0:
+            return f"{seconds / DURATION_UNITS[unit]:g}{unit}"
+    return f"{seconds:g}s"
 
 
 def _set_compute_threads(threads: int | None, workers: int) -> None:
@@ -60,6 +79,14 @@ def serve_cmd(
         ),
     ] = None,
     threads: Annotated[bool, typer.Option("--threads/--no-threads", help="Let requests name a thread_id.")] = True,
+    thread_ttl: Annotated[
+        float,
+        typer.Option(
+            parser=duration,
+            metavar="DURATION",
+            help="Delete a thread idle this long (7d, 12h, 90m, 30s; 0: never), whoever made it.",
+        ),
+    ] = _show_duration(DEFAULT_THREAD_TTL),  # type: ignore[assignment]  # typer parses the shown default
     keys: Annotated[
         str | None,
         typer.Option(
@@ -201,6 +228,7 @@ def serve_cmd(
                 "warm_up": warm_up,
                 "require_documents": False,  # checked above, once
                 "threads_db": str(threads_location) if threads_location is not None else None,
+                "thread_ttl": thread_ttl,
                 "keys_file": os.path.abspath(os.path.expanduser(keys)) if keys else None,
             },
         }

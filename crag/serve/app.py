@@ -9,6 +9,7 @@ names (Starlette's TrustedHostMiddleware, against DNS rebinding), no CORS unless
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -45,9 +46,12 @@ from crag.serve.guard import (
     unprocessable,
 )
 from crag.serve.keys import DEFAULT_USER, LOCAL_HOSTS, Users, identities
-from crag.serve.service import OWNER_KEY, SAFE_SETTINGS, CragInput, CragService, context_for
+from crag.serve.service import OWNER_KEY, REQUEST_ID, SAFE_SETTINGS, CragInput, CragService, context_for
+from crag.serve.upkeep import DEFAULT_THREAD_TTL, sweep_forever
 from crag.settings import Context
-from crag.threads import InvalidThreadId, athreaded_graphs, check_thread_id, threads_location
+from crag.threads import InvalidThreadId, ThreadBusy, athreaded_graphs, check_thread_id, threads_location
+
+STREAM_ROUTES = ("/stream", "/stream_log", "/stream_events")  # a 200 is sent before the run starts
 
 
 @dataclass(kw_only=True)
@@ -64,6 +68,7 @@ class ServerSettings:
     allowed_hosts: list[str] = field(default_factory=lambda: hosts_for("127.0.0.1"))
     cors_origins: list[str] = field(default_factory=list)  # pages that may call it from a browser; none: no CORS
     threads_db: str | Path | None = None  # a SQLite file or a postgresql:// URL; None: no threads
+    thread_ttl: float = DEFAULT_THREAD_TTL  # seconds a thread may be idle before it is deleted; 0: never
     warm_up: bool = True
     require_documents: bool = True
 
@@ -140,7 +145,7 @@ def owner(request: Request) -> str | None:
 def check_request_settings(service: CragService) -> Callable:
     """LangServe's per-request hook: refuse settings that are unknown or not allowed per request; give the
     run its user, whose threads it reaches."""
-    allowed = set(SAFE_SETTINGS) | ({"thread_id"} if service.threads else set())
+    allowed = set(SAFE_SETTINGS) | {REQUEST_ID} | ({"thread_id"} if service.threads else set())
 
     async def check(config: dict, request: Request) -> dict:
         sent = []
@@ -169,15 +174,24 @@ def check_request_settings(service: CragService) -> Callable:
         configurable = config.get("configurable") or {}
         try:
             context_for(service.defaults, configurable, await asyncio.to_thread(service.calibrated))
-            if configurable.get("thread_id") is not None:
-                check_thread_id(configurable["thread_id"])
+            named = configurable.get("thread_id") is not None or configurable.get(REQUEST_ID) is not None
+            key = service.thread_of(configurable, owner(request))[1] if named else None  # None: a new one
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from exc
+        if request.url.path.endswith(STREAM_ROUTES) and await service.busy(key):
+            # the run would find it busy only once the stream's 200 is sent; invoke and batch answer 409 then
+            raise ThreadBusy(key)
         if service.threads and owner(request) is not None:
             config = {**config, "configurable": {**configurable, OWNER_KEY: owner(request)}}
         return config
 
     return check
+
+
+async def _stop(task: asyncio.Task) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def check_knowledge_base(context: Context) -> int:
@@ -216,6 +230,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 graphs = await stack.enter_async_context(athreaded_graphs(location, list(services)))
                 for name, one in services.items():
                     one.threads_location, one.threaded = location, graphs[name]
+                if settings.thread_ttl > 0:  # cancelled at shutdown, before the saver closes
+                    sweep = asyncio.create_task(
+                        sweep_forever(service.threaded.checkpointer, settings.thread_ttl, service.expire)
+                    )
+                    stack.push_async_callback(_stop, sweep)
             yield
 
     app = FastAPI(
@@ -258,6 +277,10 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         detail = unprocessable(exc.detail) if exc.status_code == 422 and isinstance(exc.detail, str) else exc.detail
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
+    @app.exception_handler(ThreadBusy)
+    async def _busy(request: Request, exc: ThreadBusy) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
     @app.exception_handler(Unavailable)
     async def _unavailable(request: Request, exc: Unavailable) -> JSONResponse:
         # a dependency down or restarting: the next request may succeed, so not a 500
@@ -281,10 +304,14 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         "/threads/{thread_id}",
         status_code=204,
         response_class=Response,
-        responses={404: {"description": "You have no thread of that id (or the server keeps no threads)."}},
+        responses={
+            404: {"description": "You have no thread of that id (or the server keeps no threads)."},
+            409: {"description": "A turn is running on the thread: delete it once that turn is answered."},
+        },
     )
     async def delete_thread(thread_id: str, request: Request) -> Response:
-        """Delete one of your threads, every system's turns on it: 204, or 404 if you have no such thread."""
+        """Delete one of your threads, every system's turns on it: 204, 404 if you have no such thread, 409
+        while a turn runs on it."""
         if service.threaded is None:
             raise HTTPException(404, "this server keeps no threads (it was started with --no-threads)")
         if not await service.delete_thread(check_thread_id(thread_id), owner(request)):

@@ -1,12 +1,16 @@
 """A client of `crag serve` (`crag ask --server URL`); every failure is a one-line `ServerError`.
 Plain httpx rather than `langserve.RemoteRunnable`, which needs the [serve] extra and turns server errors
-into tracebacks."""
+into tracebacks. Each question carries a request id (`request_id`), and is sent again with the same one
+when the connection drops or the server is briefly unavailable: a turn the server saved is not run twice."""
 
 from __future__ import annotations
 
 import json
 import os
+import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,6 +19,9 @@ from langchain_core.documents import Document
 
 DEFAULT_TIMEOUT = 120.0  # seconds; more than a remote chat model's own (`crag.models.providers.REQUEST_TIMEOUT`)
 DOCUMENT_KEYS = ("documents", "web_results")  # the output's lists of LangChain Documents
+RETRIES = 2  # a question sent again after a dropped connection or a 502/503/504, with the same request id
+RETRY_STATUSES = (502, 503, 504)
+MAX_RETRY_WAIT = 10.0  # seconds; longer Retry-After values are cut to this
 
 
 class ServerError(RuntimeError):
@@ -79,6 +86,8 @@ class CragClient:
             raise ServerError(f"the server wants an API key (set CRAG_API_KEY): {_detail(response)}")
         if status == 404:
             raise ServerError(f"no CRAG endpoint at {self.url} (404): is it a `crag serve`?")
+        if status == 409:
+            raise ServerError(f"the thread is busy (409): {_detail(response)}")
         kind = "refused the request" if status < 500 else "failed"
         raise ServerError(f"the server {kind} ({status}): {_detail(response)}")
 
@@ -89,17 +98,37 @@ class CragClient:
             return ServerError(f"cannot connect to {self.url}: {exc} (is `crag serve` running there?)")
         return ServerError(f"the connection to {self.url} failed: {exc}")
 
+    def _again(self, attempt: int, response: httpx.Response | None = None, error: Exception | None = None) -> bool:
+        """Whether to send the question again (after waiting): a connection that failed or dropped (not a
+        timeout: the server may be answering still), a 502/503/504, or a 409 on a retry (the first attempt's
+        turn still running, whose saved answer the next one gets)."""
+        if attempt >= RETRIES:
+            return False
+        if error is not None:
+            again = isinstance(error, httpx.TransportError) and not isinstance(error, httpx.TimeoutException)
+        else:
+            assert response is not None
+            again = response.status_code in RETRY_STATUSES or (response.status_code == 409 and attempt > 0)
+        if again:
+            try:
+                wait = float(response.headers.get("retry-after", 1)) if response is not None else 1.0
+            except ValueError:
+                wait = 1.0
+            time.sleep(min(max(wait, 0.0), MAX_RETRY_WAIT))
+        return again
+
     def invoke(self, question: str, configurable: dict[str, Any]) -> dict[str, Any]:
         """The run's output, shaped like a local run's."""
-        try:
-            response = httpx.post(
-                f"{self.url}/invoke",
-                json=self._body(question, configurable),
-                headers=self.headers,
-                timeout=self.timeout,
-            )
-        except httpx.HTTPError as exc:
-            raise self._failure(exc) from None
+        body = self._body(question, with_request_id(configurable))
+        for attempt in range(RETRIES + 1):
+            try:
+                response = httpx.post(f"{self.url}/invoke", json=body, headers=self.headers, timeout=self.timeout)
+            except httpx.HTTPError as exc:
+                if self._again(attempt, error=exc):
+                    continue
+                raise self._failure(exc) from None
+            if not self._again(attempt, response):
+                break
         self._check(response)
         try:
             return _documents(response.json()["output"])
@@ -108,15 +137,10 @@ class CragClient:
 
     def stream(self, question: str, configurable: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         """The run as it happens: ("event", progress event), ("token", answer text) and, last, ("output", …)."""
-        body = {**self._body(question, configurable), "kwargs": {}}
+        body = {**self._body(question, with_request_id(configurable)), "kwargs": {}}
         output = None
         try:
-            with httpx.stream(
-                "POST", f"{self.url}/stream_events", json=body, headers=self.headers, timeout=self.timeout
-            ) as response:
-                if response.status_code >= 400:
-                    response.read()
-                    self._check(response)
+            with self._open_stream(body) as response:
                 for kind, data in _sse(response.iter_lines()):
                     if kind == "error":
                         raise ServerError(f"the server failed during the run: {_stream_error(data)}")
@@ -137,6 +161,37 @@ class CragClient:
         if not isinstance(output, dict):
             raise ServerError(f"{self.url}/stream_events ended without the run's output")
         yield "output", _documents(output)
+
+    @contextmanager
+    def _open_stream(self, body: dict[str, Any]) -> Iterator[httpx.Response]:
+        """The streamed response once its status is a success, sent again as `invoke` is while nothing has
+        been received (once events arrive, a failure is final)."""
+        with httpx.Client(headers=self.headers, timeout=self.timeout) as http:
+            for attempt in range(RETRIES + 1):
+                try:
+                    response = http.send(
+                        http.build_request("POST", f"{self.url}/stream_events", json=body), stream=True
+                    )
+                except httpx.HTTPError as exc:
+                    if self._again(attempt, error=exc):
+                        continue
+                    raise
+                if response.status_code < 400:
+                    try:
+                        yield response
+                    finally:
+                        response.close()
+                    return
+                response.read()
+                response.close()
+                if not self._again(attempt, response):
+                    self._check(response)
+            raise AssertionError("unreachable: the last attempt yields or raises")
+
+
+def with_request_id(configurable: dict[str, Any]) -> dict[str, Any]:
+    """The settings with a new request id, unless they have one: every attempt of a question sends it."""
+    return configurable if configurable.get("request_id") else {**configurable, "request_id": uuid.uuid4().hex}
 
 
 def _stream_error(data: str) -> str:

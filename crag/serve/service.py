@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterator
@@ -18,9 +19,18 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, fi
 from crag import resources
 from crag.graphs.crag import graph
 from crag.questions.checks import MAX_QUESTION_CHARS
+from crag.serve.upkeep import prune
 from crag.settings import Context, about, annotation, settings
 from crag.state import OUTPUT_KEYS
-from crag.threads import TURN_DURABILITY, athread_turn, check_thread_id, owned_thread
+from crag.threads import (
+    TURN_DURABILITY,
+    InvalidThreadId,
+    ThreadBusy,
+    athread_busy,
+    athread_turn,
+    check_thread_id,
+    owned_thread,
+)
 from crag.thresholds import Thresholds
 
 # per-request settings, name -> (type, help): nothing that names a file, a URL or a model
@@ -31,12 +41,30 @@ THREAD_ID_DESCRIPTION = (
     "Keep a conversation: follow-up questions on the same thread id see the earlier turns. Without one, the "
     "server makes a thread and names it in the output's thread_id."
 )
+REQUEST_ID_DESCRIPTION = (
+    "Your id of this request (1-128 letters, digits or . _ : @ -), the same each time you send it: if the "
+    "thread's last saved turn has this id, the server answers with that turn instead of running it twice. A "
+    "request naming no thread gets the same new thread each time it is sent."
+)
 OWNER_KEY = "crag_owner"  # configurable's key of the thread's owner, set by the server, never by a request
+REQUEST_ID = "request_id"  # LangGraph copies a string in configurable into each checkpoint's metadata
+REQUEST_THREADS = uuid.UUID("5f6c0b8e-2d3a-4c1e-9a7b-63c0d1e2f4a5")  # uuid5 namespace of request-made threads
+
+logger = logging.getLogger("crag.serve")
 
 
-def new_thread_id() -> str:
-    """A thread id the server makes for a request that names none."""
-    return uuid.uuid4().hex
+def check_request_id(request_id: Any) -> str:
+    """A request id has a thread id's rules; `InvalidThreadId` naming it otherwise."""
+    try:
+        return check_thread_id(request_id)
+    except InvalidThreadId as exc:
+        raise InvalidThreadId(str(exc).replace("invalid thread id", "invalid request id", 1)) from None
+
+
+def new_thread_id(request_id: str | None = None) -> str:
+    """A thread id the server makes for a request that names none: random, or the same for a request id
+    (so that a retried request finds the thread its first attempt made)."""
+    return uuid.uuid4().hex if request_id is None else uuid.uuid5(REQUEST_THREADS, request_id).hex
 
 
 class CragInput(BaseModel):
@@ -73,6 +101,7 @@ class Plan:
     options: dict[str, Any]
     key: str | None
     said: dict[str, str]
+    request_id: str | None = None
 
 
 class CragService(RunnableSerializable[dict, dict]):
@@ -117,17 +146,11 @@ class CragService(RunnableSerializable[dict, dict]):
             ConfigurableFieldSpec(id=name, annotation=Optional[kind], name=name, description=text, default=None)  # noqa: UP045
             for name, (kind, text) in SAFE_SETTINGS.items()
         ]
-        if self.threads:
-            specs.append(
-                ConfigurableFieldSpec(
-                    id="thread_id",
-                    annotation=str | None,
-                    name="thread_id",
-                    description=THREAD_ID_DESCRIPTION,
-                    default=None,
-                )
-            )
-        return specs
+        more = [("thread_id", THREAD_ID_DESCRIPTION)] if self.threads else []
+        return specs + [
+            ConfigurableFieldSpec(id=name, annotation=str | None, name=name, description=text, default=None)
+            for name, text in [*more, (REQUEST_ID, REQUEST_ID_DESCRIPTION)]
+        ]
 
     def calibrated(self) -> Thresholds:
         """The server evaluator's calibrated (upper, lower)."""
@@ -135,19 +158,25 @@ class CragService(RunnableSerializable[dict, dict]):
             self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
         return self._calibrated
 
-    def _plan(self, config: RunnableConfig, run_manager) -> Plan:
-        """The graph, config, options and thread of one request. A request that names no thread on a server
-        that keeps them gets a new one; a thread is its owner's (`OWNER_KEY`, `owned_thread`)."""
-        configurable = dict(config.get("configurable") or {})
-        owner = configurable.pop(OWNER_KEY, None)
-        thread_id = configurable.get("thread_id")
+    def thread_of(self, configurable: dict[str, Any], owner: str | None) -> tuple[str | None, str | None]:
+        """(thread id, checkpointer key) of a request's configurable, or (None, None) for a run without a
+        thread. A request that names no thread on a server that keeps them gets a new one (the same for the
+        same request id); a thread is its owner's (`owned_thread`)."""
+        thread_id, request_id = configurable.get("thread_id"), configurable.get(REQUEST_ID)
+        if request_id is not None:  # without threads, accepted and unused: no turn is saved to repeat
+            check_request_id(request_id)
         if thread_id is not None:
             if not self.threads or self.threaded is None:
                 raise ValueError("this server keeps no threads (it was started with --no-threads)")
             check_thread_id(thread_id)
         elif self.threads and self.threaded is not None:
-            thread_id = new_thread_id()
-        key = owned_thread(owner, thread_id) if thread_id is not None else None
+            thread_id = new_thread_id(request_id)
+        return thread_id, owned_thread(owner, thread_id) if thread_id is not None else None
+
+    def _plan(self, config: RunnableConfig, run_manager) -> Plan:
+        """The graph, config, options and thread of one request (`thread_of`, `OWNER_KEY`)."""
+        configurable = dict(config.get("configurable") or {})
+        thread_id, key = self.thread_of(configurable, configurable.pop(OWNER_KEY, None))
         if key is not None:
             configurable["thread_id"] = key  # the checkpointer's: the owner's thread of that id
         graph = self.threaded if key is not None else self.graph
@@ -155,7 +184,8 @@ class CragService(RunnableSerializable[dict, dict]):
         durability = TURN_DURABILITY if key is not None else None
         options = {"context": context_for(self.defaults, configurable, self.calibrated()), "durability": durability}
         child = patch_config({**config, "configurable": configurable}, callbacks=run_manager.get_child())
-        return Plan(graph, child, options, key, {"thread_id": thread_id} if thread_id is not None else {})
+        said = {"thread_id": thread_id} if thread_id is not None else {}
+        return Plan(graph, child, options, key, said, configurable.get(REQUEST_ID) if key is not None else None)
 
     @staticmethod
     def _question(value: Any) -> dict:
@@ -168,7 +198,12 @@ class CragService(RunnableSerializable[dict, dict]):
     async def _ainvoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
         plan = self._plan(config, run_manager)
         async with self._lock(plan.key):
-            return {**await plan.graph.ainvoke(self._question(value), plan.config, **plan.options), **plan.said}
+            saved = await self._saved(plan)
+            if saved is not None:
+                return {**saved, **plan.said}
+            output = await plan.graph.ainvoke(self._question(value), plan.config, **plan.options)
+            await self._prune(plan.key)
+            return {**output, **plan.said}
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> dict:
         return self._call_with_config(self._invoke, input, config, **kwargs)
@@ -185,10 +220,15 @@ class CragService(RunnableSerializable[dict, dict]):
     async def _atransform(self, inputs: AsyncIterator[Any], run_manager, config: RunnableConfig) -> AsyncIterator[dict]:
         plan = self._plan(config, run_manager)
         async with self._lock(plan.key):
+            saved = await self._saved(plan)
             async for value in inputs:
+                if saved is not None:
+                    yield {**saved, **plan.said}
+                    continue
                 stream = plan.graph.astream(self._question(value), plan.config, stream_mode="values", **plan.options)
                 async for chunk in stream:
                     yield {**_public(chunk), **plan.said}
+            await self._prune(plan.key)
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[dict]:
         yield from self._transform_stream_with_config(iter([input]), self._transform, config, **kwargs)
@@ -200,8 +240,29 @@ class CragService(RunnableSerializable[dict, dict]):
         async for chunk in self._atransform_stream_with_config(one(), self._atransform, config, **kwargs):
             yield chunk
 
+    async def _saved(self, plan: Plan) -> dict | None:
+        """The thread's last saved turn if it was this request's (its `request_id`): a retry after the turn
+        was saved gets that answer, and the thread keeps the turn once."""
+        if plan.request_id is None:
+            return None
+        state = await plan.graph.aget_state({"configurable": {"thread_id": plan.key}})
+        if (state.metadata or {}).get(REQUEST_ID) != plan.request_id:
+            return None
+        return _public(state.values)
+
+    async def _prune(self, key: str | None) -> None:
+        """Keep only the thread's latest checkpoint, what its next turn reads. A failure costs only space (the
+        next turn prunes what this one left), so it is logged, and the turn answered."""
+        if key is None:
+            return
+        try:
+            await prune(self.threaded.checkpointer, key)
+        except Exception as exc:
+            logger.warning("could not prune the old checkpoints of a thread: %s", exc)
+
     async def delete_thread(self, thread_id: str, owner: str | None) -> bool:
-        """Delete `owner`'s thread `thread_id` once no turn runs on it; False if there is no such thread."""
+        """Delete `owner`'s thread `thread_id`; False if there is no such thread, `ThreadBusy` while a turn
+        runs on it."""
         key = owned_thread(owner, thread_id)
         saver = self.threaded.checkpointer
         async with self._lock(key):
@@ -210,17 +271,41 @@ class CragService(RunnableSerializable[dict, dict]):
             await saver.adelete_thread(key)
         return True
 
+    async def expire(self, key: str, cutoff: str) -> bool:
+        """Delete thread `key` if its latest checkpoint is still older than checkpoint id `cutoff` (the sweep's,
+        `crag.serve.upkeep.expire`); a thread a turn holds is not idle, and is left."""
+        saver = self.threaded.checkpointer
+        try:
+            async with self._lock(key):
+                latest = await saver.aget_tuple({"configurable": {"thread_id": key, "checkpoint_ns": ""}})
+                if latest is None or latest.checkpoint["id"] >= cutoff:
+                    return False
+                await saver.adelete_thread(key)
+        except (ThreadBusy, InvalidThreadId):  # held, or a key no server made (never locked nor deleted)
+            return False
+        return True
+
+    async def busy(self, key: str | None) -> bool:
+        """Whether a turn runs on thread `key` now, in this process or another."""
+        if key is None:
+            return False
+        lock = self._thread_locks.get(key)
+        return (lock is not None and lock.locked()) or await athread_busy(self.threads_location, key)
+
     @asynccontextmanager
     async def _lock(self, thread_id: str | None) -> AsyncIterator[None]:
         """One turn at a time per thread (its checkpointer key), in this process and across workers sharing a
-        Postgres."""
+        Postgres: `ThreadBusy` at once for a thread that has a turn running, rather than a wait that would
+        hold the request's admission slot."""
         if thread_id is None:
             yield
             return
         lock = self._thread_locks.get(thread_id)
         if lock is None:  # kept only while a request holds it, so idle threads cost nothing
             lock = self._thread_locks[thread_id] = asyncio.Lock()
-        async with lock, athread_turn(self.threads_location, thread_id):
+        if lock.locked():
+            raise ThreadBusy(thread_id)
+        async with lock, athread_turn(self.threads_location, thread_id):  # taken at once: no await before
             yield
 
 

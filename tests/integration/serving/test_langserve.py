@@ -191,8 +191,9 @@ def test_schemas_are_published(serve):
     url = serve()
     assert httpx.get(f"{url}/crag/input_schema").json()["properties"]["question"]["maxLength"] == 2000
     configurable = httpx.get(f"{url}/crag/config_schema").json()["$defs"]["Configurable"]["properties"]
-    # every setting a request may change (declared so in crag/settings.py) and the thread; nothing fixed at start
-    assert set(configurable) == set(SAFE_SETTINGS) | {"thread_id"}
+    # every setting a request may change (declared so in crag/settings.py), the thread and the request's id;
+    # nothing fixed at start
+    assert set(configurable) == set(SAFE_SETTINGS) | {"thread_id", "request_id"}
     assert {"k", "upper_threshold", "knowledge_tokens", "generate_prompt"} <= set(configurable)
     assert not {"chat_model", "chroma_dir", "evaluator_path", "threads_db"} & set(configurable)
     assert {"minimum": 1, "maximum": 50, "type": "integer"} in configurable["k"]["anyOf"]  # the declared range

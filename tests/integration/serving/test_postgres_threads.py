@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableLambda
 
 from crag.settings import Context
 from crag.threads import (
+    ThreadBusy,
     ThreadsError,
     ThreadsUnavailable,
     _lock_key,
@@ -161,13 +162,14 @@ def test_the_server_side_async_graph_and_turn_lock(postgres):
         async with athreaded_graph(postgres) as graph:
             async with athread_turn(postgres, "async"):
                 await graph.ainvoke({"question": "Who is Anna Berg?"}, thread_config("async"), context=context())
-                # held: a second taker times out
+                # held: a second taker is told at once, without waiting
+                started = time.monotonic()
                 try:
-                    async with athread_turn(postgres, "async", wait=0.3):
+                    async with athread_turn(postgres, "async"):
                         pass
                     blocked = False
-                except ThreadsError:
-                    blocked = True
+                except ThreadBusy:
+                    blocked = time.monotonic() - started < 1.0
             state = await graph.aget_state(thread_config("async"))
             return len(state.values["history"]), blocked
 
@@ -198,3 +200,51 @@ def test_users_threads_and_delete_on_postgres(postgres, serve, tmp_path):
     assert len(ask(alice, "Where do her works hang?", "pg-anna")) == 2  # Alice's is untouched
     assert httpx.delete(f"{url}/threads/pg-anna", headers=alice).status_code == 204
     assert ask(alice, "Where do her works hang?", "pg-anna") == ["Where do her works hang?"]
+
+
+def test_thread_life_across_two_workers_on_postgres(postgres, serve):
+    """Two servers on one Postgres, as two workers: a turn on one makes the other answer 409 at once; a
+    thread keeps one checkpoint; a retried request (same request_id) on the other worker writes no turn."""
+    from tests.integration.serving.test_thread_life import FOLLOW_UPS, QUESTION, asked, in_background, slow_context
+    from tests.integration.serving.test_thread_life import ask as ask_server
+
+    slow, fast = serve(context=slow_context(6.0), threads_db=postgres, warm_up=False), serve(threads_db=postgres)
+    first, result = in_background(ask_server, slow, QUESTION, thread_id="pg-life", request_id="r-1")
+    time.sleep(1.0)
+    for route in ("invoke", "stream"):
+        body = {"input": {"question": FOLLOW_UPS[0]}, "config": {"configurable": {"thread_id": "pg-life"}}}
+        sent = time.monotonic()
+        refused = httpx.post(f"{fast}/crag/{route}", json=body, timeout=30)
+        assert refused.status_code == 409 and "is answering another question" in refused.text, refused.text
+        assert first.is_alive() and time.monotonic() - sent < 3.0  # while the first turn runs
+    first.join(timeout=30)
+    assert asked(result[0]) == [QUESTION]
+    assert asked(ask_server(fast, QUESTION, thread_id="pg-life", request_id="r-1")) == [QUESTION]  # saved: not again
+    for number, question in enumerate(FOLLOW_UPS, start=2):
+        assert len(asked(ask_server(fast, question, thread_id="pg-life", request_id=f"r-{number}"))) == number
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        kept = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'pg-life'").fetchone()[0]
+    assert kept == 1
+
+
+def test_idle_threads_expire_on_postgres(postgres, serve):
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute("CREATE DATABASE life")
+    url = postgres.rsplit("/", 1)[0] + "/life"
+    from tests.integration.serving.test_thread_life import QUESTION, asked
+    from tests.integration.serving.test_thread_life import ask as ask_server
+
+    server = serve(threads_db=url, thread_ttl=4)
+    serve(threads_db=url, thread_ttl=4)  # a second worker sweeping the same threads: harmless
+    started = time.monotonic()
+    assert asked(ask_server(server, QUESTION, thread_id="old")) == [QUESTION]
+    time.sleep(3)
+    assert asked(ask_server(server, QUESTION, thread_id="recent")) == [QUESTION]
+
+    def kept() -> set[str]:
+        with psycopg.connect(url, autocommit=True) as conn:
+            return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+
+    while "old" in kept() and time.monotonic() - started < 15:
+        time.sleep(0.2)
+    assert kept() == {"recent"} and time.monotonic() - started >= 4
