@@ -256,3 +256,16 @@ def test_flare_is_a_system_the_harness_the_cli_and_studio_know():
     assert config["graphs"]["flare"] == "./crag/graphs/flare.py:flare"
     nodes = set(compiled("flare").get_graph().nodes)
     assert {"draft_sentence", "query", "retrieve", "correct", "rewrite_sentence", "accept_sentence"} <= nodes
+
+
+def test_the_stream_view_says_each_flare_step_in_a_line():
+    from crag.cli.render import event_line
+
+    ctx, _ = context()
+    events = [e for _, e in compiled("flare").stream({"question": QUESTION}, context=ctx, stream_mode=["custom"])]
+    lines = [event_line(e) for e in events]
+    assert (
+        "sentence 1 drafted (lowest p 0.10, unsure of 'Danish', 'sculptor.'): Anna Berg was a Danish sculptor." in lines
+    )
+    assert "searching with: Anna Berg was a" in lines and "kept 1 strip (CORRECT)" in lines
+    assert f"sentence 1 written again: {FIXED}" in lines and f"sentence 2 kept: {SECOND}" in lines
