@@ -345,8 +345,7 @@ def decoded(
     """`model`'s reply with each token's probability: the local model's greedy decode, a provider's logprobs."""
     if isinstance(model, LocalChatModel):
         return model.decode(messages, prefix=prefix, stop=stop, cut=cut)
-    tokens = getattr(model, "max_tokens", None) or 96
-    return with_probabilities(model, messages, prefix=prefix, max_tokens=tokens, stop=stop, cut=cut)
+    return with_probabilities(model, messages, prefix=prefix, stop=stop, cut=cut)
 
 
 def grades(spec: Any) -> bool:

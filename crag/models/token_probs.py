@@ -136,17 +136,17 @@ def with_probabilities(
     messages: Sequence[Any],
     *,
     prefix: str = "",
-    max_tokens: int,
     stop: Sequence[str] = (),
     cut: Cut | None = None,
     config: dict | None = None,
 ) -> Decoded:
-    """A provider's reply to `messages` with each token's probability (`logprobs=True`), ended as `greedy`
-    ends the local model's; given a `prefix` the provider is asked to go on from it (`CONTINUE`)."""
+    """A provider's reply to `messages` with each token's probability (`logprobs=True`), as long as the model's
+    own token limit allows, ended as `greedy` ends the local model's; given a `prefix` the provider is asked to
+    go on from it (`CONTINUE`)."""
     chat = list(convert_to_messages(list(messages)))
     if prefix.strip():
         chat.append(HumanMessage(CONTINUE.format(prefix=prefix.strip())))
-    reply = model.bind(logprobs=True, max_tokens=max_tokens).invoke(chat, stop=list(stop) or None, config=config)
+    reply = model.bind(logprobs=True).invoke(chat, stop=list(stop) or None, config=config)
     tokens = from_logprobs(reply)
     text = "".join(t["text"] for t in tokens)
     if text != str(reply.content):  # the tokens do not spell the reply: trust the reply's text, whole

@@ -169,12 +169,12 @@ def test_a_provider_without_log_probabilities_is_told_so():
 
 def test_a_providers_log_probabilities_become_token_probabilities_cut_at_the_sentence():
     model = chat()
-    decoded = with_probabilities(model, [("human", "Tell me.")], max_tokens=64, cut=sentence_end)
+    decoded = with_probabilities(model, [("human", "Tell me.")], cut=sentence_end)
     assert decoded.text == DRAFT and decoded.finish == "cut"
     assert [round(t["prob"], 6) for t in decoded.tokens] == [0.95, 0.95, 0.95, 0.95, 0.2, 0.1]
-    whole = with_probabilities(model, [("human", "Tell me.")], max_tokens=64)
+    whole = with_probabilities(model, [("human", "Tell me.")])
     assert whole.text == f"{DRAFT} {SECOND}" and whole.finish == "stop"
-    going_on = with_probabilities(model, [("human", "Tell me.")], prefix=DRAFT, max_tokens=64, cut=sentence_end)
+    going_on = with_probabilities(model, [("human", "Tell me.")], prefix=DRAFT, cut=sentence_end)
     assert going_on.text == SECOND and f"Your answer so far:\n{DRAFT}" in model.prompts[-1]
 
 
