@@ -269,3 +269,18 @@ def test_the_stream_view_says_each_flare_step_in_a_line():
     )
     assert "searching with: Anna Berg was a" in lines and "kept 1 strip (CORRECT)" in lines
     assert f"sentence 1 written again: {FIXED}" in lines and f"sentence 2 kept: {SECOND}" in lines
+
+
+def test_a_follow_up_on_a_thread_starts_its_answer_afresh():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from crag.graphs import build
+
+    graph = build("flare").compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    ctx, _ = context(flare_threshold=0.05)
+    graph.invoke({"question": QUESTION}, config=config, context=ctx)
+    out = graph.invoke({"question": "Tell me about Carl Dahl."}, config=config, context=ctx)
+    assert out["answer"] == f"{FIXED} {SECOND}" and [s["n"] for s in out["sentences"]] == [1, 2]
+    first_draft = next(p for p in ctx.chat_model.prompts if "Question: Tell me about Carl Dahl." in p)
+    assert "Your answer so far" not in first_draft  # the new turn's first draft goes on from nothing
