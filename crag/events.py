@@ -15,6 +15,7 @@ CONDENSE_TAGS = ["crag:condense", "nostream"]
 REQUERY_TAGS = ["crag:requery", "nostream"]
 REASONING_TAGS = ["crag:self_reasoning", "nostream"]  # its replies are JSON or a step's, not the answer's words
 CANDIDATE_TAGS = ["crag:candidate", "nostream"]  # Self-RAG's candidates: only the one chosen is the answer
+FLARE_TAGS = ["crag:flare", "nostream"]  # FLARE's questions to search with: queries, not the answer
 
 
 def emit(runtime: Any, node: str, **payload: Any) -> None:

@@ -210,3 +210,21 @@ def critique_messages(
     parts += [f"Answer: {answer}"] if answer is not None else []
     parts.append(CRITIQUES[kind].ask)
     return [{"role": "system", "content": CRITIC_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+# FLARE (crag.graphs.flare): the answer written a sentence at a time, each drafted, and written again over what a
+# search for it found; the answer so far is the reply's start, which the model goes on from
+FLARE_PROMPT = (
+    "Passages:\n{knowledge}\n\n"
+    "Question: {question}\n"
+    "Answer the question, using the passages above where they help. "
+    "If neither they nor you know the answer, reply: I don't know."
+)
+FLARE_NO_KNOWLEDGE_PROMPT = (
+    "Question: {question}\nAnswer the question. If you do not know the answer, reply: I don't know."
+)
+# FLARE's official code (src/templates.py, ask_question_text), word for word: a question whose answer is an
+# unsure term of the draft, asked with the answer so far before it
+FLARE_QUESTION_PROMPT = (
+    '{context}\n\nGiven the above passage, ask a question to which the answer is the term/entity/phrase "{term}".'
+)

@@ -70,3 +70,10 @@ class Evidence(TypedDict):
     reason: str  # why the reader selected it, in its words
     start: int  # the sentence's character span in that text
     end: int
+
+
+class Token(TypedDict):
+    """One token a model wrote, as text, and the probability it gave it (FLARE's confidence)."""
+
+    text: str  # its characters; a character split across tokens is the last one's
+    prob: float

@@ -12,13 +12,14 @@ from langchain_core.vectorstores import VectorStore
 
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.events import REASONING_TAGS
-from crag.models.chat import LocalChatModel, chat_model
+from crag.models.chat import LocalChatModel, chat_model, decoded
 from crag.models.chat import critique as chat_critique
 from crag.models.chat import cut_short as cut_short  # re-exported: a node checks its replies with it
 from crag.models.chat import grades as chat_model_grades
 from crag.models.chat import relevance as chat_relevance
 from crag.models.embeddings import shared_embeddings
 from crag.models.reasoning import Analysis, Selection, structured, verdict
+from crag.models.token_probs import Cut, Decoded
 from crag.passages import distinct, title_of
 from crag.prompts import CRITIQUES, GENERATE_STOP, condense_prompt, critique_messages
 from crag.records import Quote
@@ -122,7 +123,7 @@ def fetch_pages(ctx: Context, results: list[Document]) -> tuple[list[Document], 
 
 
 # the longest reply each use of the chat model needs: a query is a few words, a "hyde" passage three sentences
-_REPLY_TOKENS = {"rewrite": 24, "hyde": 96}
+_REPLY_TOKENS = {"rewrite": 24, "hyde": 96, "questions": 48}
 # the uses whose prompts a local model reads in a llama.cpp context of their own (`LocalChatModel.lane`)
 _LANES = frozenset({"condense"})
 
@@ -139,6 +140,18 @@ def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = No
     spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model
     tokens = reply_tokens or _REPLY_TOKENS.get(purpose, 24)
     return chat_model(spec, max_tokens=tokens, lane=purpose if purpose in _LANES else None)
+
+
+# FLARE's drafts and sentences share a lane of the local model: each call finds the answer so far in its context
+FLARE_LANE = "flare"
+LOOKAHEAD_TOKENS = 64  # the longest sentence FLARE drafts (its official code's look-ahead)
+
+
+def with_probabilities(ctx: Context, messages: list[dict[str, str]], *, prefix: str, cut: Cut) -> Decoded:
+    """The chat model's next words after `prefix` (the answer so far), each token with its probability, up to
+    where `cut` ends them (FLARE's next sentence); the answer's stop strings end them too."""
+    model = chat_model(ctx.chat_model, max_tokens=LOOKAHEAD_TOKENS, lane=FLARE_LANE)
+    return decoded(model, messages, prefix=prefix, stop=GENERATE_STOP, cut=cut)
 
 
 # the longest document text the chat model grades: a default chunk whole, a larger one cut

@@ -35,6 +35,8 @@ GeneratePrompt = Literal[
     "compact", "paper", "marked"
 ]  # the keys of crag.prompts.GENERATE_PROMPTS (a test keeps them equal)
 RetryPrompt = Literal["compact", "paper", "marked", "off"]  # "off": ask once
+FlareQuery = Literal["masked", "questions", "previous"]
+Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 Score = Annotated[
     float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)
@@ -42,15 +44,16 @@ Score = Annotated[
 Gate = Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)]  # above 1: never reached
 
 # The groups, in the order `--help` and the configuration page show them: what a user changes first, first
-DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE = (
+DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE, ACTIVE = (
     "Your documents",
     "Models",
     "The web",
     "The answer",
     "The grade",
     "Refinement",
+    "Active retrieval (FLARE)",
 )
-GROUPS = (DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE)
+GROUPS = (DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE, ACTIVE)
 
 DEFAULT_CHROMA_DIR = ".crag/chroma"
 DEFAULT_COLLECTION = "crag"
@@ -318,6 +321,42 @@ class Context:
         group=KNOWLEDGE,
         request=True,
         help="The chat model picks the strips that answer among this many of refinement's best; 0: refinement's ranking.",
+    )
+    # -- active retrieval (the flare system: `crag.graphs.flare`)
+    flare_threshold: Probability = setting(
+        0.8,
+        group=ACTIVE,
+        request=True,
+        help="FLARE searches for the next sentence when any token of the model's draft of it has a probability "
+        "below this (θ; the official code's 0.8); 0: never, 1: before every sentence.",
+    )
+    flare_mask: Probability = setting(
+        0.4,
+        group=ACTIVE,
+        request=True,
+        help="The draft's tokens below this probability (β; the official code's 0.4) are left out of its masked "
+        "query, and are what its generated questions ask about.",
+    )
+    flare_query: FlareQuery = setting(
+        "masked",
+        group=ACTIVE,
+        request=True,
+        help="FLARE's search for an unsure sentence: 'masked' (the draft without its unsure tokens), 'questions' "
+        "(questions the rewrite model asks about them) or 'previous' (no draft: a search before every sentence "
+        "with the sentence before it, the paper's baseline).",
+    )
+    flare_sentences: Annotated[int, Field(ge=1, le=40)] = setting(
+        8,
+        group=ACTIVE,
+        request=True,
+        help="The most sentences a FLARE answer has; it also ends with the model's reply or max_answer_tokens.",
+    )
+    flare_correct: bool = setting(
+        True,
+        group=ACTIVE,
+        request=True,
+        help="Grade and refine each FLARE search with CRAG's evaluator (its actions: the web when nothing relevant "
+        "is found); off: the documents whole, as the FLARE paper reads them.",
     )
 
     def __post_init__(self) -> None:

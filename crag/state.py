@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
 
-from crag.records import Citation, Evidence, Quote, Source, Strip, Turn
+from crag.records import Citation, Evidence, Quote, Source, Strip, Token, Turn
 from crag.thresholds import Action
 
 MAX_TURNS = 8
@@ -54,6 +54,31 @@ def add_candidates(left: list[Candidate] | None, right: list[Candidate] | None) 
         return list(left or [])
     merged = {c["n"]: c for c in [*(left or []), *right]} if right else {}
     return [merged[n] for n in sorted(merged)]
+
+
+class Retrieval(TypedDict):
+    """One of FLARE's searches: its query, what it found and what CRAG's correction kept of it."""
+
+    query: str
+    documents: list[str]  # the retrieved documents' titles, by rank
+    action: Action | None  # the evaluator's action over them; None without correction
+    scores: list[float]  # the evaluator's score of each document; empty without correction
+    kept: int  # the strips kept as knowledge (the web's included)
+
+
+class Sentence(TypedDict):
+    """One sentence of a FLARE answer: the model's look-ahead, how sure it was, and what the answer got."""
+
+    n: int  # its place in the answer, from 1
+    lookahead: str  # the model's draft of it, over the knowledge found before it
+    confidence: float  # the lowest probability among the draft's tokens (1.0 for an empty draft)
+    unsure: list[Token]  # the draft's tokens below the threshold θ
+    # the searches since the sentence before (before the first: the question's); none when the draft was kept as written
+    queries: list[str]
+    retrievals: list[Retrieval]
+    sentence: str  # what the answer got: the draft, or the sentence written again over what was found
+    rewritten: bool
+    tokens: int  # the model's tokens in it
 
 
 class InputState(TypedDict):
@@ -105,6 +130,14 @@ class OutputState(TypedDict, total=False):
     retrieve_probability: float | None
     # Self-RAG's candidates, one per passage, with their critiques; the best one's answer is `answer`
     candidates: Annotated[list[Candidate], add_candidates]
+    # FLARE's steps (`crag.graphs.flare`): the sentence being written and what was searched for it, then each
+    # sentence as it was added to `answer`
+    lookahead: str  # the model's draft of the next sentence
+    lookahead_tokens: list[Token]  # its tokens with their probabilities
+    lookahead_finish: Literal["", "stop", "length", "cut"]  # "stop": the model's reply ended with it
+    queries: list[str]  # the searches for the sentence (FLARE's first: the question)
+    retrievals: list[Retrieval]  # what each of them found and kept
+    sentences: list[Sentence]
     timings: Annotated[dict[str, float], merge_timings]  # seconds per stage of this turn
     history: Annotated[list[Turn], add_turns]
 
@@ -115,6 +148,7 @@ OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
     requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs
+    retrieved: list[list[Document]]  # FLARE: the documents each of `queries` found, by rank
 
 
 ACROSS_TURNS = frozenset({"question", "asked", "history", "timings"})

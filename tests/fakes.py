@@ -425,3 +425,53 @@ class CritiquingChat(ScriptedChat):
             return schema(label=self._critique(messages))
 
         return RunnableLambda(critique)
+
+
+# a sentence as a model writes it: its tokens, each with the probability the model gave it
+Said = list[tuple[str, float]]
+
+
+def said(sentence: str, prob: float = 0.95, unsure: dict[str, float] | None = None) -> Said:
+    """`sentence` as word tokens (each but the first after a space), all at `prob` but the words of `unsure`."""
+    words = sentence.split(" ")
+    return [(w if i == 0 else " " + w, (unsure or {}).get(w, prob)) for i, w in enumerate(words)]
+
+
+class ProbableChat(BaseChatModel):
+    """A provider that reports its tokens' log-probabilities as OpenAI's models do (`bind(logprobs=True)`:
+    `response_metadata["logprobs"]["content"]`). It writes `answer` (its sentences, each `Said`), or, over
+    passages naming `knows`, `informed`; asked to go on from its answer so far, it writes the sentences after
+    those the answer holds, all of them, as a model does before FLARE cuts its next sentence. Asked a question
+    about a term (FLARE's query questions) it replies "Who or what is <term>?". `prompts` keeps every prompt."""
+
+    answer: list = Field(default_factory=list)
+    informed: list = Field(default_factory=list)
+    knows: str = "painter"
+    logprobs: bool = True  # False: a provider without log-probabilities
+    prompts: list = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "probable"
+
+    def _sentences(self, prompt: str) -> list:
+        return self.informed if self.informed and "Passages:" in prompt and self.knows in prompt else self.answer
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        prompt = "\n".join(str(m.content) for m in messages)
+        self.prompts.append(prompt)
+        asked = re.search(r'ask a question to which the answer is the term/entity/phrase "(.+)"\.$', prompt)
+        if asked:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=f"Who or what is {asked[1]}?"))])
+        so_far = prompt.split("Your answer so far:\n", 1)[1].split("\n\n")[0] if "Your answer so far:" in prompt else ""
+        done = so_far.count(". ") + so_far.endswith(".") if so_far else 0
+        tokens = [
+            (text if i or not n else " " + text.lstrip(), p)
+            for n, sentence in enumerate(self._sentences(prompt)[done:])
+            for i, (text, p) in enumerate(sentence)
+        ]
+        content = "".join(t for t, _ in tokens)
+        metadata = {"finish_reason": "stop"}
+        if self.logprobs:
+            metadata["logprobs"] = {"content": [{"token": t, "logprob": math.log(p)} for t, p in tokens]}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content, response_metadata=metadata))])

@@ -247,6 +247,19 @@ def event_line(event: dict[str, Any]) -> str:
         return f"candidate {event['n']}: {event['score']:+.2f} {short(event['draft'], 80)}"
     if node == "select":
         return f"chose candidate {event['n']} of {len(event['scores'])}"
+    if node == "draft_sentence":
+        unsure = f", unsure of {', '.join(repr(t.strip()) for t in event['unsure'])}" if event["unsure"] else ""
+        return (
+            f"sentence {event['n']} drafted (lowest p {event['confidence']:.2f}{unsure}): {short(event['draft'], 80)}"
+        )
+    if node == "query":
+        return "searching with: " + "; ".join(short(q, 80) for q in event["queries"])
+    if node == "correct":
+        actions = ", ".join(a.upper() for a in event["actions"] if a)
+        return f"kept {counted(event['kept'], 'strip')}" + (f" ({actions})" if actions else "")
+    if node == "sentence":
+        how = "written again" if event["rewritten"] else "kept"
+        return f"sentence {event['n']} {how}: {event['sentence']}"
     if node == "read_further":
         return f"the model does not know from the kept strips: reading {counted(event['further'], 'more strip')}"
     if node == "ask_again":

@@ -42,6 +42,14 @@ STAGE_OF_NODE = {
     "answer_from_memory": "generate",
     "candidate": "generate",
     "select": "generate",
+    # FLARE's: a search's query and documents are retrieval; its correction (grade, refine, web) is graded as
+    # CRAG's grade is; the drafts, the sentences written again and the citations are the answer's
+    "query": "retrieve",
+    "correct": "grade",
+    "draft_sentence": "generate",
+    "accept_sentence": "generate",
+    "rewrite_sentence": "generate",
+    "cite_answer": "generate",
 }
 REWRITE_TAG = "crag:rewrite"
 

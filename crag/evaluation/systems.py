@@ -98,6 +98,21 @@ _TABLE: list[tuple[str, str, Callable[[Context, float, float], dict], str]] = [
         "Self-RAG whose critics are the evaluator (ISREL) and the grounding check (ISSUP): the reader only "
         "writes; always retrieves",
     ),
+    (
+        "flare",
+        "flare",
+        _set(),
+        "FLARE: the answer a sentence at a time; a draft with a token below θ is searched for (masked below β), "
+        "each search graded and refined by CRAG's evaluator, and the sentence written again",
+    ),
+    ("flare_questions", "flare", _set(flare_query="questions"), "FLARE searching with questions about unsure terms"),
+    ("flare_plain", "flare", _set(flare_correct=False), "FLARE as its paper: the documents whole, not graded"),
+    (
+        "flare_previous",
+        "flare",
+        _set(flare_query="previous"),
+        "previous-sentence retrieval (FLARE's baseline): a search before every sentence with the one before it",
+    ),
     ("crag_paper_prompt", "crag", _set(**_PAPER), "CRAG generating with the paper's prompt"),
     ("crag_compact_prompt", "crag", _set(**_COMPACT), "CRAG generating with the compact prompt"),
     ("crag_marked_prompt", "crag", _set(**_MARKED), "CRAG with the marked prompt (passages datamarked)"),

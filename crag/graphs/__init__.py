@@ -12,6 +12,7 @@ from langgraph.graph import StateGraph
 
 from crag.graphs.crag import build_graph
 from crag.graphs.crag_self_reasoning import build_crag_self_reasoning
+from crag.graphs.flare import build_flare
 from crag.graphs.rag import build_baseline
 from crag.graphs.self_crag import build_self_crag
 from crag.graphs.self_rag import build_self_rag
@@ -34,6 +35,7 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
     "self_rag": build_self_rag,
     "self_crag": build_self_crag,
     "self_rag_evaluator_critics": build_self_rag_evaluator,
+    "flare": build_flare,
 }
 
 

@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from crag.models import gguf
 from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
+from crag.models.token_probs import Cut, Decoded, greedy, with_probabilities
 from crag.models.yes_no import (
     GradeDocuments,
     LlamaYesNo,
@@ -301,6 +302,23 @@ class LocalChatModel(BaseChatModel):
         with pool.use(self.lane) as llama:
             return pool.yes_no.score(llama, self._messages(convert_to_messages(messages), pool.controls))
 
+    def decode(
+        self, messages: Sequence[Any], *, prefix: str = "", stop: Sequence[str] = (), cut: Cut | None = None
+    ) -> Decoded:
+        """Its greedy reply to `messages`, going on from `prefix`, with each token's probability (`greedy`)."""
+        pool = _pool(self.model, self.n_ctx)
+        chat = self._messages(convert_to_messages(messages), pool.controls)
+        with pool.use(self.lane) as llama:
+            return greedy(
+                llama,
+                pool.yes_no.format,
+                chat,
+                prefix=inert(prefix, pool.controls),
+                max_tokens=self.max_tokens,
+                stop=stop,
+                cut=cut,
+            )
+
     def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Runnable:
         """Replies held to the JSON of `schema` (a pydantic model) by llama.cpp's grammar and parsed into it;
         with `include_raw`, {"raw", "parsed", "parsing_error"} as a provider's (a reply its token budget cut
@@ -335,6 +353,15 @@ def _within_window() -> Iterator[None]:
             f"the prompt is longer than the chat model can read ({exc}): the settings gathered too much text; "
             "lower top_k_strips, further_strips, knowledge_tokens or k"
         ) from exc
+
+
+def decoded(
+    model: BaseChatModel, messages: Sequence[Any], *, prefix: str = "", stop: Sequence[str] = (), cut: Cut | None = None
+) -> Decoded:
+    """`model`'s reply with each token's probability: the local model's greedy decode, a provider's logprobs."""
+    if isinstance(model, LocalChatModel):
+        return model.decode(messages, prefix=prefix, stop=stop, cut=cut)
+    return with_probabilities(model, messages, prefix=prefix, stop=stop, cut=cut)
 
 
 def grades(spec: Any) -> bool:

@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableLambda
 from crag.evaluation.pipelines import run_question
 from crag.evaluation.systems import SYSTEMS, parse_systems, system_context
 from crag.thresholds import Thresholds
-from tests.fakes import CritiquingChat
+from tests.fakes import CritiquingChat, ProbableChat, said
 
 ANNA = "What is Anna Berg's occupation?"
 CALIBRATED = Thresholds(upper=0.5, lower=-0.5)  # the fake evaluator's (upper, lower)
@@ -164,6 +164,20 @@ def test_the_self_rag_systems_run_through_the_harness(make_context):
     chat = CritiquingChat()
     out = answer("self_rag_evaluator_critics", make_context(chat=chat))
     assert out["evaluator_calls"] == out["evaluator_pairs"] == 2 and chat.asked == [] and out["llm"]["calls"] == 2
+
+
+@pytest.mark.parametrize("name", ["flare", "flare_questions", "flare_plain", "flare_previous"])
+def test_the_flare_systems_run_through_the_harness(make_context, name):
+    """Each through `run_question`, as `crag eval run --systems` runs it: the question's search finds the painter
+    passage, which the answer is written over; all but the paper's plain FLARE grade with the evaluator."""
+    chat = ProbableChat(
+        answer=[said("Anna Berg was a sculptor.", unsure={"sculptor.": 0.1})],
+        informed=[said("Anna Berg was a painter.", prob=0.99)],
+    )
+    out = answer(name, make_context(chat=chat))
+    assert out["answer"] == "Anna Berg was a painter." and out["grounded"]
+    assert (out["evaluator_calls"] > 0) == (name != "flare_plain")
+    assert {"retrieve", "generate"} <= set(out["latency"]) and out["sentences"][0]["retrievals"]
 
 
 def test_a_stage_s_runs_side_by_side_count_their_wall_time_once(monkeypatch):
