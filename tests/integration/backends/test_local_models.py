@@ -93,17 +93,18 @@ def test_the_real_model_says_when_its_token_budget_cut_the_reply():
 
 
 def test_the_default_models_relevance_grade_and_its_answers_after_it():
-    """The second opinion on Incorrect (`crag.models.chat.relevance`) reads P(yes) from the default model's
+    """The second opinion on Incorrect (`crag.models.judge.relevance`) reads P(yes) from the default model's
     own contexts. It ranks a passage that answers above one that does not, and an answer generated after a
     grade (llama.cpp reusing the start of what the context holds) is the answer generated from scratch."""
     from crag.models import chat as llm
+    from crag.models import judge
 
     model = chat_model("local", max_tokens=24)
     prompt = PASSAGE.format(question="What was Ada Lovelace's occupation?")
     llm.reset_prompt_caches()
     fresh = model.invoke(prompt).content
     question = "What was Ada Lovelace's occupation?"
-    relevant = llm.relevance(model, question, "Ada Lovelace was an English mathematician and writer.")
-    unrelated = llm.relevance(model, question, "Photosynthesis turns sunlight, water and carbon dioxide into sugar.")
+    relevant = judge.relevance(model, question, "Ada Lovelace was an English mathematician and writer.")
+    unrelated = judge.relevance(model, question, "Photosynthesis turns sunlight, water and carbon dioxide into sugar.")
     assert -1.0 <= unrelated < 0.0 < relevant <= 1.0
     assert model.invoke(prompt).content == fresh

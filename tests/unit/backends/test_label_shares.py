@@ -1,6 +1,6 @@
 """Reading a label from a local model's first reply token (`LlamaYesNo.label_tokens` and `shares`): each label's
 spellings, a token two labels share counted for neither, and the shares of known logits; and the same critique
-asked of a provider, through its structured output or its reply's first word (`crag.models.chat.critique`)."""
+asked of a provider, through its structured output or its reply's first word (`crag.models.judge.critique`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from crag.models.chat import critique
+from crag.models.judge import critique
 from crag.models.yes_no import LlamaYesNo, first_word, spellings
 from crag.prompts import CRITIQUES, critique_messages
 from tests.fakes import CritiquingChat

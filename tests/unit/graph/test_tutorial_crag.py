@@ -4,7 +4,7 @@ any "no" sends the model's rewrite of the question to the web, knowledge whole, 
 from __future__ import annotations
 
 from crag.graphs import BUILDERS, compiled
-from crag.models.chat import relevance
+from crag.models.judge import relevance
 from tests.fakes import ANSWER, DOCS, FakeWeb, GradingChat, fake_context
 
 QUESTION = "What is Anna Berg's occupation?"
