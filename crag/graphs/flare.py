@@ -35,7 +35,10 @@ from crag.settings import Context
 from crag.state import SearchInput, SearchOutput, State
 
 # the edges' labels in the drawing (Studio): what sends a run along each
-SEARCHES = {"a search per query": "search", "a search per query, the documents whole": "search_whole"}
+SEARCHES = {
+    "each query: CRAG's correction": "search",
+    "each query, flare_correct off: the documents whole": "search_whole",
+}
 AFTER_DRAFT = {"answer ended": "cite_answer", "unsure: search": "query", "sure": "accept_sentence"}
 AFTER_SENTENCE = {"next sentence": "draft_sentence", "search before the next": "query", "answer ended": "cite_answer"}
 AFTER_SEARCH = {"write it again": "rewrite_sentence", "draft the next sentence": "draft_sentence"}

@@ -275,9 +275,7 @@ FAR = "Anna Berg was a Danish artist who lived and worked in Oslo."  # two unsur
 
 
 def test_two_queries_are_two_graded_searches_run_as_graph_steps():
-    model = ProbableChat(
-        answer=[said(FAR, unsure={"Danish": 0.2, "Oslo.": 0.1})], informed=[said(FIXED, prob=0.99)]
-    )
+    model = ProbableChat(answer=[said(FAR, unsure={"Danish": 0.2, "Oslo.": 0.1})], informed=[said(FIXED, prob=0.99)])
     ctx, searched = context(model, flare_query="questions")
     steps = [
         (namespace[0].split(":")[0], node)
