@@ -332,3 +332,14 @@ def test_a_follow_up_on_a_thread_starts_its_answer_afresh():
     assert out["answer"] == f"{FIXED} {SECOND}" and [s["n"] for s in out["sentences"]] == [1, 2]
     first_draft = next(p for p in ctx.chat_model.prompts if "Question: Tell me about Carl Dahl." in p)
     assert "Your answer so far" not in first_draft  # the new turn's first draft goes on from nothing
+
+
+def test_searches_are_kept_in_query_order_until_gather_empties_them():
+    from crag.state import Retrieval, Search, add_searches
+
+    def search(n: int) -> Search:
+        retrieval = Retrieval(query=f"q{n}", documents=[], action=None, scores=[], kept=0)
+        return Search(n=n, retrieval=retrieval, documents=[], strips=[])
+
+    assert add_searches(add_searches([], [search(1)]), [search(0)]) == [search(0), search(1)]  # the later first
+    assert add_searches([search(0), search(1)], []) == [] and add_searches([search(0)], None) == [search(0)]
