@@ -47,13 +47,19 @@ class Candidate(TypedDict):
     score: float  # `crag.answers.critiques.segment_score`
 
 
-def add_candidates(left: list[Candidate] | None, right: list[Candidate] | None) -> list[Candidate]:
-    """Reducer of `candidates`: each branch adds its own, kept in passage order whichever finishes first; an
-    empty list (a new turn's) starts afresh."""
+def in_order(left: list | None, right: list | None) -> list:
+    """Reducer of keys that parallel branches add to (`candidates`, `searches`): each branch adds its own, kept
+    in the order of their `n` whichever finishes first; an empty list (a new turn's, or FLARE's `gather`'s
+    once it has read them) starts afresh."""
     if right is None:
         return list(left or [])
-    merged = {c["n"]: c for c in [*(left or []), *right]} if right else {}
+    merged = {item["n"]: item for item in [*(left or []), *right]} if right else {}
     return [merged[n] for n in sorted(merged)]
+
+
+def add_candidates(left: list[Candidate] | None, right: list[Candidate] | None) -> list[Candidate]:
+    """Reducer of `candidates`: each branch's in passage order (`in_order`)."""
+    return in_order(left, right)
 
 
 class Retrieval(TypedDict):
@@ -64,6 +70,20 @@ class Retrieval(TypedDict):
     action: Action | None  # the evaluator's action over them; None without correction
     scores: list[float]  # the evaluator's score of each document; empty without correction
     kept: int  # the strips kept as knowledge (the web's included)
+
+
+class Search(TypedDict):
+    """One of FLARE's searches as its branch hands it to `gather`: the record of it, what it found and kept."""
+
+    n: int  # its query's place among the sentence's queries, from 0
+    retrieval: Retrieval
+    documents: list[Document]  # what it found, by rank
+    strips: list[Strip]  # what its correction kept (the documents whole without correction)
+
+
+def add_searches(left: list[Search] | None, right: list[Search] | None) -> list[Search]:
+    """Reducer of `searches`: each branch's in query order (`in_order`); `gather` empties it for the next."""
+    return in_order(left, right)
 
 
 class Sentence(TypedDict):
@@ -148,7 +168,23 @@ OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
     requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs
-    retrieved: list[list[Document]]  # FLARE: the documents each of `queries` found, by rank
+    # FLARE: in a search's branch (`crag.graphs.flare`), its query's place among `queries`, from 0
+    query_n: int
+    searches: Annotated[list[Search], add_searches]  # FLARE: the branches' searches, until `gather` reads them
+
+
+class SearchInput(TypedDict):
+    """What one of FLARE's search branches starts from: its query (as the `question` CRAG's steps read)."""
+
+    question: str
+    query_n: int
+
+
+class SearchOutput(TypedDict):
+    """What a search branch hands back: its search, and its steps' timings."""
+
+    searches: Annotated[list[Search], add_searches]
+    timings: Annotated[dict[str, float], merge_timings]
 
 
 ACROSS_TURNS = frozenset({"question", "asked", "history", "timings"})

@@ -254,7 +254,7 @@ def event_line(event: dict[str, Any]) -> str:
         )
     if node == "query":
         return "searching with: " + "; ".join(short(q, 80) for q in event["queries"])
-    if node == "correct":
+    if node == "gather":
         actions = ", ".join(a.upper() for a in event["actions"] if a)
         return f"kept {counted(event['kept'], 'strip')}" + (f" ({actions})" if actions else "")
     if node == "sentence":
@@ -312,14 +312,16 @@ def stream_run(graph, question: str, context, config: dict | None) -> dict[str, 
     printer = StreamPrinter()
     state: dict[str, Any] = {}
     modes = ["custom", "messages", "updates"]
-    for mode, chunk in graph.stream({"question": question}, config=config, context=context, stream_mode=modes):
+    # `subgraphs`: the events of a subgraph's steps too (FLARE's searches); the state is the graph's own updates
+    stream = graph.stream({"question": question}, config=config, context=context, stream_mode=modes, subgraphs=True)
+    for namespace, mode, chunk in stream:
         if mode == "custom":
             printer.event(chunk)
         elif mode == "messages":
             message, metadata = chunk
             if "crag:answer" in (metadata.get("tags") or []):
                 printer.token(message.content)
-        else:
+        elif not namespace:
             for update in chunk.values():
                 state.update(update or {})
     if config:

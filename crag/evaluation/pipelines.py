@@ -42,10 +42,11 @@ STAGE_OF_NODE = {
     "answer_from_memory": "generate",
     "candidate": "generate",
     "select": "generate",
-    # FLARE's: a search's query and documents are retrieval; its correction (grade, refine, web) is graded as
-    # CRAG's grade is; the drafts, the sentences written again and the citations are the answer's
+    # FLARE's: a search's query is retrieval; each search's own steps are CRAG's (above) and count as its do,
+    # their knowledge combined (`gather`) as refinement; the drafts, the sentences written again and the
+    # citations are the answer's
     "query": "retrieve",
-    "correct": "grade",
+    "gather": "refine",
     "draft_sentence": "generate",
     "accept_sentence": "generate",
     "rewrite_sentence": "generate",

@@ -31,16 +31,23 @@ def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
     return [LABEL["second_opinion"]] if second_opinion_due(state, runtime) else route_after_second_opinion(state)
 
 
-def add_corrective_steps(builder: StateGraph) -> list[str]:
+def add_corrective_steps(builder: StateGraph, *, chat_steps: bool = True) -> list[str]:
     """CRAG's steps from `retrieve` to its knowledge (grade [→ second opinion] [→ requery] → refine |
-    rewrite_and_search | both); the nodes after which the knowledge is whole."""
+    rewrite_and_search | both); the nodes after which the knowledge is whole.
+
+    Without `chat_steps` the two steps that ask the chat model, the second opinion and requery, are left out
+    (grade → the action's steps): FLARE's searches, a chat-model call each for every sentence searched for."""
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade", grade)
-    builder.add_node("second_opinion", second_opinion)
-    builder.add_node("requery", requery)
+    if chat_steps:
+        builder.add_node("second_opinion", second_opinion)
+        builder.add_node("requery", requery)
     builder.add_node("refine", refine)
     builder.add_node("rewrite_and_search", rewrite_and_search)
     builder.add_edge("retrieve", "grade")
+    if not chat_steps:
+        builder.add_conditional_edges("grade", route, ACTIONS)
+        return ["refine", "rewrite_and_search"]
     builder.add_conditional_edges("grade", route_after_grade, AFTER_GRADE)
     builder.add_conditional_edges(
         "second_opinion", route_after_second_opinion, {k: v for k, v in AFTER_GRADE.items() if v != "second_opinion"}

@@ -129,7 +129,7 @@ def after_sentence(
     return "search before the next" if ctx.flare_query == "previous" else "next sentence"
 
 
-def after_correct(state: State) -> Literal["write it again", "draft the next sentence"]:
+def after_search(state: State) -> Literal["write it again", "draft the next sentence"]:
     """A draft not yet in the answer was unsure: it is written again over what was found. Without one (before
     the first sentence, or in 'previous' mode) the next sentence is drafted over it."""
     return "write it again" if state.get("lookahead") else "draft the next sentence"

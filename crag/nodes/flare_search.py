@@ -1,6 +1,7 @@
-"""FLARE's search for a sentence (`crag.graphs.flare`): `query` (what to search with), `retrieve` (your documents
-for each query) and `correct` (beyond the FLARE paper: each search graded and refined by CRAG's own `grade`,
-`refine` and `rewrite_and_search`, so a search that finds nothing relevant goes to the web as configured)."""
+"""FLARE's search for a sentence (`crag.graphs.flare`): `query` (what to search with); then a branch per query,
+CRAG's own steps over its search (beyond the FLARE paper: retrieve → grade → refine | rewrite_and_search, so a
+search that finds nothing relevant goes to the web as configured) or its documents whole, which `keep` hands
+back; `gather` combines the branches' knowledge for the sentence."""
 
 from __future__ import annotations
 
@@ -11,16 +12,12 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.answers.lookahead import masked, unsure_terms
 from crag.events import FLARE_TAGS, emit
-from crag.knowledge.routing import branches, final_knowledge
-from crag.nodes.grade import grade
-from crag.nodes.refine import refine
-from crag.nodes.rewrite_and_search import rewrite_and_search
+from crag.knowledge.routing import final_knowledge
 from crag.nodes.timing import timed
-from crag.nodes.whole import whole_strips
-from crag.passages import distinct, source_of, title_of
+from crag.passages import distinct, title_of
 from crag.prompts import FLARE_QUESTION_PROMPT
 from crag.settings import Context
-from crag.state import Retrieval, State, Strip
+from crag.state import Retrieval, Search, State, Strip
 
 # the most strips a sentence is written over, taken from each search in turn: a small model's context
 MAX_STRIPS = 10
@@ -62,54 +59,38 @@ def query(state: State, runtime: Runtime[Context]) -> dict:
     return {"queries": queries}
 
 
-@timed("retrieve")
-def retrieve_queries(state: State, runtime: Runtime[Context]) -> dict:
-    """Your documents for each query (FLARE's retrieval; the web is `correct`'s, when a grade calls for it)."""
-    ctx = resources.context_of(runtime)
-    found = [resources.retrieve(ctx, q) for q in state["queries"]]
-    documents = distinct([d for docs in found for d in docs])
-    emit(runtime, "retrieve", documents=[{"title": title_of(d), "source": source_of(d)} for d in documents])
-    return {"retrieved": found, "documents": documents}
-
-
-def corrected(question: str, documents: list, runtime: Runtime[Context]) -> tuple[list[Strip], Retrieval]:
-    """CRAG over one search: `grade`, then `refine` and/or `rewrite_and_search` as the action says, the
-    knowledge combined as `generate` combines it. The chat model's second opinion is not asked."""
-    view: dict = {"question": question, "documents": documents}
-    view.update(grade(view, runtime))  # type: ignore[arg-type]
-    for step in branches(view["action"]):
-        node = refine if step == "refine" else rewrite_and_search
-        view.update(node(view, runtime))  # type: ignore[arg-type]
-    strips = final_knowledge(view)
-    titles = [title_of(d) for d in documents]
-    return strips, Retrieval(
-        query=question, documents=titles, action=view["action"], scores=view["scores"], kept=len(strips)
+def keep(state: State) -> dict:
+    """A branch's search handed back: the record of it, what it found and what it kept, as `generate` combines
+    knowledge (no action: the documents whole, as `use_documents` read them)."""
+    documents = state.get("documents") or []
+    strips = final_knowledge(state)
+    retrieval = Retrieval(
+        query=state["question"],
+        documents=[title_of(d) for d in documents],
+        action=state.get("action"),
+        scores=state.get("scores") or [],
+        kept=len(strips),
     )
+    return {"searches": [Search(n=state["query_n"], retrieval=retrieval, documents=documents, strips=strips)]}
 
 
-@timed("correct")
-def correct(state: State, runtime: Runtime[Context]) -> dict:
-    ctx = resources.context_of(runtime)
-    found: list[list[Strip]] = []
-    retrievals: list[Retrieval] = []
-    for question, documents in zip(state["queries"], state["retrieved"], strict=True):
-        if ctx.flare_correct:
-            strips, retrieval = corrected(question, documents, runtime)
-        else:  # the FLARE paper's: the documents whole
-            strips = whole_strips(documents, "internal")
-            titles = [title_of(d) for d in documents]
-            retrieval = Retrieval(query=question, documents=titles, action=None, scores=[], kept=len(strips))
-        found.append(strips)
-        retrievals.append(retrieval)
-    knowledge = taken_in_turn(found, MAX_STRIPS)
+@timed("gather")
+def gather(state: State, runtime: Runtime[Context]) -> dict:
+    """The sentence's searches combined: at most `MAX_STRIPS` strips taken from each in turn are what the next
+    sentence is written over; every strip kept joins `given`, which the answer is cited against."""
+    searches = state.get("searches") or []
+    knowledge = taken_in_turn([s["strips"] for s in searches], MAX_STRIPS)
+    retrievals = [s["retrieval"] for s in searches]
     given = list(state.get("given") or [])
     given += [s for s in knowledge if not any(same(s, g) for g in given)]
-    emit(runtime, "correct", kept=len(knowledge), actions=[r["action"] for r in retrievals])
+    emit(runtime, "gather", kept=len(knowledge), actions=[r["action"] for r in retrievals])
     return {
+        "documents": distinct([d for s in searches for d in s["documents"]]),
         "retrievals": [*(state.get("retrievals") or []), *retrievals],
         "internal_knowledge": [s for s in knowledge if s["origin"] == "internal"],
         "external_knowledge": [s for s in knowledge if s["origin"] == "external"],
         "given": given,
+        "searches": [],  # read: emptied for the next sentence's
     }
 
 

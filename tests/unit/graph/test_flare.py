@@ -105,6 +105,10 @@ def test_a_search_that_finds_nothing_relevant_goes_to_the_web_as_configured():
 
 def test_without_correction_the_documents_are_read_whole_as_the_paper_does():
     ctx, _ = context(flare_correct=False)
+    updates = list(compiled("flare").stream({"question": QUESTION}, context=ctx, stream_mode="updates"))
+    assert "search_whole" in {node for update in updates for node in update}
+    assert "search" not in {node for update in updates for node in update}
+    ctx, _ = context(flare_correct=False)
     out = ask(ctx)
     first = out["sentences"][0]
     assert [r["action"] for r in first["retrievals"]] == [None, None]
@@ -255,7 +259,41 @@ def test_flare_is_a_system_the_harness_the_cli_and_studio_know():
     config = json.loads((Path(__file__).parents[3] / "langgraph.json").read_text())
     assert config["graphs"]["flare"] == "./crag/graphs/flare.py:flare"
     nodes = set(compiled("flare").get_graph().nodes)
-    assert {"draft_sentence", "query", "retrieve", "correct", "rewrite_sentence", "accept_sentence"} <= nodes
+    assert {"draft_sentence", "query", "search", "gather", "rewrite_sentence", "accept_sentence"} <= nodes
+
+
+def test_each_search_is_drawn_as_crags_own_steps():
+    nodes = set(compiled("flare").get_graph(xray=True).nodes)
+    corrected = {"search:retrieve", "search:grade", "search:refine", "search:rewrite_and_search", "search:keep"}
+    assert corrected <= nodes
+    assert {"search_whole:retrieve", "search_whole:use_documents", "search_whole:keep"} <= nodes
+    assert not {"search:second_opinion", "search:requery"} & nodes  # a chat-model call per search: left out
+    assert {"second_opinion", "requery"} <= set(compiled("crag").get_graph().nodes)  # CRAG's own keeps them
+
+
+FAR = "Anna Berg was a Danish artist who lived and worked in Oslo."  # two unsure words, far apart
+
+
+def test_two_queries_are_two_graded_searches_run_as_graph_steps():
+    model = ProbableChat(answer=[said(FAR, unsure={"Danish": 0.2, "Oslo.": 0.1})], informed=[said(FIXED, prob=0.99)])
+    ctx, searched = context(model, flare_query="questions")
+    steps = [
+        (namespace[0].split(":")[0], node)
+        for namespace, chunk in compiled("flare").stream(
+            {"question": QUESTION}, context=ctx, stream_mode="updates", subgraphs=True
+        )
+        for node in chunk
+        if namespace
+    ]
+    asked = ["Who or what is Danish?", "Who or what is Oslo?"]
+    assert sorted(searched[1:]) == asked  # the two branches run in parallel: either may search first
+    # the question's search (Incorrect, no web: nothing refined), then one per question, each graded and refined
+    assert steps.count(("search", "grade")) == 3 and steps.count(("search", "refine")) == 2
+    out = ask(context(model, flare_query="questions")[0])
+    first = out["sentences"][0]
+    assert [r["query"] for r in first["retrievals"]] == [QUESTION, *asked]  # in query order, whichever ended first
+    assert [r["action"] for r in first["retrievals"]] == ["incorrect", "correct", "correct"]
+    assert [s["title"] for s in out["given"]] == ["Anna Berg"]  # the same strip from both searches, given once
 
 
 def test_the_stream_view_says_each_flare_step_in_a_line():
@@ -271,6 +309,16 @@ def test_the_stream_view_says_each_flare_step_in_a_line():
     assert f"sentence 1 written again: {FIXED}" in lines and f"sentence 2 kept: {SECOND}" in lines
 
 
+def test_the_cli_stream_shows_the_steps_inside_each_search(capsys):
+    from crag.cli.render import stream_run
+
+    ctx, _ = context()
+    state = stream_run(compiled("flare"), QUESTION, ctx, None)
+    out = capsys.readouterr().out
+    assert "· graded: INCORRECT (-0.90)" in out and "· graded: CORRECT (+0.90, -0.90)" in out  # the searches' grades
+    assert state["answer"] == f"{FIXED} {SECOND}"
+
+
 def test_a_follow_up_on_a_thread_starts_its_answer_afresh():
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -284,3 +332,14 @@ def test_a_follow_up_on_a_thread_starts_its_answer_afresh():
     assert out["answer"] == f"{FIXED} {SECOND}" and [s["n"] for s in out["sentences"]] == [1, 2]
     first_draft = next(p for p in ctx.chat_model.prompts if "Question: Tell me about Carl Dahl." in p)
     assert "Your answer so far" not in first_draft  # the new turn's first draft goes on from nothing
+
+
+def test_searches_are_kept_in_query_order_until_gather_empties_them():
+    from crag.state import Retrieval, Search, add_searches
+
+    def search(n: int) -> Search:
+        retrieval = Retrieval(query=f"q{n}", documents=[], action=None, scores=[], kept=0)
+        return Search(n=n, retrieval=retrieval, documents=[], strips=[])
+
+    assert add_searches(add_searches([], [search(1)]), [search(0)]) == [search(0), search(1)]  # the later first
+    assert add_searches([search(0), search(1)], []) == [] and add_searches([search(0)], None) == [search(0)]
