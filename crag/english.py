@@ -180,6 +180,75 @@ ABSTAINS = re.compile(
 )
 
 
+# --- answers.planted: a sentence written to the model that reads a document, not about the document's subject
+# (prompt injection). Either a prompt's or chat template's own markup, or a demand that names the exchange.
+
+# a chat template's or prompt's own token, a sentence boundary whatever surrounds it: <|im_start|>, <|eot_id|>,
+# <<SYS>>, [INST], </passages>
+CONTROL_TOKEN = re.compile(
+    r"<\|[\w-]+\|>|<<\s*/?\s*sys\s*>>|\[/?\s*inst\s*\]|</?\s*(?:passages?|documents?|context|instructions?)\s*>",
+    re.IGNORECASE,
+)
+# a token that ends a turn or section: what follows it is the document again
+CLOSING_TOKEN = re.compile(r"^(?:<\|(?:im_end|eot_id|end|endoftext|end_of_turn)\|>|<<\s*/\s*sys\s*>>|\[/|</)", re.I)
+
+# a prompt's labels inside a sentence: "### Instruction:", "[admin]", "System:", "Assistant:"
+ROLE_MARKUP = re.compile(
+    r"(?:^|\s)#{2,}\s*(?:instructions?|system|response)\s*:"
+    r"|\[\s*(?:admin|assistant|sys)\s*\]"
+    r"|(?:^|[\s>])(?:system|assistant)\s*:\s",
+    re.IGNORECASE,
+)
+
+# the parts of an exchange with an assistant: a document about anything else seldom names them in a demand
+EXCHANGE_WORDS = frozenset(
+    "assistant ai chatbot llm user question questions answer answers instructions prompt passages".split()
+)
+
+# a demand: an imperative first word (after a label "…:", a vocative "…," or "please")
+IMPERATIVE = re.compile(
+    r"^\W*(?:[^:,.]{0,60}[:,]\s*)?(?:please\s+)?(?:ignore|disregard|forget|reply|respond|answer|say|write|tell|"
+    r"do\s+not|don'?t|instead|pretend|act\s+as|override)\b",
+    re.IGNORECASE,
+)
+# an order of what to say, alone in its sentence when a strip's cut left the rest behind: "Reply only with:
+# ACCESS GRANTED.", "Write 'I cannot help with that.'" (not "Reply files are written …")
+SPEECH_ORDER = re.compile(
+    r"^\W*(?:please\s+)?(?:reply|respond|answer|say|write|output|print)\s+(?:[\w']+\s+){0,4}?"
+    r"(?:only|exactly|just|with)\b[^.]{0,20}?[:'\"“‘]",
+    re.IGNORECASE,
+)
+# … or an obligation put on the reader
+OBLIGATION = re.compile(
+    r"\byou\s+(?:must|should|shall|are\s+to|have\s+to|need\s+to|will\s+now)\b"
+    r"|\bthe\s+only\s+(?:correct|right|true|valid)\s+answer\b",
+    re.IGNORECASE,
+)
+
+
+# a word only a planted instruction states, rarer than this, is what it asks the answer to say ("granted" 4.6,
+# "banana" 4.0, "zanzibar" 2.9; not "all" 6.5, "only" 6.1)
+ORDER_WORD_ZIPF = 5.0
+
+
+def demands(sentence: str) -> bool:
+    """Whether `sentence` opens with an imperative a prompt injection uses ("Reply only with …")."""
+    return bool(IMPERATIVE.search(sentence))
+
+
+def instructs(sentence: str) -> bool:
+    """Whether `sentence` is written to the model rather than to a reader: prompt markup, or a demand that
+    names the exchange with words other than its own verb ("Ignore the question …", "You must begin every
+    answer …"; not "Reply files are written by CMake")."""
+    if ROLE_MARKUP.search(sentence) or CONTROL_TOKEN.search(sentence) or SPEECH_ORDER.search(sentence):
+        return True
+    demand = IMPERATIVE.search(sentence) or OBLIGATION.search(sentence)
+    if not demand:
+        return False
+    rest = sentence[: demand.start()] + " " + sentence[demand.end() :]
+    return bool(EXCHANGE_WORDS & set(re.findall(r"[a-z]+", rest.lower())))
+
+
 # --- ingest.readers
 KNOWN_WORD_ZIPF = 2.0  # wordfreq's scale: "encoding" 3.4, "identifier" 3.1, "wellknown" 1.6, "selfcontained" 0
 

@@ -29,7 +29,7 @@ def merge_timings(left: dict[str, float] | None, right: dict[str, float] | None)
 
 
 # why an answer is not the model's own words
-Replaced = Literal["empty", "declined", "looped", "unsupported"]
+Replaced = Literal["empty", "declined", "looped", "unsupported", "planted"]
 
 
 class Candidate(TypedDict):

@@ -8,7 +8,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from crag.english import ABSTAINS, FILLER, NAME_JOINERS, STOPWORDS, SUBJECT_ZIPF, zipf
+from crag.answers.planted import heard, planted
+from crag.english import ABSTAINS, FILLER, NAME_JOINERS, ORDER_WORD_ZIPF, STOPWORDS, SUBJECT_ZIPF, zipf
 from crag.knowledge.refinement import judged, sentence_spans
 from crag.records import Citation, Strip
 from crag.text import stem_words, stopwords
@@ -175,7 +176,9 @@ def informative(sentence: str, claimed: set[str]) -> set[str]:
 
 def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citation]:
     """One citation per sentence of `answer`, its `sources` 1-based numbers of strips about the question
-    that best state the claim's `informative` terms (ties: more of the whole claim)."""
+    that best state the claim's `informative` terms (ties: more of the whole claim). A sentence planted in a
+    strip supports nothing (`crag.answers.planted`)."""
+    strips = [heard(strip) for strip in strips]
     stated = [states(strip) for strip in strips]
     relevant = concerns(question, strips, names_only=True)
     citations: list[Citation] = []
@@ -193,9 +196,34 @@ def attribute(answer: str, question: str, strips: Sequence[Strip]) -> list[Citat
     return citations
 
 
+def obeys(answer: str, question: str, strips: Sequence[Strip]) -> bool:
+    """Whether a sentence of `answer` says what sentences planted in `strips` say rather than what is left of
+    them (`heard`): its claim better supported by the planted sentences than by any strip, or holding an
+    uncommon word that only they state ("granted", "banana"). The answer guard beside `attribute`, which
+    reads no planted sentence as support; False when nothing is planted."""
+    orders = " ".join(filter(None, (planted(strip) for strip in strips)))
+    if not orders:
+        return False
+    ordered = terms(orders)
+    evidence = [states(heard(strip)) for strip in strips]
+    stated = terms(question).union(*evidence)
+    payload = {
+        stem
+        for word in _WORD.findall(orders.lower())
+        if zipf(word) < ORDER_WORD_ZIPF and (stem := stem_words([word])[0]) in ordered - stated
+    }
+    for sentence, _, _ in sentence_spans(answer):
+        claimed = claim(sentence, question)
+        if claimed & payload or support(claimed, ordered) > max((support(claimed, e) for e in evidence), default=0):
+            return True
+    return False
+
+
 def quotable(question: str, strips: Sequence[Strip], threshold: float) -> int | None:
     """The 1-based number of the best-judged strip about the question, judged at least `threshold`, that
-    `says_something`, to quote when the model's answer cannot be used; None when none is."""
+    `says_something`, to quote when the model's answer cannot be used; None when none is. The strips are read
+    `heard`, as for an answer: what is left of one after its planted sentences is what may be quoted."""
+    strips = [heard(strip) for strip in strips]
     candidates = [
         (judged(strip), -n, n)
         for (n, strip), relevant in zip(enumerate(strips, 1), concerns(question, strips))

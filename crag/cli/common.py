@@ -7,9 +7,11 @@ from typing import NoReturn
 
 import typer
 
+from crag.cli.terminal import secho
+
 
 def error_line(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    secho(f"error: {message}", fg=typer.colors.RED, err=True)  # a server's or a page's words, made printable
 
 
 def fail(message: str) -> NoReturn:

@@ -1,5 +1,6 @@
 """How a run is shown on the terminal, alike for `crag ask` (local or `--server`) and `crag chat`: the
-plain view, the JSON view, and the streamed view (each step, then the answer token by token)."""
+plain view, the JSON view, and the streamed view (each step, then the answer token by token). Every line
+passes `crag.cli.terminal`: no escape sequence or control or bidirectional character of a page reaches it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Literal
 import typer
 
 from crag.answers.attribution import abstains
+from crag.cli.terminal import echo, escaped, secho
 from crag.knowledge.refinement import judged
 from crag.passages import source_of, title_of, titled_once
 from crag.state import OUTPUT_KEYS
@@ -39,13 +41,13 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
 def print_run(result: dict[str, Any]) -> None:
     """The plain view: the details, the answer and its sources."""
     print_details(result)
-    typer.secho("answer:", bold=True)
-    typer.echo(f"  {result.get('answer', '')}")
+    secho("answer:", bold=True)
+    echo(f"  {result.get('answer', '')}")
     first = short(result.get("first_draft", ""), 160) or "nothing"
     if result.get("read_further"):
-        typer.secho(f'  (read further: over the kept strips the model said "{first}")', dim=True)
+        secho(f'  (read further: over the kept strips the model said "{first}")', dim=True)
     if result.get("asked_again"):  # the streamed view has shown both replies and the line between them
-        typer.secho(f'  (asked again: the first answer, "{first}", did not stand)', dim=True)
+        secho(f'  (asked again: the first answer, "{first}", did not stand)', dim=True)
     print_grounding(result)
 
 
@@ -53,36 +55,36 @@ def print_details(result: dict[str, Any]) -> None:
     """What the answer was made from: the action and why, each document's score, the web, the knowledge."""
     titles = [title_of(d) for d in result.get("documents", [])] or [""] * len(result.get("scores", []))
     if result.get("retrieve_probability") is not None:  # Self-RAG's [Retrieve]
-        typer.echo(f"documents would help: P(yes) {result['retrieve_probability']:.2f}")
+        echo(f"documents would help: P(yes) {result['retrieve_probability']:.2f}")
     if result.get("action"):  # None in a system that does not grade
-        typer.secho(f"action: {result['action'].upper()}", bold=True)
+        secho(f"action: {result['action'].upper()}", bold=True)
         if result.get("reason"):
-            typer.echo(f"  ({result['reason']})")
+            echo(f"  ({result['reason']})")
     scores = result.get("scores", [])
     # the chat model's grade beside the evaluator's, for the first `recheck_k` documents (blanks for the rest)
     grades = result.get("recheck_scores") or []
     blank = " " * len("chat model +0.00  ") if grades else ""
     seconds = [f"chat model {g:+.2f}  " for g in grades] + [blank] * len(scores)
     for title, score, label, second in zip(titles, scores, result.get("labels", []), seconds):
-        typer.echo(f"  {score:+.3f}  {label:<9}  {second}{title}")
+        echo(f"  {score:+.3f}  {label:<9}  {second}{title}")
     if grades and result.get("action") == "incorrect":
         which = "none of them" if len(grades) >= len(scores) else f"none of the first {len(grades)}"
-        typer.echo(f"  (the chat model, asked for a second opinion, judged {which} relevant: Incorrect stands)")
+        echo(f"  (the chat model, asked for a second opinion, judged {which} relevant: Incorrect stands)")
     elif result.get("recheck_error"):  # asked and failed: the reason alone would read as if it was never asked
-        typer.secho(
+        secho(
             f"  (the chat model could not give a second opinion: {result['recheck_error']}; Incorrect stands)",
             fg=typer.colors.YELLOW,
         )
     _print_web(result)
     _print_reasoning(result)
     _print_candidates(result)
-    typer.secho("knowledge:", bold=True)
+    secho("knowledge:", bold=True)
     strips = result.get("given") or []  # numbered as the generator was given them
     if not strips:
-        typer.echo("  (none)")
+        echo("  (none)")
     # each strip with the score it was kept (and a quote chosen) by
     for n, strip in enumerate(strips, 1):
-        typer.echo(f"  [{n}] {judged(strip):+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
+        echo(f"  [{n}] {judged(strip):+.2f} {short(titled_once(strip['text'], strip['title']), 160)}")
 
 
 def _print_candidates(result: dict[str, Any]) -> None:
@@ -90,13 +92,13 @@ def _print_candidates(result: dict[str, Any]) -> None:
     candidates = result.get("candidates") or []
     if not candidates:
         return
-    typer.secho("candidates (ISREL P(relevant), ISSUP P(fully/partially/no), ISUSE expected 1-5):", bold=True)
+    secho("candidates (ISREL P(relevant), ISSUP P(fully/partially/no), ISUSE expected 1-5):", bold=True)
     chosen = result.get("given") or []
     for c in candidates:
         support = "/".join(f"{p:.2f}" for p in c["support"])
         use = f"{sum(i * p for i, p in enumerate(c['usefulness'], 1)):.1f}" if c["usefulness"] else "-"
         mark = "*" if c["strips"] == chosen else " "
-        typer.echo(
+        echo(
             f" {mark}[{c['n']}] {c['score']:+.2f}  rel {c['relevant']:.2f}  sup {support}  use {use}  "
             f"{short(c['draft'], 80)}"
         )
@@ -105,7 +107,7 @@ def _print_candidates(result: dict[str, Any]) -> None:
 def show(result: dict[str, Any], view: View) -> None:
     """A finished run in `view`; the streamed view has shown all but the grounding already."""
     if view == "json":
-        typer.echo(json.dumps(summary(result), ensure_ascii=False))
+        typer.echo(escaped(json.dumps(summary(result), ensure_ascii=False)))
     elif view == "stream":
         print_grounding(result, replacement_shown=True)
     else:
@@ -121,42 +123,44 @@ def _print_reasoning(result: dict[str, Any]) -> None:
     """Self-Reasoning's steps: the reader's verdict on its documents and why, its evidence, its analysis."""
     if not result.get("reasoning"):
         return
-    typer.secho("self-reasoning:", bold=True)
+    secho("self-reasoning:", bold=True)
     if result.get("relevance") is not None:
         verdict = "relevant" if result["relevance"] > 0 else "not relevant"
-        typer.echo(
-            f"  documents {verdict} ({result['relevance']:+.2f}): {short(result.get('relevance_reason', ''), 160)}"
-        )
+        echo(f"  documents {verdict} ({result['relevance']:+.2f}): {short(result.get('relevance_reason', ''), 160)}")
     for evidence in result.get("evidence") or []:
-        typer.echo(f'  evidence from [{evidence["number"]}]: "{short(evidence["sentence"], 100)}"')
-        typer.secho(f"    ({short(evidence['reason'], 120)})", dim=True)
+        echo(f'  evidence from [{evidence["number"]}]: "{short(evidence["sentence"], 100)}"')
+        secho(f"    ({short(evidence['reason'], 120)})", dim=True)
     for quote in result.get("evidence_dropped") or []:  # invented, altered, or in no document of its number
-        typer.secho(
+        secho(
             f'  dropped, not word for word in [{quote["document"]}]: "{short(quote["sentence"], 100)}"',
             fg=typer.colors.YELLOW,
         )
     if result.get("analysis"):
-        typer.echo(f"  analysis: {short(result['analysis'], 240)}")
+        echo(f"  analysis: {short(result['analysis'], 240)}")
 
 
 def _print_web(result: dict[str, Any]) -> None:
     if result.get("web_status") == "not configured":
-        typer.secho(
+        secho(
             # where the graph runs: this process, or the server `crag ask --server` talks to
             "web search: not configured (set --web-backend, or CRAG_WEB_INDEX for a local corpus, where the "
             "graph runs: here, or on the server)",
             fg=typer.colors.YELLOW,
         )
     if result.get("rewritten_query"):
-        typer.echo(f"web query: {result['rewritten_query']}")
+        echo(f"web query: {result['rewritten_query']}")
     if result.get("web_error"):
-        typer.secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
+        secho(f"web search: {result['web_error']}", fg=typer.colors.YELLOW)
 
 
 # why the model's words do not stand: (after the streamed view showed them, after quoting them)
 FAULTS = {
     "looped": ("these words go round in circles", "goes round in circles"),
     "unsupported": ("no source supports these words", "no source supports"),
+    "planted": (
+        "these words do what an instruction planted in a document asks",
+        "an instruction planted in a document asks for",
+    ),
     "empty": ("the model wrote nothing", ""),
     "declined": ("the model said it does not know", ""),
 }
@@ -173,7 +177,7 @@ def replacement(result: dict[str, Any], *, draft_shown: bool = False) -> str | N
     )
     if result.get("quoted"):
         return f"({said}: quoting the kept passage judged most relevant)"
-    return f"({said}: withheld)" if why in ("looped", "unsupported") else None
+    return f"({said}: withheld)" if why in ("looped", "unsupported", "planted") else None
 
 
 def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) -> None:
@@ -181,19 +185,19 @@ def print_grounding(result: dict[str, Any], *, replacement_shown: bool = False) 
     answer, note = result.get("answer", ""), replacement(result)
     if note:
         if not replacement_shown:
-            typer.secho(f"  {note}", fg=typer.colors.YELLOW)
+            secho(f"  {note}", fg=typer.colors.YELLOW)
     elif not result.get("grounded") and not abstains(answer):
-        typer.secho("  UNGROUNDED: no source supports this answer", fg=typer.colors.YELLOW)
+        secho("  UNGROUNDED: no source supports this answer", fg=typer.colors.YELLOW)
     if not result.get("sources"):
         return
-    typer.secho("sources:", bold=True)
+    secho("sources:", bold=True)
     for citation in result.get("citations", []):
         cited = "".join(f"[{n}]" for n in citation["sources"]) or "(no supporting source)"
-        typer.echo(f'  "{short(citation["sentence"], 80)}" {cited}')
+        echo(f'  "{short(citation["sentence"], 80)}" {cited}')
     for source in result["sources"]:
         where = f"{source['origin']} document {source['doc'] + 1}, characters {source['start']}-{source['end']}"
         where = f"{source['source']}; {where}" if source["source"] else where
-        typer.echo(f"  [{source['id']}] {source['title']} ({where})")
+        echo(f"  [{source['id']}] {source['title']} ({where})")
 
 
 def counted(n: int, noun: str) -> str:
@@ -284,27 +288,27 @@ class StreamPrinter:
 
     def event(self, event: dict[str, Any]) -> None:
         if self.answering:  # an answer streamed before the event (the first of two) ends its line
-            typer.echo()
+            echo()
             self.answering = False
-        typer.secho(f"· {event_line(event)}", dim=True)
+        secho(f"· {event_line(event)}", dim=True)
 
     def token(self, text: str) -> None:
         if not text:
             return
         if not self.answering:
-            typer.secho("answer: ", bold=True, nl=False)
+            secho("answer: ", bold=True, nl=False)
             self.answering = True
-        typer.echo(text, nl=False)
+        echo(text, nl=False)
 
     def finish(self, state: dict[str, Any]) -> None:
         note = replacement(state, draft_shown=self.answering)
         if self.answering:
-            typer.echo()
+            echo()
             if not note:
                 return
-            typer.secho(f"  {note}", fg=typer.colors.YELLOW)
-        typer.secho("answer: ", bold=True, nl=False)
-        typer.echo(state.get("answer", ""))
+            secho(f"  {note}", fg=typer.colors.YELLOW)
+        secho("answer: ", bold=True, nl=False)
+        echo(state.get("answer", ""))
 
 
 def stream_run(graph, question: str, context, config: dict | None) -> dict[str, Any]:

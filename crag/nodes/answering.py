@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from crag import resources
-from crag.answers.attribution import abstains, attribute, declined_behind_title, grounded, loops, split_echo
+from crag.answers.attribution import (
+    abstains,
+    attribute,
+    declined_behind_title,
+    grounded,
+    loops,
+    obeys,
+    split_echo,
+)
 from crag.english import ANSWER_LABEL
 from crag.events import ANSWER_TAGS
 from crag.passages import titled_once
@@ -109,6 +117,8 @@ def checked(
     replaced: Replaced | None = None
     if loops(draft):  # no answer, however well its turns are supported
         answer, citations, replaced = LOOPING_ANSWER, [], "looped"
+    elif not declined and obeys(draft, question, strips):  # says what only an instruction planted in a strip says
+        answer, citations, replaced = UNSUPPORTED_ANSWER, [], "planted"
     elif not (declined or grounded(citations) or ctx.answer_without_knowledge or from_memory):
         answer, citations, replaced = UNSUPPORTED_ANSWER, [], "unsupported" if draft else "empty"
     return {"draft": draft, "answer": answer, "citations": citations, "replaced": replaced}

@@ -1,6 +1,7 @@
 """`quote`: the model declined or its answer was withheld; the best kept strip about the question's subject
 that scores as relevant (`Context.quote_threshold`) is quoted word for word instead, and with
-`Context.judge_quotes` only when the chat model judges that it answers."""
+`Context.judge_quotes` only when the chat model judges that it answers. A strip is quoted as an answer's
+evidence is read, `heard`: without the sentences planted in it, which are never shown as what the sources say."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.answers.attribution import quotable
+from crag.answers.planted import heard
 from crag.nodes.answering import quoting
 from crag.nodes.timing import timed
 from crag.passages import titled_once
@@ -18,7 +20,8 @@ from crag.state import State
 @timed("quote")
 def quote(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
-    strips, question = state["given"], state["question"]
+    question = state["question"]
+    strips = [heard(strip) for strip in state["given"]]
     n = quotable(question, strips, resources.quote_threshold(ctx))
     if n is not None and ctx.judge_quotes:
         verdict = resources.answers(ctx, question, titled_once(strips[n - 1]["text"], strips[n - 1]["title"]))

@@ -120,8 +120,9 @@ def injection_report_cmd(
         rows = injection.report(run, questions)
     except (OSError, ValueError, KeyError) as exc:
         fail(f"cannot read {run}: {exc}")
-    typer.echo("system   answers  drafts obeyed  answers obeyed  (quoting it)  right")
+    typer.echo("system   answers  drafts obeyed  answers obeyed  (quoting it)  right  declined")
     for name, r in rows.items():
         typer.echo(
             f"{name:8s} {r['n']:7d} {r['draft_obeyed']:14d} {r['obeyed']:15d} {r['quoted']:13d} {r['correct']:6d}"
+            f" {r['declined']:9d}"
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from importlib import resources as package_files
 from pathlib import Path
 
+from crag.answers.attribution import abstains
 from crag.evaluation import answer_metrics as metrics
 from crag.jsonl import parse_objects, read_objects
 from lab.datasets.popqa import write_records
@@ -119,17 +120,20 @@ def obeyed(text: str) -> bool:
 
 def report(run: Path, questions: Path) -> dict[str, dict]:
     """Per system: answers that obeyed an injection (draft and final), quotes among the final ones,
-    and accuracy, from a `crag eval run` folder of the set (its questions file checks the folder's ids)."""
+    accuracy and declines, from a `crag eval run` folder of the set (its questions file checks the folder's ids)."""
     known = {record["id"] for _, record in read_objects(Path(questions))}
     rows: dict[str, dict] = {}
     for _, record in read_objects(Path(run) / "predictions.jsonl"):
-        row = rows.setdefault(record["system"], {"n": 0, "draft_obeyed": 0, "obeyed": 0, "quoted": 0, "correct": 0})
+        row = rows.setdefault(
+            record["system"], {"n": 0, "draft_obeyed": 0, "obeyed": 0, "quoted": 0, "correct": 0, "declined": 0}
+        )
         if record["qid"] not in known:
             raise ValueError(f"question {record['qid']!r} is not one of the injection set's")
         row["n"] += 1
         row["draft_obeyed"] += obeyed(record.get("draft", ""))
         row["obeyed"] += obeyed(record["answer"])
         row["quoted"] += bool(record.get("quoted")) and obeyed(record["answer"])
+        row["declined"] += abstains(record["answer"])
         row["correct"] += metrics.match(
             metrics.strip_citations(record["answer"]), record["answers"], case_sensitive=False
         )

@@ -75,8 +75,8 @@ def test_the_report_counts_drafts_and_answers_that_obeyed(tmp_path):
     run.mkdir()
     (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     rows = injection.report(run, tmp_path / "questions.jsonl")
-    assert rows["rag"] == {"n": 2, "draft_obeyed": 2, "obeyed": 2, "quoted": 0, "correct": 1}
-    assert rows["crag"] == {"n": 2, "draft_obeyed": 1, "obeyed": 0, "quoted": 0, "correct": 1}
+    assert rows["rag"] == {"n": 2, "draft_obeyed": 2, "obeyed": 2, "quoted": 0, "correct": 1, "declined": 0}
+    assert rows["crag"] == {"n": 2, "draft_obeyed": 1, "obeyed": 0, "quoted": 0, "correct": 1, "declined": 1}
 
     (run / "predictions.jsonl").write_text(json.dumps({**records[0], "qid": "docs-001"}) + "\n")
     with pytest.raises(ValueError, match="not one of the injection set's"):
