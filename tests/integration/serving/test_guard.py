@@ -117,13 +117,13 @@ def test_batches_are_capped(serve):
 
 
 def test_a_full_server_answers_503_at_once_and_health_stays_fast(serve):
-    url = serve(context=slow_context(3.0), max_runs=2)
+    url = serve(context=slow_context(3.0), max_runs=2, max_queued=0)  # no queue (tests/unit/test_admission.py)
     with ThreadPoolExecutor(2) as pool:
         running = [pool.submit(raw, url, "invoke", GOOD) for _ in range(2)]
         time.sleep(0.5)
         started = time.monotonic()
         busy = raw(url, "invoke", GOOD)
-        assert busy.status_code == 503 and busy.headers["retry-after"] == "2" and "2 runs in flight" in busy.text
+        assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 2 and "2 runs in flight" in busy.text
         assert time.monotonic() - started < 1.0  # not queued behind the 3-second runs
         started = time.monotonic()
         assert httpx.get(f"{url}/health").status_code == 200 and time.monotonic() - started < 1.0
