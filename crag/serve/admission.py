@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 DEFAULT_MAX_RUNS = 8
 DEFAULT_MAX_QUEUED = 64
-DEFAULT_QUEUE_WAIT = 60.0
+DEFAULT_QUEUE_WAIT = 120.0  # a full queue (64) drains in about 40 s at 8 runs of 5 s: room for a slower machine
 RETRY_AFTER_SECONDS = 2  # before any run has ended, and the least a refusal asks
 MAX_RETRY_AFTER_SECONDS = 300
 JITTER = 0.5  # Retry-After is drawn from [1 - JITTER, 1 + JITTER] × the queue's estimated drain time
