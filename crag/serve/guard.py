@@ -179,8 +179,8 @@ class Guard:
             left.cancel()
             if not waiting.done():
                 waiting.cancel()  # it leaves the queue, or gives back the slots it was handed meanwhile
-        if waiting.cancelled():
-            return False
+        if not waiting.done():
+            return False  # the client left first (its wait, cancelled, leaves the queue when it next runs)
         waiting.result()  # Busy
         return True
 

@@ -204,7 +204,8 @@ async def test_the_guard_queues_a_run_and_drops_one_whose_client_left():
     assert ran == [0] and guard.runs.queued == 2
     leaving.leave.set()
     await asyncio.sleep(0.01)
-    assert tasks[1].done() and leaving.sent == [] and guard.runs.queued == 1  # gone, nothing answered
+    assert tasks[1].done() and tasks[1].exception() is None  # gone, nothing answered
+    assert leaving.sent == [] and guard.runs.queued == 1
     finish.set()
     await asyncio.wait_for(asyncio.gather(tasks[0], tasks[2]), 1)
     assert first.status == queued.status == 200 and ran == [0, 1]
