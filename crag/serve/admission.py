@@ -87,6 +87,7 @@ class Runs:
             self.release(runs, self._clock() - started)
 
     async def acquire(self, user: Hashable, runs: int = 1) -> None:
+        """Take `runs` slots, waiting in the queue if need be (`Busy` past its bounds); `release` gives them back."""
         if runs > self.max_runs:
             raise ValueError(f"{runs} runs can never be admitted: the limit is {self.max_runs}")
         if not self._queues and self.in_flight + runs <= self.max_runs:
