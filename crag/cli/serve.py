@@ -15,7 +15,8 @@ from crag.cli.common import fail, quiet_transformers
 from crag.cli.settings import with_settings
 from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
-from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNS, DEFAULT_RUN_TIMEOUT
+from crag.serve.admission import DEFAULT_MAX_QUEUED, DEFAULT_MAX_RUNS, DEFAULT_QUEUE_WAIT
+from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_RUN_TIMEOUT
 from crag.serve.keys import KeysError, identities, is_local
 from crag.serve.upkeep import DEFAULT_THREAD_TTL
 from crag.settings import Context
@@ -107,7 +108,7 @@ def serve_cmd(
     ] = DEFAULT_MAX_BATCH,
     max_runs: Annotated[
         int,
-        typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more: 503 with Retry-After)."),
+        typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more wait in the queue)."),
     ] = DEFAULT_MAX_RUNS,
     run_timeout: Annotated[
         float,
@@ -129,6 +130,20 @@ def serve_cmd(
             "('https://app.example.com', or '*'). Default: none (no CORS headers).",
         ),
     ] = None,
+    max_queued: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Requests that wait for a run's slot, users taking turns (more: 503 with Retry-After; 0: no queue).",
+        ),
+    ] = DEFAULT_MAX_QUEUED,
+    queue_wait: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Seconds a queued request waits at most, then 503 with Retry-After (keep under the proxy's timeout).",
+        ),
+    ] = DEFAULT_QUEUE_WAIT,
     compute_threads: Annotated[
         int | None,
         typer.Option(
@@ -225,6 +240,8 @@ def serve_cmd(
                 "run_timeout": run_timeout,
                 "allowed_hosts": hosts,
                 "cors_origins": origins,
+                "max_queued": max_queued,
+                "queue_wait": queue_wait,
                 "warm_up": warm_up,
                 "require_documents": False,  # checked above, once
                 "threads_db": str(threads_location) if threads_location is not None else None,

@@ -33,16 +33,14 @@ from crag.resources import warm_up
 from crag.runtime.cache import loads
 from crag.runtime.errors import PromptTooLong, Unavailable
 from crag.search.store import StoreError, chunk_count
+from crag.serve.admission import DEFAULT_MAX_QUEUED, DEFAULT_MAX_RUNS, DEFAULT_QUEUE_WAIT, RETRY_AFTER_SECONDS, Runs
 from crag.serve.guard import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_BATCH,
     DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_RUNS,
     DEFAULT_RUN_TIMEOUT,
-    RETRY_AFTER_SECONDS,
     USER_SCOPE,
     Guard,
-    Runs,
     unprocessable,
 )
 from crag.serve.keys import DEFAULT_USER, LOCAL_HOSTS, Users, identities
@@ -62,6 +60,8 @@ class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_batch: int = DEFAULT_MAX_BATCH  # inputs per /batch request
     max_runs: int = DEFAULT_MAX_RUNS  # runs in flight in this process (a batch counts its inputs)
+    max_queued: int = DEFAULT_MAX_QUEUED  # requests waiting for a run's slot, users taking turns
+    queue_wait: float = DEFAULT_QUEUE_WAIT  # seconds a queued request waits at most, then 503 with Retry-After
     body_timeout: float = DEFAULT_BODY_TIMEOUT  # seconds to receive a request body
     run_timeout: float = DEFAULT_RUN_TIMEOUT  # seconds a whole run may take (then 504)
     # the Host names requests may use ("*.example.com" patterns, "*" for any): `hosts_for(bind)`
@@ -243,14 +243,13 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         lifespan=lifespan,
         description="Corrective Retrieval-Augmented Generation (Yan et al., 2024) on LangGraph, served with LangServe.",
     )
-    runs = Runs()
+    runs = Runs(settings.max_runs, settings.max_queued, settings.queue_wait)
     app.add_middleware(
         Guard,
         runs=runs,
         users=users,
         max_body_bytes=settings.max_body_bytes,
         max_batch=settings.max_batch,
-        max_runs=settings.max_runs,
         body_timeout=settings.body_timeout,
         run_timeout=settings.run_timeout,
     )
@@ -298,6 +297,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             "threads": service.threads,
             "api_key": bool(users),
             "runs_in_flight": runs.in_flight,
+            "runs_queued": runs.queued,
         }
 
     @app.delete(

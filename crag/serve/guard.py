@@ -1,8 +1,9 @@
 """The ASGI middleware in front of LangServe, refusing before any work what LangServe would turn into a 500 or
 bear without bound: the API key (401), a body that is not declared JSON (415), body size, speed and shape (413,
-408, 400/422), batches and runs past the limits (413, a fast 503); it cancels a run whose client disconnects
-and one that outlives the run deadline (504). It ties each request to the user whose key it sends
-(`scope[USER_SCOPE]`, read by the routes that keep threads)."""
+408, 400/422), batches past the limit (413), and runs past the limit, which wait their turn in a bounded queue
+(crag.serve.admission; a 503 with Retry-After when it is full or the wait runs out); it cancels a run whose
+client disconnects and one that outlives the run deadline (504). It ties each request to the user whose key it
+sends (`scope[USER_SCOPE]`, read by the routes that keep threads)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,27 @@ import asyncio
 import json
 import logging
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from crag.serve.admission import (
+    DEFAULT_MAX_QUEUED,
+    DEFAULT_MAX_RUNS,
+    DEFAULT_QUEUE_WAIT,
+    Busy,
+    Runs,
+)
 from crag.serve.keys import DEFAULT_USER, Users, supplied_key
 
 OPEN_PATHS = {"/health"}
 RUN_ROUTES = ("/invoke", "/batch", "/stream", "/stream_log", "/stream_events")
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 DEFAULT_MAX_BATCH = 8
-DEFAULT_MAX_RUNS = 8
 DEFAULT_BODY_TIMEOUT = 10.0
-DEFAULT_RUN_TIMEOUT = 240.0  # seconds a whole run may take, streamed or not: within nginx's 300 s (deploy/nginx)
+DEFAULT_RUN_TIMEOUT = 240.0  # seconds a whole run may take, streamed or not: with --queue-wait, within nginx's 400 s (deploy/nginx)
 BODY_METHODS = ("POST", "PUT", "PATCH")
 MAX_JSON_DEPTH = 32  # a request is {"input": {...}, "config": {"configurable": {...}}}: a few levels
-RETRY_AFTER_SECONDS = 2
 USER_SCOPE = "crag.user"  # the ASGI scope's key of the request's user, when the server has keys
 
 logger = logging.getLogger("crag.serve")
@@ -98,13 +104,6 @@ async def _refuse(send: Callable, status: int, detail: str, headers: Sequence[tu
     await send({"type": "http.response.body", "body": body})
 
 
-@dataclass
-class Runs:
-    """Runs in flight in this process, a batch counting its inputs."""
-
-    in_flight: int = 0
-
-
 class Guard:
     """The ASGI middleware of the module docstring; `runs.in_flight` counts runs."""
 
@@ -117,16 +116,18 @@ class Guard:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_batch: int = DEFAULT_MAX_BATCH,
         max_runs: int = DEFAULT_MAX_RUNS,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        queue_wait: float = DEFAULT_QUEUE_WAIT,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         run_timeout: float = DEFAULT_RUN_TIMEOUT,
         runs: Runs | None = None,
     ):
         self.app, self.max_body_bytes, self.body_timeout = app, max_body_bytes, body_timeout
         self.run_timeout = run_timeout
-        self.max_runs = max_runs
-        self.max_batch = min(max_batch, max_runs)  # a bigger batch could never be admitted
+        self.runs = runs if runs is not None else Runs(max_runs, max_queued, queue_wait)  # `runs`: its limits rule
+        self.max_runs = self.runs.max_runs
+        self.max_batch = min(max_batch, self.max_runs)  # a bigger batch could never be admitted
         self.users = users if users is not None else Users({DEFAULT_USER: api_key} if api_key else {})
-        self.runs = runs if runs is not None else Runs()
 
     async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
         if scope["type"] != "http":
@@ -167,14 +168,33 @@ class Guard:
             runs = len(inputs) if isinstance(inputs, list) else 1
             if runs > self.max_batch:
                 return await _refuse(send, 413, f"a batch holds at most {self.max_batch} inputs, got {runs}")
-            if self.runs.in_flight + runs > self.max_runs:
-                busy = f"busy: {self.runs.in_flight} runs in flight, the limit is {self.max_runs}; retry in {RETRY_AFTER_SECONDS} s"
-                return await _refuse(send, 503, busy, [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
-        self.runs.in_flight += runs
+            try:
+                if not await self._take_turn(scope.get(USER_SCOPE), runs, receive):
+                    return  # the client left while its request was queued
+            except Busy as exc:
+                return await _refuse(send, 503, str(exc), [(b"retry-after", str(exc.retry_after).encode())])
+        started = time.monotonic()
         try:
             await self._run_until_disconnect(scope, body, receive, send, self.run_timeout if runs else None)
         finally:
-            self.runs.in_flight -= runs
+            if runs:
+                self.runs.release(runs, time.monotonic() - started)
+
+    async def _take_turn(self, user: str | None, runs: int, receive: Callable[[], Awaitable[dict]]) -> bool:
+        """Hold `runs` slots once it is this request's turn (`Busy` if the queue is full or the wait runs out);
+        False, holding none, if the client disconnects while it waits."""
+        waiting = asyncio.ensure_future(self.runs.acquire(user, runs))
+        left = asyncio.ensure_future(_disconnect(receive))
+        try:
+            await asyncio.wait((waiting, left), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            left.cancel()
+            if not waiting.done():
+                waiting.cancel()  # it leaves the queue, or gives back the slots it was handed meanwhile
+        if not waiting.done():
+            return False  # the client left first (its wait, cancelled, leaves the queue when it next runs)
+        waiting.result()  # Busy
+        return True
 
     async def _read_body(self, receive: Callable[[], Awaitable[dict]]) -> bytes | None:
         """The whole body, so a chunked upload is capped too (`BadBody` past the cap); None if the client left."""
@@ -276,3 +296,9 @@ def is_json(content_type: bytes | None) -> bool:
     media = content_type.split(b";", 1)[0].strip().lower()
     kind, _, subtype = media.partition(b"/")
     return bool(kind) and (media == b"application/json" or (subtype.endswith(b"+json") and len(subtype) > 5))
+
+
+async def _disconnect(receive: Callable[[], Awaitable[dict]]) -> None:
+    """Return when the client disconnects (its body is read: nothing else comes)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -34,7 +34,7 @@ from tqdm import tqdm
 
 from crag.threads import thread_config, threaded_graph
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository: lab/benchmarks/ is two levels down
 sys.path.insert(0, str(ROOT))  # the servers' helpers are the test suite's: one way to start each of them
 
 from tests.servers import (  # noqa: E402
@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--turns", type=int, default=4, help="questions each client asks in a row, on its thread")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="the settings measured, in order")
-    parser.add_argument("--questions", type=Path, default=ROOT / "benchmarks" / "load_questions.txt")
+    parser.add_argument("--questions", type=Path, default=ROOT / "lab" / "benchmarks" / "load_questions.txt")
     parser.add_argument("--timeout", type=float, default=600.0, help="client timeout per request, seconds")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()

@@ -117,13 +117,13 @@ def test_batches_are_capped(serve):
 
 
 def test_a_full_server_answers_503_at_once_and_health_stays_fast(serve):
-    url = serve(context=slow_context(3.0), max_runs=2)
+    url = serve(context=slow_context(3.0), max_runs=2, max_queued=0)  # no queue (tests/unit/test_admission.py)
     with ThreadPoolExecutor(2) as pool:
         running = [pool.submit(raw, url, "invoke", GOOD) for _ in range(2)]
         time.sleep(0.5)
         started = time.monotonic()
         busy = raw(url, "invoke", GOOD)
-        assert busy.status_code == 503 and busy.headers["retry-after"] == "2" and "2 runs in flight" in busy.text
+        assert busy.status_code == 503 and int(busy.headers["retry-after"]) >= 2 and "2 runs in flight" in busy.text
         assert time.monotonic() - started < 1.0  # not queued behind the 3-second runs
         started = time.monotonic()
         assert httpx.get(f"{url}/health").status_code == 200 and time.monotonic() - started < 1.0
@@ -178,8 +178,9 @@ def test_an_error_inside_a_stream_arrives_as_an_error_event(serve):
 
 
 def test_fault_load_every_good_request_is_answered_or_refused_fast(serve):
-    """32 clients at once, a 1,000-input batch and 20 malformed requests: 200 or a 503 for the good
-    ones, 4xx for the rest, no other 5xx, and nothing hangs."""
+    """32 clients at once, a 1,000-input batch and 20 malformed requests: 200 for the good ones (the 24
+    past --max-runs wait their turn in the queue), 4xx for the rest, no 5xx but the load's 503, and
+    /health never waits."""
     url = serve(context=slow_context(0.2), max_runs=8)
     malformed = [body for body, _, _ in BAD_BODIES] * 2
     health_times: list[float] = []
@@ -212,9 +213,8 @@ def test_fault_load_every_good_request_is_answered_or_refused_fast(serve):
         ]
     stop.set()
     prober.join()
-    assert {status for status, _ in outcomes} <= {200, 503} and any(s == 200 for s, _ in outcomes)
+    assert [status for status, _ in outcomes] == [200] * 32
     # the clients share this process, and its GIL, with the server: latencies here say little (the
     # figures come from `make bench-faults`, server and clients apart); what must hold is that
-    # nothing waits for the runs: every refusal comes before the last answer
-    assert max(t for s, t in outcomes if s == 503) < max(t for s, t in outcomes if s == 200)
+    # /health does not wait for the runs
     assert max(health_times) < 10
