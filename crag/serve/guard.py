@@ -29,7 +29,9 @@ RUN_ROUTES = ("/invoke", "/batch", "/stream", "/stream_log", "/stream_events")
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 DEFAULT_MAX_BATCH = 8
 DEFAULT_BODY_TIMEOUT = 10.0
-DEFAULT_RUN_TIMEOUT = 240.0  # seconds a whole run may take, streamed or not: with --queue-wait, within nginx's 400 s (deploy/nginx)
+DEFAULT_RUN_TIMEOUT = (
+    240.0  # seconds a whole run may take, streamed or not: with --queue-wait, within nginx's 400 s (deploy/nginx)
+)
 BODY_METHODS = ("POST", "PUT", "PATCH")
 MAX_JSON_DEPTH = 32  # a request is {"input": {...}, "config": {"configurable": {...}}}: a few levels
 USER_SCOPE = "crag.user"  # the ASGI scope's key of the request's user, when the server has keys

@@ -182,7 +182,7 @@ class Client:
         return next((m["status"] for m in self.sent if m["type"] == "http.response.start"), None)
 
 
-SCOPE = {"type": "http", "method": "POST", "path": "/crag/invoke", "headers": []}
+SCOPE = {"type": "http", "method": "POST", "path": "/crag/invoke", "headers": [(b"content-type", b"application/json")]}
 
 
 async def test_the_guard_queues_a_run_and_drops_one_whose_client_left():
