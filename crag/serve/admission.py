@@ -19,9 +19,12 @@ from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-DEFAULT_MAX_RUNS = 8
+# runs in flight per worker: past the cores' worth, runs only contend for the llama.cpp contexts and the queue's
+# order is lost among them (8 measured 0.99 requests/s and p99 84 s where 4 gave 1.46 and 45 s on 2 cores:
+# docs/reports/2026-12-07-fair-admission.md)
+DEFAULT_MAX_RUNS = 4
 DEFAULT_MAX_QUEUED = 64
-DEFAULT_QUEUE_WAIT = 120.0  # a full queue (64) drains in about 40 s at 8 runs of 5 s: room for a slower machine
+DEFAULT_QUEUE_WAIT = 120.0  # a full queue (64) drains in about 80 s at 4 runs of 5 s: room for a slower machine
 RETRY_AFTER_SECONDS = 2  # before any run has ended, and the least a refusal asks
 MAX_RETRY_AFTER_SECONDS = 300
 JITTER = 0.5  # Retry-After is drawn from [1 - JITTER, 1 + JITTER] × the queue's estimated drain time
