@@ -15,6 +15,7 @@ from crag.evaluation.runner import RunSettings, run
 from crag.evaluation.systems import SYSTEMS, parse_systems
 from crag.ingest.pipeline import check_chunking
 from crag.models.chat import CHAT_MODEL_HELP
+from crag.settings import Context, about, check
 
 app = typer.Typer(help="Evaluate CRAG against RAG and its ablations on your questions.", no_args_is_help=True)
 
@@ -38,6 +39,15 @@ ChatModel = Annotated[str, typer.Option("--chat-model", help=f"Generator: {CHAT_
 Evaluator = Annotated[Path | None, typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's, --shuffle-docs' and --noise's choices.")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+AnswerStyle = Annotated[
+    str, typer.Option("--answer-style", help=about(Context.__dataclass_fields__["answer_style"])["help"])
+]
+LongAnswerTokens = Annotated[
+    int,
+    typer.Option(
+        "--long-answer-tokens", min=32, help=about(Context.__dataclass_fields__["long_answer_tokens"])["help"]
+    ),
+]
 
 
 # the run's defaults are RunSettings'; the options show them
@@ -54,6 +64,8 @@ def _settings(options: dict[str, Any], **overrides: Any) -> RunSettings:
     if not 0.0 <= given["drop_gold"] <= 1.0:
         raise ValueError(f"--drop-gold must be between 0 and 1, got {given['drop_gold']}")
     given["systems"] = parse_systems(given["systems"])
+    if "answer_style" in given:
+        given["answer_style"] = check("answer_style", given["answer_style"])
     given["evaluator"] = str(given["evaluator"]) if given["evaluator"] else None
     return RunSettings(**{name: given[name] for name in DEFAULTS if name in given})
 
@@ -106,6 +118,8 @@ def run_cmd(
     chunk_size: ChunkSize = DEFAULTS["chunk_size"],
     chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],
     chat_model: ChatModel = DEFAULTS["chat_model"],
+    answer_style: AnswerStyle = DEFAULTS["answer_style"],
+    long_answer_tokens: LongAnswerTokens = DEFAULTS["long_answer_tokens"],
     evaluator: Evaluator = None,
     progress: Progress = True,
 ) -> None:

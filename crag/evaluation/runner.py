@@ -45,7 +45,15 @@ from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.jsonl import drop_torn_line
 from crag.knowledge.routing import unread_knowledge
 from crag.passages import title_of
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
+from crag.prompts import (
+    FLARE_NO_KNOWLEDGE_PROMPT,
+    FLARE_PROMPT,
+    GENERATE_STOP,
+    NO_KNOWLEDGE_PROMPTS,
+    QUOTE_ANSWER,
+    flare_prompt,
+    prompt_text,
+)
 from crag.settings import Context, Search
 
 PREDICTIONS = "predictions.jsonl"
@@ -70,6 +78,8 @@ FINGERPRINT = (
     "evaluator",
     "evaluator_sha256",
     "max_answer_tokens",
+    "answer_style",
+    "long_answer_tokens",
     "code_sha256",
     "self_rag_retrieve_threshold",
 )
@@ -82,6 +92,8 @@ ADDED_TO_FINGERPRINT = {
     "shuffle_docs": False,
     "noise": 0,
     "self_rag_retrieve_threshold": 0.2,  # no run had a Self-RAG system before: the default
+    "answer_style": "short",  # every answer was short before
+    "long_answer_tokens": None,
 }
 
 
@@ -105,6 +117,8 @@ class RunSettings:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
     chat_model: str = "local"
+    answer_style: str = "short"  # "long": a paragraph (`Context.answer_style`), its facts scored after the run
+    long_answer_tokens: int = Context.default("long_answer_tokens")
     evaluator: str | None = None
     progress: bool = True
     resamples: int = 2000
@@ -192,12 +206,18 @@ def prompt_digest(ctx: Context) -> str:
     """What a system's answers depend on beyond run.json: the generation prompts it uses, where they stop, and
     when a quote replaces the model's answer. Per record, not in run.json's fingerprint, so editing one prompt
     redoes only the systems that use it (rag and crag on the paper prompt stay valid when "compact" changes)."""
+    style = ctx.answer_style
+    # a long answer's prompts and FLARE's (a short answer's digest is what it was before there were long ones)
+    long = (
+        [flare_prompt(FLARE_PROMPT, style), flare_prompt(FLARE_NO_KNOWLEDGE_PROMPT, style)] if style != "short" else []
+    )
     text = "\0".join(
         [
-            GENERATE_PROMPTS[ctx.generate_prompt],
+            prompt_text(ctx.generate_prompt, style),
             # and the prompt it asks again with, when the first answer does not stand
-            GENERATE_PROMPTS[ctx.retry_prompt] if ctx.retry_prompt else "",
-            GENERATE_NO_KNOWLEDGE_PROMPT,
+            prompt_text(ctx.retry_prompt, style) if ctx.retry_prompt else "",
+            NO_KNOWLEDGE_PROMPTS[style],
+            *long,
             *GENERATE_STOP,
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)
             repr(ctx.quote_threshold),
@@ -294,6 +314,8 @@ def build_context(settings: RunSettings, collection: str) -> Context:
         web_index=str(settings.web),
         k=settings.k,
         search=settings.search,
+        answer_style=settings.answer_style,
+        long_answer_tokens=settings.long_answer_tokens,
     )
 
 
@@ -359,6 +381,8 @@ def run(settings: RunSettings) -> dict:
         "evaluator": settings.evaluator or "shipped",
         "evaluator_sha256": folder_digest(settings.evaluator),
         "max_answer_tokens": base.max_answer_tokens,
+        "answer_style": base.answer_style,
+        "long_answer_tokens": base.long_answer_tokens,
         "code_sha256": code_digest(),
         "generate_prompt": base.generate_prompt,
         "retry_prompt": base.retry_prompt,

@@ -13,9 +13,9 @@ from crag.english import ANSWER_LABEL
 from crag.events import ANSWER_TAGS
 from crag.passages import titled_once
 from crag.prompts import (
-    GENERATE_NO_KNOWLEDGE_PROMPT,
     GENERATE_STOP,
     LOOPING_ANSWER,
+    NO_KNOWLEDGE_PROMPTS,
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
     generation_prompt,
@@ -84,9 +84,9 @@ def written(
     (the answer's are streamed); `from_memory`: an answer without knowledge stands ungrounded, as with
     `Context.answer_without_knowledge` (Self-RAG's answer when it does not retrieve)."""
     prompt = (
-        generation_prompt(prompt_name, knowledge=knowledge, question=question)
+        generation_prompt(prompt_name, knowledge=knowledge, question=question, style=ctx.answer_style)
         if strips
-        else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
+        else NO_KNOWLEDGE_PROMPTS[ctx.answer_style].format(question=question)
     )
     reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": tags})
     return checked(ctx, unmarked(str(reply.content), prompt_name), strips, question, cite, from_memory=from_memory)
