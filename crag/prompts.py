@@ -248,3 +248,25 @@ FLARE_QUESTION_PROMPT = (
 def flare_prompt(template: str, style: str = "short") -> str:
     """FLARE_PROMPT or FLARE_NO_KNOWLEDGE_PROMPT asking for the length of `style`."""
     return template.replace(*FLARE_LONG) if style == "long" else template
+
+
+# The long-form fact score (crag.evaluation.facts). FActScore (Min et al. 2023) splits each sentence of an answer
+# with its instruction "Please breakdown the following sentence into independent facts" and demonstrations, a
+# fact a line after "- "; these demonstrations are ours, in a bio's kind of sentence.
+FACT_SPLIT_PROMPT = (
+    "Please break down the following sentence into independent facts. Write each fact as a short sentence on "
+    'a line of its own, starting with "- ".\n\n'
+    "Sentence: Anna Berg (1890-1950) was a Swedish painter who painted the sea.\n"
+    "- Anna Berg was born in 1890.\n- Anna Berg died in 1950.\n- Anna Berg was Swedish.\n"
+    "- Anna Berg was a painter.\n- Anna Berg painted the sea.\n\n"
+    "Sentence: He played for the San Diego Padres and the New York Yankees before he retired in 2015.\n"
+    "- He played for the San Diego Padres.\n- He played for the New York Yankees.\n- He retired in 2015.\n\n"
+    "Sentence: {sentence}\n"
+)
+# and FActScore's check of a fact against the topic's page, asked as a yes/no whose P(yes) is read
+FACT_JUDGE_SYSTEM = "You check statements against passages. Reply yes or no, nothing else."
+FACT_JUDGE_PROMPT = (
+    "Passages about {topic}:\n{evidence}\n\n"
+    "Statement about {topic}: {fact}\n\n"
+    "Do the passages support the statement? Reply yes or no."
+)

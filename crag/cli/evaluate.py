@@ -11,6 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from crag.cli.common import fail, quiet_transformers
+from crag.evaluation.audit import agreement
+from crag.evaluation.longform import score_facts, write_audit
 from crag.evaluation.runner import RunSettings, run
 from crag.evaluation.systems import SYSTEMS, parse_systems
 from crag.ingest.pipeline import check_chunking
@@ -134,6 +136,61 @@ def run_cmd(
             f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})"
         )
     typer.echo(f"report: {out / 'report.md'}")
+
+
+RunDir = Annotated[Path, typer.Argument(help="A `crag eval run` output folder.", show_default=False)]
+RunQuestions = Annotated[
+    Path | None, typer.Option("--questions", help="The run's questions (default: those run.json names).")
+]
+
+
+@app.command("facts")
+def facts_cmd(
+    run_dir: RunDir,
+    questions: RunQuestions = None,
+    chat_model: Annotated[
+        str | None, typer.Option("--chat-model", help="Splitter and judge (default: the run's generator).")
+    ] = None,
+    progress: Progress = True,
+) -> None:
+    """Judge a run's long answers fact by fact (FActScore's way) and rewrite its report with the fact scores."""
+    quiet_transformers()
+    with _reported(run_dir):
+        results = score_facts(run_dir, questions, chat_model, progress=progress)
+    for name, r in results.items():
+        f = r.get("facts")
+        if f:
+            typer.echo(
+                f"{name:<18} supported {f['supported'] * 100:5.1f}%  {f['facts_per_answer']:.1f} facts/answer  "
+                f"abstained {f['abstained'] * 100:.1f}%  (answers with facts: {f['answers_with_facts']})"
+            )
+    typer.echo(f"report: {run_dir / 'report.md'}")
+
+
+@app.command("audit")
+def audit_cmd(
+    run_dir: RunDir,
+    out: Annotated[Path, typer.Option("--out", help="The CSV to label (a markdown page of evidence beside it).")],
+    questions: RunQuestions = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Facts to sample.")] = 60,
+    seed: Seed = 0,
+) -> None:
+    """Sample judged facts with their verdicts into a CSV for a person to label yes or no."""
+    with _reported(run_dir):
+        page = write_audit(run_dir, out, questions, n=n, seed=seed)
+    typer.echo(f"label the 'label' column of {out} (yes/no), reading the evidence in {page}")
+
+
+@app.command("agreement")
+def agreement_cmd(
+    labelled: Annotated[Path, typer.Argument(help="An audit CSV with its label column filled in.")],
+) -> None:
+    """How often the fact judge's verdicts agree with a person's labels."""
+    with _reported(labelled.parent):
+        result = agreement(labelled)
+    typer.echo(f"{result['labelled']} labelled facts, {result['human_supported'] * 100:.1f}% supported by the person")
+    for verdict in ("supported", "lexical", "judge"):
+        typer.echo(f"{verdict:<10} agreement {result[verdict] * 100:5.1f}%  kappa {result[f'{verdict}_kappa']:.2f}")
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from crag import resources
-from crag.answers.attribution import abstains
-from crag.evaluation import answer_metrics as metrics
+from crag.evaluation.facts import model_judge, score_run
 from crag.evaluation.inputs import (
-    Question,
     drop_gold,
     file_digest,
     read_passages,
@@ -39,12 +37,11 @@ from crag.evaluation.kb import (
 )
 from crag.evaluation.perturb import PerturbedRetrieval
 from crag.evaluation.pipelines import run_question
+from crag.evaluation.records import prediction_record
 from crag.evaluation.report import write_outputs
 from crag.evaluation.systems import System, system_context
 from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.jsonl import drop_torn_line
-from crag.knowledge.routing import unread_knowledge
-from crag.passages import title_of
 from crag.prompts import (
     FLARE_NO_KNOWLEDGE_PROMPT,
     FLARE_PROMPT,
@@ -227,66 +224,6 @@ def prompt_digest(ctx: Context) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def prediction_record(
-    system: System, question: Question, output: dict[str, Any] | None, error: str | None, prompt_sha256: str = ""
-) -> dict:
-    """One line of predictions.jsonl: the answer, its scores and what it cost."""
-    output = output or {}
-    answer = str(output.get("answer", ""))
-    said = metrics.strip_citations(answer)
-    knowledge = str(output.get("knowledge", ""))
-    documents = output.get("documents") or []
-    sources = output.get("sources") or []
-    return {
-        "system": system.name,
-        "qid": question.qid,
-        "question": question.question,
-        "answers": list(question.answers),
-        "answerable": question.answerable,
-        "answer": answer,
-        "draft": output.get("draft", ""),
-        "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
-        "asked_again": bool(output.get("asked_again")),
-        "first_draft": output.get("first_draft", ""),
-        # the next strips of refinement's ranking (`Context.further_strips`), which the model reads when it declines
-        # over the kept ones; its reply there; and whether that reply is the answer (then `strips` ends with them)
-        "further_strips": unread_knowledge(output),
-        "further_draft": output.get("further_draft", ""),
-        "read_further": bool(output.get("read_further")),
-        "grounded": bool(output.get("grounded")),
-        "abstained": abstains(answer),
-        "quoted": bool(output.get("quoted")),
-        "replaced": output.get("replaced"),
-        # the strips the generator was given, as it was given them: the answer path's rules can be replayed
-        # (and ablated) on the recorded drafts without asking the model again
-        "strips": output.get("given") or [],
-        "cited": bool(sources),
-        "citations_with_answer": [
-            metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources
-        ],
-        "correct": metrics.match(said, question.answers, case_sensitive=True),
-        "correct_insensitive": metrics.match(said, question.answers, case_sensitive=False),
-        "knowledge_recall": metrics.contains_answer(knowledge, question.answers),
-        "knowledge_tokens": metrics.count_tokens(knowledge),
-        "action": output.get("action"),
-        "scores": [round(float(s), 4) for s in output.get("scores") or []],
-        "recheck_scores": list(output.get("recheck_scores") or []),
-        "recheck_error": output.get("recheck_error"),
-        "documents_with_answer": [
-            metrics.contains_answer(f"{title_of(d)} {d.page_content}", question.answers) for d in documents
-        ],
-        "rewritten_query": output.get("rewritten_query") or None,
-        "web_error": output.get("web_error"),
-        "evaluator_calls": output.get("evaluator_calls", 0),
-        "evaluator_pairs": output.get("evaluator_pairs", 0),
-        "llm": output.get("llm", {}),
-        "latency": output.get("latency", {}),
-        "wall_s": output.get("wall_s", 0.0),
-        "error": error,
-        "prompt_sha256": prompt_sha256,
-    }
-
-
 def peak_rss_mib() -> float:
     """This process's peak resident memory so far, in MiB (Linux reports ru_maxrss in KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -424,6 +361,9 @@ def run(settings: RunSettings) -> dict:
             store.append(prediction_record(system, question, output, error, digests[system.name]))
             bar.update(1)
     # what the models of this run took: this process's peak, or a resumed session's if it was larger
+    if base.answer_style == "long":  # each answer's facts judged (`crag.evaluation.facts`), new answers only
+        with tqdm(desc="facts", unit="answer", disable=not settings.progress) as bar:
+            score_run(out, store.records, questions, *model_judge(base.chat_model), progress=bar.update)
     run_info["peak_rss_mib"] = max(peak_rss_mib(), json.loads((out / RUN_FILE).read_text()).get("peak_rss_mib", 0))
     (out / RUN_FILE).write_text(json.dumps(run_info, indent=2, default=str) + "\n")
     return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)
