@@ -165,7 +165,7 @@ def score_run(
     by_id = {q.qid: q for q in questions}
     for key, record in records.items():
         question = by_id.get(record["qid"])
-        if question is None:
+        if question is None or record.get("error"):  # a failed answer is neither an abstention nor facts
             continue
         answer = metrics.strip_citations(str(record.get("answer", "")))
         if key in done and done[key]["answer_sha256"] == digest(answer):
