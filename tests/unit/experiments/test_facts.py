@@ -9,7 +9,7 @@ import json
 import pytest
 
 from crag.evaluation.audit import agreement, kappa, sample
-from crag.evaluation.facts import FACTS, atomic_facts, judge_record, parse_facts, summarize_facts
+from crag.evaluation.facts import FACTS, atomic_facts, judge_record, parse_facts, read_facts, score_run, summarize_facts
 from crag.evaluation.inputs import Question
 from crag.evaluation.longform import write_audit
 from crag.evaluation.runner import RunSettings, run
@@ -173,3 +173,17 @@ def test_kappa_is_agreement_beyond_chance():
     assert kappa([True, False, True, False], [True, False, True, False]) == 1.0
     assert kappa([True, True, False, False], [True, False, True, False]) == 0.0
     assert json.dumps(kappa([True] * 3, [True] * 3)) == "1.0"
+
+
+def test_only_new_or_changed_answers_are_judged_and_failed_ones_never(tmp_path):
+    yes, asked = judge({"painter": 0.9})
+    records = {("rag", "bio-1"): record("Anna Berg was a Swedish painter."),
+               ("crag", "bio-1"): {**record("", "crag"), "error": "RuntimeError: boom"}}  # fmt: skip
+    score_run(tmp_path, records, [BIO], split, yes)
+    score_run(tmp_path, records, [BIO], split, yes)
+    assert len(asked) == 1 and list(read_facts(tmp_path / FACTS)) == [("rag", "bio-1")]
+    records[("rag", "bio-1")] = record("Anna Berg was a Danish painter.")
+    score_run(tmp_path, records, [BIO], split, yes)
+    assert len(asked) == 2 and read_facts(tmp_path / FACTS)[("rag", "bio-1")]["facts"][0]["fact"].endswith(
+        "Danish painter."
+    )
