@@ -12,7 +12,8 @@ The issue's target: FLARE reaches every supporting paragraph for >= 10 points mo
     python -m lab.benchmarks.multihop_retrieval --limit 2                # a smoke run: 2 questions per source
     python -m lab.benchmarks.multihop_retrieval --systems rag,crag,flare,flare_previous --out artifacts/multihop
 
-Rows go to OUT/rows.jsonl as they are measured (a rerun skips the (system, question) pairs there) and the
+With `--limit` only the chosen questions' paragraphs are indexed (a smoke run: fewer distractors, so not the
+full run's figures; `--whole-index` indexes all). Rows go to OUT/rows.jsonl as they are measured (a rerun skips the (system, question) pairs there) and the
 summary to OUT/summary.json. The data is read by path (`CRAG_DATA_DIR`, default ../shared/data).
 """
 
@@ -134,6 +135,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("artifacts/multihop-retrieval"))
     parser.add_argument("--systems", default="rag,crag,flare,flare_previous")
     parser.add_argument("--limit", type=int, default=None, help="Only the first N questions of each source.")
+    parser.add_argument(
+        "--whole-index",
+        action="store_true",
+        help="With --limit, still index every question's paragraphs (the full run's index; slow to embed).",
+    )
     parser.add_argument("--k", type=int, default=Context.default("k"))
     parser.add_argument("--chat-model", default="local")
     parser.add_argument("--chroma-dir", type=Path, default=Path(DEFAULT_CHROMA_DIR))
@@ -142,12 +148,16 @@ def main() -> None:
     if not path.is_file():
         parser.error(f"{path} is missing: is --data-dir (or CRAG_DATA_DIR) the shared data folder?")
     every = read_questions([record for _, record in read_objects(path)])
-    passages, supporting = knowledge_base(every)  # the whole index, whatever --limit: rows stay comparable
+    chosen = limited(every, args.limit)
+    # a full run's index holds every question's paragraphs; a --limit smoke run indexes its own questions' alone
+    # (fewer distractors: its figures are not the full run's) unless --whole-index
+    passages, supporting = knowledge_base(every if args.whole_index or args.limit is None else chosen)
     collection, _, _ = ensure_collection(passages, args.chroma_dir)
+    print(f"index: {len(passages)} paragraphs of {len({p.key.rsplit('-', 1)[0] for p in passages})} questions")
     ctx = Context(evaluator=RetrievalEvaluator(), chat_model=args.chat_model, chroma_dir=str(args.chroma_dir),
                   collection=collection, web_backend="none", k=args.k)  # fmt: skip
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = measure(limited(every, args.limit), supporting, ctx, args.systems, args.out / "rows.jsonl")
+    rows = measure(chosen, supporting, ctx, args.systems, args.out / "rows.jsonl")
     summary = summarize(rows)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(f"{'system':<28} {'n':>4} {'every supporting %':>19} {'any %':>6} {'p50 s':>7} {'p95 s':>7} {'calls/q':>8}")
