@@ -11,6 +11,7 @@ from crag import resources
 from crag.answers.attribution import abstains, attribute, declined_behind_title, grounded, loops, split_echo
 from crag.english import ANSWER_LABEL
 from crag.events import ANSWER_TAGS
+from crag.knowledge.refinement import sentence_spans
 from crag.passages import titled_once
 from crag.prompts import (
     GENERATE_STOP,
@@ -89,7 +90,16 @@ def written(
         else NO_KNOWLEDGE_PROMPTS[ctx.answer_style].format(question=question)
     )
     reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": tags})
-    return checked(ctx, unmarked(str(reply.content), prompt_name), strips, question, cite, from_memory=from_memory)
+    text = unmarked(str(reply.content), prompt_name)
+    if ctx.answer_style == "long" and resources.cut_short(reply):
+        text = whole_sentences(text)  # a paragraph the cap cut ends with its last whole sentence
+    return checked(ctx, text, strips, question, cite, from_memory=from_memory)
+
+
+def whole_sentences(text: str) -> str:
+    """`text` up to the end of its last whole sentence: without the one the token cap cut (unless it is all)."""
+    spans = sentence_spans(text)
+    return text[: spans[-2][2]] if len(spans) > 1 else text
 
 
 def checked(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from langchain_core.messages import AIMessage
 
 from crag import resources
 from crag.evaluation.runner import prompt_digest
@@ -13,7 +14,7 @@ from crag.graphs import compiled
 from crag.nodes.flare import messages_for
 from crag.prompts import ANSWER_LENGTHS, GENERATE_PROMPTS, generation_prompt, prompt_text
 from crag.settings import Context
-from tests.fakes import fake_chat, fake_context
+from tests.fakes import FakeChat, fake_chat, fake_context
 
 BIO = "Anna Berg was a Swedish painter. She painted the sea. Her works hang in Stockholm."
 
@@ -54,3 +55,24 @@ def test_flare_asks_for_a_paragraph_in_the_long_style():
 def test_a_long_answer_has_a_prompt_digest_of_its_own():
     short = fake_context()
     assert prompt_digest(short) != prompt_digest(dataclasses.replace(short, answer_style="long"))
+
+
+class CutChat(FakeChat):
+    """Says `reply`, reporting that the token cap cut it (as llama.cpp and OpenAI say it)."""
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        result.generations[0].message.response_metadata["finish_reason"] = "length"
+        return result
+
+
+@pytest.mark.parametrize(
+    "style, answer",
+    [("long", "Anna Berg was a Swedish painter. She painted the sea."), ("short", BIO[:-20])],
+)
+def test_a_long_answer_the_cap_cut_ends_with_its_last_whole_sentence(style, answer):
+    model = CutChat(messages=iter([AIMessage(content=BIO[:-20])]))
+    out = compiled("rag").invoke(
+        {"question": "Tell me a bio of Anna Berg."}, context=fake_context(chat_model=model, answer_style=style)
+    )
+    assert out["draft"] == answer
