@@ -126,7 +126,8 @@ def summarize(rows: Sequence[dict]) -> dict:
             "s_p95": float(np.percentile(walls, 95)),
             "llm_calls": sum(r["llm_calls"] for r in group) / len(group),
         }
-    return summary
+    # each system, then each system by source
+    return dict(sorted(summary.items(), key=lambda item: ("/" in item[0], list(summary).index(item[0]))))
 
 
 def main() -> None:
