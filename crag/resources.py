@@ -137,7 +137,7 @@ def condense_tokens(question: str) -> int:
 def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = None) -> BaseChatModel:
     """The chat model for "answer", or `rewrite_model` (when set) for "rewrite", "requery", "hyde" and "condense"."""
     if purpose == "answer":
-        return chat_model(ctx.chat_model, max_tokens=ctx.max_answer_tokens)
+        return chat_model(ctx.chat_model, max_tokens=ctx.answer_tokens)
     spec = ctx.rewrite_model if ctx.rewrite_model is not None else ctx.chat_model
     tokens = reply_tokens or _REPLY_TOKENS.get(purpose, 24)
     return chat_model(spec, max_tokens=tokens, lane=purpose if purpose in _LANES else None)
@@ -209,14 +209,14 @@ def evidence_selection(ctx: Context, messages: list[dict[str, str]]) -> tuple[li
 
 def trajectory_analysis(ctx: Context, messages: list[dict[str, str]]) -> tuple[dict[str, str] | None, str]:
     """Step 3: the reader's {analysis, answer}, and its reply; None when the reply does not parse."""
-    tokens = _REASONING_TOKENS["analysis"] + ctx.max_answer_tokens
+    tokens = _REASONING_TOKENS["analysis"] + ctx.answer_tokens
     analysis, text = structured(_reasoner(ctx, tokens), messages, Analysis, _REASONING)
     return (analysis.model_dump() if analysis else None), text
 
 
 def reasoned_answer(ctx: Context, messages: list[dict[str, str]]) -> str:
     """The reader's answer as the conversation's next turn, in its own words (no analysis before it)."""
-    reply = _reasoner(ctx, ctx.max_answer_tokens).invoke(messages, stop=GENERATE_STOP, config=_REASONING)
+    reply = _reasoner(ctx, ctx.answer_tokens).invoke(messages, stop=GENERATE_STOP, config=_REASONING)
     return str(reply.content)
 
 

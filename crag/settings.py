@@ -36,6 +36,7 @@ GeneratePrompt = Literal[
 ]  # the keys of crag.prompts.GENERATE_PROMPTS (a test keeps them equal)
 RetryPrompt = Literal["compact", "paper", "marked", "off"]  # "off": ask once
 FlareQuery = Literal["masked", "questions", "previous"]
+AnswerStyle = Literal["short", "long"]
 Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 Score = Annotated[
@@ -183,7 +184,13 @@ class Context:
         help="An evaluator checkpoint folder (`crag evaluator adapt` writes one); empty: the shipped one.",
     )
     max_answer_tokens: Annotated[int, Field(ge=8, le=1024)] = setting(
-        96, group=MODELS, request=True, help="The longest answer the chat model writes, in tokens."
+        96, group=MODELS, request=True, help="The longest short answer the chat model writes, in tokens."
+    )
+    long_answer_tokens: Annotated[int, Field(ge=32, le=1024)] = setting(
+        320,
+        group=MODELS,
+        request=True,
+        help="The longest answer the chat model writes with answer_style 'long', in tokens (FLARE's too).",
     )
     # -- the web
     web_backend: WebBackend | None = setting(
@@ -220,6 +227,13 @@ class Context:
         flag="prompt",
         help="The answer's prompt: 'compact' (for small models), 'paper' (the CRAG paper's) or 'marked' "
         "(compact over passages marked against instructions planted in them).",
+    )
+    answer_style: AnswerStyle = setting(
+        "short",
+        group=ANSWER,
+        request=True,
+        help="'short': one sentence, up to max_answer_tokens (a question of fact); 'long': a paragraph of several "
+        'sentences, up to long_answer_tokens ("Tell me a bio of X.", a report).',
     )
     retry_prompt: RetryPrompt | None = setting(
         "paper",
@@ -349,7 +363,8 @@ class Context:
         8,
         group=ACTIVE,
         request=True,
-        help="The most sentences a FLARE answer has; it also ends with the model's reply or max_answer_tokens.",
+        help="The most sentences a FLARE answer has; it also ends with the model's reply or the answer's tokens "
+        "(max_answer_tokens, long_answer_tokens for long answers).",
     )
     flare_correct: bool = setting(
         True,
@@ -426,6 +441,11 @@ class Context:
         declared = about(spec)
         value = _from_env(name, declared["default"]) if declared["env"] else declared["default"]
         return check(name, value) if isinstance(value, str) else value
+
+    @property
+    def answer_tokens(self) -> int:
+        """The longest answer the chat model writes in the run's `answer_style`."""
+        return self.long_answer_tokens if self.answer_style == "long" else self.max_answer_tokens
 
     @property
     def rechecks(self) -> bool:

@@ -475,3 +475,26 @@ class ProbableChat(BaseChatModel):
         if self.logprobs:
             metadata["logprobs"] = {"content": [{"token": t, "logprob": math.log(p)} for t, p in tokens]}
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content, response_metadata=metadata))])
+
+
+class FactChat(ScriptedChat):
+    """ScriptedChat that writes `bio` as its answer, splits a sentence into facts at " and " (one "- " line each,
+    after a preamble line) and judges a statement supported ("yes") when its last word is in the passages."""
+
+    bio: str = "Anna Berg was a Swedish painter and she was born in Oslo."
+    prompts: list = Field(default_factory=list)
+
+    def _reply(self, messages) -> str:
+        text = str(messages[-1].content)
+        self.prompts.append(text)
+        if text.startswith("Please break down"):
+            sentence = text.rsplit("Sentence: ", 1)[1].strip().rstrip(".")
+            return "Here are the facts:\n" + "\n".join(f"- {part.strip()}." for part in sentence.split(" and "))
+        if "Do the passages support the statement?" in text:
+            passages, statement = text.split("\n\nStatement about ", 1)
+            last = statement.split(": ", 1)[1].split("\n")[0].rstrip(".").split()[-1]
+            return "yes" if last in passages else "no"
+        if text.rstrip().endswith(("query:", "Rewritten:")):
+            return super()._reply(messages)
+        self.answers += 1
+        return self.bio

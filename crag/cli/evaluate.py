@@ -11,10 +11,13 @@ from typing import Annotated, Any
 import typer
 
 from crag.cli.common import fail, quiet_transformers
+from crag.evaluation.audit import agreement
+from crag.evaluation.longform import score_facts, write_audit
 from crag.evaluation.runner import RunSettings, run
 from crag.evaluation.systems import SYSTEMS, parse_systems
 from crag.ingest.pipeline import check_chunking
 from crag.models.chat import CHAT_MODEL_HELP
+from crag.settings import Context, about, check
 
 app = typer.Typer(help="Evaluate CRAG against RAG and its ablations on your questions.", no_args_is_help=True)
 
@@ -38,6 +41,15 @@ ChatModel = Annotated[str, typer.Option("--chat-model", help=f"Generator: {CHAT_
 Evaluator = Annotated[Path | None, typer.Option("--evaluator", help="Evaluator checkpoint (default: the shipped one).")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of --drop-gold's, --shuffle-docs' and --noise's choices.")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+AnswerStyle = Annotated[
+    str, typer.Option("--answer-style", help=about(Context.__dataclass_fields__["answer_style"])["help"])
+]
+LongAnswerTokens = Annotated[
+    int,
+    typer.Option(
+        "--long-answer-tokens", min=32, help=about(Context.__dataclass_fields__["long_answer_tokens"])["help"]
+    ),
+]
 
 
 # the run's defaults are RunSettings'; the options show them
@@ -54,6 +66,8 @@ def _settings(options: dict[str, Any], **overrides: Any) -> RunSettings:
     if not 0.0 <= given["drop_gold"] <= 1.0:
         raise ValueError(f"--drop-gold must be between 0 and 1, got {given['drop_gold']}")
     given["systems"] = parse_systems(given["systems"])
+    if "answer_style" in given:
+        given["answer_style"] = check("answer_style", given["answer_style"])
     given["evaluator"] = str(given["evaluator"]) if given["evaluator"] else None
     return RunSettings(**{name: given[name] for name in DEFAULTS if name in given})
 
@@ -106,6 +120,8 @@ def run_cmd(
     chunk_size: ChunkSize = DEFAULTS["chunk_size"],
     chunk_overlap: ChunkOverlap = DEFAULTS["chunk_overlap"],
     chat_model: ChatModel = DEFAULTS["chat_model"],
+    answer_style: AnswerStyle = DEFAULTS["answer_style"],
+    long_answer_tokens: LongAnswerTokens = DEFAULTS["long_answer_tokens"],
     evaluator: Evaluator = None,
     progress: Progress = True,
 ) -> None:
@@ -120,6 +136,61 @@ def run_cmd(
             f"{r['latency']['per_question']:.2f} s/question  (n={r['n']})"
         )
     typer.echo(f"report: {out / 'report.md'}")
+
+
+RunDir = Annotated[Path, typer.Argument(help="A `crag eval run` output folder.", show_default=False)]
+RunQuestions = Annotated[
+    Path | None, typer.Option("--questions", help="The run's questions (default: those run.json names).")
+]
+
+
+@app.command("facts")
+def facts_cmd(
+    run_dir: RunDir,
+    questions: RunQuestions = None,
+    chat_model: Annotated[
+        str | None, typer.Option("--chat-model", help="Splitter and judge (default: the run's generator).")
+    ] = None,
+    progress: Progress = True,
+) -> None:
+    """Judge a run's long answers fact by fact (FActScore's way) and rewrite its report with the fact scores."""
+    quiet_transformers()
+    with _reported(run_dir):
+        results = score_facts(run_dir, questions, chat_model, progress=progress)
+    for name, r in results.items():
+        f = r.get("facts")
+        if f:
+            typer.echo(
+                f"{name:<18} supported {f['supported'] * 100:5.1f}%  {f['facts_per_answer']:.1f} facts/answer  "
+                f"abstained {f['abstained'] * 100:.1f}%  (answers with facts: {f['answers_with_facts']})"
+            )
+    typer.echo(f"report: {run_dir / 'report.md'}")
+
+
+@app.command("audit")
+def audit_cmd(
+    run_dir: RunDir,
+    out: Annotated[Path, typer.Option("--out", help="The CSV to label (a markdown page of evidence beside it).")],
+    questions: RunQuestions = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Facts to sample.")] = 60,
+    seed: Seed = 0,
+) -> None:
+    """Sample judged facts with their verdicts into a CSV for a person to label yes or no."""
+    with _reported(run_dir):
+        page = write_audit(run_dir, out, questions, n=n, seed=seed)
+    typer.echo(f"label the 'label' column of {out} (yes/no), reading the evidence in {page}")
+
+
+@app.command("agreement")
+def agreement_cmd(
+    labelled: Annotated[Path, typer.Argument(help="An audit CSV with its label column filled in.")],
+) -> None:
+    """How often the fact judge's verdicts agree with a person's labels."""
+    with _reported(labelled.parent):
+        result = agreement(labelled)
+    typer.echo(f"{result['labelled']} labelled facts, {result['human_supported'] * 100:.1f}% supported by the person")
+    for verdict in ("supported", "lexical", "judge"):
+        typer.echo(f"{verdict:<10} agreement {result[verdict] * 100:5.1f}%  kappa {result[f'{verdict}_kappa']:.2f}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from crag.evaluation import answer_metrics as metrics
+from crag.evaluation.facts import FACTS, read_facts, summarize_facts
 from crag.evaluation.inputs import Question
 from crag.evaluation.systems import SYSTEMS
 
@@ -68,6 +69,11 @@ def write_outputs(
     out = Path(out)
     by_system = system_records(records, questions)
     results = {name: metrics.summarize(rows, resamples=resamples) for name, rows in by_system.items()}
+    facts = read_facts(out / FACTS)  # long answers' fact verdicts (`crag.evaluation.facts`), when judged
+    for name, rows in by_system.items():
+        judged = [facts[(name, r["qid"])] for r in rows if (name, r["qid"]) in facts]
+        if judged:
+            results[name]["facts"] = summarize_facts(judged, resamples=resamples)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     versus = comparison(by_system, results, resamples=resamples)
     (out / "report.md").write_text(markdown(results, run_info, versus))
@@ -80,6 +86,31 @@ def _pct(x: float) -> str:
 
 def _ci(ci: list[float]) -> str:
     return f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def long_answers(results: dict) -> list[str]:
+    """The fact score's table (`crag.evaluation.facts`), when the run's long answers were judged."""
+    scored = {name: r["facts"] for name, r in results.items() if r.get("facts")}
+    if not scored:
+        return []
+    lines = [
+        "",
+        "Long answers, judged fact by fact against the topic's own-page passages (FActScore's way): supported "
+        "(both the lexical grounding check and the chat model's yes/no say so) as the mean over answers with facts "
+        "of their supported share, with its 95% bootstrap interval; each judge alone; facts per answer; and the "
+        "share of answers that declined:",
+        "",
+        "| system | answers | supported % | 95% CI | lexical % | model yes % | facts / answer | abstained % | "
+        "no evidence |",
+        "|---|" + "---|" * 8,
+    ]
+    for name, f in scored.items():
+        lines.append(
+            f"| {name} | {f['answers_with_facts']} | {_pct(f['supported'])} | {_ci(f['supported_ci'])} | "
+            f"{_pct(f['lexical'])} | {_pct(f['judge'])} | {f['facts_per_answer']:.1f} | {_pct(f['abstained'])} | "
+            f"{f['without_evidence']} |"
+        )
+    return lines
 
 
 def markdown(results: dict, run_info: dict, versus: dict | None) -> str:
@@ -177,6 +208,7 @@ def markdown(results: dict, run_info: dict, versus: dict | None) -> str:
             f"| {name} | {stages} | {r['latency']['rewrite']:.3f} | {r['latency']['per_question']:.3f} | "
             f"{r['llm_calls']:.2f} | {r['llm_prompt_tokens']:.0f} | {r['llm_completion_tokens']:.0f} |"
         )
+    lines += long_answers(results)
     by_action = [(name, r["accuracy_by_action"]) for name, r in results.items() if r.get("accuracy_by_action")]
     if by_action:
         lines += [

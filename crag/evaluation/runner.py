@@ -20,10 +20,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from crag import resources
-from crag.answers.attribution import abstains
-from crag.evaluation import answer_metrics as metrics
+from crag.evaluation.facts import model_judge, score_run
 from crag.evaluation.inputs import (
-    Question,
     drop_gold,
     file_digest,
     read_passages,
@@ -39,13 +37,20 @@ from crag.evaluation.kb import (
 )
 from crag.evaluation.perturb import PerturbedRetrieval
 from crag.evaluation.pipelines import run_question
+from crag.evaluation.records import prediction_record
 from crag.evaluation.report import write_outputs
 from crag.evaluation.systems import System, system_context
 from crag.evaluator.runnable import DEFAULT_CHECKPOINT, RetrievalEvaluator
 from crag.jsonl import drop_torn_line
-from crag.knowledge.routing import unread_knowledge
-from crag.passages import title_of
-from crag.prompts import GENERATE_NO_KNOWLEDGE_PROMPT, GENERATE_PROMPTS, GENERATE_STOP, QUOTE_ANSWER
+from crag.prompts import (
+    FLARE_NO_KNOWLEDGE_PROMPT,
+    FLARE_PROMPT,
+    GENERATE_STOP,
+    NO_KNOWLEDGE_PROMPTS,
+    QUOTE_ANSWER,
+    flare_prompt,
+    prompt_text,
+)
 from crag.settings import Context, Search
 
 PREDICTIONS = "predictions.jsonl"
@@ -70,6 +75,8 @@ FINGERPRINT = (
     "evaluator",
     "evaluator_sha256",
     "max_answer_tokens",
+    "answer_style",
+    "long_answer_tokens",
     "code_sha256",
     "self_rag_retrieve_threshold",
 )
@@ -82,6 +89,8 @@ ADDED_TO_FINGERPRINT = {
     "shuffle_docs": False,
     "noise": 0,
     "self_rag_retrieve_threshold": 0.2,  # no run had a Self-RAG system before: the default
+    "answer_style": "short",  # every answer was short before
+    "long_answer_tokens": None,
 }
 
 
@@ -105,6 +114,8 @@ class RunSettings:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
     chat_model: str = "local"
+    answer_style: str = "short"  # "long": a paragraph (`Context.answer_style`), its facts scored after the run
+    long_answer_tokens: int = Context.default("long_answer_tokens")
     evaluator: str | None = None
     progress: bool = True
     resamples: int = 2000
@@ -192,12 +203,18 @@ def prompt_digest(ctx: Context) -> str:
     """What a system's answers depend on beyond run.json: the generation prompts it uses, where they stop, and
     when a quote replaces the model's answer. Per record, not in run.json's fingerprint, so editing one prompt
     redoes only the systems that use it (rag and crag on the paper prompt stay valid when "compact" changes)."""
+    style = ctx.answer_style
+    # a long answer's prompts and FLARE's (a short answer's digest is what it was before there were long ones)
+    long = (
+        [flare_prompt(FLARE_PROMPT, style), flare_prompt(FLARE_NO_KNOWLEDGE_PROMPT, style)] if style != "short" else []
+    )
     text = "\0".join(
         [
-            GENERATE_PROMPTS[ctx.generate_prompt],
+            prompt_text(ctx.generate_prompt, style),
             # and the prompt it asks again with, when the first answer does not stand
-            GENERATE_PROMPTS[ctx.retry_prompt] if ctx.retry_prompt else "",
-            GENERATE_NO_KNOWLEDGE_PROMPT,
+            prompt_text(ctx.retry_prompt, style) if ctx.retry_prompt else "",
+            NO_KNOWLEDGE_PROMPTS[style],
+            *long,
             *GENERATE_STOP,
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)
             repr(ctx.quote_threshold),
@@ -205,66 +222,6 @@ def prompt_digest(ctx: Context) -> str:
         ]
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def prediction_record(
-    system: System, question: Question, output: dict[str, Any] | None, error: str | None, prompt_sha256: str = ""
-) -> dict:
-    """One line of predictions.jsonl: the answer, its scores and what it cost."""
-    output = output or {}
-    answer = str(output.get("answer", ""))
-    said = metrics.strip_citations(answer)
-    knowledge = str(output.get("knowledge", ""))
-    documents = output.get("documents") or []
-    sources = output.get("sources") or []
-    return {
-        "system": system.name,
-        "qid": question.qid,
-        "question": question.question,
-        "answers": list(question.answers),
-        "answerable": question.answerable,
-        "answer": answer,
-        "draft": output.get("draft", ""),
-        "draft_correct": metrics.match(str(output.get("draft", "")), question.answers, case_sensitive=False),
-        "asked_again": bool(output.get("asked_again")),
-        "first_draft": output.get("first_draft", ""),
-        # the next strips of refinement's ranking (`Context.further_strips`), which the model reads when it declines
-        # over the kept ones; its reply there; and whether that reply is the answer (then `strips` ends with them)
-        "further_strips": unread_knowledge(output),
-        "further_draft": output.get("further_draft", ""),
-        "read_further": bool(output.get("read_further")),
-        "grounded": bool(output.get("grounded")),
-        "abstained": abstains(answer),
-        "quoted": bool(output.get("quoted")),
-        "replaced": output.get("replaced"),
-        # the strips the generator was given, as it was given them: the answer path's rules can be replayed
-        # (and ablated) on the recorded drafts without asking the model again
-        "strips": output.get("given") or [],
-        "cited": bool(sources),
-        "citations_with_answer": [
-            metrics.contains_answer(f"{s.get('title', '')} {s.get('text', '')}", question.answers) for s in sources
-        ],
-        "correct": metrics.match(said, question.answers, case_sensitive=True),
-        "correct_insensitive": metrics.match(said, question.answers, case_sensitive=False),
-        "knowledge_recall": metrics.contains_answer(knowledge, question.answers),
-        "knowledge_tokens": metrics.count_tokens(knowledge),
-        "action": output.get("action"),
-        "scores": [round(float(s), 4) for s in output.get("scores") or []],
-        "recheck_scores": list(output.get("recheck_scores") or []),
-        "recheck_error": output.get("recheck_error"),
-        "documents_with_answer": [
-            metrics.contains_answer(f"{title_of(d)} {d.page_content}", question.answers) for d in documents
-        ],
-        "rewritten_query": output.get("rewritten_query") or None,
-        "web_error": output.get("web_error"),
-        "evaluator_calls": output.get("evaluator_calls", 0),
-        "evaluator_pairs": output.get("evaluator_pairs", 0),
-        "llm": output.get("llm", {}),
-        "latency": output.get("latency", {}),
-        "wall_s": output.get("wall_s", 0.0),
-        "error": error,
-        "prompt_sha256": prompt_sha256,
-    }
 
 
 def peak_rss_mib() -> float:
@@ -294,6 +251,8 @@ def build_context(settings: RunSettings, collection: str) -> Context:
         web_index=str(settings.web),
         k=settings.k,
         search=settings.search,
+        answer_style=settings.answer_style,
+        long_answer_tokens=settings.long_answer_tokens,
     )
 
 
@@ -359,6 +318,8 @@ def run(settings: RunSettings) -> dict:
         "evaluator": settings.evaluator or "shipped",
         "evaluator_sha256": folder_digest(settings.evaluator),
         "max_answer_tokens": base.max_answer_tokens,
+        "answer_style": base.answer_style,
+        "long_answer_tokens": base.long_answer_tokens,
         "code_sha256": code_digest(),
         "generate_prompt": base.generate_prompt,
         "retry_prompt": base.retry_prompt,
@@ -400,6 +361,9 @@ def run(settings: RunSettings) -> dict:
             store.append(prediction_record(system, question, output, error, digests[system.name]))
             bar.update(1)
     # what the models of this run took: this process's peak, or a resumed session's if it was larger
+    if base.answer_style == "long":  # each answer's facts judged (`crag.evaluation.facts`), new answers only
+        with tqdm(desc="facts", unit="answer", disable=not settings.progress) as bar:
+            score_run(out, store.records, questions, *model_judge(base.chat_model), progress=bar.update)
     run_info["peak_rss_mib"] = max(peak_rss_mib(), json.loads((out / RUN_FILE).read_text()).get("peak_rss_mib", 0))
     (out / RUN_FILE).write_text(json.dumps(run_info, indent=2, default=str) + "\n")
     return write_outputs(out, store.records, questions, run_info, resamples=settings.resamples)

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from crag.models import gguf
 from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
+from crag.models.reported import reported
 from crag.models.token_probs import Cut, Decoded, greedy
 from crag.models.yes_no import (
     LlamaYesNo,
@@ -275,6 +276,7 @@ class LocalChatModel(BaseChatModel):
         labels = [str(n) for n in range(1, len(passages) + 1)]
         return self.shares([(choose_messages(question, passages), labels)])[0]
 
+    @reported(lambda shares, args: [("", 0)] * len(shares))
     def shares(self, asks: Sequence[tuple[list[dict[str, str]], Sequence[str]]]) -> list[list[float]]:
         """For each (chat, labels): how the first reply token's probability divides among the labels. All are
         read in one context, one after the other, so asks that begin alike evaluate their common start once."""
@@ -289,6 +291,7 @@ class LocalChatModel(BaseChatModel):
                 for messages, labels in asks
             ]
 
+    @reported()
     def verdict(self, messages: Sequence[Any]) -> float:
         """P(yes) of the reply to the conversation `messages` (messages or role/content dicts), in [-1, 1], in
         the lane's context: a later call that continues the conversation finds its tokens there."""
@@ -296,6 +299,7 @@ class LocalChatModel(BaseChatModel):
         with pool.use(self.lane) as llama:
             return pool.yes_no.score(llama, self._messages(convert_to_messages(messages), pool.controls))
 
+    @reported(lambda decoded, args: [(decoded.text, len(decoded.tokens))])
     def decode(
         self, messages: Sequence[Any], *, prefix: str = "", stop: Sequence[str] = (), cut: Cut | None = None
     ) -> Decoded:
@@ -327,6 +331,7 @@ class LocalChatModel(BaseChatModel):
         unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
         return RunnableMap(raw=llm) | parsed.with_fallbacks([unparsed], exception_key="parsing_error")
 
+    @reported()
     def _yes_no(self, messages: list[dict[str, str]]) -> float:
         pool = _pool(self.model, self.n_ctx)
         messages = [{**m, "content": inert(m["content"], pool.controls)} for m in messages]

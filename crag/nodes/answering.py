@@ -19,11 +19,12 @@ from crag.answers.attribution import (
 )
 from crag.english import ANSWER_LABEL
 from crag.events import ANSWER_TAGS
+from crag.knowledge.refinement import sentence_spans
 from crag.passages import titled_once
 from crag.prompts import (
-    GENERATE_NO_KNOWLEDGE_PROMPT,
     GENERATE_STOP,
     LOOPING_ANSWER,
+    NO_KNOWLEDGE_PROMPTS,
     QUOTE_ANSWER,
     UNSUPPORTED_ANSWER,
     generation_prompt,
@@ -92,12 +93,21 @@ def written(
     (the answer's are streamed); `from_memory`: an answer without knowledge stands ungrounded, as with
     `Context.answer_without_knowledge` (Self-RAG's answer when it does not retrieve)."""
     prompt = (
-        generation_prompt(prompt_name, knowledge=knowledge, question=question)
+        generation_prompt(prompt_name, knowledge=knowledge, question=question, style=ctx.answer_style)
         if strips
-        else GENERATE_NO_KNOWLEDGE_PROMPT.format(question=question)
+        else NO_KNOWLEDGE_PROMPTS[ctx.answer_style].format(question=question)
     )
     reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": tags})
-    return checked(ctx, unmarked(str(reply.content), prompt_name), strips, question, cite, from_memory=from_memory)
+    text = unmarked(str(reply.content), prompt_name)
+    if ctx.answer_style == "long" and resources.cut_short(reply):
+        text = whole_sentences(text)  # a paragraph the cap cut ends with its last whole sentence
+    return checked(ctx, text, strips, question, cite, from_memory=from_memory)
+
+
+def whole_sentences(text: str) -> str:
+    """`text` up to the end of its last whole sentence: without the one the token cap cut (unless it is all)."""
+    spans = sentence_spans(text)
+    return text[: spans[-2][2]] if len(spans) > 1 else text
 
 
 def checked(

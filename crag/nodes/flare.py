@@ -15,23 +15,26 @@ from crag.answers.lookahead import confidence, sentence_end, unsure
 from crag.events import emit
 from crag.nodes.answering import checked, format_knowledge
 from crag.nodes.timing import timed
-from crag.prompts import FLARE_NO_KNOWLEDGE_PROMPT, FLARE_PROMPT
+from crag.prompts import FLARE_NO_KNOWLEDGE_PROMPT, FLARE_PROMPT, flare_prompt
 from crag.settings import Context
 from crag.state import Sentence, State
 
 
-def messages_for(state: State) -> list[dict[str, str]]:
+def messages_for(state: State, style: str = "short") -> list[dict[str, str]]:
     """The prompt a sentence is written with: the question over the knowledge the last search kept."""
     strips = [*(state.get("internal_knowledge") or []), *(state.get("external_knowledge") or [])]
     if not strips:
-        return [{"role": "user", "content": FLARE_NO_KNOWLEDGE_PROMPT.format(question=state["question"])}]
-    prompt = FLARE_PROMPT.format(knowledge=format_knowledge(strips), question=state["question"])
+        prompt = flare_prompt(FLARE_NO_KNOWLEDGE_PROMPT, style).format(question=state["question"])
+        return [{"role": "user", "content": prompt}]
+    prompt = flare_prompt(FLARE_PROMPT, style).format(knowledge=format_knowledge(strips), question=state["question"])
     return [{"role": "user", "content": prompt}]
 
 
 def written(state: State, ctx: Context) -> resources.Decoded:
     """The model's next sentence after the answer so far, each token with its probability."""
-    return resources.with_probabilities(ctx, messages_for(state), prefix=state.get("answer") or "", cut=sentence_end)
+    return resources.with_probabilities(
+        ctx, messages_for(state, ctx.answer_style), prefix=state.get("answer") or "", cut=sentence_end
+    )
 
 
 @timed("draft_sentence")
@@ -114,7 +117,7 @@ def after_sentence(
     state: State, runtime: Runtime[Context]
 ) -> Literal["next sentence", "search before the next", "answer ended"]:
     """The answer ends with the model's reply, an empty or repeated sentence, `flare_sentences` sentences or
-    `max_answer_tokens` tokens; in 'previous' mode each next sentence is searched for first."""
+    `Context.answer_tokens` tokens; in 'previous' mode each next sentence is searched for first."""
     ctx = resources.context_of(runtime)
     sentences = state.get("sentences") or []
     last = sentences[-1]["sentence"] if sentences else ""
@@ -123,7 +126,7 @@ def after_sentence(
         or not last
         or last in (s["sentence"] for s in sentences[:-1])
         or len(sentences) >= ctx.flare_sentences
-        or sum(s["tokens"] for s in sentences) >= ctx.max_answer_tokens
+        or sum(s["tokens"] for s in sentences) >= ctx.answer_tokens
     ):
         return "answer ended"
     return "search before the next" if ctx.flare_query == "previous" else "next sentence"

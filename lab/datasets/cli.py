@@ -10,6 +10,7 @@ import typer
 
 from crag.cli.common import fail, quiet_transformers
 from lab.datasets import injection, relevance
+from lab.datasets.bio import build_bio
 from lab.datasets.docs_domain import build_docs
 from lab.datasets.popqa import build_popqa, default_data_dir
 
@@ -126,3 +127,26 @@ def injection_report_cmd(
             f"{name:8s} {r['n']:7d} {r['draft_obeyed']:14d} {r['obeyed']:15d} {r['quoted']:13d} {r['correct']:6d}"
             f" {r['declined']:9d}"
         )
+
+
+@app.command("build-bio")
+def build_bio_cmd(
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where to write questions.jsonl, kb.jsonl and web.jsonl.")] = Path(
+        "artifacts/eval/bio-inputs"
+    ),
+    split: Annotated[
+        str, typer.Option("--split", help="tuning (topics 100-299, to choose settings on) or table (300-499).")
+    ] = "tuning",
+) -> None:
+    """Write the long-form Biography inputs: "Tell me a bio of X." per topic, its passages, its page as the web."""
+    try:
+        manifest = build_bio(data_dir or default_data_dir(), out, split)
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        fail(str(exc))
+    typer.echo(
+        f"{manifest['questions']} {split} topics ({manifest['without_evidence']} without an own-page passage); "
+        f"knowledge base {manifest['kb']} passages; web {manifest['web']} own-page passages -> {out}"
+    )

@@ -72,3 +72,18 @@ def test_build_popqa_command(tmp_path):
     assert json.loads((tmp_path / "inputs" / "manifest.json").read_text())["web"] == 1
     result = invoke("build-popqa", "--data-dir", tmp_path / "missing", "--out", tmp_path / "inputs")
     assert result.exit_code == 2 and "is missing" in result.output
+
+
+def test_an_unknown_answer_style_is_named(inputs, tmp_path):
+    result = invoke(*run_args(inputs, tmp_path / "o", "--answer-style", "essay"))
+    assert result.exit_code == 2 and "unknown answer_style 'essay'; choose short or long" in result.output
+
+
+def test_the_fact_commands_say_what_is_missing(tmp_path):
+    result = invoke("facts", tmp_path)
+    assert result.exit_code == 2 and "is not a `crag eval run` folder" in result.output
+    (tmp_path / "audit.csv").write_text("n,fact,supported,lexical,judge,label\n1,f,True,True,True,yes\n")
+    result = invoke("agreement", tmp_path / "audit.csv")
+    assert (
+        result.exit_code == 0 and "1 labelled facts" in result.output and "supported  agreement 100.0%" in result.output
+    )
