@@ -156,3 +156,6 @@ def run_question(pipeline_name: str, ctx: Context, question: str) -> dict:
         "evaluator_pairs": counter.pairs,
         "llm": dict(timer.llm_tokens),
     }
+
+
+__all__ = ["run_question"]  # what callers outside the package use

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from crag import resources
 from crag.graphs import compiled
 from crag.settings import Context
 from crag.thresholds import Thresholds
@@ -196,4 +197,10 @@ def system_context(system: System, base: Context, calibrated: Thresholds) -> Con
     return dataclasses.replace(base, **system.changes(base, pair.upper, pair.lower))
 
 
-__all__ = ["ROUTES", "SYSTEMS", "parse_systems"]  # what callers outside the package use
+def system_contexts(systems: list[System], base: Context) -> dict[str, Context]:
+    """Each system's context over `base`, at the run's evaluator's calibrated thresholds (as `crag eval run`)."""
+    calibrated = resources.calibrated(resources.evaluator(base))
+    return {s.name: system_context(s, base, calibrated) for s in systems}
+
+
+__all__ = ["ROUTES", "SYSTEMS", "parse_systems", "system_contexts"]  # what callers outside the package use

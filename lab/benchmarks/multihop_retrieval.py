@@ -28,11 +28,10 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from crag import resources
 from crag.evaluation.inputs import Passage
 from crag.evaluation.kb import DEFAULT_CHROMA_DIR, ensure_collection
 from crag.evaluation.pipelines import run_question
-from crag.evaluation.systems import parse_systems, system_context
+from crag.evaluation.systems import parse_systems, system_contexts
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.jsonl import read_objects
 from crag.settings import Context
@@ -94,8 +93,7 @@ def measure(
     """Each system on each question (questions outer, as `crag eval run`), appended to `rows_path`; every row."""
     done = {(r["system"], r["qid"]): r for _, r in read_objects(rows_path)} if rows_path.exists() else {}
     chosen = parse_systems(systems)
-    calibrated = resources.calibrated(resources.evaluator(ctx))
-    contexts = {s.name: system_context(s, ctx, calibrated) for s in chosen}
+    contexts = system_contexts(chosen, ctx)
     todo = [(q, s) for q in questions for s in chosen if (s.name, q["qid"]) not in done]
     for q, system in tqdm(todo, desc="multi-hop", unit="answer", disable=not progress):
         output = run_question(system.pipeline, contexts[system.name], q["question"])
