@@ -15,7 +15,7 @@ from crag.cli.common import fail, quiet_transformers
 from crag.cli.settings import with_settings
 from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
-from crag.serve.admission import DEFAULT_MAX_QUEUED, DEFAULT_MAX_RUNS, DEFAULT_QUEUE_WAIT
+from crag.serve.admission import DEFAULT_MAX_QUEUED, DEFAULT_QUEUE_WAIT, default_max_runs
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_RUN_TIMEOUT
 from crag.serve.keys import KeysError, identities, is_local
 from crag.serve.upkeep import DEFAULT_THREAD_TTL
@@ -107,9 +107,13 @@ def serve_cmd(
         int, typer.Option(min=1, help="Inputs per /crag/batch request (more: 413).")
     ] = DEFAULT_MAX_BATCH,
     max_runs: Annotated[
-        int,
-        typer.Option(min=1, help="Runs in flight at once, a batch counting its inputs (more wait in the queue)."),
-    ] = DEFAULT_MAX_RUNS,
+        int | None,
+        typer.Option(
+            min=1,
+            help="Runs in flight at once per worker, a batch counting its inputs (more wait in the queue). "
+            "Default: twice the worker's llama.cpp contexts (4 for one worker on 2 cores, 2 each for two).",
+        ),
+    ] = None,
     run_timeout: Annotated[
         float,
         typer.Option(min=0.1, help="Seconds a run may take, streamed or not; a longer one is stopped (504)."),
@@ -230,13 +234,14 @@ def serve_cmd(
             "for answering, but stop the server before ingesting into it, or use a Chroma server (--chroma-url)",
             err=True,
         )
+    _set_compute_threads(compute_threads, workers)  # first: the default of max_runs follows the contexts
     os.environ[SETTINGS_ENV] = json.dumps(
         {
             "context": settings,
             "server": {
                 "max_body_bytes": max_body_bytes,
                 "max_batch": max_batch,
-                "max_runs": max_runs,
+                "max_runs": max_runs or default_max_runs(),
                 "run_timeout": run_timeout,
                 "allowed_hosts": hosts,
                 "cors_origins": origins,
@@ -251,7 +256,6 @@ def serve_cmd(
         }
     )
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    _set_compute_threads(compute_threads, workers)
     uvicorn.run(
         "crag.cli.serve:worker_app",
         factory=True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 import time
 from collections import deque
@@ -19,16 +20,24 @@ from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-# runs in flight per worker: past the cores' worth, runs only contend for the llama.cpp contexts and the queue's
-# order is lost among them (8 measured 0.99 requests/s and p99 84 s where 4 gave 1.46 and 45 s on 2 cores:
-# docs/reports/2026-12-07-fair-admission.md)
-DEFAULT_MAX_RUNS = 4
+# runs in flight per worker, past which requests queue: twice its llama.cpp contexts (one run reading while another
+# retrieves or grades). More only contend for the contexts and lose the queue's order among them: on 2 cores 8 runs
+# per worker measured p99 61-84 s, twice the contexts 45-48 s at the same throughput
+# (docs/reports/2026-12-07-fair-admission.md)
+RUNS_PER_CONTEXT = 2
+DEFAULT_MAX_RUNS = 4  # a worker alone on 2 cores (two contexts); `crag serve` derives it: default_max_runs()
 DEFAULT_MAX_QUEUED = 64
 DEFAULT_QUEUE_WAIT = 120.0  # a full queue (64) drains in about 80 s at 4 runs of 5 s: room for a slower machine
 RETRY_AFTER_SECONDS = 2  # before any run has ended, and the least a refusal asks
 MAX_RETRY_AFTER_SECONDS = 300
 JITTER = 0.5  # Retry-After is drawn from [1 - JITTER, 1 + JITTER] × the queue's estimated drain time
 SMOOTHING = 0.2  # weight of the latest run in the running mean of a run's seconds
+
+
+def default_max_runs() -> int:
+    """Runs in flight for this worker: RUNS_PER_CONTEXT × its llama.cpp contexts ($CRAG_LLM_INSTANCES, which
+    `crag serve` sets from the cores and workers)."""
+    return RUNS_PER_CONTEXT * max(1, int(os.environ.get("CRAG_LLM_INSTANCES", "1") or 1))
 
 
 class Busy(Exception):
