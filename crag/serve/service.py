@@ -263,26 +263,25 @@ class CragService(RunnableSerializable[dict, dict]):
     async def delete_thread(self, thread_id: str, owner: str | None) -> bool:
         """Delete `owner`'s thread `thread_id`; False if there is no such thread, `ThreadBusy` while a turn
         runs on it."""
-        key = owned_thread(owner, thread_id)
-        saver = self.threaded.checkpointer
-        async with self._lock(key):
-            if await saver.aget_tuple({"configurable": {"thread_id": key, "checkpoint_ns": ""}}) is None:
-                return False
-            await saver.adelete_thread(key)
-        return True
+        return await self._delete(owned_thread(owner, thread_id))
 
     async def expire(self, key: str, cutoff: str) -> bool:
         """Delete thread `key` if its latest checkpoint is still older than checkpoint id `cutoff` (the sweep's,
         `crag.serve.upkeep.expire`); a thread a turn holds is not idle, and is left."""
-        saver = self.threaded.checkpointer
         try:
-            async with self._lock(key):
-                latest = await saver.aget_tuple({"configurable": {"thread_id": key, "checkpoint_ns": ""}})
-                if latest is None or latest.checkpoint["id"] >= cutoff:
-                    return False
-                await saver.adelete_thread(key)
+            return await self._delete(key, cutoff)
         except (ThreadBusy, InvalidThreadId):  # held, or a key no server made (never locked nor deleted)
             return False
+
+    async def _delete(self, key: str, cutoff: str | None = None) -> bool:
+        """Delete thread `key` under its turn lock, if it has a checkpoint (older than checkpoint id `cutoff`,
+        when given); whether it was deleted."""
+        saver = self.threaded.checkpointer
+        async with self._lock(key):
+            latest = await saver.aget_tuple({"configurable": {"thread_id": key, "checkpoint_ns": ""}})
+            if latest is None or (cutoff is not None and latest.checkpoint["id"] >= cutoff):
+                return False
+            await saver.adelete_thread(key)
         return True
 
     async def busy(self, key: str | None) -> bool:
