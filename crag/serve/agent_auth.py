@@ -136,8 +136,12 @@ async def on_run(ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate) -> A
 @auth.on.threads.read
 @auth.on.threads.delete
 @auth.on.threads.search
-async def on_thread_read(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    """Reading, listing or deleting threads and their runs: the caller's only."""
+@auth.on.assistants.delete
+@auth.on.crons.read
+@auth.on.crons.delete
+@auth.on.crons.search
+async def on_own_only(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Reading, listing or deleting threads (and their runs) or crons, and deleting assistants: the caller's only."""
     return mine(ctx)
 
 
@@ -157,24 +161,12 @@ async def on_assistant_read(ctx: Auth.types.AuthContext, value: Any) -> Auth.typ
     return {"$or": [mine(ctx), SYSTEM]}  # type: ignore[return-value, list-item]  # the Agent Server's filters take $or
 
 
-@auth.on.assistants.delete
-async def on_assistant_delete(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    return mine(ctx)
-
-
 @auth.on.crons.create
 @auth.on.crons.update
 async def on_cron_write(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType:
     """A cron is its creator's, and the run it makes has safe settings only."""
     refuse_unsafe_run(value.get("payload"), "payload.")
     own_new(ctx, value)
-    return mine(ctx)
-
-
-@auth.on.crons.read
-@auth.on.crons.delete
-@auth.on.crons.search
-async def on_cron_read(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
     return mine(ctx)
 
 
