@@ -15,15 +15,16 @@ from lab.datasets.docs_domain import build_docs
 from lab.datasets.popqa import build_popqa, default_data_dir
 
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
+]
 
 app = typer.Typer(help="Build the project's validation sets.", no_args_is_help=True)
 
 
 @app.command("build-popqa")
 def build_popqa_cmd(
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
-    ] = None,
+    data_dir: DataDir = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write questions.jsonl, kb.jsonl and web.jsonl.")] = Path(
         "artifacts/eval/popqa-inputs"
     ),
@@ -67,9 +68,7 @@ def build_docs_cmd(
 
 @app.command("build-slices")
 def build_slices_cmd(
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
-    ] = None,
+    data_dir: DataDir = None,
     docs: Annotated[
         Path | None, typer.Option("--docs", help="Output of build-docs: adds the documentation slice.")
     ] = None,
@@ -131,9 +130,7 @@ def injection_report_cmd(
 
 @app.command("build-bio")
 def build_bio_cmd(
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Shared data folder (default: $CRAG_DATA_DIR or ../shared/data).")
-    ] = None,
+    data_dir: DataDir = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write questions.jsonl, kb.jsonl and web.jsonl.")] = Path(
         "artifacts/eval/bio-inputs"
     ),
