@@ -13,12 +13,12 @@ from langchain_core.vectorstores import VectorStore
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.events import REASONING_TAGS
 from crag.models.chat import LocalChatModel, chat_model
-from crag.models.chat import cut_short as cut_short  # re-exported: a node checks its replies with it
 from crag.models.embeddings import shared_embeddings
 from crag.models.judge import critique as chat_critique
 from crag.models.judge import decoded
 from crag.models.judge import grades as chat_model_grades
 from crag.models.judge import relevance as chat_relevance
+from crag.models.providers import cut_short as cut_short  # re-exported: a node checks its replies with it
 from crag.models.reasoning import Analysis, Selection, structured, verdict
 from crag.models.token_probs import Cut, Decoded
 from crag.passages import distinct, title_of

@@ -367,15 +367,6 @@ def _limits(provider: str, max_tokens: int) -> dict[str, Any]:
 
 
 # how each provider's reply says that its token budget cut it (OpenAI, Anthropic, Ollama)
-_CUT = {"finish_reason": "length", "stop_reason": "max_tokens", "done_reason": "length"}
-
-
-def cut_short(message: BaseMessage) -> bool:
-    """Whether the reply `message` ran out of tokens."""
-    metadata = getattr(message, "response_metadata", None) or {}
-    return any(metadata.get(key) == value for key, value in _CUT.items())
-
-
 def chat_model(spec: Any = "local", *, max_tokens: int = 96, lane: str | None = None) -> BaseChatModel:
     """A chat model from its name (`CHAT_MODEL_HELP`; a provider's at temperature 0), or a ready model as it is.
     `lane` gives a local model's prompts of one kind a context of their own; other models ignore it."""

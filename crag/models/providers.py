@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from langchain_core.messages import BaseMessage
+
 from crag.runtime.extras import require
 
 REQUEST_TIMEOUT = 60.0  # seconds per request to a hosted or served model
@@ -34,3 +36,12 @@ def client_limits(provider: str) -> dict[str, Any]:
     if provider == "ollama":
         return {"client_kwargs": {"timeout": REQUEST_TIMEOUT}}
     return {"timeout": REQUEST_TIMEOUT, "max_retries": 2}
+
+
+_CUT = {"finish_reason": "length", "stop_reason": "max_tokens", "done_reason": "length"}
+
+
+def cut_short(message: BaseMessage) -> bool:
+    """Whether the reply `message` ran out of tokens."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return any(metadata.get(key) == value for key, value in _CUT.items())

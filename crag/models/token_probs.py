@@ -13,6 +13,8 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
 
+from crag.models.providers import cut_short
+from crag.models.yes_no import evaluate, last_logits
 from crag.records import Token
 
 # where a reply written so far ends early (a character offset), or None to go on: FLARE's one sentence
@@ -89,20 +91,13 @@ def greedy(
             f"the prompt ({len(prompt)} tokens) and {max_tokens} more exceed the context of {llama.n_ctx()}"
         )
     stops = [*stop, *([formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or [])]
-    common = 0
-    for mine, theirs in zip(llama.input_ids[: llama.n_tokens].tolist(), prompt):
-        if mine != theirs:
-            break
-        common += 1
-    llama.n_tokens = min(common, len(prompt) - 1)  # at least one token evaluated, for its logits
-    llama.eval(prompt[llama.n_tokens :])
+    evaluate(llama, prompt)
     written: list[int] = []
     tokens: list[Token] = []
     text, finish = "", "length"
     vocab = llama._model.vocab  # llama-cpp-python's vocabulary handle lives on its model wrapper
     for _ in range(max_tokens):
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
-        logits = logits.astype("float64")
+        logits = last_logits(llama)
         token = int(np.argmax(logits))
         if llama_cpp.llama_vocab_is_eog(vocab, token):
             finish = "stop"
@@ -152,11 +147,7 @@ def with_probabilities(
     if text != str(reply.content):  # the tokens do not spell the reply: trust the reply's text, whole
         tokens = [Token(text=str(reply.content), prob=min((t["prob"] for t in tokens), default=1.0))]
         text = str(reply.content)
-    return ended(text, tokens, "length" if _cut_short(reply) else "stop", stop, cut)
-
-
-def _cut_short(message: BaseMessage) -> bool:
-    return (getattr(message, "response_metadata", None) or {}).get("finish_reason") == "length"
+    return ended(text, tokens, "length" if cut_short(reply) else "stop", stop, cut)
 
 
 __all__ = ["Decoded", "greedy", "with_probabilities"]  # what callers outside the package use

@@ -111,20 +111,8 @@ class LlamaYesNo:
     def _last_logits(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool) -> np.ndarray:
         """The logits of the reply's first token, read from the context (no `logits_all`); with
         `reuse_prefix` the start the context already holds is not evaluated again."""
-        import llama_cpp
-
-        tokens = self.tokens(llama, messages)
-        common = 0
-        if reuse_prefix:
-            for mine, theirs in zip(llama.input_ids[: llama.n_tokens].tolist(), tokens):
-                if mine != theirs:
-                    break
-                common += 1
-        common = min(common, len(tokens) - 1)  # at least one token evaluated, for its logits
-        llama.n_tokens = common  # eval() drops the cache from here on
-        llama.eval(tokens[common:])
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
-        return logits.astype("float64")
+        evaluate(llama, self.tokens(llama, messages), reuse_prefix)
+        return last_logits(llama)
 
     def score(self, llama: Any, messages: list[dict[str, str]], reuse_prefix: bool = True) -> float:
         yes = self.shares(llama, messages, [self.yes, self.no], reuse_prefix)[0]
@@ -142,6 +130,27 @@ class LlamaYesNo:
         groups = [self._first_tokens(llama, spellings(label)) for label in labels]
         shared = {t for i, g in enumerate(groups) for other in groups[i + 1 :] for t in set(g) & set(other)}
         return [[t for t in g if t not in shared] for g in groups]
+
+
+def evaluate(llama: Any, tokens: list[int], reuse_prefix: bool = True) -> None:
+    """Put `tokens` in the context; with `reuse_prefix` the start it already holds is not evaluated again. At
+    least the last token is evaluated, for its logits (`last_logits`)."""
+    common = 0
+    if reuse_prefix:
+        for mine, theirs in zip(llama.input_ids[: llama.n_tokens].tolist(), tokens):
+            if mine != theirs:
+                break
+            common += 1
+    llama.n_tokens = min(common, len(tokens) - 1)  # eval() drops the cache from here on
+    llama.eval(tokens[llama.n_tokens :])
+
+
+def last_logits(llama: Any) -> np.ndarray:
+    """The logits after the context's last token (float64), read without llama.cpp's `logits_all` table."""
+    import llama_cpp
+
+    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),))
+    return logits.astype("float64")
 
 
 def spellings(label: str) -> tuple[str, ...]:

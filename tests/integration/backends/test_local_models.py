@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from crag.models import gguf
-from crag.models.chat import chat_model, cut_short
+from crag.models.chat import chat_model
+from crag.models.providers import cut_short
 
 PASSAGE = (
     "Passages:\nAda Lovelace: Augusta Ada King, Countess of Lovelace (1815-1852), was an English "

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 
 from crag.models import chat as llm
 from crag.models.chat import LocalChatModel
+from crag.models.providers import cut_short
 from crag.runtime.errors import PromptTooLong
 
 
@@ -68,15 +69,15 @@ def test_a_reply_cut_by_its_token_budget_says_so_called_or_streamed(monkeypatch)
         model = LocalChatModel(model="local:tiny")
         for reply in (model.invoke("Who?"), model.invoke("Who?", stream=True)):
             assert reply.content == "How do I cut"
-            assert llm.cut_short(reply) is cut
+            assert cut_short(reply) is cut
 
 
 def test_cut_short_reads_every_providers_own_words():
-    assert llm.cut_short(AIMessage(content="x", response_metadata={"finish_reason": "length"}))  # OpenAI
-    assert llm.cut_short(AIMessage(content="x", response_metadata={"stop_reason": "max_tokens"}))  # Anthropic
-    assert llm.cut_short(AIMessage(content="x", response_metadata={"done_reason": "length"}))  # Ollama
-    assert not llm.cut_short(AIMessage(content="x", response_metadata={"stop_reason": "end_turn"}))
-    assert not llm.cut_short(AIMessage(content="x"))
+    assert cut_short(AIMessage(content="x", response_metadata={"finish_reason": "length"}))  # OpenAI
+    assert cut_short(AIMessage(content="x", response_metadata={"stop_reason": "max_tokens"}))  # Anthropic
+    assert cut_short(AIMessage(content="x", response_metadata={"done_reason": "length"}))  # Ollama
+    assert not cut_short(AIMessage(content="x", response_metadata={"stop_reason": "end_turn"}))
+    assert not cut_short(AIMessage(content="x"))
 
 
 class RecordingLlama(FakeLlama):
