@@ -18,6 +18,7 @@ _EXPORTS = {
     "CRAGRetriever": "crag.components",
     "bound_graph": "crag.components",
     "crag_tool": "crag.components",
+    "HybridRetriever": "crag.search.hybrid",
     "RetrievalEvaluator": "crag.evaluator.runnable",
     "Thresholds": "crag.thresholds",
     "PRESETS": "crag.thresholds",
@@ -29,6 +30,7 @@ __all__ = [  # written out, as tools read it; a test checks it matches _EXPORTS
     "CRAGCompressor",
     "CRAGRetriever",
     "Context",
+    "HybridRetriever",
     "RetrievalEvaluator",
     "Thresholds",
     "__version__",
@@ -45,6 +47,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from crag.evaluator.runnable import RetrievalEvaluator
     from crag.graphs.crag import build_graph, graph, knowledge_graph
     from crag.passages import passage
+    from crag.search.hybrid import HybridRetriever
     from crag.settings import Context
     from crag.thresholds import PRESETS, Thresholds
 

@@ -25,6 +25,7 @@ from crag.passages import distinct, title_of
 from crag.prompts import CRITIQUES, GENERATE_STOP, condense_prompt, critique_messages
 from crag.records import Quote
 from crag.search.fetch import cap_paragraphs, fetch_all
+from crag.search.hybrid import filtered_search
 from crag.search.store import OVERFETCH, open_existing
 from crag.search.store import retrieve as search_store
 from crag.search.user_web import is_user_backend, search_custom
@@ -73,12 +74,12 @@ def quote_threshold(ctx: Context) -> float:
 
 
 def retrieve(ctx: Context, question: str) -> list[Document]:
-    """The context's `k` distinct documents for `question`, from its retriever, else its Chroma collection."""
-    if isinstance(ctx.retriever, VectorStore):
-        return distinct(ctx.retriever.similarity_search(question, k=OVERFETCH * ctx.k))[: ctx.k]
+    """The context's `k` distinct documents for `question` matching its `filter`, from its retriever, else its
+    Chroma collection (`filtered_search` says how each kind is filtered)."""
     if ctx.retriever is not None:
-        return distinct(list(ctx.retriever.invoke(question)))[: ctx.k]
-    return search_store(knowledge_store(ctx), question, k=ctx.k, search=ctx.search)
+        found = filtered_search(ctx.retriever, question, OVERFETCH * ctx.k, ctx.filter)
+        return distinct(list(found))[: ctx.k]
+    return search_store(knowledge_store(ctx), question, k=ctx.k, search=ctx.search, wanted=ctx.filter)
 
 
 def knowledge_store(ctx: Context) -> VectorStore:

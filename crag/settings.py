@@ -20,8 +20,9 @@ import typing
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
 
+from crag.search.filters import FILTER_HELP, check_filter
 from crag.thresholds import PRESETS, Preset, Thresholds
 from crag.urls import check_api_url
 
@@ -43,6 +44,8 @@ Score = Annotated[
     float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)
 ]  # the evaluator's [-1, 1], and a margin to force a route
 Gate = Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)]  # above 1: never reached
+# a metadata filter (`crag.search.filters`): checked, and parsed from JSON text (the command line, the environment)
+MetadataFilter = Annotated[dict[str, Any] | None, BeforeValidator(check_filter)]
 
 # The groups, in the order `--help` and the configuration page show them: what a user changes first, first
 DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE, ACTIVE = (
@@ -151,6 +154,13 @@ class Context:
         group=DOCUMENTS,
         request=True,
         help="How the collection is searched: 'hybrid' (embeddings and BM25 keywords, fused) or 'dense' (embeddings alone).",
+    )
+    filter: MetadataFilter = setting(
+        group=DOCUMENTS,
+        request=True,
+        help=f"Search only your documents whose metadata match {FILTER_HELP}. Chroma, Qdrant and HybridRetriever "
+        "filter in the search; another vector store gets it as filter=; another retriever's results are filtered "
+        "after it returns them (fewer than k may be left). Web results are not filtered.",
     )
     self_rag_retrieve_threshold: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = setting(
         0.2,
@@ -497,6 +507,8 @@ def check(name: str, value: Any) -> Any:
 def _said(name: str, value: Any, problem: dict) -> str:
     """pydantic's complaint in the words crag's messages use."""
     kind, limits = problem["type"], problem.get("ctx", {})
+    if kind == "value_error":  # a validator's own message (`check_filter`) already names the setting
+        return str(limits.get("error") or problem["msg"])
     if kind == "literal_error":
         choices = [a for a in typing.get_args(_plain(annotation(name))) if isinstance(a, str)]
         return f"unknown {name} {value!r}; choose {' or '.join(choices)}"

@@ -85,7 +85,8 @@ def _parameter(spec: dataclasses.Field) -> inspect.Parameter:
     declared_as = about(spec)
     env = f"${env_name(spec.name)}, else " if declared_as["env"] else ""
     help_text = f"{declared_as['help']} (default: {env}{_shown(declared_as['default'])})"
-    hint = str if declared_as["objects"] else plain
+    # an object, or a mapping (a filter), is typed as text: the setting's check reads the name or the JSON
+    hint = str if declared_as["objects"] or typing.get_origin(plain) is dict else plain
     typed = Annotated[hint | None, typer.Option(declared, help=help_text, rich_help_panel=declared_as["group"])]
     return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=typed)
 

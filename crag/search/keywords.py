@@ -8,6 +8,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from crag.fusion import best
 from crag.runtime.cache import ResourceCache
 from crag.text import terms
@@ -27,12 +29,16 @@ class KeywordIndex:
     ids: list[str]
     retriever: Any  # bm25s.BM25
 
-    def search(self, query: str, n: int) -> list[str]:
-        """Ids of the `n` best chunks for `query` by BM25 sharing a word with it, best first."""
+    def search(self, query: str, n: int, allowed: set[str] | None = None) -> list[str]:
+        """Ids of the `n` best chunks for `query` by BM25 sharing a word with it, best first; with `allowed`,
+        only chunks of those ids (a metadata filter's) are ranked."""
         tokens = terms(query)
-        if not tokens or not self.ids:
+        if not tokens or not self.ids or allowed == set():
             return []
-        return [self.ids[i] for i in best(self.retriever.get_scores(tokens), n)]
+        scores = self.retriever.get_scores(tokens)
+        if allowed is not None:
+            scores = np.where(np.fromiter((i in allowed for i in self.ids), bool, len(self.ids)), scores, 0.0)
+        return [self.ids[i] for i in best(scores, n)]
 
 
 # collection id -> index, stamped with the chunk count it was built from

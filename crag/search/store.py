@@ -18,6 +18,7 @@ from crag.passages import distinct
 from crag.runtime.cache import ResourceCache
 from crag.runtime.errors import Unavailable
 from crag.search import keywords
+from crag.search.filters import Filter, chroma_where
 
 if TYPE_CHECKING:
     from langchain_chroma import Chroma
@@ -237,9 +238,9 @@ def _server_url(store: Chroma) -> str:
     return getattr(getattr(store._client, "_server", None), "_api_url", "").removesuffix("/api/v2")
 
 
-def _dense(store: Chroma, question: str, n: int) -> list[Document]:
+def _dense(store: Chroma, question: str, n: int, where: dict | None = None) -> list[Document]:
     try:
-        return store.similarity_search(question, k=n)
+        return store.similarity_search(question, k=n, filter=where)
     except Exception as exc:
         # filled with vectors of another size, before crag recorded its embeddings: this names the fix
         if "dimension" not in str(exc):
@@ -250,23 +251,28 @@ def _dense(store: Chroma, question: str, n: int) -> list[Document]:
         ) from exc
 
 
-def _hybrid(store: Chroma, question: str, n: int) -> list[Document]:
-    """The embedding's `n` nearest and BM25's `n` best, fused; chunks only BM25 found are read by id."""
-    dense = _dense(store, question, n)
+def _hybrid(store: Chroma, question: str, n: int, where: dict | None = None) -> list[Document]:
+    """The embedding's `n` nearest and BM25's `n` best, fused; chunks only BM25 found are read by id. With a
+    `where`, BM25 ranks only the chunks Chroma says match it (the index is the whole collection's)."""
+    dense = _dense(store, question, n, where)
     index = keywords.index_of(store)
     if index is None:
         return dense
     found = {d.id: d for d in dense}
-    lexical = index.search(question, n)
+    allowed = None if where is None else set(store.get(where=where, include=[])["ids"])
+    lexical = index.search(question, n, allowed)
     missing = [i for i in lexical if i not in found]
     if missing:
         found.update((d.id, d) for d in store.get_by_ids(missing))
     return [found[i] for i in fuse([d.id for d in dense], lexical) if i in found]
 
 
-def retrieve(store: Chroma, question: str, k: int = 10, search: Search = "hybrid") -> list[Document]:
+def retrieve(
+    store: Chroma, question: str, k: int = 10, search: Search = "hybrid", wanted: Filter | None = None
+) -> list[Document]:
     """The `k` best chunks for `question` with distinct texts, best first, each with its `rank` (0 = best).
-    `search` "hybrid" fuses the embedding's and BM25's rankings; "dense" is the embedding alone."""
+    `search` "hybrid" fuses the embedding's and BM25's rankings; "dense" is the embedding alone. `wanted`: only
+    chunks whose metadata match it (`crag.search.filters`), in both halves."""
     if not isinstance(question, str):
         raise TypeError(f"question must be str, got {type(question).__name__}")
     if k < 1:
@@ -277,7 +283,7 @@ def retrieve(store: Chroma, question: str, k: int = 10, search: Search = "hybrid
         if not store.get(limit=1, include=[])["ids"]:  # empty: nothing can match, skip embedding the question
             return []
         fetch = _hybrid if search == "hybrid" else _dense
-        documents = distinct(fetch(store, question, OVERFETCH * k))[:k]
+        documents = distinct(fetch(store, question, OVERFETCH * k, chroma_where(wanted)))[:k]
     for rank, document in enumerate(documents):
         document.metadata = {**document.metadata, "id": document.id, "rank": rank}
     return documents
