@@ -17,7 +17,7 @@ from crag.runtime.extras import MissingExtra, require
 from crag.search.store import StoreError
 from crag.serve.admission import DEFAULT_MAX_QUEUED, DEFAULT_QUEUE_WAIT, default_max_runs
 from crag.serve.guard import DEFAULT_MAX_BATCH, DEFAULT_MAX_BODY_BYTES, DEFAULT_RUN_TIMEOUT
-from crag.serve.keys import KeysError, identities, is_local
+from crag.serve.keys import KeysError, Users, identities, is_local
 from crag.serve.upkeep import DEFAULT_THREAD_TTL
 from crag.settings import Context
 from crag.threads import ThreadsError, is_postgres, threaded_graph
@@ -94,6 +94,16 @@ def serve_cmd(
             envvar="CRAG_API_KEYS",
             help="A file of one `user key` a line, readable by its owner only (chmod 600): each request is its "
             "key's user's, and each thread its maker's.",
+        ),
+    ] = None,
+    filter_by_user: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CRAG_FILTER_BY_USER",
+            metavar="FIELD",
+            help="Keep each user to their own documents: every run searches only chunks whose metadata FIELD is "
+            "the caller's user name (ANDed with the request's filter, which cannot lift it). Needs --keys or "
+            "$CRAG_API_KEY (whose user is 'default').",
         ),
     ] = None,
     allow_anonymous: Annotated[
@@ -183,7 +193,14 @@ def serve_cmd(
             fail(str(exc))
     import uvicorn
 
-    from crag.serve.app import KnowledgeBaseError, check_knowledge_base, hosts_for, parse_hosts, parse_origins
+    from crag.serve.app import (
+        KnowledgeBaseError,
+        check_filter_by_user,
+        check_knowledge_base,
+        hosts_for,
+        parse_hosts,
+        parse_origins,
+    )
 
     quiet_transformers()
     try:
@@ -194,6 +211,10 @@ def serve_cmd(
     try:
         users = identities(os.environ.get("CRAG_API_KEY") or None, keys)
     except KeysError as exc:
+        fail(str(exc))
+    try:
+        check_filter_by_user(filter_by_user, Users(users))
+    except ValueError as exc:
         fail(str(exc))
     if not users and not is_local(host):
         if not allow_anonymous:
@@ -252,6 +273,7 @@ def serve_cmd(
                 "threads_db": str(threads_location) if threads_location is not None else None,
                 "thread_ttl": thread_ttl,
                 "keys_file": os.path.abspath(os.path.expanduser(keys)) if keys else None,
+                "filter_by_user": filter_by_user,
             },
         }
     )

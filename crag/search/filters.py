@@ -119,7 +119,10 @@ def combine(first: Filter | None, second: Filter | None) -> Filter | None:
         if field not in combined:
             combined[field] = value
             continue
-        both = [a for a in _choices(combined[field]) if any(_same(a, b) for b in _choices(value))]
+        both: list[Value] = []
+        for a in _choices(combined[field]):
+            if any(_same(a, b) for b in _choices(value)) and not any(_same(a, kept) for kept in both):
+                both.append(a)
         if not both:
             raise Contradiction(f"filter field {field!r}: no value is both {combined[field]!r} and {value!r}")
         combined[field] = both[0] if len(both) == 1 else both

@@ -13,6 +13,9 @@
   a URL or a model), in a run's, an assistant's or a cron's `context` or `config.configurable`; any other
   setting is refused with 422 before the run is made, as is a value the setting does not take. (The server
   passes a run the `Context` fields of its context, so a run could otherwise set any of them.)
+- Whose documents a run searches: with $CRAG_FILTER_BY_USER=FIELD (`crag serve --filter-by-user`), every
+  run's `filter` (`crag.search.filters`) is ANDed with {FIELD: the caller's user} in the run's context, which
+  the server merges over an assistant's, so neither a run nor an assistant can lift it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from crag.search.filters import check_filter, restrict
 from crag.serve.keys import DEFAULT_USER, Users, identities, is_local, supplied_key
 from crag.serve.service import SAFE_SETTINGS
 from crag.settings import check
@@ -43,6 +47,29 @@ def users_from_environment() -> Users:
 
 
 _users = users_from_environment()  # once, when the server loads this module: a bad keys file stops its start
+# the metadata field every run's filter requires to be the caller's user name ($CRAG_FILTER_BY_USER); None: off
+_filter_by_user = os.environ.get("CRAG_FILTER_BY_USER") or None
+if _filter_by_user:
+    check_filter({_filter_by_user: DEFAULT_USER})  # a field no filter could name stops the start
+
+
+def filter_by_user(field: str | None) -> None:
+    """Replace the field read at start (tests, and an application that embeds the Agent Server)."""
+    global _filter_by_user
+    _filter_by_user = field
+
+
+def scope_run(user: str, kwargs: dict) -> None:
+    """With `filter_by_user`, the run's context gets the filter ANDed with {field: user} (in place: the server
+    keeps its own reference); 422 when the run's own filter names the field with other values."""
+    if not _filter_by_user:
+        return
+    context = dict(kwargs.get("context") or {})
+    try:
+        context["filter"] = restrict(check_filter(context.get("filter")), _filter_by_user, user)
+    except ValueError as exc:
+        raise Auth.exceptions.HTTPException(422, f"context: {exc}") from None
+    kwargs["context"] = context
 
 
 def use_keys(users: Users) -> None:
@@ -129,6 +156,7 @@ async def on_run(ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate) -> A
     # copies one to the other before this handler); the configurable it hands over also carries the server's
     # own keys (langgraph_auth_user, langgraph_request_id, ...), so it is not the one checked
     refuse_unsafe_settings((value.get("kwargs") or {}).get("context"), "context")
+    scope_run(ctx.user.identity, value["kwargs"])  # the dict the run is made from
     own(ctx, value)  # type: ignore[arg-type]  # a thread the run makes takes the run's metadata
     return mine(ctx)
 
@@ -165,7 +193,14 @@ async def on_assistant_read(ctx: Auth.types.AuthContext, value: Any) -> Auth.typ
 @auth.on.crons.update
 async def on_cron_write(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType:
     """A cron is its creator's, and the run it makes has safe settings only."""
-    refuse_unsafe_run(value.get("payload"), "payload.")
+    payload = value.get("payload")
+    refuse_unsafe_run(payload, "payload.")
+    if _filter_by_user and isinstance(payload, dict):  # the runs a cron makes are scoped as the caller's own
+        if ((payload.get("config") or {}).get("configurable") or {}).keys() - SERVER_KEYS:
+            raise Auth.exceptions.HTTPException(
+                422, "payload: give a cron's settings as context, not config.configurable, on this server"
+            )
+        scope_run(ctx.user.identity, payload)
     own_new(ctx, value)
     return mine(ctx)
 

@@ -32,6 +32,7 @@ from crag.questions.checks import InvalidQuestion
 from crag.resources import warm_up
 from crag.runtime.cache import loads
 from crag.runtime.errors import PromptTooLong, Unavailable
+from crag.search.filters import check_filter
 from crag.search.store import StoreError, chunk_count
 from crag.serve.admission import DEFAULT_MAX_QUEUED, DEFAULT_MAX_RUNS, DEFAULT_QUEUE_WAIT, RETRY_AFTER_SECONDS, Runs
 from crag.serve.guard import (
@@ -44,7 +45,7 @@ from crag.serve.guard import (
     unprocessable,
 )
 from crag.serve.keys import DEFAULT_USER, LOCAL_HOSTS, Users, identities
-from crag.serve.service import OWNER_KEY, REQUEST_ID, SAFE_SETTINGS, CragInput, CragService, context_for
+from crag.serve.service import OWNER_KEY, REQUEST_ID, SAFE_SETTINGS, USER_KEY, CragInput, CragService, context_for
 from crag.serve.upkeep import DEFAULT_THREAD_TTL, sweep_forever
 from crag.settings import Context
 from crag.threads import InvalidThreadId, ThreadBusy, athreaded_graphs, check_thread_id, threads_location
@@ -71,6 +72,9 @@ class ServerSettings:
     thread_ttl: float = DEFAULT_THREAD_TTL  # seconds a thread may be idle before it is deleted; 0: never
     warm_up: bool = True
     require_documents: bool = True
+    # a metadata field every run's filter requires to be the caller's user name (needs users): one user never
+    # retrieves another's documents
+    filter_by_user: str | None = field(default_factory=lambda: os.environ.get("CRAG_FILTER_BY_USER") or None)
 
 
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # listening on every interface
@@ -172,8 +176,11 @@ def check_request_settings(service: CragService) -> Callable:
             except ValidationError as exc:  # the whole batch is refused, naming the input, before any run
                 raise HTTPException(422, f"inputs[{index}]: {_reasons(exc)}") from None
         configurable = config.get("configurable") or {}
+        user = request.scope.get(USER_SCOPE)
         try:
-            context_for(service.defaults, configurable, await asyncio.to_thread(service.calibrated))
+            context_for(
+                service.defaults, configurable, await asyncio.to_thread(service.calibrated), service.scope(user)
+            )
             named = configurable.get("thread_id") is not None or configurable.get(REQUEST_ID) is not None
             key = service.thread_of(configurable, owner(request))[1] if named else None  # None: a new one
         except ValueError as exc:
@@ -182,8 +189,10 @@ def check_request_settings(service: CragService) -> Callable:
             # the run would find it busy only once the stream's 200 is sent; invoke and batch answer 409 then
             raise ThreadBusy(key)
         if service.threads and owner(request) is not None:
-            config = {**config, "configurable": {**configurable, OWNER_KEY: owner(request)}}
-        return config
+            configurable = {**configurable, OWNER_KEY: owner(request)}
+        if service.filter_by_user:  # the run's filter is scoped to this user (`CragService._plan`)
+            configurable = {**configurable, USER_KEY: user}
+        return {**config, "configurable": configurable}
 
     return check
 
@@ -207,11 +216,28 @@ def check_knowledge_base(context: Context) -> int:
     return chunk_count(store)
 
 
+def check_filter_by_user(field: str | None, users: Users) -> None:
+    """ValueError for a `filter_by_user` field that no filter could name, or on a server without users."""
+    if field is None:
+        return
+    check_filter({field: "user"})
+    if not users:
+        raise ValueError(
+            f"--filter-by-user {field} needs users: give --keys FILE (one `user key` a line) or set CRAG_API_KEY"
+        )
+
+
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     settings = settings or ServerSettings()
     users = Users(identities(settings.api_key, settings.keys_file))  # KeysError now, not at the first request
+    check_filter_by_user(settings.filter_by_user, users)
     services = {
-        name: CragService(defaults=settings.context, threads=settings.threads_db is not None, graph=compiled(name))
+        name: CragService(
+            defaults=settings.context,
+            threads=settings.threads_db is not None,
+            graph=compiled(name),
+            filter_by_user=settings.filter_by_user,
+        )
         for name in BUILDERS
     }
     service = services["crag"]

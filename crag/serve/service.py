@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, fi
 from crag import resources
 from crag.graphs.crag import graph
 from crag.questions.checks import MAX_QUESTION_CHARS
+from crag.search.filters import restrict
 from crag.serve.upkeep import prune
 from crag.settings import Context, about, annotation, settings
 from crag.state import OUTPUT_KEYS
@@ -47,6 +48,7 @@ REQUEST_ID_DESCRIPTION = (
     "request naming no thread gets the same new thread each time it is sent."
 )
 OWNER_KEY = "crag_owner"  # configurable's key of the thread's owner, set by the server, never by a request
+USER_KEY = "crag_user"  # configurable's key of the request's user, set by the server with `filter_by_user`
 REQUEST_ID = "request_id"  # LangGraph copies a string in configurable into each checkpoint's metadata
 REQUEST_THREADS = uuid.UUID("5f6c0b8e-2d3a-4c1e-9a7b-63c0d1e2f4a5")  # uuid5 namespace of request-made threads
 
@@ -82,11 +84,20 @@ class CragInput(BaseModel):
         return value
 
 
-def context_for(defaults: Context, configurable: dict[str, Any], calibrated: Thresholds) -> Context:
+def context_for(
+    defaults: Context, configurable: dict[str, Any], calibrated: Thresholds, scope: tuple[str, str | None] | None = None
+) -> Context:
     """The server's context with the request's safe settings applied; ValueError when the thresholds
-    conflict, also a lone one against the evaluator's `calibrated` other one."""
+    conflict, also a lone one against the evaluator's `calibrated` other one. `scope` (field, user): the
+    filter is ANDed with {field: user}, which the request cannot lift (ValueError without a user, or when the
+    request's own filter names the field with other values)."""
     overrides = {name: configurable[name] for name in SAFE_SETTINGS if configurable.get(name) is not None}
     context = dataclasses.replace(defaults, **overrides)
+    if scope is not None:
+        field, user = scope
+        if user is None:  # fail closed: a run with no user would see every user's documents
+            raise ValueError(f"this server keeps each user to their documents ({field}), and the request has no user")
+        context = dataclasses.replace(context, filter=restrict(context.filter, field, user))
     context.thresholds(calibrated)  # the pair the request will be decided with: Thresholds checks it
     return context
 
@@ -116,6 +127,9 @@ class CragService(RunnableSerializable[dict, dict]):
     threaded: Any = Field(default=None, description="The graph with a checkpointer; set when the server starts.")
     threads_location: Any = Field(
         default=None, description="Where threads live (crag.threads.threads_location): a SQLite file or a Postgres URL."
+    )
+    filter_by_user: str | None = Field(
+        default=None, description="A metadata field every run's filter requires to be the request's user name."
     )
 
     _thread_locks: weakref.WeakValueDictionary = PrivateAttr(default_factory=weakref.WeakValueDictionary)
@@ -158,6 +172,10 @@ class CragService(RunnableSerializable[dict, dict]):
             self._calibrated = resources.calibrated(resources.evaluator(self.defaults))
         return self._calibrated
 
+    def scope(self, user: str | None) -> tuple[str, str | None] | None:
+        """(field, user) when the server keeps each user to their documents (`filter_by_user`), else None."""
+        return (self.filter_by_user, user) if self.filter_by_user else None
+
     def thread_of(self, configurable: dict[str, Any], owner: str | None) -> tuple[str | None, str | None]:
         """(thread id, checkpointer key) of a request's configurable, or (None, None) for a run without a
         thread. A request that names no thread on a server that keeps them gets a new one (the same for the
@@ -177,12 +195,14 @@ class CragService(RunnableSerializable[dict, dict]):
         """The graph, config, options and thread of one request (`thread_of`, `OWNER_KEY`)."""
         configurable = dict(config.get("configurable") or {})
         thread_id, key = self.thread_of(configurable, configurable.pop(OWNER_KEY, None))
+        user = configurable.pop(USER_KEY, None)
         if key is not None:
             configurable["thread_id"] = key  # the checkpointer's: the owner's thread of that id
         graph = self.threaded if key is not None else self.graph
         # a turn on a thread is checkpointed when it ends; a run without one, never
         durability = TURN_DURABILITY if key is not None else None
-        options = {"context": context_for(self.defaults, configurable, self.calibrated()), "durability": durability}
+        context = context_for(self.defaults, configurable, self.calibrated(), self.scope(user))
+        options = {"context": context, "durability": durability}
         child = patch_config({**config, "configurable": configurable}, callbacks=run_manager.get_child())
         said = {"thread_id": thread_id} if thread_id is not None else {}
         return Plan(graph, child, options, key, said, configurable.get(REQUEST_ID) if key is not None else None)
