@@ -198,3 +198,38 @@ async def test_what_the_agent_server_writes_itself_is_not_refused():
 def test_langgraph_json_names_this_module_and_turns_off_studios_key_bypass():
     config = json.loads((Path(__file__).parents[2] / "langgraph.json").read_text())
     assert config["auth"] == {"path": "./crag/serve/agent_auth.py:auth", "disable_studio_auth": True}
+
+
+@pytest.fixture
+def by_owner():
+    agent_auth.filter_by_user("owner")
+    yield
+    agent_auth.filter_by_user(None)
+
+
+async def test_with_filter_by_user_every_run_searches_only_its_users_documents(by_owner):
+    bare = run_as_the_server_hands_it({})
+    await call("anna", "threads", "create_run", bare)
+    assert bare["kwargs"]["context"] == {"filter": {"owner": "anna"}}
+    own = run_as_the_server_hands_it({"k": 3, "filter": {"lang": "en", "owner": ["anna", "boris"]}})
+    await call("anna", "threads", "create_run", own)
+    assert own["kwargs"]["context"] == {"k": 3, "filter": {"lang": "en", "owner": "anna"}}
+    theirs = run_as_the_server_hands_it({"filter": {"owner": "boris"}})
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        await call("anna", "threads", "create_run", theirs)
+    assert refused.value.status_code == 422 and "set by the server to your user name" in refused.value.detail
+
+
+async def test_with_filter_by_user_a_crons_runs_are_scoped_and_take_settings_as_context(by_owner):
+    cron = {"metadata": {}, "payload": {"context": {"k": 2}}}
+    await call("boris", "crons", "create", cron)
+    assert cron["payload"]["context"] == {"k": 2, "filter": {"owner": "boris"}}
+    with pytest.raises(Auth.exceptions.HTTPException) as refused:
+        await call("boris", "crons", "create", {"metadata": {}, "payload": {"config": {"configurable": {"k": 2}}}})
+    assert refused.value.status_code == 422 and "as context" in refused.value.detail
+
+
+async def test_without_filter_by_user_a_run_keeps_its_own_filter():
+    sent = run_as_the_server_hands_it({"filter": {"owner": "boris"}})
+    await call("anna", "threads", "create_run", sent)
+    assert sent["kwargs"]["context"] == {"filter": {"owner": "boris"}}

@@ -1,4 +1,4 @@
-"""LangChain's own standard tests (`langchain-tests`) for CRAG's retriever and tool, on the shared fakes.
+"""LangChain's own standard tests (`langchain-tests`) for CRAG's retrievers (CRAGRetriever, HybridRetriever) and tool, on the shared fakes.
 
 They check what any LangChain retriever or tool must do, as LangChain's integrations are checked:
 `k` at construction and per call, Documents from invoke and ainvoke, the tool's name, input schema,
@@ -10,11 +10,13 @@ from __future__ import annotations
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
+from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_tests.integration_tests import RetrieversIntegrationTests, ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 
 from crag.components import CRAGRetriever, crag_tool
-from tests.fakes import ListRetriever, fake_context
+from crag.search.hybrid import HybridRetriever
+from tests.fakes import ListRetriever, WordEmbeddings, fake_context
 
 # six painters, each relevant to the question: enough strips for any k the standard tests ask for
 PAINTERS = [
@@ -34,6 +36,21 @@ class TestCRAGRetrieverStandard(RetrieversIntegrationTests):
     @property
     def retriever_constructor_params(self) -> dict:
         return {"retriever": ListRetriever(documents=PAINTERS), "context": fake_context({"painter": 0.9}, k=6)}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "Who was a Swedish painter?"
+
+
+class TestHybridRetrieverStandard(RetrieversIntegrationTests):
+    @property
+    def retriever_constructor(self) -> type[BaseRetriever]:
+        return HybridRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        store = InMemoryVectorStore.from_documents(PAINTERS, WordEmbeddings())
+        return {"documents": PAINTERS, "retriever": store, "k": 6}
 
     @property
     def retriever_query_example(self) -> str:
