@@ -25,7 +25,7 @@ Value = str | int | float | bool
 Filter = dict[str, Value | list[Value]]
 
 MAX_FIELDS = 16
-MAX_VALUES = 64  # in one field's list
+MAX_VALUES = 32  # in one field's list (the largest filter, 16 x 32 x 256 characters, fits a request body)
 MAX_TEXT = 256  # characters of a text value
 FIELD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 FILTER_HELP = (

@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from crag.models import chat as llm
 from crag.models.chat import LocalChatModel
+from crag.search.filters import MAX_FIELDS, MAX_TEXT, MAX_VALUES
 from crag.serve.service import SAFE_SETTINGS
 from crag.settings import annotation
 from tests.fakes import fake_context
@@ -51,6 +52,10 @@ def extremes(name: str) -> list[tuple[Any, bool]]:
             cases += [(low, True), (high, True), (low - step, False), (high + step, False)]
         elif kind == "boolean":
             cases += [(True, True), (False, True), ("maybe", False)]
+        elif kind == "object":  # a metadata filter (crag.search.filters): its largest, and a step past each limit
+            largest = {f"f{i}-" + "x" * 60: ["v" * MAX_TEXT] * MAX_VALUES for i in range(MAX_FIELDS)}
+            cases += [(largest, True), ({**largest, "one_more": 1}, False), ({"a": ["v"] * (MAX_VALUES + 1)}, False)]
+            cases += [({"a": "v" * (MAX_TEXT + 1)}, False), ({"$or": [{"a": 1}]}, False), ({"a": {"$ne": 1}}, False)]
     assert cases, f"{name}: no range to try in {schema}"
     return cases
 
