@@ -169,8 +169,10 @@ def qdrant_filter(wanted: Filter | None, payload_key: str = "metadata"):
         key = f"{payload_key}.{field}" if payload_key else field
         if not isinstance(value, list):
             must.append(one(key, value))
-        elif all(isinstance(v, str) for v in value) or all(type(v) is int for v in value):
-            must.append(models.FieldCondition(key=key, match=models.MatchAny(any=value)))
+        elif all(isinstance(v, str) for v in value):
+            must.append(models.FieldCondition(key=key, match=models.MatchAny(any=[str(v) for v in value])))
+        elif all(type(v) is int for v in value):  # not true/false, which are ints to Python
+            must.append(models.FieldCondition(key=key, match=models.MatchAny(any=[int(v) for v in value])))
         else:
             must.append(models.Filter(should=[one(key, v) for v in value]))
     return models.Filter(must=must)

@@ -101,7 +101,7 @@ class HybridRetriever(BaseRetriever):
         return [found[text] for text in order[:k]]
 
 
-def _loaded(module: str, name: str) -> type | None:
+def _loaded(module: str, name: str) -> Any:
     """A class of an integration, when it is imported (a store of it cannot exist otherwise)."""
     return getattr(sys.modules.get(module), name, None)
 
