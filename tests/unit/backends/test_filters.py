@@ -168,3 +168,13 @@ def test_retrieve_filters_a_vector_store_and_its_retriever_in_the_search():
     for source in (store, store.as_retriever(search_kwargs={"k": 4})):
         found = resources.retrieve(Context(retriever=source, filter={"owner": "bo"}, k=4), "Painter painted")
         assert sorted(d.page_content for d in found) == ["Painter 1 painted the sea.", "Painter 3 painted the sea."]
+
+
+def test_the_command_line_says_what_is_wrong_with_a_filter_in_one_line():
+    from typer.testing import CliRunner
+
+    from crag.cli.main import app
+
+    said = CliRunner().invoke(app, ["ask", "Who painted the sea?", "--filter", '{"lang": []}'])
+    assert said.exit_code != 0 and "filter field 'lang': a list holds 1-32 values, got 0" in said.output
+    assert "Traceback" not in said.output
