@@ -47,6 +47,13 @@ def test_the_ai_message_carries_the_sources_its_citations_name():
     assert {n for c in about["citations"] for n in c["sources"]} == {s["id"] for s in about["sources"]}
 
 
+def test_a_message_of_content_blocks_is_asked_by_its_text():
+    # as Agent Chat UI sends a message: {"type": "human", "content": [{"type": "text", "text": …}], "id": …}
+    sent = {"type": "human", "content": [{"type": "text", "text": QUESTION}], "id": "ui-1"}
+    out = graph.invoke({"messages": [sent]}, context=fake_context())
+    assert out["question"] == QUESTION and out["messages"][0].id == "ui-1" and out["messages"][1].content == ANSWER
+
+
 def test_a_question_alone_adds_no_conversation():
     out = graph.invoke({"question": QUESTION}, context=fake_context())
     assert out["answer"] == ANSWER and out["messages"] == []
