@@ -47,7 +47,8 @@ def opened(state: State) -> tuple[str, dict]:
         asked = validate_question(state.get("question"))
         return asked, {"messages": [HumanMessage(asked)]} if messages else {}
     removed = resent(messages)
-    earlier = [m for m in messages[:-1] if m.id not in {r.id for r in removed}]
+    gone = {r.id for r in removed}
+    earlier = [m for m in messages[:-1] if m.id not in gone]
     update: dict = {"messages": removed} if removed else {}
     if not state.get("history") and turns(earlier):
         update["history"] = turns(earlier)
