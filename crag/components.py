@@ -146,14 +146,35 @@ def tool_answer(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+ARTIFACT_KEYS = ("answer", "question", "action", "grounded", "sources", "citations")
+
+
+def tool_artifact(result: dict[str, Any]) -> dict[str, Any]:
+    """What the tool's ToolMessage carries beside its text, for the application rather than the model: the
+    answer, the question as answered, the action, whether it is grounded, its sources and citations."""
+    return {key: result.get(key) for key in ARTIFACT_KEYS}
+
+
 def crag_tool(context: Context | None = None, *, name: str = "crag", description: str = TOOL_DESCRIPTION) -> BaseTool:
-    """The graph as an agent's tool taking one `question`; name and describe it after the knowledge base."""
+    """The graph as an agent's tool taking one `question`; name and describe it after the knowledge base.
+
+    Its `response_format` is "content_and_artifact": the agent's model reads the answer and its sources as
+    text (`tool_answer`); the ToolMessage of a tool call also carries `tool_artifact`'s dict as its
+    `artifact`, which is not sent to the model. Invoked with the arguments alone it returns the text."""
     runnable = bound_graph(context)
 
-    def answer(question: str) -> str:
-        return tool_answer(runnable.invoke({"question": question}))
+    def answer(question: str) -> tuple[str, dict[str, Any]]:
+        result = runnable.invoke({"question": question})
+        return tool_answer(result), tool_artifact(result)
 
-    async def aanswer(question: str) -> str:
-        return tool_answer(await runnable.ainvoke({"question": question}))
+    async def aanswer(question: str) -> tuple[str, dict[str, Any]]:
+        result = await runnable.ainvoke({"question": question})
+        return tool_answer(result), tool_artifact(result)
 
-    return StructuredTool.from_function(func=answer, coroutine=aanswer, name=name, description=description)
+    return StructuredTool.from_function(
+        func=answer,
+        coroutine=aanswer,
+        name=name,
+        description=description,
+        response_format="content_and_artifact",
+    )

@@ -1,5 +1,5 @@
-"""The graph's state. Every key but the question, `history` and `timings` is the turn's own and starts
-empty (`fresh_turn`); `history` keeps the last `MAX_TURNS` turns."""
+"""The graph's state. Every key but the question, `history`, `messages` and `timings` is the turn's own and
+starts empty (`fresh_turn`); `history` keeps the last `MAX_TURNS` turns."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import typing
 from typing import Annotated, Any, Literal
 
 from langchain_core.documents import Document
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from crag.records import Citation, Evidence, Quote, Source, Strip, Token, Turn
@@ -101,12 +103,18 @@ class Sentence(TypedDict):
     tokens: int  # the model's tokens in it
 
 
-class InputState(TypedDict):
+class InputState(TypedDict, total=False):
+    """A question, or a chat client's `messages` whose last is the user's (`crag.questions.messages`)."""
+
     question: str
+    messages: Annotated[list[AnyMessage], add_messages]
 
 
 class OutputState(TypedDict, total=False):
     question: str  # as answered: a follow-up on a thread is first made self-contained
+    # the conversation, once a client sends messages: each turn adds the user's question and the answer
+    # (an AIMessage, the action, sources and citations in its response_metadata)
+    messages: Annotated[list[AnyMessage], add_messages]
     documents: list[Document]  # retrieved, with metadata title/source/rank
     action: Action | None  # None in a system that does not grade (the baselines)
     scores: list[float]
@@ -187,7 +195,7 @@ class SearchOutput(TypedDict):
     timings: Annotated[dict[str, float], merge_timings]
 
 
-ACROSS_TURNS = frozenset({"question", "asked", "history", "timings"})
+ACROSS_TURNS = frozenset({"question", "asked", "history", "messages", "timings"})
 
 
 def _empty(kind: Any) -> Any:

@@ -114,6 +114,17 @@ class FakeChat(GenericFakeChatModel):
         return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
+class ToolCallingChat(FakeChat):
+    """FakeChat for an agent loop: it takes the agent's tools (`bind_tools`, kept in `tools`) and gives its
+    `messages` in turn, tool calls among them, as a provider's tool-calling model does."""
+
+    tools: list = Field(default_factory=list)
+
+    def bind_tools(self, tools, **kwargs):
+        self.tools.extend(tools)
+        return self
+
+
 def fake_chat(*replies: str) -> FakeChat:
     """A model that gives `replies` in turn, then its last one to every further call (asked again, as
     `generate` asks when the first answer does not stand, it says the same)."""

@@ -1,15 +1,19 @@
-"""`contextualize`: validate the question, start the turn afresh, and make a follow-up self-contained."""
+"""`contextualize`: validate the question, start the turn afresh, and make a follow-up self-contained. The
+question is `question`, or the last of a chat client's `messages` when that is the user's; the turns before
+it in `messages` are the history of a thread that has none (`crag.questions.messages`)."""
 
 from __future__ import annotations
 
+from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from crag import resources
 from crag.events import CONDENSE_TAGS, emit
 from crag.nodes.timing import timed
 from crag.prompts import condense_prompt
-from crag.questions.checks import validate_question
+from crag.questions.checks import InvalidQuestion, validate_question
 from crag.questions.followup import append_previous, parse_condensed, refers_back, resolve
+from crag.questions.messages import asked_by_user, resent, turns
 from crag.settings import Context
 from crag.state import State, fresh_turn
 
@@ -31,16 +35,36 @@ def condense(ctx: Context, question: str, history: list) -> str:
     return model_condensed(ctx, question, history) or resolve(question, history) or append_previous(question, history)
 
 
+def opened(state: State) -> tuple[str, dict]:
+    """The question as asked, and what the conversation gets: a resent copy of it removed and, on a thread
+    without history, its earlier turns as the history; or, asked by `question` on a thread that has
+    `messages`, the question as the user's message."""
+    messages = state.get("messages") or []
+    asked = asked_by_user(messages)
+    if asked is None:
+        if state.get("question") is None:
+            raise InvalidQuestion("no question: give a question, or messages whose last is the user's")
+        asked = validate_question(state.get("question"))
+        return asked, {"messages": [HumanMessage(asked)]} if messages else {}
+    removed = resent(messages)
+    gone = {r.id for r in removed}
+    earlier = [m for m in messages[:-1] if m.id not in gone]
+    update: dict = {"messages": removed} if removed else {}
+    if not state.get("history") and turns(earlier):
+        update["history"] = turns(earlier)
+    return asked, update
+
+
 @timed("contextualize")
 def contextualize(state: State, runtime: Runtime[Context]) -> dict:
-    asked = validate_question(state.get("question"))
+    asked, conversation = opened(state)
     resources.check(resources.context_of(runtime))
-    history = state.get("history") or []
+    history = (state.get("history") or []) + conversation.get("history", [])
     question = asked
     if history and refers_back(asked):
         question = condense(resources.context_of(runtime), asked, history)
         emit(runtime, "contextualize", asked=asked, question=question)
-    return {**fresh_turn(), "asked": asked, "question": question}
+    return {**fresh_turn(), **conversation, "asked": asked, "question": question}
 
 
 __all__ = ["model_condensed"]  # what callers outside the package use

@@ -9,16 +9,18 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.runnables.config import patch_config
 from langchain_core.runnables.utils import ConfigurableFieldSpec
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, create_model, field_validator, model_validator
 
 from crag import resources
 from crag.graphs.crag import graph
 from crag.questions.checks import MAX_QUESTION_CHARS
+from crag.questions.messages import as_messages, asked_by_user
 from crag.search.filters import restrict
 from crag.serve.upkeep import prune
 from crag.settings import Context, about, annotation, settings
@@ -70,18 +72,46 @@ def new_thread_id(request_id: str | None = None) -> str:
 
 
 class CragInput(BaseModel):
-    """One question for CRAG."""
+    """One question for CRAG: `question`, or a chat client's `messages` whose last is the user's."""
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question to answer.")
+    question: str | None = Field(
+        None, min_length=1, max_length=MAX_QUESTION_CHARS, description="The question to answer."
+    )
+    # dicts kept as sent (a LangChain message's dict has a `type`, a chat client's a `role`), converted by the graph
+    messages: list[Annotated[dict[str, Any] | BaseMessage, Field(union_mode="left_to_right")]] | None = Field(
+        None,
+        min_length=1,
+        description=(
+            "A conversation, as chat clients send it: LangChain messages or {'role': 'user', 'content': ...}. "
+            "The last, the user's, is the question; on a thread send only the new one (the thread keeps the rest)."
+        ),
+    )
 
     @field_validator("question")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("the question is empty")
         return value
+
+    @field_validator("messages")
+    @classmethod
+    def _asks(cls, value: list | None) -> list | None:
+        if value is not None and asked_by_user(as_messages(value)) is None:
+            raise ValueError("the last message must be the user's question")
+        return value
+
+    @model_validator(mode="after")
+    def _one_question(self) -> CragInput:
+        if (self.question is None) == (self.messages is None):
+            raise ValueError("give a question or messages (one of them)")
+        return self
+
+    def graph_input(self) -> dict:
+        """What the graph is given: the fields sent."""
+        return {"question": self.question} if self.messages is None else {"messages": self.messages}
 
 
 def context_for(
@@ -209,7 +239,7 @@ class CragService(RunnableSerializable[dict, dict]):
 
     @staticmethod
     def _question(value: Any) -> dict:
-        return CragInput.model_validate(value).model_dump()
+        return CragInput.model_validate(value).graph_input()
 
     def _invoke(self, value: Any, run_manager, config: RunnableConfig) -> dict:
         plan = self._plan(config, run_manager)

@@ -91,7 +91,7 @@ def test_a_batch_with_one_bad_input_is_refused_naming_it(serve):
     url = serve()
     for bad, reason in [
         ({"question": "  "}, "the question is empty"),
-        ({"questio": "x"}, "Field required"),
+        ({"questio": "x"}, "Extra inputs are not permitted"),
         ("just a string", "valid dictionary"),
         ({"question": "x" * 3000}, "at most 2000"),
     ]:

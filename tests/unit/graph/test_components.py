@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from langchain.agents import create_agent
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
+from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
@@ -22,6 +24,7 @@ from tests.fakes import (
     FakeEvaluator,
     FakeWeb,
     ListRetriever,
+    ToolCallingChat,
     WordEmbeddings,
     fake_context,
 )
@@ -201,3 +204,28 @@ def test_the_tool_runs_async_too():
     tool = crag_tool(fake_context())
     text = asyncio.run(tool.ainvoke({"question": "What is Anna Berg's occupation?"}))
     assert text.startswith(ANSWER) and tool.name == "crag"
+
+
+def test_an_agents_tool_message_carries_the_answer_as_text_and_its_record_as_the_artifact():
+    question = "What is Anna Berg's occupation?"
+    call = {"name": "painters", "args": {"question": question}, "id": "call-1", "type": "tool_call"}
+    model = ToolCallingChat(messages=iter([AIMessage("", tool_calls=[call]), AIMessage("She was a painter.")]))
+    tool = crag_tool(fake_context(), name="painters", description="Questions about Swedish painters.")
+    agent = create_agent(model, tools=[tool])
+    out = agent.invoke({"messages": [{"role": "user", "content": "What did Anna Berg do?"}]})
+    assert [m.type for m in out["messages"]] == ["human", "ai", "tool", "ai"]
+    told = out["messages"][2]
+    assert told.tool_call_id == "call-1" and told.content.splitlines()[0] == ANSWER
+    assert "[1] Anna Berg (kb/anna.txt)" in told.content
+    assert set(told.artifact) == {"answer", "question", "action", "grounded", "sources", "citations"}
+    assert told.artifact["answer"] == ANSWER and told.artifact["action"] == "correct" and told.artifact["grounded"]
+    assert [s["title"] for s in told.artifact["sources"]] == ["Anna Berg"]
+    assert {n for c in told.artifact["citations"] for n in c["sources"]} == {1}
+    # the agent's model read the text, not the artifact
+    assert model.prompts[-1] == told.content and "citations" not in model.prompts[-1]
+
+
+def test_an_agents_tool_call_runs_async_too():
+    call = {"name": "crag", "args": {"question": "What is Anna Berg's occupation?"}, "id": "c", "type": "tool_call"}
+    message = asyncio.run(crag_tool(fake_context()).ainvoke(call))
+    assert message.content.startswith(ANSWER) and message.artifact["sources"][0]["source"] == "kb/anna.txt"

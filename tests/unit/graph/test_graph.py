@@ -342,7 +342,7 @@ def test_unusable_rewrite_falls_back_to_question_keywords(make_context):
         ("   ", "empty"),
         ("x" * 20_000, "20,000 characters"),
         (42, "must be text"),
-        (None, "must be text"),
+        (None, "no question: give a question, or messages"),
     ],
 )
 def test_bad_questions_get_clear_errors(make_context, question, message):
