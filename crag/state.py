@@ -175,6 +175,9 @@ OUTPUT_KEYS = OutputState.__required_keys__ | OutputState.__optional_keys__
 
 class State(OutputState, total=False):
     asked: str  # the question as the user typed it this turn
+    # the id of the user's message the last turn took its question from: a turn that failed leaves it last in
+    # `messages`, and the next turn asked by `question` must not take it again
+    asked_id: str
     requery_due: bool  # set by `grade`: the knowledge base is searched again before the action runs
     # FLARE: in a search's branch (`crag.graphs.flare`), its query's place among `queries`, from 0
     query_n: int
@@ -195,7 +198,7 @@ class SearchOutput(TypedDict):
     timings: Annotated[dict[str, float], merge_timings]
 
 
-ACROSS_TURNS = frozenset({"question", "asked", "history", "messages", "timings"})
+ACROSS_TURNS = frozenset({"question", "asked", "asked_id", "history", "messages", "timings"})
 
 
 def _empty(kind: Any) -> Any:

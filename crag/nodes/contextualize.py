@@ -4,6 +4,8 @@ it in `messages` are the history of a thread that has none (`crag.questions.mess
 
 from __future__ import annotations
 
+import uuid
+
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
@@ -40,16 +42,21 @@ def opened(state: State) -> tuple[str, dict]:
     without history, its earlier turns as the history; or, asked by `question` on a thread that has
     `messages`, the question as the user's message."""
     messages = state.get("messages") or []
-    asked = asked_by_user(messages)
+    # a user's message an earlier turn already took (that turn failed before its answer) is not asked again
+    taken = bool(messages) and messages[-1].id is not None and messages[-1].id == state.get("asked_id")
+    asked = None if taken else asked_by_user(messages)
     if asked is None:
         if state.get("question") is None:
             raise InvalidQuestion("no question: give a question, or messages whose last is the user's")
         asked = validate_question(state.get("question"))
-        return asked, {"messages": [HumanMessage(asked)]} if messages else {}
+        if not messages:
+            return asked, {}
+        message = HumanMessage(asked, id=str(uuid.uuid4()))
+        return asked, {"messages": [message], "asked_id": message.id}
     removed = resent(messages)
     gone = {r.id for r in removed}
     earlier = [m for m in messages[:-1] if m.id not in gone]
-    update: dict = {"messages": removed} if removed else {}
+    update: dict = {"asked_id": messages[-1].id, **({"messages": removed} if removed else {})}
     if not state.get("history") and turns(earlier):
         update["history"] = turns(earlier)
     return asked, update

@@ -146,3 +146,27 @@ def test_a_malformed_message_is_named():
         as_messages([{"role": "user", "content": "a"}, {"rol": "user", "content": "b"}])
     with pytest.raises(InvalidQuestion, match="messages must be a list"):
         as_messages("hello")
+
+
+def test_a_turn_that_failed_leaves_its_message_and_the_next_question_is_still_the_one_asked():
+    from langchain_core.retrievers import BaseRetriever
+
+    class Broken(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager):
+            raise RuntimeError("the store is down")
+
+    thread = build("crag").compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(RuntimeError, match="the store is down"):
+        thread.invoke({"messages": [HumanMessage(QUESTION)]}, config, context=fake_context(retriever=Broken()))
+    assert texts(thread.get_state(config).values["messages"]) == [("human", QUESTION)]  # left last, unanswered
+
+    out = thread.invoke({"question": "Who is Anna Berg?"}, config, context=fake_context())
+    assert out["question"] == "Who is Anna Berg?"
+    assert texts(out["messages"])[-2:] == [("human", "Who is Anna Berg?"), ("ai", ANSWER)]
+    # and a failed turn asked by `question` does not leave its message to be taken by the next one either
+    with pytest.raises(RuntimeError):
+        thread.invoke({"question": "Where was she born?"}, config, context=fake_context(retriever=Broken()))
+    again = thread.invoke({"question": "When was she born?"}, config, context=fake_context())
+    assert texts(again["messages"])[-2:] == [("human", "When was she born?"), ("ai", ANSWER)]
+    assert again["question"] == "When was Anna Berg born?"
