@@ -1,0 +1,84 @@
+"""A chat model's reply held to a schema by LangChain's `with_structured_output`, as LangGraph's CRAG tutorial
+grades: what each provider does with it is its own class's choice (OpenAI and Ollama: a JSON schema the reply must
+follow; Anthropic: a forced tool call). A model without it (no tool calling, no JSON mode), or a reply that does
+not parse, leaves its text for the caller's fallback (a first word, a line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel, Field, ValidationError
+
+from crag.models.chat import LocalChatModel
+
+
+def held_to(
+    model: BaseChatModel, messages: Any, schema: type[BaseModel], config: Any = None
+) -> tuple[BaseModel | None, BaseMessage]:
+    """(the reply to `messages` parsed into `schema`, or None when it does not parse; the reply itself).
+    One request either way: a model without structured output is asked plainly and its reply read as JSON."""
+    try:
+        bound = model.with_structured_output(schema, include_raw=True)
+    except NotImplementedError:  # no tool calling or JSON mode: the reply as written
+        raw = model.invoke(messages, config=config)
+        try:
+            return schema.model_validate_json(str(raw.content)), raw
+        except ValidationError:
+            return None, raw
+    out = bound.invoke(messages, config=config)
+    parsed = out["parsed"] if isinstance(out["parsed"], schema) else None
+    raw = out["raw"] if isinstance(out["raw"], BaseMessage) else AIMessage(content="")
+    return parsed, raw
+
+
+def fallback_text(reply: BaseMessage) -> str:
+    """The reply's text for a caller that reads it itself: empty when it is JSON that did not fit the schema
+    (a reply cut mid-object, a field missing), which holds nothing a line or a first word could give."""
+    text = str(reply.content)
+    return "" if text.lstrip().startswith("{") else text
+
+
+# What a provider returns for a reply that is a short text (a query, a passage, a question): one field, so the
+# caller's checks (`crag.knowledge.web_query.parse_query`, …) read the text and no prose around it.
+class SearchQueryReply(BaseModel):
+    """The web search query."""
+
+    query: str = Field(description="at most three keywords, separated by commas")
+
+
+class RequeryReply(BaseModel):
+    """The search query for the documents."""
+
+    query: str = Field(description="one search query, in the words the documents would use")
+
+
+class PassageReply(BaseModel):
+    """A passage written only to search the documents with."""
+
+    passage: str = Field(description="two or three sentences, written as the documents would be")
+
+
+class QuestionReply(BaseModel):
+    """The last question, rewritten to stand without the conversation."""
+
+    question: str = Field(description="the rewritten question")
+
+
+def written(
+    model: BaseChatModel, messages: Any, schema: type[BaseModel], config: Any = None
+) -> tuple[str, BaseMessage]:
+    """(a short text the model writes, its reply): the local model's reply as it always was (the prompts' few-shot
+    form ends where its text begins); a provider's one field of `schema` (`SearchQueryReply`, …) where it has
+    structured output, else the reply's text (`fallback_text`)."""
+    if isinstance(model, LocalChatModel):
+        reply = model.invoke(messages, config=config)
+        return str(reply.content), reply
+    parsed, reply = held_to(model, messages, schema, config)
+    if parsed is not None:
+        return str(next(iter(parsed.model_dump().values()))), reply
+    return fallback_text(reply), reply
+
+
+__all__ = ["PassageReply", "QuestionReply", "RequeryReply", "SearchQueryReply", "held_to", "written"]
