@@ -5,32 +5,58 @@ not parse, leaves its text for the caller's fallback (a first word, a line)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from crag.models.chat import LocalChatModel
+from crag.models.providers import cut_short
 
 
 def held_to(
     model: BaseChatModel, messages: Any, schema: type[BaseModel], config: Any = None
 ) -> tuple[BaseModel | None, BaseMessage]:
-    """(the reply to `messages` parsed into `schema`, or None when it does not parse; the reply itself).
-    One request either way: a model without structured output is asked plainly and its reply read as JSON."""
+    """(the reply to `messages` parsed into `schema`, or None when it does not parse; the reply itself). A
+    model without structured output is asked plainly, its reply read as JSON. A reply that does not parse is
+    kept (`include_raw`), but ChatOpenAI parses inside OpenAI's client, which keeps nothing when it fails: then
+    the model is asked once more, plainly, for a text its caller can read."""
     try:
         bound = model.with_structured_output(schema, include_raw=True)
     except NotImplementedError:  # no tool calling or JSON mode: the reply as written
-        raw = model.invoke(messages, config=config)
-        try:
-            return schema.model_validate_json(str(raw.content)), raw
-        except ValidationError:
-            return None, raw
-    out = bound.invoke(messages, config=config)
+        return _plain(model, messages, schema, config)
+    try:
+        out = bound.invoke(messages, config=config)
+    except (ValidationError, OutputParserException):
+        return _plain(model, messages, schema, config)
+    except _cut_short_errors():  # asked again it would be cut again: a reply cut short, with nothing in it
+        return None, AIMessage(content="", response_metadata={"finish_reason": "length"})
     parsed = out["parsed"] if isinstance(out["parsed"], schema) else None
     raw = out["raw"] if isinstance(out["raw"], BaseMessage) else AIMessage(content="")
     return parsed, raw
+
+
+@functools.cache
+def _cut_short_errors() -> tuple[type[BaseException], ...]:
+    """What OpenAI's client raises for a structured reply its token limit cut (ChatOpenAI lets it through)."""
+    try:
+        from openai import LengthFinishReasonError  # noqa: PLC0415 - optional: the openai extra brings it
+    except ImportError:
+        return ()
+    return (LengthFinishReasonError,)
+
+
+def _plain(
+    model: BaseChatModel, messages: Any, schema: type[BaseModel], config: Any
+) -> tuple[BaseModel | None, BaseMessage]:
+    raw = model.invoke(messages, config=config)
+    try:
+        return schema.model_validate_json(str(raw.content)), raw
+    except ValidationError:
+        return None, raw
 
 
 def fallback_text(reply: BaseMessage) -> str:
@@ -71,12 +97,12 @@ def written(
 ) -> tuple[str, BaseMessage]:
     """(a short text the model writes, its reply): the local model's reply as it always was (the prompts' few-shot
     form ends where its text begins); a provider's one field of `schema` (`SearchQueryReply`, …) where it has
-    structured output, else the reply's text (`fallback_text`)."""
+    structured output and the reply was not cut short, else the reply's text (`fallback_text`)."""
     if isinstance(model, LocalChatModel):
         reply = model.invoke(messages, config=config)
         return str(reply.content), reply
     parsed, reply = held_to(model, messages, schema, config)
-    if parsed is not None:
+    if parsed is not None and not cut_short(reply):  # LangChain's JSON parsers close a cut object: "Anna Berg, occ"
         return str(next(iter(parsed.model_dump().values()))), reply
     return fallback_text(reply), reply
 
