@@ -14,10 +14,10 @@ from crag.evaluator.runnable import RetrievalEvaluator
 from crag.events import REASONING_TAGS
 from crag.models.chat import LocalChatModel, chat_model
 from crag.models.embeddings import shared_embeddings
+from crag.models.judge import JUDGE_TOKENS, decoded
 from crag.models.judge import answers as chat_answers
 from crag.models.judge import choose as chat_choose
 from crag.models.judge import critique as chat_critique
-from crag.models.judge import decoded
 from crag.models.judge import grades as chat_model_grades
 from crag.models.judge import relevance as chat_relevance
 from crag.models.providers import cut_short as cut_short  # re-exported: a node checks its replies with it
@@ -149,11 +149,17 @@ def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = No
 
 # what a provider returns, held to a schema, for each short text the chat model writes; the local model writes
 # it as the prompt's few-shot form asks
-_WRITES = {"rewrite": SearchQueryReply, "requery": RequeryReply, "hyde": PassageReply, "condense": QuestionReply}
+_WRITES = {
+    "rewrite": SearchQueryReply,
+    "requery": RequeryReply,
+    "hyde": PassageReply,
+    "condense": QuestionReply,
+    "questions": QuestionReply,  # FLARE's question about an unsure term
+}
 
 
 def write(ctx: Context, kind: str, prompt: Any, *, config: Any, reply_tokens: int | None = None) -> tuple[str, Any]:
-    """(the text of `kind`, "rewrite" (the web query), "requery", "hyde" or "condense", that the rewrite model
+    """(the text of `kind`, "rewrite" (the web query), "requery", "hyde", "condense" or "questions", that the rewrite model
     writes for `prompt`; its reply): a provider's by structured output (`crag.models.structured.written`)."""
     purpose = "rewrite" if kind == "requery" else kind
     return written(chat(ctx, purpose, reply_tokens=reply_tokens), prompt, _WRITES[kind], config)
@@ -173,9 +179,6 @@ def with_probabilities(ctx: Context, messages: list[dict[str, str]], *, prefix: 
 
 # the longest document text the chat model grades: a default chunk whole, a larger one cut
 RECHECK_CHARS = 3000
-# a provider's structured judgement ({"binary_score": "yes"}, {"label": "partially"}) with room to spare: cut
-# shorter it would not parse; a local model judges by its first token's logits and writes nothing
-JUDGE_TOKENS = 24
 
 
 def rechecks(ctx: Context) -> bool:

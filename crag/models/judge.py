@@ -25,6 +25,10 @@ from crag.models.yes_no import (
     reply_score,
 )
 
+# a provider's structured judgement ({"binary_score": "yes"}, {"label": "partially"}) with room to spare: cut
+# shorter it would not parse; a local model judges by its first token's logits and writes nothing
+JUDGE_TOKENS = 24
+
 
 def decoded(
     model: BaseChatModel, messages: Sequence[Any], *, prefix: str = "", stop: Sequence[str] = (), cut: Cut | None = None

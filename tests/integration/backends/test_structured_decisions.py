@@ -19,6 +19,7 @@ from crag.models.chat import chat_model
 from crag.models.providers import cut_short
 from crag.models.structured import SearchQueryReply, written
 from crag.nodes.contextualize import model_condensed
+from crag.nodes.flare_search import question_for
 from crag.nodes.rewrite_and_search import rewrite_query
 from tests.fakes import fake_context
 from tests.servers import point_providers_at, running
@@ -218,3 +219,20 @@ def test_a_json_reply_cut_short_is_no_query_and_no_grade(provider, spec):
     script.prose = '{"label": "ye'
     assert resources.answers(fake_context(chat_model=spec), QUESTION, PASSAGE) == 0.0  # neither yes nor no
     assert len(seen) == 3  # never asked again: it would be cut again
+
+
+@pytest.mark.parametrize("spec", PROVIDERS)
+def test_self_reasonings_verdict_and_flares_question_are_structured(provider, spec):
+    script, seen = provider
+    ctx = fake_context(chat_model=spec, rewrite_model=spec)
+    messages = [{"role": "user", "content": f"Documents:\n[1] {PASSAGE}\n\nQuestion: {QUESTION}\n\nRelevant?"}]
+    script.fields = {"relevant": "yes", "reason": "It names her occupation."}
+    score, text = resources.relevance_verdict(ctx, messages)
+    assert score == 1.0 and "occupation" in text
+    assert schema_sent(*seen[-1])["properties"]["relevant"]["enum"] == ["yes", "no"]
+    script.prose = "No: it is about the sea."  # the schema ignored: the first word
+    assert resources.relevance_verdict(ctx, messages)[0] == -1.0
+    script.prose = None
+    script.fields = {"question": "What did Anna Berg paint?"}
+    assert question_for(ctx, PASSAGE, "the sea") == "What did Anna Berg paint?"
+    assert "question" in schema_sent(*seen[-1])["properties"]
