@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
+from pydantic import BaseModel
 
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.events import REASONING_TAGS
@@ -149,7 +150,7 @@ def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = No
 
 # what a provider returns, held to a schema, for each short text the chat model writes; the local model writes
 # it as the prompt's few-shot form asks
-_WRITES = {
+_WRITES: dict[str, type[BaseModel]] = {
     "rewrite": SearchQueryReply,
     "requery": RequeryReply,
     "hyde": PassageReply,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,50 +17,51 @@ import yaml
 from langchain_core.prompt_values import PromptValue
 from langchain_core.prompts import ChatPromptTemplate
 
+from crag import prompts as fixed
 from crag.models.yes_no import GRADER_HUMAN, GRADER_SYSTEM
-from crag.prompts import (
-    ANSWER_LENGTHS,
-    CONDENSE_PROMPT,
-    GENERATE_PROMPTS,
-    MARKED_PROMPTS,
-    NO_KNOWLEDGE_PROMPTS,
-    PASSAGE_MARK,
-    REQUERY_PROMPTS,
-    REWRITE_PROMPT,
-)
+from crag.prompts import ANSWER_LENGTHS, MARKED_PROMPTS, PASSAGE_MARK
 from crag.questions.followup import format_history
 
 
 class Slot(NamedTuple):
-    default: ChatPromptTemplate
+    messages: Callable[[], tuple[tuple[str, str], ...]]  # the default's (role, text), read from crag.prompts when used
     needs: frozenset[str]  # the variables a replacement must use
     may: frozenset[str] = frozenset()  # the others it may use
 
+    @property
+    def default(self) -> ChatPromptTemplate:
+        return _template(self.messages())
 
-def _human(text: str) -> ChatPromptTemplate:
-    return ChatPromptTemplate.from_messages([("human", text)])
+
+@functools.lru_cache(maxsize=64)
+def _template(messages: tuple[tuple[str, str], ...]) -> ChatPromptTemplate:
+    return ChatPromptTemplate.from_messages(list(messages))
 
 
-_ANSWER = (frozenset({"knowledge", "question"}), frozenset({"length"}))  # length: ANSWER_LENGTHS[answer_style]
+def _human(text: Callable[[], str]) -> Callable[[], tuple[tuple[str, str], ...]]:
+    return lambda: (("human", text()),)
+
+
+def _answer(name: str) -> Slot:
+    """A generation prompt: its short answer's instruction is the {length} a long answer asks its own in."""
+    text = _human(lambda: fixed.GENERATE_PROMPTS[name].replace(fixed.ANSWER_LENGTHS["short"], "{length}"))
+    return Slot(text, frozenset({"knowledge", "question"}), frozenset({"length"}))
+
+
+QUESTION = frozenset({"question"})
 TEMPLATES: dict[str, Slot] = {
     # the answer's prompts by `Context.generate_prompt` (and `retry_prompt`), and without knowledge by answer_style
-    **{
-        name: Slot(_human(text.replace(ANSWER_LENGTHS["short"], "{length}")), *_ANSWER)
-        for name, text in GENERATE_PROMPTS.items()
-    },
-    "no_knowledge": Slot(_human(NO_KNOWLEDGE_PROMPTS["short"]), frozenset({"question"})),
-    "no_knowledge_long": Slot(_human(NO_KNOWLEDGE_PROMPTS["long"]), frozenset({"question"})),
+    **{name: _answer(name) for name in fixed.GENERATE_PROMPTS},
+    "no_knowledge": Slot(_human(lambda: fixed.NO_KNOWLEDGE_PROMPTS["short"]), QUESTION),
+    "no_knowledge_long": Slot(_human(lambda: fixed.NO_KNOWLEDGE_PROMPTS["long"]), QUESTION),
     # the web query (`Context.rewrite` 'model'), the knowledge base's second query and passage (`Context.requery`)
-    "rewrite": Slot(_human(REWRITE_PROMPT), frozenset({"question"})),
-    "requery": Slot(_human(REQUERY_PROMPTS["rewrite"]), frozenset({"question"})),
-    "hyde": Slot(_human(REQUERY_PROMPTS["hyde"]), frozenset({"question"})),
+    "rewrite": Slot(_human(lambda: fixed.REWRITE_PROMPT), QUESTION),
+    "requery": Slot(_human(lambda: fixed.REQUERY_PROMPTS["rewrite"]), QUESTION),
+    "hyde": Slot(_human(lambda: fixed.REQUERY_PROMPTS["hyde"]), QUESTION),
     # a follow-up made self-contained; history: the last turns as "Q: …\nA: …" lines
-    "condense": Slot(_human(CONDENSE_PROMPT), frozenset({"history", "question"})),
+    "condense": Slot(_human(lambda: fixed.CONDENSE_PROMPT), frozenset({"history", "question"})),
     # LangGraph's CRAG tutorial grade: the chat model's second opinion, and the reader-grade system's grade
-    "grade": Slot(
-        ChatPromptTemplate.from_messages([("system", GRADER_SYSTEM), ("human", GRADER_HUMAN)]),
-        frozenset({"document", "question"}),
-    ),
+    "grade": Slot(lambda: (("system", GRADER_SYSTEM), ("human", GRADER_HUMAN)), frozenset({"document", "question"})),
 }
 
 
@@ -71,6 +72,12 @@ def template(name: str, prompts: Any = None) -> ChatPromptTemplate:
 
 def replaced(name: str, prompts: Any) -> bool:
     return name in replacements(prompts)
+
+
+def replaced_text(prompts: Any) -> str:
+    """The replaced prompts, each by name and as it reads: what an evaluation's answers depend on beyond the
+    built-in prompts (empty when none is replaced, so earlier digests stand)."""
+    return "\0".join(f"{name}\0{chosen.pretty_repr()}" for name, chosen in sorted(replacements(prompts).items()))
 
 
 def replacements(prompts: Any) -> dict[str, ChatPromptTemplate]:
@@ -112,7 +119,7 @@ def _checked(name: str, value: Any) -> ChatPromptTemplate:
         raise ValueError(f"unknown prompt {name!r}; the prompts are {', '.join(TEMPLATES)}")
     try:
         if isinstance(value, str):
-            chosen = _human(value)
+            chosen = ChatPromptTemplate.from_messages([("human", value)])
         elif isinstance(value, list):
             chosen = ChatPromptTemplate.from_messages([_message(m) for m in value])
         elif isinstance(value, ChatPromptTemplate):

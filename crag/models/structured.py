@@ -34,9 +34,10 @@ def held_to(
         return _plain(model, messages, schema, config)
     except _cut_short_errors():  # asked again it would be cut again: a reply cut short, with nothing in it
         return None, AIMessage(content="", response_metadata={"finish_reason": "length"})
-    parsed = out["parsed"] if isinstance(out["parsed"], schema) else None
-    raw = out["raw"] if isinstance(out["raw"], BaseMessage) else AIMessage(content="")
-    return parsed, raw
+    out = out if isinstance(out, dict) else {"parsed": out}  # include_raw: {"raw", "parsed", "parsing_error"}
+    parsed = out.get("parsed") if isinstance(out.get("parsed"), schema) else None
+    raw = out.get("raw")
+    return parsed, raw if isinstance(raw, BaseMessage) else AIMessage(content="")
 
 
 @functools.cache
@@ -99,8 +100,8 @@ def written(
     form ends where its text begins); a provider's one field of `schema` (`SearchQueryReply`, …) where it has
     structured output and the reply was not cut short, else the reply's text (`fallback_text`)."""
     if isinstance(model, LocalChatModel):
-        reply = model.invoke(messages, config=config)
-        return str(reply.content), reply
+        said = model.invoke(messages, config=config)
+        return str(said.content), said
     parsed, reply = held_to(model, messages, schema, config)
     if parsed is not None and not cut_short(reply):  # LangChain's JSON parsers close a cut object: "Anna Berg, occ"
         return str(next(iter(parsed.model_dump().values()))), reply

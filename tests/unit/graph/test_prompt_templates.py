@@ -124,3 +124,12 @@ def test_every_template_uses_exactly_the_variables_it_must_or_may():
     for name, slot in TEMPLATES.items():
         used = set(slot.default.input_variables)
         assert slot.needs <= used <= slot.needs | slot.may, name
+
+
+def test_an_evaluation_redoes_answers_when_a_prompt_is_replaced(tmp_path):
+    from crag.evaluation.runner import prompt_digest
+
+    built_in = prompt_digest(Context())
+    assert prompt_digest(Context(prompts={})) == built_in  # nothing replaced: the digests recorded so far stand
+    mine = prompt_digest(Context(prompts={"rewrite": "Keywords: {question}"}))
+    assert mine != built_in != prompt_digest(Context(prompts={"rewrite": "Search words: {question}"}))
