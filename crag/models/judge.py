@@ -52,7 +52,7 @@ def grades(spec: Any) -> bool:
 def relevance(model: BaseChatModel, question: str, document: str, messages: Sequence[Any] | None = None) -> float:
     """The tutorial grade of `document` by `model`, in [-1, 1]: the local model's P(yes); a provider's
     structured output (the tutorial's `GradeDocuments`) where it has one; else the reply's first word.
-    `messages`: the grade prompt filled in, when it is not the tutorial's (`crag.prompts`)."""
+    `messages`: the grade prompt filled in, when it is not the tutorial's (`crag.templates`)."""
     if isinstance(model, LocalChatModel):
         return model.relevance(question, document, messages)
     if messages is None:
@@ -100,7 +100,7 @@ def critique(model: BaseChatModel, asks: Sequence[Ask]) -> list[list[float]]:
 
 def _one_label(model: BaseChatModel, messages: list[dict[str, str]], labels: tuple[str, ...]) -> list[float]:
     """The label a provider gives, held to `label_schema(labels)` where it has structured output, else the
-    first word of its reply (one request either way): all the probability on it, equal shares for none."""
+    first word of its reply (`held_to`): all the probability on it, equal shares for none."""
     judged, reply = held_to(model, _messages(messages), label_schema(labels))
     said = getattr(judged, "label", None) or first_word(fallback_text(reply))
     if said not in labels:

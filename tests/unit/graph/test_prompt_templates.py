@@ -133,3 +133,23 @@ def test_an_evaluation_redoes_answers_when_a_prompt_is_replaced(tmp_path):
     assert prompt_digest(Context(prompts={})) == built_in  # nothing replaced: the digests recorded so far stand
     mine = prompt_digest(Context(prompts={"rewrite": "Keywords: {question}"}))
     assert mine != built_in != prompt_digest(Context(prompts={"rewrite": "Search words: {question}"}))
+
+
+def test_a_replaced_grade_is_what_the_local_model_reads(monkeypatch):
+    from langchain_core.documents import Document
+
+    from crag import resources
+    from crag.models.chat import LocalChatModel
+
+    read: list = []
+    monkeypatch.setattr(LocalChatModel, "_yes_no", lambda self, messages: read.append(messages) or 0.5)
+    local = LocalChatModel(model="local")  # its llama.cpp contexts load on first use, which _yes_no stands in for
+    document = [Document("Anna Berg was a painter.")]
+    assert resources.relevance(fake_context(chat_model=local), QUESTION, document) == [0.5]
+    assert read[-1] == grader_messages(QUESTION, "Anna Berg was a painter.")  # the tutorial's, as before
+    mine = {"grade": [("system", "Strict grader."), ("human", "D: {document}\nQ: {question}\nyes or no?")]}
+    resources.relevance(fake_context(chat_model=local, prompts=mine), QUESTION, document)
+    assert read[-1] == [
+        {"role": "system", "content": "Strict grader."},
+        {"role": "user", "content": f"D: Anna Berg was a painter.\nQ: {QUESTION}\nyes or no?"},
+    ]
