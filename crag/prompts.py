@@ -1,4 +1,5 @@
-"""Prompts, as named constants. Where the paper gives one, it is used word for word."""
+"""Prompts, as named constants. Where the paper gives one, it is used word for word. Those a user may replace
+are also LangChain `ChatPromptTemplate`s, by name (`crag.templates`)."""
 
 from __future__ import annotations
 

@@ -9,20 +9,24 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.vectorstores import VectorStore
+from pydantic import BaseModel
 
 from crag.evaluator.runnable import RetrievalEvaluator
 from crag.events import REASONING_TAGS
 from crag.models.chat import LocalChatModel, chat_model
 from crag.models.embeddings import shared_embeddings
+from crag.models.judge import JUDGE_TOKENS, decoded
+from crag.models.judge import answers as chat_answers
+from crag.models.judge import choose as chat_choose
 from crag.models.judge import critique as chat_critique
-from crag.models.judge import decoded
 from crag.models.judge import grades as chat_model_grades
 from crag.models.judge import relevance as chat_relevance
 from crag.models.providers import cut_short as cut_short  # re-exported: a node checks its replies with it
 from crag.models.reasoning import Analysis, Selection, structured, verdict
+from crag.models.structured import PassageReply, QuestionReply, RequeryReply, SearchQueryReply, written
 from crag.models.token_probs import Cut, Decoded
 from crag.passages import distinct, title_of
-from crag.prompts import CRITIQUES, GENERATE_STOP, condense_prompt, critique_messages
+from crag.prompts import CRITIQUES, GENERATE_STOP, critique_messages
 from crag.records import Quote
 from crag.search.fetch import cap_paragraphs, fetch_all
 from crag.search.hybrid import filtered_search
@@ -33,6 +37,7 @@ from crag.search.web import WebSearchError as WebSearchError  # re-exported: nod
 from crag.search.web import prefer_wikipedia, search_web
 from crag.search.wikipedia import WikipediaSearch
 from crag.settings import Context
+from crag.templates import filled, replaced
 from crag.thresholds import PRESETS, Thresholds
 
 
@@ -144,6 +149,24 @@ def chat(ctx: Context, purpose: str = "answer", *, reply_tokens: int | None = No
     return chat_model(spec, max_tokens=tokens, lane=purpose if purpose in _LANES else None)
 
 
+# what a provider returns, held to a schema, for each short text the chat model writes; the local model writes
+# it as the prompt's few-shot form asks
+_WRITES: dict[str, type[BaseModel]] = {
+    "rewrite": SearchQueryReply,
+    "requery": RequeryReply,
+    "hyde": PassageReply,
+    "condense": QuestionReply,
+    "questions": QuestionReply,  # FLARE's question about an unsure term
+}
+
+
+def write(ctx: Context, kind: str, prompt: Any, *, config: Any, reply_tokens: int | None = None) -> tuple[str, Any]:
+    """(the text of `kind`, "rewrite" (the web query), "requery", "hyde", "condense" or "questions", that the rewrite model
+    writes for `prompt`; its reply): a provider's by structured output (`crag.models.structured.written`)."""
+    purpose = "rewrite" if kind == "requery" else kind
+    return written(chat(ctx, purpose, reply_tokens=reply_tokens), prompt, _WRITES[kind], config)
+
+
 # FLARE's drafts and sentences share a lane of the local model: each call finds the answer so far in its context
 FLARE_LANE = "flare"
 LOOKAHEAD_TOKENS = 64  # the longest sentence FLARE drafts (its official code's look-ahead)
@@ -167,22 +190,27 @@ def rechecks(ctx: Context) -> bool:
 
 def relevance(ctx: Context, question: str, documents: list[Document]) -> list[float]:
     """The chat model's grade of each document, in [-1, 1]."""
-    model = chat_model(ctx.chat_model, max_tokens=3)
+    model = chat_model(ctx.chat_model, max_tokens=JUDGE_TOKENS)
     # the title on a line of its own, not `titled`'s "Title: text": the recheck threshold was chosen on this form
     texts = [f"{title_of(d)}\n{d.page_content}" if title_of(d) else d.page_content for d in documents]
-    return [chat_relevance(model, question, text[:RECHECK_CHARS]) for text in texts]
+    return [chat_relevance(model, question, text[:RECHECK_CHARS], _grade(ctx, question, text)) for text in texts]
 
 
-def answers(ctx: Context, question: str, passage: str) -> float | None:
-    """The chat model's P(yes) that `passage` answers `question`, in [-1, 1]; None unless it is local."""
-    model = chat_model(ctx.chat_model, max_tokens=3)
-    return model.answers(question, passage[:RECHECK_CHARS]) if isinstance(model, LocalChatModel) else None
+def _grade(ctx: Context, question: str, text: str) -> list | None:
+    """The user's grade prompt filled in; None for the tutorial's, which each model fills in its own way."""
+    if not replaced("grade", ctx.prompts):
+        return None
+    return filled("grade", ctx.prompts, document=text[:RECHECK_CHARS], question=question).to_messages()
 
 
-def choose(ctx: Context, question: str, passages: list[str]) -> list[float] | None:
-    """How likely the chat model is to name each passage as the one that answers; None unless it is local."""
-    model = chat_model(ctx.chat_model, max_tokens=3)
-    return model.choose(question, passages) if isinstance(model, LocalChatModel) else None
+def answers(ctx: Context, question: str, passage: str) -> float:
+    """The chat model's P(yes) that `passage` answers `question`, in [-1, 1] (`crag.models.judge.answers`)."""
+    return chat_answers(chat_model(ctx.chat_model, max_tokens=JUDGE_TOKENS), question, passage[:RECHECK_CHARS])
+
+
+def choose(ctx: Context, question: str, passages: list[str]) -> list[float]:
+    """How likely the chat model is to name each passage as the one that answers (`crag.models.judge.choose`)."""
+    return chat_choose(chat_model(ctx.chat_model, max_tokens=JUDGE_TOKENS), question, passages)
 
 
 # Self-Reasoning's steps share a lane of the local model: each step's call finds the turns before it in its context
@@ -221,16 +249,12 @@ def reasoned_answer(ctx: Context, messages: list[dict[str, str]]) -> str:
     return str(reply.content)
 
 
-# a provider's structured reply ({"label": "partially"}) with room to spare; a local model writes nothing
-CRITIQUE_TOKENS = 24
-
-
 def critique(
     ctx: Context, kinds: Sequence[str], question: str, passage: str | None = None, answer: str | None = None
 ) -> dict[str, list[float]]:
     """The chat model's probabilities over the labels of each critique of `kinds` (`crag.prompts.CRITIQUES`:
     Self-RAG's reflection tokens as prompts), all about one question, passage and answer."""
-    model = chat_model(ctx.chat_model, max_tokens=CRITIQUE_TOKENS)
+    model = chat_model(ctx.chat_model, max_tokens=JUDGE_TOKENS)
     cut = passage[:RECHECK_CHARS] if passage is not None else None
     asks = [(critique_messages(kind, question, cut, answer), CRITIQUES[kind].labels) for kind in kinds]
     return dict(zip(kinds, chat_critique(model, asks), strict=True))
@@ -243,7 +267,10 @@ def warm_chat(ctx: Context) -> None:
         model.invoke("Hi", max_tokens=1)
     condenser = chat(ctx, "condense")
     if isinstance(condenser, LocalChatModel):
-        condenser.invoke(condense_prompt("warm-up", [{"question": "warm-up", "answer": "warm-up"}]), max_tokens=1)
+        warm = filled(
+            "condense", ctx.prompts, question="warm-up", history=[{"question": "warm-up", "answer": "warm-up"}]
+        )
+        condenser.invoke(warm, max_tokens=1)
 
 
 def warm_up(ctx: Context) -> None:

@@ -252,6 +252,13 @@ class Context:
         help="When the model declines or its answer is withheld and no passage can be quoted, ask once more "
         "with this prompt; 'off': ask once.",
     )
+    prompts: str | None = setting(
+        group=ANSWER,
+        objects=True,
+        help="Prompts replaced by name (compact, paper, marked, no_knowledge, no_knowledge_long, rewrite, requery, "
+        "hyde, condense, grade): a YAML or JSON file mapping each name to its template; in Python also a dict of "
+        "names to ChatPromptTemplates. Empty: the built-in prompts.",
+    )
     quote_threshold: Gate | None = setting(
         group=ANSWER,
         request=True,
@@ -429,6 +436,11 @@ class Context:
             raise ValueError(
                 f"retriever must be a LangChain retriever or vector store, got {type(self.retriever).__name__}"
             )
+        if self.prompts is not None:  # a name that is no prompt, a variable missing: said now, not mid-run
+            # imported only when prompts are replaced: it costs seconds (LangChain's prompts, the English rules)
+            from crag.templates import replacements  # noqa: PLC0415
+
+            replacements(self.prompts)
         if self.web_backend == "local" and not self.web_index:
             raise ValueError(
                 "the local web backend needs web_index (a JSONL file of {title, text} records); "

@@ -317,13 +317,14 @@ class GradingChat(ScriptedChat):
             return self._grade(messages)
         return super()._reply(messages)
 
-    def with_structured_output(self, schema, **kwargs):
+    def with_structured_output(self, schema, include_raw=False, **kwargs):
         if not self.structured:
             raise NotImplementedError
 
         def grade(messages):
             self.structured_calls += 1
-            return schema(binary_score=self._grade(messages))
+            parsed = schema(binary_score=self._grade(messages))
+            return {"raw": AIMessage(content=""), "parsed": parsed, "parsing_error": None} if include_raw else parsed
 
         return RunnableLambda(grade)
 
@@ -427,13 +428,15 @@ class CritiquingChat(ScriptedChat):
             return sentence
         return super()._reply(messages)
 
-    def with_structured_output(self, schema, **kwargs):
+    def with_structured_output(self, schema, include_raw=False, **kwargs):
         if not self.structured:
             raise NotImplementedError
 
         def critique(messages):
             self.structured_calls += 1
-            return schema(label=self._critique(messages))
+            parsed = schema(label=self._critique(messages))
+            # as LangChain's: with include_raw, the message (a tool call's, without text) beside what it parsed into
+            return {"raw": AIMessage(content=""), "parsed": parsed, "parsing_error": None} if include_raw else parsed
 
         return RunnableLambda(critique)
 

@@ -26,7 +26,7 @@ from crag.evaluation.inputs import Question
 from crag.jsonl import drop_torn_line
 from crag.knowledge.refinement import sentence_spans
 from crag.models.chat import chat_model
-from crag.models.judge import critique
+from crag.models.judge import JUDGE_TOKENS, critique
 from crag.prompts import FACT_JUDGE_PROMPT, FACT_JUDGE_SYSTEM, FACT_SPLIT_PROMPT
 from crag.records import Strip
 
@@ -85,7 +85,7 @@ def lexical_support(fact: str, question: str, strips: Sequence[Strip]) -> bool:
 def model_judge(spec: Any) -> tuple[Split, Judge]:
     """The chat model `spec` as the fact splitter and the yes/no judge."""
     splitter = chat_model(spec, max_tokens=SPLIT_TOKENS)
-    judge = chat_model(spec, max_tokens=3)
+    judge = chat_model(spec, max_tokens=JUDGE_TOKENS)  # a provider's structured yes or no; the local model's logits
 
     def split(sentence: str) -> str:
         return str(splitter.invoke(FACT_SPLIT_PROMPT.format(sentence=sentence), stop=["Sentence:"]).content)

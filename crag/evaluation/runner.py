@@ -52,6 +52,7 @@ from crag.prompts import (
     prompt_text,
 )
 from crag.settings import Context, Search
+from crag.templates import replaced_text
 
 PREDICTIONS = "predictions.jsonl"
 RUN_FILE = "run.json"
@@ -201,7 +202,7 @@ def _check_settings(out: Path, settings: dict) -> None:
 
 def prompt_digest(ctx: Context) -> str:
     """What a system's answers depend on beyond run.json: the generation prompts it uses, where they stop, and
-    when a quote replaces the model's answer. Per record, not in run.json's fingerprint, so editing one prompt
+    when a quote replaces the model's answer, and the prompts the user replaced (`Context.prompts`). Per record, not in run.json's fingerprint, so editing one prompt
     redoes only the systems that use it (rag and crag on the paper prompt stay valid when "compact" changes)."""
     style = ctx.answer_style
     # a long answer's prompts and FLARE's (a short answer's digest is what it was before there were long ones)
@@ -219,6 +220,7 @@ def prompt_digest(ctx: Context) -> str:
             QUOTE_ANSWER,  # and when a strip is quoted instead (run.json records the evaluator)
             repr(ctx.quote_threshold),
             repr(ctx.further_strips),  # and how many strips more it reads when it declines
+            *([replaced_text(ctx.prompts)] if ctx.prompts else []),  # and the user's prompts (`Context.prompts`)
         ]
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -261,9 +261,13 @@ class LocalChatModel(BaseChatModel):
             metadata = {"finish_reason": finish} if finish else {}
             yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=metadata))
 
-    def relevance(self, question: str, document: str) -> float:
-        """The tutorial grader's P(yes) for one pair, in [-1, 1]: a ranking, not only a yes or a no."""
-        return self._yes_no(grader_messages(question, document))
+    def relevance(self, question: str, document: str, messages: Sequence[Any] | None = None) -> float:
+        """The tutorial grader's P(yes) for one pair, in [-1, 1]: a ranking, not only a yes or a no. `messages`:
+        the grade prompt filled in, when it is not the tutorial's (a user's template)."""
+        if messages is None:
+            return self._yes_no(grader_messages(question, document))
+        chat = convert_to_messages(messages)
+        return self._yes_no([{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in chat])
 
     def answers(self, question: str, passage: str) -> float:
         """P(yes) that `passage` answers `question`, in [-1, 1]."""

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from crag.models.chat import LocalChatModel
+from crag.models.structured import held_to
 from crag.models.yes_no import reply_score
 
 QUOTES = 3  # the most sentences the reader selects as evidence
@@ -46,19 +47,10 @@ class Analysis(BaseModel):
 def structured(model: BaseChatModel, messages: list, schema: type[BaseModel], config: Any = None):
     """(the reply to `messages` parsed into `schema`, or None when it does not parse; the reply's text):
     held to the schema where the model can be (the local model, a provider with structured output), else
-    its reply read as JSON."""
-    try:
-        bound = model.with_structured_output(schema, include_raw=True)
-    except NotImplementedError:  # no structured output (no tool calling or JSON mode): read the reply
-        text = str(model.invoke(messages, config=config).content)
-        try:
-            return schema.model_validate_json(text), text
-        except ValidationError:
-            return None, text
-    out = bound.invoke(messages, config=config)
-    parsed = out["parsed"] if isinstance(out["parsed"], schema) else None
+    its reply read as JSON (`crag.models.structured.held_to`)."""
+    parsed, raw = held_to(model, messages, schema, config)
     # a provider's tool call leaves the text empty: the parsed reply stands for it in the conversation
-    text = str(out["raw"].content) or (parsed.model_dump_json() if parsed else "")
+    text = str(raw.content) or (parsed.model_dump_json() if parsed else "")
     return parsed, text
 
 

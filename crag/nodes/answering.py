@@ -21,17 +21,10 @@ from crag.english import ANSWER_LABEL
 from crag.events import ANSWER_TAGS
 from crag.knowledge.refinement import sentence_spans
 from crag.passages import titled_once
-from crag.prompts import (
-    GENERATE_STOP,
-    LOOPING_ANSWER,
-    NO_KNOWLEDGE_PROMPTS,
-    QUOTE_ANSWER,
-    UNSUPPORTED_ANSWER,
-    generation_prompt,
-    unmarked,
-)
+from crag.prompts import GENERATE_STOP, LOOPING_ANSWER, QUOTE_ANSWER, UNSUPPORTED_ANSWER, unmarked
 from crag.settings import Context
 from crag.state import Citation, Replaced, Source, Strip
+from crag.templates import answer_prompt
 
 MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # "[1]", "[1, 2]": the model's own citations are not kept
 # "Page - Site", "Page | Site", "Page — Site": a web page's <title>, never a name that answers
@@ -92,10 +85,8 @@ def written(
     citations and `replaced` (None when the answer stands or the model itself declined). `tags`: the call's
     (the answer's are streamed); `from_memory`: an answer without knowledge stands ungrounded, as with
     `Context.answer_without_knowledge` (Self-RAG's answer when it does not retrieve)."""
-    prompt = (
-        generation_prompt(prompt_name, knowledge=knowledge, question=question, style=ctx.answer_style)
-        if strips
-        else NO_KNOWLEDGE_PROMPTS[ctx.answer_style].format(question=question)
+    prompt = answer_prompt(
+        prompt_name, ctx.prompts, knowledge=knowledge if strips else "", question=question, style=ctx.answer_style
     )
     reply = resources.chat(ctx, "answer").invoke(prompt, stop=GENERATE_STOP, config={"tags": tags})
     text = unmarked(str(reply.content), prompt_name)

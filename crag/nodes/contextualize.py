@@ -12,22 +12,22 @@ from langgraph.runtime import Runtime
 from crag import resources
 from crag.events import CONDENSE_TAGS, emit
 from crag.nodes.timing import timed
-from crag.prompts import condense_prompt
 from crag.questions.checks import InvalidQuestion, validate_question
 from crag.questions.followup import append_previous, parse_condensed, refers_back, resolve
 from crag.questions.messages import asked_by_user, resent, turns
 from crag.settings import Context
 from crag.state import State, fresh_turn
+from crag.templates import filled
 
 
 def model_condensed(ctx: Context, question: str, history: list) -> str | None:
     """The chat model's self-contained question; None when its rewrite is unusable or it fails."""
     try:
-        reply = resources.chat(ctx, "condense", reply_tokens=resources.condense_tokens(question)).invoke(
-            condense_prompt(question, history), config={"tags": CONDENSE_TAGS}
-        )
+        prompt = filled("condense", ctx.prompts, question=question, history=history)
+        tokens = resources.condense_tokens(question)
+        text, reply = resources.write(ctx, "condense", prompt, config={"tags": CONDENSE_TAGS}, reply_tokens=tokens)
         # a rewrite cut by its token budget has lost the question's end ("… a word boundary, wi")
-        return None if resources.cut_short(reply) else parse_condensed(str(reply.content), question)
+        return None if resources.cut_short(reply) else parse_condensed(text, question)
     except Exception:  # a failing rewriter must not stop the turn
         return None
 

@@ -26,12 +26,11 @@ MAX_STRIPS = 10
 def question_for(ctx: Context, context: str, term: str) -> str | None:
     """The rewrite model's question whose answer is `term` of the passage `context`; None when it writes none."""
     try:
-        reply = resources.chat(ctx, "questions").invoke(
-            FLARE_QUESTION_PROMPT.format(context=context, term=term), config={"tags": FLARE_TAGS}
-        )
+        prompt = FLARE_QUESTION_PROMPT.format(context=context, term=term)
+        text, _ = resources.write(ctx, "questions", prompt, config={"tags": FLARE_TAGS})
     except Exception:  # a failing question writer must not stop the answer: the masked sentence stands in
         return None
-    lines = [line.strip().strip("\"'") for line in str(reply.content).splitlines() if line.strip()]
+    lines = [line.strip().strip("\"'") for line in text.splitlines() if line.strip()]
     return lines[0] if lines else None
 
 

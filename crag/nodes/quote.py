@@ -25,7 +25,7 @@ def quote(state: State, runtime: Runtime[Context]) -> dict:
     n = quotable(question, strips, resources.quote_threshold(ctx))
     if n is not None and ctx.judge_quotes:
         verdict = resources.answers(ctx, question, titled_once(strips[n - 1]["text"], strips[n - 1]["title"]))
-        n = None if verdict is not None and verdict < 0 else n
+        n = None if verdict < 0 else n
     if n is None:
         return {}
     answer, citations = quoting(strips[n - 1]["text"], n)

@@ -20,9 +20,10 @@ CHOSEN = 0.1  # the reader's share of probability at which a strip counts as pic
 
 
 def chosen(ctx: Context, question: str, strips: list[Strip]) -> tuple[list[Strip], list[Strip]]:
-    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all if it cannot tell."""
+    """(picked, passed over): the strips the reader names as answering (`resources.choose`); all if it cannot tell
+    (equal shares)."""
     shares = resources.choose(ctx, question, [titled_once(s["text"], s["title"]) for s in strips])
-    if shares is None:
+    if len(set(shares)) == 1:
         return strips, []
     best = max(range(len(strips)), key=lambda i: shares[i])
     picked = [i == best or share >= CHOSEN for i, share in enumerate(shares)]

@@ -13,9 +13,9 @@ from crag.knowledge.requery import merge_graded, query_text
 from crag.knowledge.routing import decision
 from crag.nodes.timing import timed
 from crag.passages import source_of, title_of
-from crag.prompts import REQUERY_PROMPTS
 from crag.settings import Context
 from crag.state import State
+from crag.templates import filled
 
 
 @timed("requery")
@@ -24,10 +24,11 @@ def requery(state: State, runtime: Runtime[Context]) -> dict:
     question = state["question"]
     clock = time.perf_counter()
     try:
-        reply = resources.chat(ctx, ctx.requery).invoke(
-            REQUERY_PROMPTS[ctx.requery].format(question=question), config={"tags": REQUERY_TAGS}
+        kind = "requery" if ctx.requery == "rewrite" else ctx.requery  # the prompt's and its reply's name
+        text, _ = resources.write(
+            ctx, kind, filled(kind, ctx.prompts, question=question), config={"tags": REQUERY_TAGS}
         )
-        query = query_text(str(reply.content), question)
+        query = query_text(text, question)
     except Exception as exc:  # a failing model must not stop the answer: the first search stands
         emit(runtime, "requery", requery_error=f"{type(exc).__name__}: {exc}")
         return {"requery_due": False}

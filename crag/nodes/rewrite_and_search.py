@@ -13,9 +13,9 @@ from crag.knowledge.refinement import refine
 from crag.knowledge.web_query import fallback_query, parse_query
 from crag.nodes.timing import timed
 from crag.passages import source_of, title_of
-from crag.prompts import REWRITE_PROMPT
 from crag.settings import Context
 from crag.state import State
+from crag.templates import filled
 
 
 def rewrite_query(ctx: Context, question: str, mode: str | None = None) -> str:
@@ -26,10 +26,9 @@ def rewrite_query(ctx: Context, question: str, mode: str | None = None) -> str:
     if mode == "keywords":
         return fallback_query(question).text
     try:
-        reply = resources.chat(ctx, "rewrite").invoke(
-            REWRITE_PROMPT.format(question=question), config={"tags": REWRITE_TAGS}
-        )
-        parsed = parse_query(str(reply.content), question)
+        prompt = filled("rewrite", ctx.prompts, question=question)
+        text, _ = resources.write(ctx, "rewrite", prompt, config={"tags": REWRITE_TAGS})
+        parsed = parse_query(text, question)  # a provider's query field, or the local model's line, checked
     except Exception:  # a failing rewriter must not stop the search
         parsed = None
     return (parsed or fallback_query(question)).text
