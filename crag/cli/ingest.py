@@ -52,6 +52,14 @@ def ingest_cmd(
     chunk_overlap: Annotated[
         int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
     ] = DEFAULT_CHUNK_OVERLAP,
+    remove_missing: Annotated[
+        bool,
+        typer.Option(
+            "--remove-missing",
+            help="Also remove the chunks of every file and page not given this time (deleted since): the "
+            "collection then holds exactly what was given.",
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
     *,
     settings: dict[str, Any],
@@ -80,6 +88,7 @@ def ingest_cmd(
         report = ingest(  # the Python API's one path: the settings' store, under its lock, through index()
             [*paths, *urls],
             context=store_settings,
+            cleanup="full" if remove_missing else "scoped_full",
             allow_private_fetch=allow_private_fetch,
             fetch_timeout=fetch_timeout,
             chunk_size=chunk_size,

@@ -25,6 +25,7 @@ from langchain_core.vectorstores import VectorStore
 
 from crag.ingest import pipeline
 from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, IngestReport
+from crag.ingest.records import Cleanup
 from crag.ingest.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, is_url
 from crag.search.store import check_folder, open_store
 from crag.settings import Context
@@ -86,6 +87,7 @@ def ingest(
     record_manager: RecordManager | str | Path | None = None,
     *,
     context: Context | None = None,
+    cleanup: Cleanup = "scoped_full",
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
     batch_size: int = 64,
@@ -101,12 +103,15 @@ def ingest(
     `vector_store`: any LangChain VectorStore that can delete by id; None for the store of `context`
     (default: `Context()`, the settings' Chroma collection). `record_manager`: a LangChain RecordManager, or
     the path of a SQLite file to keep one in; None for Chroma's own (a file in its folder); other stores
-    need one. Returns the `IngestReport` (added, skipped_existing, removed, what was passed over and why)."""
+    need one. `cleanup` "full" also removes every chunk of the sources not given this time (files deleted
+    since: the store then holds exactly what was given); the default, "scoped_full", only the stale chunks of
+    the sources given. Returns the `IngestReport` (added, skipped_existing, removed, what was passed over and why)."""
     documents, paths, urls = sort_inputs(source)
     options: dict[str, Any] = {
         "urls": urls,
         "documents": documents,
         "record_manager": record_manager,
+        "cleanup": cleanup,
         "chunk_size": chunk_size,
         "chunk_overlap": chunk_overlap,
         "batch_size": batch_size,

@@ -41,7 +41,7 @@ from crag.ingest.readers import (
     terminal_text,
     unindexed_reason,
 )
-from crag.ingest.records import record_manager_for, write
+from crag.ingest.records import Cleanup, record_manager_for, write
 from crag.ingest.rst import RST_SUFFIXES, rst_text, rst_title
 from crag.ingest.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.jsonl import parse_objects
@@ -232,6 +232,7 @@ def ingest(
     urls: Iterable[str] = (),
     documents: Iterable[Document] = (),
     record_manager: RecordManager | str | Path | None = None,
+    cleanup: Cleanup = "scoped_full",
     allow_private_fetch: bool = False,
     fetch_timeout: float = DEFAULT_TIMEOUT,
     max_page_bytes: int = DEFAULT_MAX_BYTES,
@@ -243,7 +244,8 @@ def ingest(
     """Load `paths` and `urls`, take `documents` as they are, chunk them all and write the chunks into `store`
     through LangChain's Indexing API (`records.write`): only chunks it does not hold are embedded, and the
     old chunks of every source read are removed (one that could not be read keeps what it had).
-    `record_manager`: a RecordManager, a SQLite file for one, or None for the store's default."""
+    `record_manager`: a RecordManager, a SQLite file for one, or None for the store's default. `cleanup`
+    "full" also removes the chunks of every source not given this time: the store then holds what was given."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
     check_chunking(chunk_size, chunk_overlap)
@@ -264,7 +266,7 @@ def ingest(
     # name their URLs): whatever they put in the store before goes
     read = {str(f) for f in (*loaded.files, *loaded.unindexed)} | {source_of(d) for d in given}
     emptied = sorted(read - {source_of(chunk) for chunk in unique})
-    written = write(unique, store, manager, emptied=emptied, batch_size=batch_size, progress=progress)
+    written = write(unique, store, manager, emptied=emptied, cleanup=cleanup, batch_size=batch_size, progress=progress)
     return IngestReport(
         files=len(loaded.files),
         chunks=len(chunks),

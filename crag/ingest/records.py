@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.indexing import InMemoryRecordManager, RecordManager, index
@@ -26,6 +26,7 @@ from langchain_core.vectorstores import VectorStore
 from tqdm.auto import tqdm
 
 RECORDS_FILE = "crag-records.sqlite"  # in an embedded Chroma folder: the default record manager
+Cleanup = Literal["scoped_full", "full"]  # LangChain's names: the sources given, or everything the store holds
 PAGE = 5_000  # ids read from a Chroma collection per request when rebuilding its record
 
 
@@ -137,11 +138,13 @@ def write(
     manager: RecordManager,
     *,
     emptied: Sequence[str] = (),
+    cleanup: Cleanup = "scoped_full",
     batch_size: int = 64,
     progress: bool = False,
 ) -> Written:
     """Index `chunks` (distinct ids, each with a "source") into `store`; remove the chunks of their sources
-    that they no longer hold, and every chunk of the `emptied` sources (read, but without chunks now)."""
+    that they no longer hold, and every chunk of the `emptied` sources (read, but without chunks now).
+    `cleanup` "full" also removes every chunk of the sources not among `chunks` (files deleted since)."""
     chroma = _chroma(store)
     if chroma is not None:
         sync_with_chroma(chroma, manager)
@@ -161,7 +164,7 @@ def write(
             manager,
             store,
             batch_size=batch_size,
-            cleanup="scoped_full",
+            cleanup=cleanup,
             source_id_key="source",
             key_encoder=lambda chunk: chunk.id or "",
         )
