@@ -28,7 +28,7 @@ def _warn(message: str) -> None:
     typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
 
 
-@with_settings("chroma_dir", "chroma_url", "collection", "embeddings")
+@with_settings("chroma_dir", "chroma_url", "collection", "embeddings", "record_manager")
 def ingest_cmd(
     sources: Annotated[
         list[str] | None,

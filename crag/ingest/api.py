@@ -101,9 +101,9 @@ def ingest(
     a chunk already there is skipped, and a source's chunks it no longer holds are removed.
 
     `vector_store`: any LangChain VectorStore that can delete by id; None for the store of `context`
-    (default: `Context()`, the settings' Chroma collection). `record_manager`: a LangChain RecordManager, or
-    the path of a SQLite file to keep one in; None for Chroma's own (a file in its folder); other stores
-    need one. `cleanup` "full" also removes every chunk of the sources not given this time (files deleted
+    (default: `Context()`, the settings' Chroma collection, or its retriever when that is a vector store).
+    `record_manager`: a LangChain RecordManager, or the path of a SQLite file to keep one in; None for the
+    context's `record_manager` setting, else Chroma's own (a file in its folder); other stores need one. `cleanup` "full" also removes every chunk of the sources not given this time (files deleted
     since: the store then holds exactly what was given); the default, "scoped_full", only the stale chunks of
     the sources given. Returns the `IngestReport` (added, skipped_existing, removed, what was passed over and why)."""
     documents, paths, urls = sort_inputs(source)
@@ -123,6 +123,7 @@ def ingest(
     if vector_store is not None:
         return pipeline.ingest(paths, vector_store, **options)
     context = Context() if context is None else context
+    options["record_manager"] = context.record_manager if record_manager is None else record_manager
     pipeline.check_chunking(chunk_size, chunk_overlap)  # bad input fails before a store is created
     with settings_store(context) as store:
         return pipeline.ingest(paths, store, **options)

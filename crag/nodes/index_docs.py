@@ -24,7 +24,7 @@ def as_document(item: Any, number: int) -> Document:
         )
     try:
         return Document.model_validate(item)
-    except ValidationError as exc:
+    except (ValidationError, TypeError) as exc:  # TypeError: no page_content (Document's own __init__ needs it)
         raise ValueError(f"docs[{number}] is not a document: {exc}") from exc
 
 

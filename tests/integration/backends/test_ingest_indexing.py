@@ -158,3 +158,6 @@ def test_the_ingest_command_adds_skips_removes_and_drops_deleted_files_when_aske
     assert "1 chunks: 0 added, 1 already present -> cli" in run()  # a file not read keeps its chunks
     assert "0 added, 1 already present, 1 no longer in their files removed" in run("--remove-missing")
     assert (tmp_path / "db" / RECORDS_FILE).is_file()
+    elsewhere = ["--collection", "cli-2", "--record-manager", str(tmp_path / "records" / "cli-2.sqlite")]
+    assert "1 chunks: 1 added" in run(*elsewhere) and "1 chunks: 0 added, 1 already present" in run(*elsewhere)
+    assert (tmp_path / "records" / "cli-2.sqlite").is_file()

@@ -134,11 +134,23 @@ def test_a_store_other_than_chroma_needs_a_record_manager(tmp_path):
     assert store_id(store, "ab" * 32) == str(uuid.UUID(hex="ab" * 16))
 
 
-def test_the_index_graph_into_a_store_without_a_record_of_its_own_is_an_error():
-    store, _ = fresh()
+def test_the_index_graph_writes_into_the_contexts_vector_store_with_its_record_manager(tmp_path):
+    store, manager = fresh()
     context = Context(retriever=store, embeddings=WordEmbeddings())
     with pytest.raises(ValueError, match="needs a record manager"):  # no store of its own: no default record
         index_graph.invoke({"docs": docs()}, context=context)
+    for record in (manager, str(tmp_path / "records.sqlite")):  # the setting: a RecordManager, or a SQLite file
+        store, _ = fresh()
+        context = Context(retriever=store, embeddings=WordEmbeddings(), record_manager=record)
+        given = [{"page_content": d.page_content, "metadata": d.metadata} for d in docs()]  # a server's JSON
+        report = index_graph.invoke({"docs": given}, context=context)["report"]
+        assert report["added"] == report["chunks"] == len(store.store) > 1
+        again = index_graph.invoke({"docs": docs()}, context=context)["report"]
+        assert (again["added"], again["skipped_existing"]) == (0, report["chunks"])
+    with pytest.raises(ValueError, match=r"docs\[0\]: expected a document"):
+        index_graph.invoke({"docs": ["just text"]}, context=context)
+    with pytest.raises(ValueError, match=r"docs\[0\] is not a document"):
+        index_graph.invoke({"docs": [{"metadata": {}}]}, context=context)
 
 
 def test_a_store_filled_by_ingest_answers_as_the_contexts_retriever():
