@@ -12,7 +12,7 @@ from crag.settings import Context
 from crag.state import IndexInput, IndexState
 
 
-def build_index_graph() -> StateGraph:
+def build_index_graph() -> StateGraph[IndexState, Context, IndexInput, IndexState]:
     builder = StateGraph(IndexState, context_schema=Context, input_schema=IndexInput)
     builder.add_node("index_docs", index_docs)
     builder.add_edge(START, "index_docs")

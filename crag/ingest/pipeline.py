@@ -57,6 +57,10 @@ DEFAULT_CHUNK_OVERLAP = 100
 
 @dataclass(frozen=True)
 class IngestReport:
+    """What an ingest did: `chunks` cut, of which `added` (embedded), `skipped_existing` (already in the store),
+    `duplicates` (repeated within the input); `removed` (stale chunks of the sources read); and what was
+    passed over, and why."""
+
     files: int
     chunks: int
     added: int
