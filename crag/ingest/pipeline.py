@@ -41,7 +41,7 @@ from crag.ingest.readers import (
     terminal_text,
     unindexed_reason,
 )
-from crag.ingest.records import Cleanup, record_manager_for, write
+from crag.ingest.records import Cleanup, opened, write
 from crag.ingest.rst import RST_SUFFIXES, rst_text, rst_title
 from crag.ingest.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.jsonl import parse_objects
@@ -254,23 +254,26 @@ def ingest(
         raise ValueError("batch size must be at least 1")
     check_chunking(chunk_size, chunk_overlap)
     given = check_documents(documents)
-    manager = record_manager_for(store, record_manager)  # before reading: a store without one fails fast
-    loaded = load_documents(paths, progress=progress)
-    downloaded = load_urls(
-        urls, timeout=fetch_timeout, max_bytes=max_page_bytes, allow_private=allow_private_fetch, progress=progress
-    )
-    documents = given + loaded.documents + downloaded.documents
-    empty = [document for document in documents if not document.page_content.strip()]
-    chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
-    first: dict[str | None, Document] = {}  # the first chunk of each id: a text repeated within a source is stored once
-    for chunk in chunks:
-        first.setdefault(chunk.id, chunk)
-    unique = list(first.values())
-    # sources read without a chunk now (an emptied file, a page now kept out, a JSONL file whose records
-    # name their URLs): whatever they put in the store before goes
-    read = {str(f) for f in (*loaded.files, *loaded.unindexed)} | {source_of(d) for d in given}
-    emptied = sorted(read - {source_of(chunk) for chunk in unique})
-    written = write(unique, store, manager, emptied=emptied, cleanup=cleanup, batch_size=batch_size, progress=progress)
+    with opened(store, record_manager) as manager:  # before reading: a store without one fails fast
+        loaded = load_documents(paths, progress=progress)
+        downloaded = load_urls(
+            urls, timeout=fetch_timeout, max_bytes=max_page_bytes, allow_private=allow_private_fetch, progress=progress
+        )
+        documents = given + loaded.documents + downloaded.documents
+        empty = [document for document in documents if not document.page_content.strip()]
+        chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        # the first chunk of each id: a text repeated within a source is stored once
+        first: dict[str | None, Document] = {}
+        for chunk in chunks:
+            first.setdefault(chunk.id, chunk)
+        unique = list(first.values())
+        # sources read without a chunk now (an emptied file, a page now kept out, a JSONL file whose records
+        # name their URLs): whatever they put in the store before goes
+        read = {str(f) for f in (*loaded.files, *loaded.unindexed)} | {source_of(d) for d in given}
+        emptied = sorted(read - {source_of(chunk) for chunk in unique})
+        written = write(
+            unique, store, manager, emptied=emptied, cleanup=cleanup, batch_size=batch_size, progress=progress
+        )
     return IngestReport(
         files=len(loaded.files),
         chunks=len(chunks),

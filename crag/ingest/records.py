@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -91,6 +92,18 @@ def record_manager_for(store: VectorStore, record_manager: RecordManager | str |
         manager.create_schema()
         return manager
     return sql_record_manager(folder / RECORDS_FILE, store)
+
+
+@contextmanager
+def opened(store: VectorStore, record_manager: RecordManager | str | Path | None) -> Iterator[RecordManager]:
+    """`record_manager_for`; a SQLite one made here is closed after (a server ingesting again and again would
+    otherwise keep a connection pool per ingest)."""
+    manager = record_manager_for(store, record_manager)
+    try:
+        yield manager
+    finally:
+        if manager is not record_manager and hasattr(manager, "engine"):
+            manager.engine.dispose()
 
 
 def _chroma_records(chroma: Any) -> Iterable[tuple[list[str], list[str | None]]]:
@@ -176,4 +189,4 @@ def write(
     return Written(added=result["num_added"] + result["num_updated"], skipped=result["num_skipped"], removed=removed)
 
 
-__all__ = ["RECORDS_FILE", "record_manager_for", "store_id", "write"]
+__all__ = ["RECORDS_FILE", "opened", "record_manager_for", "store_id", "write"]
