@@ -23,6 +23,7 @@ _EXPORTS = {
     "Thresholds": "crag.thresholds",
     "PRESETS": "crag.thresholds",
     "passage": "crag.passages",
+    "ingest": "crag.ingest",  # the package itself, callable (crag/ingest/__init__.py says why)
 }
 
 __all__ = [  # written out, as tools read it; a test checks it matches _EXPORTS
@@ -38,6 +39,7 @@ __all__ = [  # written out, as tools read it; a test checks it matches _EXPORTS
     "build_graph",
     "crag_tool",
     "graph",
+    "ingest",
     "knowledge_graph",
     "passage",
 ]
@@ -56,7 +58,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'crag' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
     globals()[name] = value  # later lookups skip this function
     return value
 

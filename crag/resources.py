@@ -3,6 +3,7 @@ The nodes' one way to the backends (an import-linter contract), so a node can be
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -281,6 +282,15 @@ def warm_up(ctx: Context) -> None:
     warm_chat(ctx)
     if ctx.web_backend == "local":
         web_search(ctx, "warm-up")
+
+
+def ingest(ctx: Context, documents: Sequence[Document]) -> dict[str, Any]:
+    """Chunk `documents` into the context's store (its retriever when a vector store, else its Chroma
+    collection) through LangChain's Indexing API; the `IngestReport` as a dict."""
+    # here: the answering graphs, which import this module, need none of ingestion's readers and record managers
+    from crag.ingest.api import ingest as ingest_into  # noqa: PLC0415
+
+    return dataclasses.asdict(ingest_into(list(documents), context=ctx))
 
 
 __all__ = ["warm_chat"]  # what callers outside the package use

@@ -179,6 +179,13 @@ class Context:
         env=False,
         help="A LangChain retriever or vector store to search instead of Chroma (Python only).",
     )
+    record_manager: str | None = setting(
+        group=DOCUMENTS,
+        objects=True,
+        help="Where ingesting records each source's chunk ids (LangChain's Indexing API): a SQLite file, or a "
+        "LangChain RecordManager (Python); empty: a file in the Chroma folder (with chroma_url, one rebuilt "
+        "from the collection each time). A vector store given as the retriever needs one.",
+    )
     # -- models
     chat_model: str = setting(
         "local", group=MODELS, objects=True, help=f"The chat model that answers: {CHAT_MODEL_HELP}."

@@ -198,6 +198,18 @@ class SearchOutput(TypedDict):
     timings: Annotated[dict[str, float], merge_timings]
 
 
+class IndexInput(TypedDict):
+    """What the `index` graph is given: Documents (or their JSON: page_content, and metadata with a "source")."""
+
+    docs: list[Document]
+
+
+class IndexState(IndexInput, total=False):
+    """The `index` graph's state: the documents, and what ingesting them did (`IngestReport` as a dict)."""
+
+    report: dict[str, Any]
+
+
 ACROSS_TURNS = frozenset({"question", "asked", "asked_id", "history", "messages", "timings"})
 
 

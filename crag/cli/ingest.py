@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,12 +9,13 @@ import typer
 
 from crag.cli.common import fail
 from crag.cli.settings import with_settings
+from crag.ingest.api import ingest
 from crag.ingest.files import COMPRESSED, SUFFIXES, find_files
-from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, check_chunking, ingest, store_lock
+from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, check_chunking
 from crag.ingest.readers import REPEATED_IN
 from crag.ingest.urls import DEFAULT_TIMEOUT, is_url, read_url_list
 from crag.models.embeddings import EmbeddingError
-from crag.search.store import StoreError, check_folder, open_store
+from crag.search.store import StoreError
 from crag.settings import Context
 
 
@@ -28,7 +28,7 @@ def _warn(message: str) -> None:
     typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
 
 
-@with_settings("chroma_dir", "chroma_url", "collection", "embeddings")
+@with_settings("chroma_dir", "chroma_url", "collection", "embeddings", "record_manager")
 def ingest_cmd(
     sources: Annotated[
         list[str] | None,
@@ -52,6 +52,14 @@ def ingest_cmd(
     chunk_overlap: Annotated[
         int, typer.Option("--chunk-overlap", min=0, help="Characters shared by neighbouring chunks.")
     ] = DEFAULT_CHUNK_OVERLAP,
+    remove_missing: Annotated[
+        bool,
+        typer.Option(
+            "--remove-missing",
+            help="Also remove the chunks of every file and page not given this time (deleted since): the "
+            "collection then holds exactly what was given.",
+        ),
+    ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
     *,
     settings: dict[str, Any],
@@ -62,7 +70,7 @@ def ingest_cmd(
     except ValueError as exc:
         fail(str(exc))
     folder, chroma_url = Path(store_settings.chroma_dir).expanduser(), store_settings.chroma_url
-    collection, embeddings = store_settings.collection, store_settings.embeddings
+    collection = store_settings.collection
     urls = [source for source in sources or [] if is_url(source)]
     paths = [Path(source) for source in sources or [] if not is_url(source)]
     try:
@@ -77,20 +85,16 @@ def ingest_cmd(
                 f"no {', '.join(SUFFIXES)} files, plain text files with no type in their name (LICENSE) or such "
                 f"files {COMPRESSED} in {', '.join(map(str, paths))}"
             )
-        if not chroma_url:
-            check_folder(folder)  # before the lock creates it as a folder
-        with contextlib.nullcontext() if chroma_url else store_lock(folder.expanduser()):
-            store = open_store(persist_dir=folder, collection=collection, chroma_url=chroma_url, embedder=embeddings)
-            report = ingest(
-                paths,
-                store,
-                urls=urls,
-                allow_private_fetch=allow_private_fetch,
-                fetch_timeout=fetch_timeout,
-                chunk_size=chunk_size,
-                chunk_overlap=chunk_overlap,
-                progress=progress,
-            )
+        report = ingest(  # the Python API's one path: the settings' store, under its lock, through index()
+            [*paths, *urls],
+            context=store_settings,
+            cleanup="full" if remove_missing else "scoped_full",
+            allow_private_fetch=allow_private_fetch,
+            fetch_timeout=fetch_timeout,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            progress=progress,
+        )
     except (FileNotFoundError, ValueError, StoreError, EmbeddingError, OSError) as exc:
         fail(str(exc))
     target = chroma_url or str(folder)

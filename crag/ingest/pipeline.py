@@ -1,6 +1,7 @@
-"""`crag ingest`: load files and web pages, cut them into chunks and add the new chunks to the Chroma store.
-Chunk ids hash (source, text), so only new chunks are embedded and an edited file's old ones are removed.
-The report names everything skipped and why."""
+"""`crag ingest`: load files and web pages (or take LangChain Documents), cut them into chunks and write them
+into a vector store through LangChain's Indexing API (`crag.ingest.records`). Chunk ids hash (source, text),
+so only new chunks are embedded and an edited file's old ones are removed. The report names everything
+skipped and why."""
 
 from __future__ import annotations
 
@@ -40,13 +41,15 @@ from crag.ingest.readers import (
     terminal_text,
     unindexed_reason,
 )
+from crag.ingest.records import Cleanup, opened, write
 from crag.ingest.rst import RST_SUFFIXES, rst_text, rst_title
 from crag.ingest.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.jsonl import parse_objects
 from crag.passages import record_fields, source_of
 
 if TYPE_CHECKING:
-    from langchain_chroma import Chroma
+    from langchain_core.indexing import RecordManager
+    from langchain_core.vectorstores import VectorStore
 
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 100
@@ -54,6 +57,10 @@ DEFAULT_CHUNK_OVERLAP = 100
 
 @dataclass(frozen=True)
 class IngestReport:
+    """What an ingest did: `chunks` cut, of which `added` (embedded), `skipped_existing` (already in the store),
+    `duplicates` (repeated within the input); `removed` (stale chunks of the sources read); and what was
+    passed over, and why."""
+
     files: int
     chunks: int
     added: int
@@ -207,11 +214,29 @@ def split_documents(
     return chunks
 
 
+def check_documents(documents: Iterable[Document]) -> list[Document]:
+    """The documents as a list; ValueError naming the first that is not a Document with a "source" string
+    (the Indexing API keeps each source's chunks by it, to remove those an edited source no longer holds)."""
+    checked = list(documents)
+    for number, document in enumerate(checked):
+        if not isinstance(document, Document):
+            raise TypeError(f"document {number}: expected a LangChain Document, got {type(document).__name__}")
+        if not isinstance(document.metadata.get("source"), str) or not document.metadata["source"]:
+            raise ValueError(
+                f'document {number} ({document.page_content[:40]!r}...) has no "source" in its metadata: '
+                "give each document the file, URL or name it came from, e.g. metadata={'source': 'notes/a.txt'}"
+            )
+    return checked
+
+
 def ingest(
     paths: Iterable[str | Path],
-    store: Chroma,
+    store: VectorStore,
     *,
     urls: Iterable[str] = (),
+    documents: Iterable[Document] = (),
+    record_manager: RecordManager | str | Path | None = None,
+    cleanup: Cleanup = "scoped_full",
     allow_private_fetch: bool = False,
     fetch_timeout: float = DEFAULT_TIMEOUT,
     max_page_bytes: int = DEFAULT_MAX_BYTES,
@@ -220,42 +245,40 @@ def ingest(
     batch_size: int = 64,
     progress: bool = True,
 ) -> IngestReport:
-    """Load `paths` and `urls`, chunk, and add to `store` the chunks it does not hold yet; then remove the
-    old chunks of every source read (one that could not be read keeps what it had)."""
+    """Load `paths` and `urls`, take `documents` as they are, chunk them all and write the chunks into `store`
+    through LangChain's Indexing API (`records.write`): only chunks it does not hold are embedded, and the
+    old chunks of every source read are removed (one that could not be read keeps what it had).
+    `record_manager`: a RecordManager, a SQLite file for one, or None for the store's default. `cleanup`
+    "full" also removes the chunks of every source not given this time: the store then holds what was given."""
     if batch_size < 1:
         raise ValueError("batch size must be at least 1")
-    loaded = load_documents(paths, progress=progress)
-    downloaded = load_urls(
-        urls, timeout=fetch_timeout, max_bytes=max_page_bytes, allow_private=allow_private_fetch, progress=progress
-    )
-    documents = loaded.documents + downloaded.documents
-    empty = [document for document in documents if not document.page_content.strip()]
-    chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
-    seen: set[str] = set()
-    unique = []  # the first chunk of each id: a text repeated within one source is stored once
-    for chunk in chunks:
-        if chunk.id not in seen:
-            seen.add(chunk.id)
-            unique.append(chunk)
-    added = 0
-    with tqdm(total=len(chunks), desc="ingest", unit="chunk", disable=not progress) as bar:
-        bar.update(len(chunks) - len(unique))
-        for start in range(0, len(unique), batch_size):
-            batch = unique[start : start + batch_size]
-            present = set(store.get(ids=[chunk.id for chunk in batch], include=[])["ids"])
-            new = [chunk for chunk in batch if chunk.id not in present]
-            if new:
-                store.add_documents(new, ids=[chunk.id for chunk in new])
-                added += len(new)
-            bar.update(len(batch))
-    # also files none of whose chunks names them (JSONL records with URLs), and pages now kept out
-    read = {source_of(chunk) for chunk in unique} | {str(f) for f in (*loaded.files, *loaded.unindexed)}
-    removed = _remove_stale(store, sorted(read), seen)
+    check_chunking(chunk_size, chunk_overlap)
+    given = check_documents(documents)
+    with opened(store, record_manager) as manager:  # before reading: a store without one fails fast
+        loaded = load_documents(paths, progress=progress)
+        downloaded = load_urls(
+            urls, timeout=fetch_timeout, max_bytes=max_page_bytes, allow_private=allow_private_fetch, progress=progress
+        )
+        documents = given + loaded.documents + downloaded.documents
+        empty = [document for document in documents if not document.page_content.strip()]
+        chunks = split_documents(documents, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        # the first chunk of each id: a text repeated within a source is stored once
+        first: dict[str | None, Document] = {}
+        for chunk in chunks:
+            first.setdefault(chunk.id, chunk)
+        unique = list(first.values())
+        # sources read without a chunk now (an emptied file, a page now kept out, a JSONL file whose records
+        # name their URLs): whatever they put in the store before goes
+        read = {str(f) for f in (*loaded.files, *loaded.unindexed)} | {source_of(d) for d in given}
+        emptied = sorted(read - {source_of(chunk) for chunk in unique})
+        written = write(
+            unique, store, manager, emptied=emptied, cleanup=cleanup, batch_size=batch_size, progress=progress
+        )
     return IngestReport(
         files=len(loaded.files),
         chunks=len(chunks),
-        added=added,
-        skipped_existing=len(unique) - added,
+        added=written.added,
+        skipped_existing=written.skipped,
         duplicates=len(chunks) - len(unique),
         unsupported_files=tuple(map(str, loaded.unsupported)),
         binary_files=tuple(map(str, loaded.binary)),
@@ -264,24 +287,10 @@ def ingest(
         empty_pages=tuple(loaded.empty_pages + downloaded.empty_pages),
         urls=len(downloaded.urls),
         failed_urls=tuple(downloaded.failed),
-        removed=removed,
+        removed=written.removed,
         unindexed_files=tuple(map(str, loaded.unindexed)),
         repeated_pages=tuple(loaded.repeated),
     )
-
-
-SOURCES_PER_QUERY = 100
-
-
-def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
-    """Delete the chunks of `sources` whose ids are not in `current`; returns how many."""
-    stale: list[str] = []
-    for start in range(0, len(sources), SOURCES_PER_QUERY):
-        where = {"source": {"$in": sources[start : start + SOURCES_PER_QUERY]}}
-        stale += [i for i in store.get(where=where, include=[])["ids"] if i not in current]
-    if stale:
-        store.delete(ids=stale)
-    return len(stale)
 
 
 @contextmanager

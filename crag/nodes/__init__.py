@@ -5,6 +5,7 @@ from crag.nodes.contextualize import contextualize
 from crag.nodes.finish import finish
 from crag.nodes.generate import generate
 from crag.nodes.grade import grade
+from crag.nodes.index_docs import index_docs
 from crag.nodes.quote import quote
 from crag.nodes.read_further import read_further
 from crag.nodes.refine import refine
@@ -20,6 +21,7 @@ __all__ = [
     "finish",
     "generate",
     "grade",
+    "index_docs",
     "quote",
     "read_further",
     "refine",
