@@ -23,7 +23,7 @@ _EXPORTS = {
     "Thresholds": "crag.thresholds",
     "PRESETS": "crag.thresholds",
     "passage": "crag.passages",
-    "ingest": "crag.ingest",  # the package itself, callable (crag/ingest/__init__.py says why)
+    "ingest": "crag.indexing.api",
 }
 
 __all__ = [  # written out, as tools read it; a test checks it matches _EXPORTS
@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from crag.components import CRAGCompressor, CRAGRetriever, bound_graph, crag_tool
     from crag.evaluator.runnable import RetrievalEvaluator
     from crag.graphs.crag import build_graph, graph, knowledge_graph
+    from crag.indexing.api import ingest
     from crag.passages import passage
     from crag.search.hybrid import HybridRetriever
     from crag.settings import Context

@@ -288,7 +288,7 @@ def ingest(ctx: Context, documents: Sequence[Document]) -> dict[str, Any]:
     """Chunk `documents` into the context's store (its retriever when a vector store, else its Chroma
     collection) through LangChain's Indexing API; the `IngestReport` as a dict."""
     # here: the answering graphs, which import this module, need none of ingestion's readers and record managers
-    from crag.ingest.api import ingest as ingest_into  # noqa: PLC0415
+    from crag.indexing.api import ingest as ingest_into  # noqa: PLC0415
 
     return dataclasses.asdict(ingest_into(list(documents), context=ctx))
 

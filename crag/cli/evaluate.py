@@ -15,7 +15,7 @@ from crag.evaluation.audit import agreement
 from crag.evaluation.longform import score_facts, write_audit
 from crag.evaluation.runner import RunSettings, run
 from crag.evaluation.systems import SYSTEMS, parse_systems
-from crag.ingest.pipeline import check_chunking
+from crag.indexing.pipeline import check_chunking
 from crag.models.chat import CHAT_MODEL_HELP
 from crag.settings import Context, about, check
 

@@ -1,4 +1,4 @@
-"""`crag ingest`: the command over `crag.ingest.pipeline`."""
+"""`crag ingest`: the command over `crag.indexing.pipeline`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import typer
 
 from crag.cli.common import fail
 from crag.cli.settings import with_settings
-from crag.ingest.api import ingest
-from crag.ingest.files import COMPRESSED, SUFFIXES, find_files
-from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, check_chunking
-from crag.ingest.readers import REPEATED_IN
-from crag.ingest.urls import DEFAULT_TIMEOUT, is_url, read_url_list
+from crag.indexing.api import ingest
+from crag.indexing.files import COMPRESSED, SUFFIXES, find_files
+from crag.indexing.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, check_chunking
+from crag.indexing.readers import REPEATED_IN
+from crag.indexing.urls import DEFAULT_TIMEOUT, is_url, read_url_list
 from crag.models.embeddings import EmbeddingError
 from crag.search.store import StoreError
 from crag.settings import Context

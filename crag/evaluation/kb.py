@@ -9,7 +9,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from crag.evaluation.inputs import Passage
-from crag.ingest.pipeline import split_documents
+from crag.indexing.pipeline import split_documents
 from crag.passages import passage, title_of
 from crag.search.store import chunk_count, copy_embedded, open_store
 

@@ -31,7 +31,7 @@ from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
 from crag.evaluation.kb import ensure_collection
-from crag.ingest.pipeline import ingest
+from crag.indexing.pipeline import ingest
 from crag.passages import source_of, title_of
 from crag.search import keywords
 from crag.search.store import open_store, retrieve

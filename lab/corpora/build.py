@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from crag.evaluation.inputs import read_questions
-from crag.ingest.pipeline import load_documents
+from crag.indexing.pipeline import load_documents
 from lab.datasets.popqa import interleave, web_records, write_records
 
 HERE = Path(__file__).resolve().parent

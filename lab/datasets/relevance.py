@@ -40,7 +40,7 @@ from tqdm.auto import tqdm
 from crag.evaluation.inputs import Passage
 from crag.evaluation.kb import ensure_collection
 from crag.evaluator.pairs import Pair, write_pairs
-from crag.ingest.pipeline import ingest
+from crag.indexing.pipeline import ingest
 from crag.models.embeddings import DEFAULT_EMBEDDINGS
 from crag.passages import source_of, title_of
 from crag.search.store import open_store, retrieve

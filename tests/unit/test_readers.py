@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.ingest.pipeline import load_documents, split_documents
-from crag.ingest.readers import (
+from crag.indexing.pipeline import load_documents, split_documents
+from crag.indexing.readers import (
     UnreadablePdf,
     html_text,
     joined_hyphens,
@@ -26,8 +26,8 @@ from crag.ingest.readers import (
     unindexed_reason,
     without_running_lines,
 )
-from crag.ingest.rst import rst_title
-from crag.ingest.urls import is_url, read_url_list
+from crag.indexing.rst import rst_title
+from crag.indexing.urls import is_url, read_url_list
 from tests.pdfs import encrypted, pdf_bytes
 
 PAGES = [

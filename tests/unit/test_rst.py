@@ -1,4 +1,4 @@
-"""reStructuredText read as its built page shows it (`crag.ingest.rst`): CMake's documentation was
+"""reStructuredText read as its built page shows it (`crag.indexing.rst`): CMake's documentation was
 quoted with its markup (":command:`add_custom_target`", "message ------- Log a message.")."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.ingest.rst import _ADORNMENT, _DIRECTIVE, inline, rst_text
+from crag.indexing.rst import _ADORNMENT, _DIRECTIVE, inline, rst_text
 
 # the shapes of CMake's Help/command/*.rst and Help/manual/*.rst, and of Sphinx pages generally
 PAGE = """.. cmake-manual-description: CMake Command Reference

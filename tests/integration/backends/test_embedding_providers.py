@@ -10,7 +10,7 @@ from fastapi import FastAPI, Request
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from crag.graphs.crag import graph
-from crag.ingest.pipeline import ingest
+from crag.indexing.pipeline import ingest
 from crag.models.embeddings import embeddings
 from crag.search import store as store_module
 from crag.search.store import StoreError, open_existing, open_store, retrieve

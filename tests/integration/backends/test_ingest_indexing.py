@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 import crag
 from crag.cli.main import app
 from crag.graphs.indexing import index_graph
-from crag.ingest.pipeline import split_documents
-from crag.ingest.records import RECORDS_FILE
+from crag.indexing.pipeline import split_documents
+from crag.indexing.records import RECORDS_FILE
 from crag.search import store as store_module
 from crag.search.store import chunk_count, open_store, retrieve
 from crag.settings import Context

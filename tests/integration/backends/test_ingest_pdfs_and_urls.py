@@ -16,9 +16,9 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from typer.testing import CliRunner
 
 from crag.cli.main import app
-from crag.ingest import urls as urls_module
-from crag.ingest.pipeline import ingest, load_documents
-from crag.ingest.urls import load_urls
+from crag.indexing import urls as urls_module
+from crag.indexing.pipeline import ingest, load_documents
+from crag.indexing.urls import load_urls
 from crag.search.store import open_store, retrieve
 from tests.pdfs import pdf_bytes
 from tests.servers import running

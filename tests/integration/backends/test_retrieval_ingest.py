@@ -18,8 +18,8 @@ import typer
 from typer.testing import CliRunner
 
 from crag.cli.ingest import ingest_cmd
-from crag.ingest.files import find_files
-from crag.ingest.pipeline import IngestReport, ingest, load_documents, split_documents
+from crag.indexing.files import find_files
+from crag.indexing.pipeline import IngestReport, ingest, load_documents, split_documents
 from crag.search import store as store_module
 from crag.search.store import (
     StoreError,

@@ -134,7 +134,7 @@ def test_training_stops_at_the_deadline(tiny_bert):
 @pytest.fixture(scope="module")
 def pydoc_collection(tmp_path_factory):
     """This machine's pydoc pages for twelve standard modules, ingested with `crag ingest`'s code."""
-    from crag.ingest.pipeline import ingest
+    from crag.indexing.pipeline import ingest
     from crag.search.store import open_store
 
     root = tmp_path_factory.mktemp("pydoc")

@@ -161,7 +161,7 @@ def test_a_query_sample_keeps_every_chunk_as_a_negative():
 
 
 def test_chunks_and_their_embeddings_come_from_a_real_store(tmp_path):
-    from crag.ingest.pipeline import ingest
+    from crag.indexing.pipeline import ingest
     from crag.search.store import open_store
 
     docs = tmp_path / "docs"

@@ -8,7 +8,7 @@ from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 
 from crag.components import CRAGCompressor, CRAGRetriever
-from crag.ingest.pipeline import ingest
+from crag.indexing.pipeline import ingest
 from crag.search.store import open_store
 from crag.settings import Context
 from tests.fakes import ListRetriever

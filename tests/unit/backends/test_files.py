@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crag.ingest import files
-from crag.ingest.files import find_files, is_binary, kind, read_bytes, stem
-from crag.ingest.pipeline import load_documents, load_file
+from crag.indexing import files
+from crag.indexing.files import find_files, is_binary, kind, read_bytes, stem
+from crag.indexing.pipeline import load_documents, load_file
 from crag.jsonl import read_objects
 from tests.pdfs import pdf_bytes
 

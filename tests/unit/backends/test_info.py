@@ -1,4 +1,4 @@
-"""GNU Info manuals (`crag.ingest.info`): one passage per node, without the navigation."""
+"""GNU Info manuals (`crag.indexing.info`): one passage per node, without the navigation."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crag.ingest.files import supported
-from crag.ingest.info import SEPARATOR, is_info, nodes
-from crag.ingest.pipeline import load_file
+from crag.indexing.files import supported
+from crag.indexing.info import SEPARATOR, is_info, nodes
+from crag.indexing.pipeline import load_file
 
 MANUAL = f"""This is tool.info, produced by makeinfo version 6.8 from tool.texi.
 

@@ -13,9 +13,9 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 import crag
 from crag.graphs.indexing import index_graph
-from crag.ingest.api import sort_inputs
-from crag.ingest.pipeline import chunk_id
-from crag.ingest.records import record_manager_for, store_id
+from crag.indexing.api import sort_inputs
+from crag.indexing.pipeline import chunk_id
+from crag.indexing.records import record_manager_for, store_id
 from crag.settings import Context
 from tests.fakes import ANSWER, WordEmbeddings, fake_context
 
@@ -44,11 +44,12 @@ def ingest(store, manager, source, **kw):
     return crag.ingest(source, vector_store=store, record_manager=manager, chunk_size=200, chunk_overlap=20, **kw)
 
 
-def test_ingest_is_the_package_callable_however_it_was_imported():
-    import crag.ingest.pipeline  # the package imported first, as any module of it does
+def test_ingest_is_the_function_however_the_indexing_package_was_imported():
+    import crag.indexing.pipeline  # the package imported first, as `crag ingest` does
     from crag import ingest as imported
+    from crag.indexing.api import ingest as defined
 
-    assert imported is crag.ingest and callable(crag.ingest) and crag.ingest.pipeline.ingest
+    assert imported is crag.ingest is defined and callable(crag.ingest)
 
 
 def test_documents_are_chunked_stored_under_uuids_and_found_again_without_embedding():

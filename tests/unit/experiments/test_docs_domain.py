@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crag.evaluation.inputs import read_questions
-from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, load_documents, split_documents
+from crag.indexing.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, load_documents, split_documents
 from lab.datasets import docs_domain
 from lab.datasets.cli import app
 from lab.datasets.docs_domain import (

@@ -11,7 +11,7 @@ from urllib.parse import urldefrag, urlsplit
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
-from crag.ingest.readers import MARKDOWN_SUFFIXES, html_text, markdown_text, read_pdf, terminal_text
+from crag.indexing.readers import MARKDOWN_SUFFIXES, html_text, markdown_text, read_pdf, terminal_text
 from crag.passages import passage, record_fields
 from crag.search.downloads import Download, download_all
 from crag.search.fetch import HTML_TYPES, MARKDOWN_TYPES, PDF_TYPES, without_credentials

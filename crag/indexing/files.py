@@ -10,9 +10,9 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from crag.ingest.info import is_info
-from crag.ingest.readers import MARKDOWN_SUFFIXES
-from crag.ingest.rst import RST_SUFFIXES
+from crag.indexing.info import is_info
+from crag.indexing.readers import MARKDOWN_SUFFIXES
+from crag.indexing.rst import RST_SUFFIXES
 
 TEXT_SUFFIXES = (".txt", *MARKDOWN_SUFFIXES, *RST_SUFFIXES, ".html", ".htm", ".jsonl")
 SUFFIXES = (*TEXT_SUFFIXES, ".pdf")

@@ -23,7 +23,7 @@ from lxml.etree import ParserError
 from markdown_it import MarkdownIt
 
 from crag.english import KNOWN_WORD_ZIPF, zipf
-from crag.ingest import myst
+from crag.indexing import myst
 from crag.passages import passage
 from crag.text import folded
 

@@ -23,10 +23,10 @@ from langchain_core.document_loaders import BaseLoader
 from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
 
-from crag.ingest import pipeline
-from crag.ingest.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, IngestReport
-from crag.ingest.records import Cleanup
-from crag.ingest.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, is_url
+from crag.indexing import pipeline
+from crag.indexing.pipeline import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, IngestReport
+from crag.indexing.records import Cleanup
+from crag.indexing.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, is_url
 from crag.search.store import check_folder, open_store
 from crag.settings import Context
 

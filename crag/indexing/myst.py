@@ -11,7 +11,7 @@ from mdit_py_plugins.colon_fence import colon_fence_plugin
 from mdit_py_plugins.myst_blocks import myst_block_plugin
 from mdit_py_plugins.myst_role import myst_role_plugin
 
-from crag.ingest.rst import ADMONITIONS, HIDDEN, VERSIONS, role_text, rst_text
+from crag.indexing.rst import ADMONITIONS, HIDDEN, VERSIONS, role_text, rst_text
 
 # a directive's options at the top of its body: ":maxdepth: 2" lines, or a YAML block between "---"
 _OPTIONS = re.compile(r"\A(?:(?:[ \t]*:[\w-]+:[^\n]*\n)+|---\n.*?\n---\n)", re.DOTALL)

@@ -1,5 +1,5 @@
 """`crag ingest`: load files and web pages (or take LangChain Documents), cut them into chunks and write them
-into a vector store through LangChain's Indexing API (`crag.ingest.records`). Chunk ids hash (source, text),
+into a vector store through LangChain's Indexing API (`crag.indexing.records`). Chunk ids hash (source, text),
 so only new chunks are embedded and an edited file's old ones are removed. The report names everything
 skipped and why."""
 
@@ -17,7 +17,7 @@ from filelock import FileLock
 from langchain_core.documents import Document
 from tqdm.auto import tqdm
 
-from crag.ingest.files import (
+from crag.indexing.files import (
     UnreadableFile,
     find_files,
     kind,
@@ -29,9 +29,9 @@ from crag.ingest.files import (
     unsupported_message,
     untyped,
 )
-from crag.ingest.info import is_info
-from crag.ingest.info import nodes as info_nodes
-from crag.ingest.readers import (
+from crag.indexing.info import is_info
+from crag.indexing.info import nodes as info_nodes
+from crag.indexing.readers import (
     MARKDOWN_SUFFIXES,
     UnreadablePdf,
     html_text,
@@ -41,9 +41,9 @@ from crag.ingest.readers import (
     terminal_text,
     unindexed_reason,
 )
-from crag.ingest.records import Cleanup, opened, write
-from crag.ingest.rst import RST_SUFFIXES, rst_text, rst_title
-from crag.ingest.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
+from crag.indexing.records import Cleanup, opened, write
+from crag.indexing.rst import RST_SUFFIXES, rst_text, rst_title
+from crag.indexing.urls import DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT, load_urls
 from crag.jsonl import parse_objects
 from crag.passages import record_fields, source_of
 
