@@ -51,10 +51,12 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libgomp1 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /opt/crag /opt/crag
-# a user of its own; /data is the volume: the chat model assembled from its part packages on first use
-# (cache/, shared by every container that mounts it: crag.models.gguf locks the file while it writes it,
-# so it is assembled once), and threads or an embedded Chroma folder if those stay local
-RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/crag crag \
+# a user of its own. /data is for a volume (not declared VOLUME, which would leave an anonymous volume
+# behind every container that mounts only a part of it): the chat model assembled from its part packages
+# on first use (cache/, shared by every container that mounts it: crag.models.gguf locks the file while
+# it writes it, so it is assembled once), and threads or an embedded Chroma folder if those stay local
+RUN groupadd --system --gid 10001 crag \
+    && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/crag crag \
     && mkdir -p /data/cache \
     && chown -R crag:crag /data
 ENV PATH=/opt/crag/bin:$PATH \
@@ -63,7 +65,6 @@ ENV PATH=/opt/crag/bin:$PATH \
     TRANSFORMERS_VERBOSITY=error \
     ANONYMIZED_TELEMETRY=False \
     PYTHONUNBUFFERED=1
-VOLUME /data
 WORKDIR /data
 USER 10001:10001
 EXPOSE 8000
