@@ -68,7 +68,7 @@ ENV PATH=/opt/crag/bin:$PATH \
 WORKDIR /data
 USER 10001:10001
 EXPOSE 8000
-# /health answers once every model is loaded (the first start assembles the 1.1 GB model: minutes);
+# /health answers once every model is loaded (the first start also assembles the 1.1 GB model file);
 # CRAG_HEALTH_URL for a server on another port
 HEALTHCHECK --interval=15s --timeout=5s --start-period=600s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen(os.environ.get('CRAG_HEALTH_URL', 'http://127.0.0.1:8000/health'), timeout=4)"]
