@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from crag import resources
-from crag.events import emit
+from crag.events import emit, trace_metadata
 from crag.knowledge.routing import decision
 from crag.nodes.timing import timed
 from crag.settings import Context
@@ -23,6 +23,13 @@ def grade(state: State, runtime: Runtime[Context]) -> dict:
     action, labels, reason = decision(scores, pair, ctx.route)
     thresholds = pair.as_dict()
     emit(runtime, "grade", scores=scores, labels=labels, action=action, thresholds=thresholds, reason=reason)
+    # on the grade run of a trace (LangSmith, or its OpenTelemetry export): which action, and why
+    trace_metadata(
+        crag_action=action,
+        crag_upper_threshold=pair.upper,
+        crag_lower_threshold=pair.lower,
+        crag_scores=scores,
+    )
     # no documents at all: the knowledge base is empty, and a second search would find nothing either
     due = ctx.requery != "off" and ctx.route == "auto" and action != "correct" and bool(documents)
     return {
