@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.documents import Document
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
@@ -28,6 +29,20 @@ def as_document(item: Any, number: int) -> Document:
         raise ValueError(f"docs[{number}] is not a document: {exc}") from exc
 
 
-def index_docs(state: IndexState, runtime: Runtime[Context]) -> dict:
+# the permission a run with a user needs to write (the LangGraph Agent Server's auth grants it: crag.serve.agent_auth)
+INDEX_PERMISSION = "crag:index"
+
+
+def check_permission(config: RunnableConfig) -> None:
+    """PermissionError when the run is a server's for an authenticated user who may not write documents; a run
+    with no user (Python, the CLI, `crag serve`'s own ingest) may."""
+    configurable = config.get("configurable") or {}
+    user = configurable.get("langgraph_auth_user_id")
+    if user and INDEX_PERMISSION not in (configurable.get("langgraph_auth_permissions") or []):
+        raise PermissionError(f"user {user!r} may not add documents: the server's $CRAG_INDEX_USERS does not name them")
+
+
+def index_docs(state: IndexState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
+    check_permission(config)
     documents = [as_document(item, n) for n, item in enumerate(state.get("docs") or [])]
     return {"report": resources.ingest(resources.context_of(runtime), documents)}

@@ -13,6 +13,9 @@
   a URL or a model), in a run's, an assistant's or a cron's `context` or `config.configurable`; any other
   setting is refused with 422 before the run is made, as is a value the setting does not take. (The server
   passes a run the `Context` fields of its context, so a run could otherwise set any of them.)
+- Who writes documents: the `index` graph runs only for the users of $CRAG_INDEX_USERS (names separated by
+  commas, or "*"; by default "default", the one of $CRAG_API_KEY or of a server without keys): they get the
+  `crag:index` permission, which the graph's step requires of any run with a user.
 - Whose documents a run searches: with $CRAG_FILTER_BY_USER=FIELD (`crag serve --filter-by-user`), every
   run's `filter` (`crag.search.filters`) is ANDed with {FIELD: the caller's user} in the run's context, which
   the server merges over an assistant's, so neither a run nor an assistant can lift it.
@@ -46,6 +49,10 @@ def users_from_environment() -> Users:
     return Users(identities(os.environ.get("CRAG_API_KEY") or None, os.environ.get("CRAG_API_KEYS") or None))
 
 
+# who may run the `index` graph (write into the knowledge base): $CRAG_INDEX_USERS, user names separated by
+# commas, or "*" for every user; by default only "default" (the one $CRAG_API_KEY or a server without keys)
+INDEX_PERMISSION = "crag:index"  # what `crag.nodes.index_docs` requires of a run on the Agent Server
+_indexers = frozenset(name.strip() for name in (os.environ.get("CRAG_INDEX_USERS") or DEFAULT_USER).split(",")) - {""}
 _users = users_from_environment()  # once, when the server loads this module: a bad keys file stops its start
 # the metadata field every run's filter requires to be the caller's user name ($CRAG_FILTER_BY_USER); None: off
 _filter_by_user = os.environ.get("CRAG_FILTER_BY_USER") or None
@@ -72,6 +79,12 @@ def scope_run(user: str, kwargs: dict) -> None:
     kwargs["context"] = context
 
 
+def index_users(names: frozenset[str]) -> None:
+    """Replace the indexing users read at start (tests, and an application that embeds the Agent Server)."""
+    global _indexers
+    _indexers = names
+
+
 def use_keys(users: Users) -> None:
     """Replace the keys read at start (tests, and an application that embeds the Agent Server)."""
     global _users
@@ -89,7 +102,8 @@ async def authenticate(headers: dict[bytes, bytes], scope: dict[str, Any]) -> Au
         user = DEFAULT_USER if is_local(str(client[0])) else None
     if user is None:
         raise Auth.exceptions.HTTPException(401, UNAUTHORISED, headers={"WWW-Authenticate": "Bearer"})
-    return {"identity": user, "permissions": []}
+    may_index = "*" in _indexers or user in _indexers
+    return {"identity": user, "permissions": [INDEX_PERMISSION] if may_index else []}
 
 
 def refuse_unsafe_settings(settings: Any, where: str) -> None:

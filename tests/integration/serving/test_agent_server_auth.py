@@ -1,7 +1,7 @@
 """The Agent Server (`langgraph dev`, in-memory) with the repository's auth (`crag.serve.agent_auth`) and two
 users from a keys file, on a free port of 127.0.0.1: keys (401), owned threads, assistants, crons and store
-items (another user's is a 404 or absent from searches), and the settings a run may carry (422). No request
-here runs a graph, so no model is loaded."""
+items (another user's is a 404 or absent from searches), the settings a run may carry (422), and who may
+write documents through the `index` graph (the one run here that loads a model: the embeddings)."""
 
 from __future__ import annotations
 
@@ -29,14 +29,23 @@ def agent_server(tmp_path_factory) -> Iterator[str]:
     # the repository's langgraph.json with its paths made absolute, so the server's files land in `folder`
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["auth"]["path"] == "./crag/serve/agent_auth.py:auth"
-    config["graphs"] = {"crag": f"{ROOT}/crag/graphs/crag.py:graph"}
+    config["graphs"] = {
+        "crag": f"{ROOT}/crag/graphs/crag.py:graph",
+        "index": f"{ROOT}/crag/graphs/indexing.py:index_graph",
+    }
     config["auth"]["path"] = f"{ROOT}/crag/serve/agent_auth.py:auth"
     config["dependencies"] = [str(ROOT)]
     (folder / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
     command = [str(BIN / "langgraph"), "dev", "--config", str(folder / "langgraph.json"), "--port", str(port)]
     command += ["--host", "127.0.0.1", "--no-browser", "--no-reload"]
-    env = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "CRAG_API_KEYS": str(keys), "CRAG_API_KEY": ""}
+    env = {
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "CRAG_API_KEYS": str(keys),
+        "CRAG_API_KEY": "",
+        "CRAG_INDEX_USERS": "anna",
+    }
+    env["CRAG_CHROMA_DIR"] = str(folder / "chroma")
     url = f"http://127.0.0.1:{port}"
     with subprocess_server(command, f"{url}/ok", folder / "langgraph-dev.log", env=env, cwd=folder):
         yield url
@@ -145,3 +154,13 @@ def test_an_assistant_or_cron_may_carry_only_the_same_settings(agent_server):
     made = call(agent_server, "POST", "/assistants", ANNA, {"graph_id": "crag", "name": "mine"}).json()
     patched = call(agent_server, "PATCH", f"/assistants/{made['assistant_id']}", ANNA, {"context": {"embeddings": "x"}})
     assert patched.status_code == 422
+
+
+def test_only_the_index_users_write_documents(agent_server):
+    docs = [{"page_content": "Anna's handbook: the office opens at nine.", "metadata": {"source": "handbook.md"}}]
+    body = {"assistant_id": "index", "input": {"docs": docs}}
+    refused = call(agent_server, "POST", "/runs/wait", BORIS, body)
+    # the server shows the error's kind, not its message ("may not add documents ... $CRAG_INDEX_USERS")
+    assert refused.json()["__error__"]["error"] == "PermissionError", refused.text
+    written = call(agent_server, "POST", "/runs/wait", ANNA, body)
+    assert written.status_code == 200 and written.json()["report"]["added"] == 1, written.text

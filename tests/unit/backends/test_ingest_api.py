@@ -159,3 +159,14 @@ def test_a_store_filled_by_ingest_answers_as_the_contexts_retriever():
     ingest(store, manager, [Document("Anna Berg was a Swedish painter of the sea.", metadata={"source": "kb/anna"})])
     result = crag.graph.invoke({"question": "What is Anna Berg's occupation?"}, context=fake_context(retriever=store))
     assert result["answer"] == ANSWER and result["sources"][0]["source"] == "kb/anna"
+
+
+def test_a_server_run_writes_documents_only_with_the_index_permission():
+    from crag.nodes.index_docs import INDEX_PERMISSION, check_permission
+
+    check_permission({})  # Python, the CLI: no user
+    check_permission(
+        {"configurable": {"langgraph_auth_user_id": "anna", "langgraph_auth_permissions": [INDEX_PERMISSION]}}
+    )
+    with pytest.raises(PermissionError, match="'boris' may not add documents.*CRAG_INDEX_USERS"):
+        check_permission({"configurable": {"langgraph_auth_user_id": "boris", "langgraph_auth_permissions": []}})
