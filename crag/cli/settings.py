@@ -51,7 +51,7 @@ RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, Stor
 
 def on_command_line(spec: dataclasses.Field) -> bool:
     """Every setting but those that only take an object (a retriever)."""
-    return annotation(spec.name) is not Any
+    return annotation(spec.name) is not type(None)
 
 
 def option(spec: dataclasses.Field) -> str:
@@ -86,7 +86,8 @@ def _parameter(spec: dataclasses.Field) -> inspect.Parameter:
     env = f"${env_name(spec.name)}, else " if declared_as["env"] else ""
     help_text = f"{declared_as['help']} (default: {env}{_shown(declared_as['default'])})"
     hint = str if declared_as["objects"] else plain
-    typed = Annotated[hint | None, typer.Option(declared, help=help_text, rich_help_panel=declared_as["group"])]
+    # a type made at run time, for typer: no type a checker can see
+    typed = Annotated[hint | None, typer.Option(declared, help=help_text, rich_help_panel=declared_as["group"])]  # type: ignore[valid-type]
     return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=typed)
 
 
