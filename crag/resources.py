@@ -4,10 +4,11 @@ The nodes' one way to the backends (an import-linter contract), so a node can be
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from langchain_core.vectorstores import VectorStore
 
 from crag.evaluator.runnable import RetrievalEvaluator
@@ -23,7 +24,7 @@ from crag.models.reasoning import Analysis, Selection, structured, verdict
 from crag.models.token_probs import Cut, Decoded
 from crag.passages import distinct, title_of
 from crag.prompts import CRITIQUES, GENERATE_STOP, condense_prompt, critique_messages
-from crag.records import Quote
+from crag.records import Quote, Turn
 from crag.search.fetch import cap_paragraphs, fetch_all
 from crag.search.store import OVERFETCH, open_existing
 from crag.search.store import retrieve as search_store
@@ -33,6 +34,9 @@ from crag.search.web import prefer_wikipedia, search_web
 from crag.search.wikipedia import WikipediaSearch
 from crag.settings import Context
 from crag.thresholds import PRESETS, Thresholds
+
+if TYPE_CHECKING:
+    from langchain_chroma import Chroma
 
 
 def context_of(runtime: Any) -> Context:
@@ -81,7 +85,7 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
     return search_store(knowledge_store(ctx), question, k=ctx.k, search=ctx.search)
 
 
-def knowledge_store(ctx: Context) -> VectorStore:
+def knowledge_store(ctx: Context) -> Chroma:
     """The context's Chroma collection (`StoreError` unless it exists and holds chunks)."""
     return open_existing(
         persist_dir=ctx.chroma_dir,
@@ -103,7 +107,7 @@ def web_search(ctx: Context, query: str) -> list[Document]:
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(
         query,
-        backend=ctx.web_backend,
+        backend=cast(str, ctx.web_backend),  # a name: an object of the user's was searched above
         k=ctx.web_k,
         local_index=ctx.web_index,
         timeout=ctx.web_timeout,
@@ -188,7 +192,7 @@ def choose(ctx: Context, question: str, passages: list[str]) -> list[float] | No
 REASONING_LANE = "self_reasoning"
 # the longest reply of a step that is not the answer: a verdict's reason, three quotes and their reasons, an analysis
 _REASONING_TOKENS = {"relevance": 48, "evidence": 384, "analysis": 128}
-_REASONING = {"tags": REASONING_TAGS}
+_REASONING: RunnableConfig = {"tags": REASONING_TAGS}
 
 
 def _reasoner(ctx: Context, tokens: int) -> BaseChatModel:
@@ -204,7 +208,12 @@ def evidence_selection(ctx: Context, messages: list[dict[str, str]]) -> tuple[li
     """Step 2: the sentences the reader selects, each {document, sentence, reason}, and its reply; none when
     the reply does not parse."""
     selection, text = structured(_reasoner(ctx, _REASONING_TOKENS["evidence"]), messages, Selection, _REASONING)
-    return ([Quote(**quote.model_dump()) for quote in selection.evidence] if selection else []), text
+    quotes = (
+        [Quote(document=q.document, sentence=q.sentence, reason=q.reason) for q in selection.evidence]
+        if selection
+        else []
+    )
+    return quotes, text
 
 
 def trajectory_analysis(ctx: Context, messages: list[dict[str, str]]) -> tuple[dict[str, str] | None, str]:
@@ -242,7 +251,8 @@ def warm_chat(ctx: Context) -> None:
         model.invoke("Hi", max_tokens=1)
     condenser = chat(ctx, "condense")
     if isinstance(condenser, LocalChatModel):
-        condenser.invoke(condense_prompt("warm-up", [{"question": "warm-up", "answer": "warm-up"}]), max_tokens=1)
+        turn: Turn = {"asked": "warm-up", "question": "warm-up", "answer": "warm-up"}  # the prompt shows no `asked`
+        condenser.invoke(condense_prompt("warm-up", [turn]), max_tokens=1)
 
 
 def warm_up(ctx: Context) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from filelock import FileLock
 from langchain_core.documents import Document
@@ -46,6 +46,7 @@ from crag.jsonl import parse_objects
 from crag.passages import record_fields, source_of
 
 if TYPE_CHECKING:
+    from chromadb.api.types import Where
     from langchain_chroma import Chroma
 
 DEFAULT_CHUNK_SIZE = 1000
@@ -235,17 +236,17 @@ def ingest(
     unique = []  # the first chunk of each id: a text repeated within one source is stored once
     for chunk in chunks:
         if chunk.id not in seen:
-            seen.add(chunk.id)
+            seen.add(str(chunk.id))  # str(): each chunk has its id (split_documents), which Document types as optional
             unique.append(chunk)
     added = 0
     with tqdm(total=len(chunks), desc="ingest", unit="chunk", disable=not progress) as bar:
         bar.update(len(chunks) - len(unique))
         for start in range(0, len(unique), batch_size):
             batch = unique[start : start + batch_size]
-            present = set(store.get(ids=[chunk.id for chunk in batch], include=[])["ids"])
+            present = set(store.get(ids=[str(chunk.id) for chunk in batch], include=[])["ids"])
             new = [chunk for chunk in batch if chunk.id not in present]
             if new:
-                store.add_documents(new, ids=[chunk.id for chunk in new])
+                store.add_documents(new, ids=[str(chunk.id) for chunk in new])
                 added += len(new)
             bar.update(len(batch))
     # also files none of whose chunks names them (JSONL records with URLs), and pages now kept out
@@ -277,7 +278,8 @@ def _remove_stale(store: Chroma, sources: list[str], current: set[str]) -> int:
     """Delete the chunks of `sources` whose ids are not in `current`; returns how many."""
     stale: list[str] = []
     for start in range(0, len(sources), SOURCES_PER_QUERY):
-        where = {"source": {"$in": sources[start : start + SOURCES_PER_QUERY]}}
+        # chromadb types "$in" as a list of its values (str, int, float, bool), which a list of str is not to mypy
+        where = cast("Where", {"source": {"$in": sources[start : start + SOURCES_PER_QUERY]}})
         stale += [i for i in store.get(where=where, include=[])["ids"] if i not in current]
     if stale:
         store.delete(ids=stale)

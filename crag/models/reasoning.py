@@ -4,7 +4,7 @@ schema: llama.cpp's JSON grammar locally, a provider's structured output where i
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, ValidationError
@@ -55,7 +55,7 @@ def structured(model: BaseChatModel, messages: list, schema: type[BaseModel], co
             return schema.model_validate_json(text), text
         except ValidationError:
             return None, text
-    out = bound.invoke(messages, config=config)
+    out = cast(dict[str, Any], bound.invoke(messages, config=config))  # include_raw: {"raw", "parsed", ...}
     parsed = out["parsed"] if isinstance(out["parsed"], schema) else None
     # a provider's tool call leaves the text empty: the parsed reply stands for it in the conversation
     text = str(out["raw"].content) or (parsed.model_dump_json() if parsed else "")
