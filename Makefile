@@ -37,7 +37,7 @@ test-unit: setup
 test-slow: setup
 	$(BIN)/python -m pytest -m slow
 
-# ruff (rules in pyproject.toml) and import-linter (the layers' contracts, also a test)
+# ruff (rules in pyproject.toml), import-linter (the layers' contracts, also a test) and mypy on crag/
 # the documentation site into site/ (docs/, mkdocs.yml); --strict: a broken link or reference fails
 docs: setup
 	$(BIN)/mkdocs build --strict
@@ -59,6 +59,7 @@ lint: setup
 	$(BIN)/ruff check crag tests lab docs
 	$(BIN)/ruff format --check crag tests lab docs
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 
 # questions the local chat model wrote for passages of this machine's man pages, pydoc, /usr/share/doc and
 # the shared Wikipedia passages (lab/evaluator/generated.py; committed). The generator resumes

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.vectorstores import VectorStore
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from crag.evaluator.runnable import RetrievalEvaluator
@@ -40,6 +40,9 @@ from crag.search.wikipedia import WikipediaSearch
 from crag.settings import Context
 from crag.templates import filled, replaced
 from crag.thresholds import PRESETS, Thresholds
+
+if TYPE_CHECKING:
+    from langchain_chroma import Chroma
 
 
 def context_of(runtime: Any) -> Context:
@@ -88,7 +91,7 @@ def retrieve(ctx: Context, question: str) -> list[Document]:
     return search_store(knowledge_store(ctx), question, k=ctx.k, search=ctx.search, wanted=ctx.filter)
 
 
-def knowledge_store(ctx: Context) -> VectorStore:
+def knowledge_store(ctx: Context) -> Chroma:
     """The context's Chroma collection (`StoreError` unless it exists and holds chunks)."""
     return open_existing(
         persist_dir=ctx.chroma_dir,
@@ -110,7 +113,7 @@ def web_search(ctx: Context, query: str) -> list[Document]:
         return prefer_wikipedia(search_custom(ctx.web_backend, query, ctx.web_k, ctx.web_timeout))
     return search_web(
         query,
-        backend=ctx.web_backend,
+        backend=cast(str, ctx.web_backend),  # a name: an object of the user's was searched above
         k=ctx.web_k,
         local_index=ctx.web_index,
         timeout=ctx.web_timeout,
@@ -218,7 +221,7 @@ def choose(ctx: Context, question: str, passages: list[str]) -> list[float]:
 REASONING_LANE = "self_reasoning"
 # the longest reply of a step that is not the answer: a verdict's reason, three quotes and their reasons, an analysis
 _REASONING_TOKENS = {"relevance": 48, "evidence": 384, "analysis": 128}
-_REASONING = {"tags": REASONING_TAGS}
+_REASONING: RunnableConfig = {"tags": REASONING_TAGS}
 
 
 def _reasoner(ctx: Context, tokens: int) -> BaseChatModel:
@@ -234,7 +237,12 @@ def evidence_selection(ctx: Context, messages: list[dict[str, str]]) -> tuple[li
     """Step 2: the sentences the reader selects, each {document, sentence, reason}, and its reply; none when
     the reply does not parse."""
     selection, text = structured(_reasoner(ctx, _REASONING_TOKENS["evidence"]), messages, Selection, _REASONING)
-    return ([Quote(**quote.model_dump()) for quote in selection.evidence] if selection else []), text
+    quotes = (
+        [Quote(document=q.document, sentence=q.sentence, reason=q.reason) for q in selection.evidence]
+        if selection
+        else []
+    )
+    return quotes, text
 
 
 def trajectory_analysis(ctx: Context, messages: list[dict[str, str]]) -> tuple[dict[str, str] | None, str]:
@@ -269,7 +277,10 @@ def warm_chat(ctx: Context) -> None:
     condenser = chat(ctx, "condense")
     if isinstance(condenser, LocalChatModel):
         warm = filled(
-            "condense", ctx.prompts, question="warm-up", history=[{"question": "warm-up", "answer": "warm-up"}]
+            "condense",
+            ctx.prompts,
+            question="warm-up",
+            history=[{"asked": "warm-up", "question": "warm-up", "answer": "warm-up"}],
         )
         condenser.invoke(warm, max_tokens=1)
 

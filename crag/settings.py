@@ -6,8 +6,9 @@ made by `setting()`, whose metadata everything else reads: the options of `crag 
 (`crag.cli.settings`), the per-request schema of `crag serve` (`crag.serve.service`), the table on the
 configuration page (`docs/hooks.py`) and the checks below. A field's type may carry a range
 (`Annotated[int, Field(ge=1)]`), which pydantic checks. Every plain setting can also come from the
-environment as `CRAG_<NAME>`. Nothing here imports an implementation: the models, stores and searches are
-looked up by these values when a run needs them (`crag.resources`).
+environment as `CRAG_<NAME>`. Nothing here imports an implementation (LangChain's interfaces only, the types of
+the objects a setting takes): the models, stores and searches are looked up by these values when a run needs
+them (`crag.resources`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,19 @@ import functools
 import os
 import types
 import typing
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import BaseTool
+from langchain_core.vectorstores import VectorStore
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import ErrorDetails
 
 from crag.search.filters import FILTER_HELP, check_filter
 from crag.thresholds import PRESETS, Preset, Thresholds
@@ -46,6 +56,33 @@ Score = Annotated[
 Gate = Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)]  # above 1: never reached
 # a metadata filter (`crag.search.filters`): checked, and parsed from JSON text (the command line, the environment)
 MetadataFilter = Annotated[dict[str, Any] | None, BeforeValidator(check_filter)]
+
+
+# The ready objects a setting also takes are marked `SkipJsonSchema[...]`: pydantic leaves them out of the
+# schemas (LangGraph Studio's, the server's), which show what text can give; `annotation()` drops them too.
+@runtime_checkable  # pydantic checks an object given as one with isinstance
+class DocumentScorer(Protocol):
+    """An evaluator: `invoke({"question": ..., "documents": [...]})` scores each document (a text or a
+    `Document`) in [-1, 1]. `RetrievalEvaluator` is one; a `thresholds` (upper, lower) pair is optional."""
+
+    def invoke(self, input: Any, /) -> Sequence[float]: ...
+
+
+@runtime_checkable
+class DocumentRetriever(Protocol):
+    """A retriever: `invoke(question)` returns documents for it. A LangChain `BaseRetriever` is one; a
+    `VectorStore` is searched with `similarity_search` instead."""
+
+    def invoke(self, input: str, /) -> Iterable[Document]: ...
+
+
+@runtime_checkable
+class WebSearcher(Protocol):
+    """A web backend of one's own: `.search(query, k)` returns hits (`Document`s, or mappings or objects with
+    title/text/url, `crag.search.user_web.to_result`)."""
+
+    def search(self, query: str, k: int) -> Iterable[Any]: ...
+
 
 # The groups, in the order `--help` and the configuration page show them: what a user changes first, first
 DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE, ACTIVE = (
@@ -132,6 +169,9 @@ class Context:
     or a test, injects its own models and backends.
     """
 
+    # pydantic (a schema of the Context) checks the objects' types with isinstance: they are not its models
+    __pydantic_config__ = ConfigDict(arbitrary_types_allowed=True)
+
     # -- your documents
     chroma_dir: str = setting(
         DEFAULT_CHROMA_DIR, group=DOCUMENTS, help="Embedded Chroma folder (unused with chroma_url)."
@@ -140,7 +180,7 @@ class Context:
         group=DOCUMENTS, help="A Chroma server, e.g. http://127.0.0.1:8000, instead of the folder."
     )
     collection: str = setting(DEFAULT_COLLECTION, group=DOCUMENTS, help="The Chroma collection of your documents.")
-    embeddings: str = setting(
+    embeddings: str | SkipJsonSchema[Embeddings] = setting(
         "local",
         group=DOCUMENTS,
         objects=True,
@@ -173,7 +213,7 @@ class Context:
     chroma_timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] = setting(
         30.0, group=DOCUMENTS, help="Seconds allowed for each request to the Chroma server."
     )
-    retriever: Any = setting(
+    retriever: SkipJsonSchema[BaseRetriever | VectorStore | DocumentRetriever] | None = setting(
         group=DOCUMENTS,
         objects=True,
         env=False,
@@ -187,15 +227,15 @@ class Context:
         "from the collection each time). A vector store given as the retriever needs one.",
     )
     # -- models
-    chat_model: str = setting(
+    chat_model: str | SkipJsonSchema[BaseChatModel] = setting(
         "local", group=MODELS, objects=True, help=f"The chat model that answers: {CHAT_MODEL_HELP}."
     )
-    rewrite_model: str | None = setting(
+    rewrite_model: str | SkipJsonSchema[BaseChatModel] | None = setting(
         group=MODELS,
         objects=True,
         help="The model that writes search queries and makes follow-ups self-contained; empty: chat_model.",
     )
-    evaluator: str | None = setting(
+    evaluator: str | SkipJsonSchema[DocumentScorer] | None = setting(
         group=MODELS,
         objects=True,
         help="An evaluator checkpoint folder (`crag evaluator adapt` writes one); empty: the shipped one.",
@@ -210,7 +250,7 @@ class Context:
         help="The longest answer the chat model writes with answer_style 'long', in tokens (FLARE's too).",
     )
     # -- the web
-    web_backend: WebBackend | None = setting(
+    web_backend: WebBackend | SkipJsonSchema[WebSearcher | BaseRetriever | BaseTool] | None = setting(
         group=WEB,
         objects=True,
         request=True,
@@ -505,8 +545,24 @@ def settings() -> list[dataclasses.Field]:
 
 @functools.cache
 def annotation(name: str) -> Any:
-    """A setting's type, ranges included (`Annotated[int, Field(ge=1)]`)."""
-    return typing.get_type_hints(Context, include_extras=True)[name]
+    """A setting's type as text gives it (the command line, a request, `CRAG_<NAME>`), ranges included
+    (`Annotated[int, Field(ge=1)]`): without the ready objects it also takes (`SkipJsonSchema[...]`);
+    `NoneType` for one that only takes an object (`retriever`)."""
+    kind = typing.get_type_hints(Context, include_extras=True)[name]
+    if typing.get_origin(kind) not in (typing.Union, types.UnionType):
+        return kind
+    named = [a for a in typing.get_args(kind) if not _an_object(a)]
+    if len(named) == len(typing.get_args(kind)):
+        return kind
+    return named[0] if len(named) == 1 else typing.Union[tuple(named)]  # noqa: UP007 (a union made at run time)
+
+
+def _an_object(kind: Any) -> bool:
+    """Whether a member of a setting's union is a ready object (`SkipJsonSchema[...]`)."""
+    if typing.get_origin(kind) is not Annotated:
+        return False
+    # SkipJsonSchema is a class at run time, an alias of Annotated to a type checker
+    return any(isinstance(m, SkipJsonSchema) for m in kind.__metadata__)  # type: ignore[misc]
 
 
 @functools.cache
@@ -523,7 +579,7 @@ def check(name: str, value: Any) -> Any:
         raise ValueError(_said(name, value, exc.errors()[0])) from None
 
 
-def _said(name: str, value: Any, problem: dict) -> str:
+def _said(name: str, value: Any, problem: ErrorDetails) -> str:
     """pydantic's complaint in the words crag's messages use."""
     kind, limits = problem["type"], problem.get("ctx", {})
     if kind == "value_error":  # a validator's own message (`check_filter`) already names the setting
@@ -561,4 +617,16 @@ def _plain(kind: Any) -> Any:
     return options[0] if len(options) == 1 else kind
 
 
-__all__ = ["GROUPS", "Context", "about", "annotation", "check", "env_name", "setting", "settings"]
+__all__ = [
+    "GROUPS",
+    "Context",
+    "DocumentRetriever",
+    "DocumentScorer",
+    "WebSearcher",
+    "about",
+    "annotation",
+    "check",
+    "env_name",
+    "setting",
+    "settings",
+]

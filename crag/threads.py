@@ -256,7 +256,8 @@ async def athread_busy(location: Path | str, thread_id: str) -> bool:
         raise _postgres_error(location, exc) from exc
 
 
-def _pool_options(pool_class: type) -> dict[str, Any]:
+def _pool_options(pool_class: Any) -> dict[str, Any]:
+    """The options of a pool of `pool_class`: psycopg_pool's ConnectionPool or AsyncConnectionPool."""
     dict_row = require("psycopg.rows", "postgres").dict_row
     return {
         "min_size": 1,

@@ -55,7 +55,16 @@ class Command:
     args: list[str]
 
 
-COMMANDS = {"help": 0, "set": 2, "show": 0, "new": (0, 1), "verbose": 0, "json": 0, "quit": 0, "exit": 0}
+COMMANDS: dict[str, int | tuple[int, ...]] = {
+    "help": 0,
+    "set": 2,
+    "show": 0,
+    "new": (0, 1),
+    "verbose": 0,
+    "json": 0,
+    "quit": 0,
+    "exit": 0,
+}
 
 
 def parse_command(line: str) -> Command | None:
@@ -77,7 +86,8 @@ def parse_command(line: str) -> Command | None:
             value = " ".join(shlex.split(value)) if value[0] in "'\"" else value
         return Command(name, [setting, value])
     args = rest.split()
-    counts = COMMANDS[name] if isinstance(COMMANDS[name], tuple) else (COMMANDS[name],)
+    arity = COMMANDS[name]
+    counts = arity if isinstance(arity, tuple) else (arity,)
     if len(args) not in counts:
         raise ValueError(f"/{name} takes {' or '.join(map(str, counts))} argument(s); /help lists the commands")
     return Command(name, args)

@@ -53,7 +53,7 @@ LongAnswerTokens = Annotated[
 
 
 # the run's defaults are RunSettings'; the options show them
-DEFAULTS = {f.name: f.default for f in fields(RunSettings)}
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunSettings)}
 
 
 def _settings(options: dict[str, Any], **overrides: Any) -> RunSettings:

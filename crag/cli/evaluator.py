@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -155,12 +156,14 @@ def adapt_cmd(
             persist_dir=where.chroma_dir, collection=collection, chroma_url=where.chroma_url, embedder=where.embeddings
         )
         chunks = collection_chunks(store)
-        writer = None
+        writer: Callable[[str], str] | None = None
         if chat_model_spec.strip().lower() != "none":
             model = chat_model(chat_model_spec, max_tokens=160)
 
-            def writer(prompt: str) -> str:
+            def write(prompt: str) -> str:
                 return str(model.invoke(prompt).content)
+
+            writer = write
 
         config = AdaptConfig(
             out=out,
@@ -177,6 +180,7 @@ def adapt_cmd(
             question_writer_name=chat_model_spec if writer else "",
             max_question_chunks=question_chunks,
         )
+        assert store.embeddings is not None  # open_existing gives the store its embeddings
         result = adapt(
             chunks,
             store.embeddings.embed_documents,

@@ -92,7 +92,7 @@ def _ask_here(
         context = Context(**options)
         config = thread_config(thread) if thread is not None else None
         with contextlib.ExitStack() as stack:
-            if config:
+            if config and thread is not None:
                 stack.enter_context(
                     thread_turn(
                         thread,

@@ -51,7 +51,7 @@ RUN_ERRORS = (InvalidQuestion, InvalidThreadId, EvaluatorError, ValueError, Stor
 
 def on_command_line(spec: dataclasses.Field) -> bool:
     """Every setting but those that only take an object (a retriever)."""
-    return annotation(spec.name) is not Any
+    return annotation(spec.name) is not type(None)
 
 
 def option(spec: dataclasses.Field) -> str:
@@ -85,9 +85,9 @@ def _parameter(spec: dataclasses.Field) -> inspect.Parameter:
     declared_as = about(spec)
     env = f"${env_name(spec.name)}, else " if declared_as["env"] else ""
     help_text = f"{declared_as['help']} (default: {env}{_shown(declared_as['default'])})"
-    # an object, or a mapping (a filter), is typed as text: the setting's check reads the name or the JSON
+    # a type made at run time, for typer (no type a checker can see); an object, or a mapping (a filter), is typed as text: the setting's check reads the name or the JSON
     hint = str if declared_as["objects"] or typing.get_origin(plain) is dict else plain
-    typed = Annotated[hint | None, typer.Option(declared, help=help_text, rich_help_panel=declared_as["group"])]
+    typed = Annotated[hint | None, typer.Option(declared, help=help_text, rich_help_panel=declared_as["group"])]  # type: ignore[valid-type]
     return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=typed)
 
 

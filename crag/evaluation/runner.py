@@ -51,7 +51,7 @@ from crag.prompts import (
     flare_prompt,
     prompt_text,
 )
-from crag.settings import Context, Search
+from crag.settings import AnswerStyle, Context, Search
 from crag.templates import replaced_text
 
 PREDICTIONS = "predictions.jsonl"
@@ -115,7 +115,7 @@ class RunSettings:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
     chat_model: str = "local"
-    answer_style: str = "short"  # "long": a paragraph (`Context.answer_style`), its facts scored after the run
+    answer_style: AnswerStyle = "short"  # "long": a paragraph (`Context.answer_style`), its facts scored after the run
     long_answer_tokens: int = Context.default("long_answer_tokens")
     evaluator: str | None = None
     progress: bool = True

@@ -4,6 +4,7 @@ float16, on top of the packaged base; small enough to commit."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from crag.evaluator.checkpoint import EvaluatorError, Metadata
 from crag.models.base_model import PACKAGED_BASE, quiet_loading, resolve_base
@@ -15,7 +16,7 @@ def _base_state(meta: Metadata):
     """The packaged base cut to the checkpoint's layers, with a fresh head (its load report silenced)."""
     from transformers import AutoModelForSequenceClassification
 
-    extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
+    extra: dict[str, Any] = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
     with quiet_loading(reports=True):
         return AutoModelForSequenceClassification.from_pretrained(resolve_base(meta.base), num_labels=1, **extra)
 

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def contrasts(table: IdfTable, pairs: Sequence[tuple[str, str]], groups: Sequenc
     containing it."""
     if groups is not None and len(groups) != len(pairs):
         raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
-    members: dict[object, list[int]] = {}
+    members: dict[tuple[object, str], list[int]] = {}
     for i, (question, _) in enumerate(pairs):
         members.setdefault((groups[i] if groups is not None else None, question), []).append(i)
     out = [0.0] * len(pairs)
@@ -160,7 +161,7 @@ def fit_blend(
         sample_weight=None if weights is None else np.asarray(weights),
     )
     coef, bias = [round(w, 6) for w in fit.coef_[0].tolist()], round(float(fit.intercept_[0]), 6)
-    named: dict[str, float] = {"model": coef.pop(0), "lexical": coef.pop(0), "bias": bias}
+    named: dict[str, Any] = {"model": coef.pop(0), "lexical": coef.pop(0), "bias": bias}
     if contrasts is not None:
         named["contrast"] = coef.pop(0)
     if sets is not None:

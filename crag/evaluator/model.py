@@ -8,6 +8,7 @@ import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -48,7 +49,7 @@ def _foreign_metadata(directory: Path) -> Metadata:
 def _load_weights(directory: Path, meta: Metadata):
     from transformers import AutoModelForSequenceClassification
 
-    extra = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
+    extra: dict[str, Any] = {"num_hidden_layers": meta.num_layers} if meta.num_layers else {}
     if meta.kind == "int8":
         return load_compact(directory, meta), resolve_base(meta.base)
     if meta.kind == "lora":
@@ -137,7 +138,7 @@ class Scorer:
             raise ValueError(f"{len(groups)} groups for {len(pairs)} pairs")
         raw = self.model_logits(pairs, batch_size, progress)
         kept = [i for i, z in enumerate(raw) if z is not None]
-        values = [raw[i] for i in kept]
+        values = [z for z in raw if z is not None]  # those of `kept`
         if blend and self.lexical is not None:
             head, table = self.lexical
             overlaps = [overlap(table, *pairs[i]) for i in kept]

@@ -8,8 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from langgraph.graph import StateGraph
-
+from crag.graphs.answer import Builder
 from crag.graphs.crag import build_graph
 from crag.graphs.crag_self_reasoning import build_crag_self_reasoning
 from crag.graphs.flare import build_flare
@@ -20,7 +19,7 @@ from crag.graphs.self_rag_evaluator import build_self_rag_evaluator
 from crag.graphs.self_reasoning import build_self_reasoning
 from crag.graphs.tutorial import build_tutorial
 
-BUILDERS: dict[str, Callable[[], StateGraph]] = {
+BUILDERS: dict[str, Callable[[], Builder]] = {
     "crag": build_graph,
     "rag": functools.partial(build_baseline, "rag"),
     "rag_web": functools.partial(build_baseline, "rag_web"),
@@ -39,7 +38,7 @@ BUILDERS: dict[str, Callable[[], StateGraph]] = {
 }
 
 
-def build(name: str) -> StateGraph:
+def build(name: str) -> Builder:
     """The system's graph builder, to compile with a checkpointer; ValueError naming the systems."""
     if name not in BUILDERS:
         raise ValueError(f"unknown system {name!r}; choose from {', '.join(BUILDERS)}")

@@ -4,6 +4,9 @@ quote or asking again; `finish` records the turn."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from typing import Any
+
 from langgraph.graph import END, START, StateGraph
 
 from crag.nodes import ask_again, contextualize, finish, generate, quote, read_further
@@ -11,8 +14,13 @@ from crag.nodes.answer_path import after_generate, after_quote, after_reading_fu
 from crag.settings import Context
 from crag.state import InputState, OutputState, State
 
+# a system's builder: its context is crag's settings; its state and schemas vary (FLARE's search has its own)
+Builder = StateGraph[Any, Context, Any, Any]
+# a conditional edge's path map, {what its route returns: the node that runs}, as LangGraph types it
+PathMap = dict[Hashable, str]
 
-def system_graph() -> StateGraph:
+
+def system_graph() -> Builder:
     """A system's builder: crag's state, settings and input and output schemas, and `contextualize` first (a
     follow-up made self-contained); the system adds its steps after it."""
     builder = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
@@ -21,7 +29,7 @@ def system_graph() -> StateGraph:
     return builder
 
 
-def add_answer_path(builder: StateGraph, after: list[str], *, answered_by: str = "generate") -> None:
+def add_answer_path(builder: Builder, after: list[str], *, answered_by: str = "generate") -> None:
     """Add the answer steps to `builder`, `generate` running once every node of `after` is done.
 
     `answered_by` names a node of the graph's own that wrote the answer instead of `generate` (Self-RAG's

@@ -3,10 +3,12 @@ rewrite_and_search | both → the answer path (`crag.graphs.answer`)."""
 
 from __future__ import annotations
 
-from langgraph.graph import END, StateGraph
+from collections.abc import Hashable
+
+from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from crag.graphs.answer import add_answer_path, system_graph
+from crag.graphs.answer import Builder, PathMap, add_answer_path, system_graph
 from crag.knowledge.routing import after_grade, branches
 from crag.nodes import grade, refine, requery, retrieve, rewrite_and_search, second_opinion
 from crag.nodes.grade import second_opinion_due
@@ -14,24 +16,25 @@ from crag.settings import Context
 from crag.state import State
 
 # the edges' labels in the drawing (Studio, the README): what sends a run along each
-ACTIONS = {"correct / ambiguous": "refine", "incorrect / ambiguous": "rewrite_and_search"}
-AFTER_GRADE = {"all rejected": "second_opinion", "not correct: search again": "requery", **ACTIONS}
+ACTIONS: PathMap = {"correct / ambiguous": "refine", "incorrect / ambiguous": "rewrite_and_search"}
+AFTER_GRADE: PathMap = {"all rejected": "second_opinion", "not correct: search again": "requery", **ACTIONS}
 LABEL = {node: label for label, node in AFTER_GRADE.items()}
 
 
-def route(state: State) -> list[str]:
-    return [LABEL[node] for node in branches(state["action"])]
+def route(state: State) -> list[Hashable]:
+    # `grade` has set the action; without one, both branches would run, as for Ambiguous
+    return [LABEL[node] for node in branches(state["action"] or "ambiguous")]
 
 
-def route_after_second_opinion(state: State) -> list[str]:
-    return [LABEL[node] for node in after_grade(state["action"], state.get("requery_due", False))]
+def route_after_second_opinion(state: State) -> list[Hashable]:
+    return [LABEL[node] for node in after_grade(state["action"] or "ambiguous", state.get("requery_due", False))]
 
 
-def route_after_grade(state: State, runtime: Runtime[Context]) -> list[str]:
+def route_after_grade(state: State, runtime: Runtime[Context]) -> list[Hashable]:
     return [LABEL["second_opinion"]] if second_opinion_due(state, runtime) else route_after_second_opinion(state)
 
 
-def add_corrective_steps(builder: StateGraph, *, chat_steps: bool = True) -> list[str]:
+def add_corrective_steps(builder: Builder, *, chat_steps: bool = True) -> list[str]:
     """CRAG's steps from `retrieve` to its knowledge (grade [→ second opinion] [→ requery] → refine |
     rewrite_and_search | both); the nodes after which the knowledge is whole.
 
@@ -56,7 +59,7 @@ def add_corrective_steps(builder: StateGraph, *, chat_steps: bool = True) -> lis
     return ["refine", "rewrite_and_search"]
 
 
-def build_graph(*, answer: bool = True) -> StateGraph:
+def build_graph(*, answer: bool = True) -> Builder:
     """The CRAG graph's builder, to compile with your own checkpointer or name.
 
     Without `answer` it stops once the knowledge is refined: the graph behind `CRAGRetriever`."""

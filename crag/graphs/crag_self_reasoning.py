@@ -4,14 +4,12 @@ the reader's three steps read the kept strips (`crag.graphs.self_reasoning`) ins
 
 from __future__ import annotations
 
-from langgraph.graph import StateGraph
-
-from crag.graphs.answer import system_graph
+from crag.graphs.answer import Builder, system_graph
 from crag.graphs.crag import add_corrective_steps
 from crag.graphs.self_reasoning import add_self_reasoning
 
 
-def build_crag_self_reasoning() -> StateGraph:
+def build_crag_self_reasoning() -> Builder:
     builder = system_graph()
     builder.add_edge("contextualize", "retrieve")
     add_self_reasoning(builder, after=add_corrective_steps(builder))

@@ -11,13 +11,15 @@ documents whole instead (retrieve → use_documents → keep), as the FLARE pape
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from crag import resources
-from crag.graphs.answer import system_graph
+from crag.graphs.answer import Builder, PathMap, system_graph
 from crag.graphs.crag import add_corrective_steps
 from crag.graphs.rag import add_document_steps
 from crag.nodes import finish
@@ -35,16 +37,20 @@ from crag.settings import Context
 from crag.state import SearchInput, SearchOutput, State
 
 # the edges' labels in the drawing (Studio): what sends a run along each
-SEARCHES = {
+SEARCHES: PathMap = {
     "each query: CRAG's correction": "search",
     "each query, flare_correct off: the documents whole": "search_whole",
 }
-AFTER_DRAFT = {"answer ended": "cite_answer", "unsure: search": "query", "sure": "accept_sentence"}
-AFTER_SENTENCE = {"next sentence": "draft_sentence", "search before the next": "query", "answer ended": "cite_answer"}
-AFTER_SEARCH = {"write it again": "rewrite_sentence", "draft the next sentence": "draft_sentence"}
+AFTER_DRAFT: PathMap = {"answer ended": "cite_answer", "unsure: search": "query", "sure": "accept_sentence"}
+AFTER_SENTENCE: PathMap = {
+    "next sentence": "draft_sentence",
+    "search before the next": "query",
+    "answer ended": "cite_answer",
+}
+AFTER_SEARCH: PathMap = {"write it again": "rewrite_sentence", "draft the next sentence": "draft_sentence"}
 
 
-def build_search(*, correct: bool = True) -> CompiledStateGraph:
+def build_search(*, correct: bool = True) -> CompiledStateGraph[Any, Context, Any, Any]:
     """One query's search, from its `question` to the `Search` that `keep` hands back: CRAG's steps without
     the two that ask the chat model (the second opinion and requery: a call each per search, for every
     sentence searched for), or, not `correct`, RAG's (the documents whole)."""
@@ -64,7 +70,7 @@ def each_query(state: State, runtime: Runtime[Context]) -> list[Send]:
     return [Send(node, SearchInput(question=q, query_n=n)) for n, q in enumerate(state["queries"])]
 
 
-def build_flare() -> StateGraph:
+def build_flare() -> Builder:
     builder = system_graph()
     for name, node in (
         ("query", query),

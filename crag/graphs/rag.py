@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from langgraph.graph import StateGraph
-
-from crag.graphs.answer import add_answer_path, system_graph
+from crag.graphs.answer import Builder, add_answer_path, system_graph
 from crag.nodes import retrieve, use_documents, web_search
 
 STEPS = {
@@ -19,7 +17,7 @@ STEPS = {
 NODES = {"retrieve": retrieve, "use_documents": use_documents, "web_search": web_search}
 
 
-def add_document_steps(builder: StateGraph, after: str | None = "contextualize") -> str:
+def add_document_steps(builder: Builder, after: str | None = "contextualize") -> str:
     """RAG's knowledge: `retrieve`, then the documents whole (`use_documents`), after node `after` (None: the
     system routes to `retrieve` itself); the node after which the knowledge is final."""
     builder.add_node("retrieve", retrieve)
@@ -30,7 +28,7 @@ def add_document_steps(builder: StateGraph, after: str | None = "contextualize")
     return "use_documents"
 
 
-def build_baseline(name: str) -> StateGraph:
+def build_baseline(name: str) -> Builder:
     builder = system_graph()
     order = ["contextualize", *STEPS[name]]
     for step in STEPS[name]:

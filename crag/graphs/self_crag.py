@@ -6,15 +6,13 @@ evaluator's grade decides which strips are kept, not which set is read: choosing
 
 from __future__ import annotations
 
-from langgraph.graph import StateGraph
-
-from crag.graphs.answer import system_graph
+from crag.graphs.answer import Builder, system_graph
 from crag.graphs.self_rag import add_candidates_path, add_retrieval_on_demand
 from crag.nodes import grade, refine, retrieve, rewrite_and_search
 from crag.nodes.candidate import knowledge_sets, passages
 
 
-def build_self_crag() -> StateGraph:
+def build_self_crag() -> Builder:
     builder = system_graph()
     add_retrieval_on_demand(builder, then="retrieve")
     for name, node in (("retrieve", retrieve), ("grade", grade), ("refine", refine), ("passages", passages)):

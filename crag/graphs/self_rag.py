@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from langgraph.graph import StateGraph
 from langgraph.types import Send
 
-from crag.graphs.answer import add_answer_path, system_graph
+from crag.graphs.answer import Builder, PathMap, add_answer_path, system_graph
 from crag.graphs.rag import add_document_steps
 from crag.nodes.candidate import branches, candidate
 from crag.nodes.on_demand import after_decision, answer_from_memory, decide_retrieval
@@ -19,8 +18,8 @@ from crag.nodes.select import select
 from crag.state import State
 
 # the edges' labels in the drawing (Studio): what sends a run along each
-ON_DEMAND = {"documents help": "retrieve", "no help": "answer_from_memory"}
-FAN_OUT = {"a branch per passage": "candidate", "no passages": "select"}
+ON_DEMAND: PathMap = {"documents help": "retrieve", "no help": "answer_from_memory"}
+FAN_OUT: PathMap = {"a branch per passage": "candidate", "no passages": "select"}
 
 
 def fan_out(passages: Callable[[State], list]) -> Callable[[State], list[Send] | list[str]]:
@@ -28,7 +27,7 @@ def fan_out(passages: Callable[[State], list]) -> Callable[[State], list[Send] |
     return lambda state: [Send("candidate", branch) for branch in passages(state)] or ["no passages"]
 
 
-def add_retrieval_on_demand(builder: StateGraph, then: str) -> None:
+def add_retrieval_on_demand(builder: Builder, then: str) -> None:
     """After `contextualize`, the [Retrieve] judgement: on to node `then`, or an answer from memory → finish
     (which `add_candidates_path` adds)."""
     builder.add_node("decide_retrieval", decide_retrieval)
@@ -39,7 +38,7 @@ def add_retrieval_on_demand(builder: StateGraph, then: str) -> None:
 
 
 def add_candidates_path(
-    builder: StateGraph, after: str, write: Callable[..., dict] = candidate, passages: Callable = branches
+    builder: Builder, after: str, write: Callable[..., dict] = candidate, passages: Callable = branches
 ) -> None:
     """The candidates over `passages` of the state (default: each document of the final knowledge) once node
     `after` is done, each by `write`, then `select` and the answer path."""
@@ -49,7 +48,7 @@ def add_candidates_path(
     add_answer_path(builder, after=["candidate"], answered_by="select")
 
 
-def build_self_rag() -> StateGraph:
+def build_self_rag() -> Builder:
     builder = system_graph()
     add_retrieval_on_demand(builder, then="retrieve")
     add_candidates_path(builder, after=add_document_steps(builder, after=None))

@@ -6,15 +6,13 @@ candidate per document, each judged by the evaluator and the grounding check →
 
 from __future__ import annotations
 
-from langgraph.graph import StateGraph
-
-from crag.graphs.answer import system_graph
+from crag.graphs.answer import Builder, system_graph
 from crag.graphs.rag import add_document_steps
 from crag.graphs.self_rag import add_candidates_path
 from crag.nodes.candidate import candidate_by_evaluator
 
 
-def build_self_rag_evaluator() -> StateGraph:
+def build_self_rag_evaluator() -> Builder:
     builder = system_graph()
     add_candidates_path(builder, after=add_document_steps(builder), write=candidate_by_evaluator)
     return builder

@@ -7,9 +7,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from langgraph.graph import END, StateGraph
+from langgraph.graph import END
 
-from crag.graphs.answer import system_graph
+from crag.graphs.answer import Builder, system_graph
 from crag.graphs.rag import add_document_steps
 from crag.nodes import finish
 from crag.nodes.self_reasoning import (
@@ -36,7 +36,7 @@ BRANCHES = {
 }
 
 
-def add_self_reasoning(builder: StateGraph, after: list[str], without: str | None = None) -> None:
+def add_self_reasoning(builder: Builder, after: list[str], without: str | None = None) -> None:
     """Add the reader's steps to `builder`, the first running once every node of `after` is done, and the
     shared `finish`; `without` (a step of STEPS) leaves that step out."""
     steps = [step for step in STEPS if step != without]
@@ -58,7 +58,7 @@ def add_self_reasoning(builder: StateGraph, after: list[str], without: str | Non
     builder.add_edge("finish", END)
 
 
-def build_self_reasoning(without: str | None = None) -> StateGraph:
+def build_self_reasoning(without: str | None = None) -> Builder:
     if without is not None and without not in STEPS:
         raise ValueError(f"unknown step {without!r}; choose from {', '.join(STEPS)}")
     builder = system_graph()

@@ -4,14 +4,12 @@ search → answer over the relevant documents and the web's results, whole (no e
 
 from __future__ import annotations
 
-from langgraph.graph import StateGraph
-
-from crag.graphs.answer import add_answer_path, system_graph
+from crag.graphs.answer import Builder, add_answer_path, system_graph
 from crag.nodes import retrieve, web_search
 from crag.nodes.reader_grade import after_reader_grade, grade_by_reader, transform_query
 
 
-def build_tutorial() -> StateGraph:
+def build_tutorial() -> Builder:
     builder = system_graph()
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade_documents", grade_by_reader)

@@ -229,7 +229,7 @@ def refine_pages(
     )
     unread = sorted(ranked[top_k:], key=lambda i: candidates[i][:2])
 
-    def strip(i: int) -> Strip:
+    def as_strip(i: int) -> Strip:
         return Strip(
             text=candidates[i][2],
             score=scores[i],
@@ -243,7 +243,7 @@ def refine_pages(
             end=candidates[i][4],
         )
 
-    return [strip(i) for i in kept], [strip(i) for i in unread]
+    return [as_strip(i) for i in kept], [as_strip(i) for i in unread]
 
 
 __all__ = ["sentence_spans", "set_selection"]  # what callers outside the package use

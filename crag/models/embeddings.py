@@ -94,8 +94,10 @@ class LocalEmbeddings(Embeddings):
 
 def embeddings_name(spec: Any) -> str | None:
     """The normalised name a collection records ('local:/abs/folder'); None for an object."""
-    if isinstance(spec, Embeddings):
-        return None
+    return None if isinstance(spec, Embeddings) else _name(spec)
+
+
+def _name(spec: Any) -> str:
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"embeddings must be {EMBEDDINGS_HELP}, got {spec!r}")
     provider, _, name = spec.strip().partition(":")
@@ -104,11 +106,11 @@ def embeddings_name(spec: Any) -> str | None:
     return spec.strip()
 
 
-def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
+def embeddings(spec: str | Embeddings = DEFAULT_EMBEDDINGS) -> Embeddings:
     """Embeddings from their name (`EMBEDDINGS_HELP`), or a ready `Embeddings` object as it is."""
     if isinstance(spec, Embeddings):
         return spec
-    name = embeddings_name(spec)
+    name = _name(spec)
     if name == LOCAL:
         return LocalEmbeddings()
     if name.startswith(f"{LOCAL}:"):
@@ -129,11 +131,11 @@ def embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
         raise ValueError(f"cannot create embeddings {spec!r}: {type(exc).__name__}: {exc}") from exc
 
 
-def shared_embeddings(spec: Any = DEFAULT_EMBEDDINGS) -> Embeddings:
+def shared_embeddings(spec: str | Embeddings = DEFAULT_EMBEDDINGS) -> Embeddings:
     """`embeddings(spec)`, built once per name and process, for callers that embed on every request."""
     if isinstance(spec, Embeddings):
         return spec
-    return _SHARED.get(embeddings_name(spec), lambda: embeddings(spec))
+    return _SHARED.get(_name(spec), lambda: embeddings(spec))
 
 
 __all__ = ["DEFAULT_EMBEDDINGS", "LocalEmbeddings"]  # what callers outside the package use

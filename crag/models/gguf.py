@@ -266,7 +266,7 @@ def _part_file(model: PackagedModel, part: Part) -> Path:
             f"{part.distribution}, a package of the local model {model.title}, is not installed: "
             f"{install_hint(model.extra)}"
         )
-    return Path(dist.locate_file(part.file))
+    return Path(str(dist.locate_file(part.file)))  # a Path of the installed file, typed as a SimplePath
 
 
 def location(model: PackagedModel) -> Path:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, convert_to_messages
+from langchain_core.runnables import RunnableConfig
 
 from crag.models.providers import cut_short
 from crag.models.yes_no import evaluate, last_logits
@@ -94,7 +95,8 @@ def greedy(
     evaluate(llama, prompt)
     written: list[int] = []
     tokens: list[Token] = []
-    text, finish = "", "length"
+    text = ""
+    finish: Finish = "length"
     vocab = llama._model.vocab  # llama-cpp-python's vocabulary handle lives on its model wrapper
     for _ in range(max_tokens):
         logits = last_logits(llama)
@@ -133,7 +135,7 @@ def with_probabilities(
     prefix: str = "",
     stop: Sequence[str] = (),
     cut: Cut | None = None,
-    config: dict | None = None,
+    config: RunnableConfig | None = None,
 ) -> Decoded:
     """A provider's reply to `messages` with each token's probability (`logprobs=True`), as long as the model's
     own token limit allows, ended as `greedy` ends the local model's; given a `prefix` the provider is asked to

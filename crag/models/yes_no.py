@@ -76,7 +76,8 @@ def label_schema(labels: tuple[str, ...]) -> type[BaseModel]:
     return create_model(
         "Critique",
         __doc__="The one label that judges the text.",
-        label=(Literal[labels], Field(description=f"one of: {', '.join(labels)}")),  # type: ignore[valid-type]
+        # a Literal of labels known at run time: no type a checker can see
+        label=(Literal[labels], Field(description=f"one of: {', '.join(labels)}")),  # type: ignore[arg-type]
     )
 
 
@@ -103,7 +104,8 @@ class LlamaYesNo:
 
     def tokens(self, llama: Any, messages: list[dict[str, str]]) -> list[int]:
         """The prompt's tokens, cut in the middle to fit the context."""
-        prompt = self.format(messages=messages).prompt
+        # llama-cpp-python types the messages as its own TypedDicts of the same {"role", "content"}
+        prompt = self.format(messages=messages).prompt  # type: ignore[arg-type]
         tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
         limit = llama.n_ctx() - 1
         return tokens if len(tokens) <= limit else tokens[:64] + tokens[-(limit - 64) :]

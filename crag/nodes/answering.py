@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from crag import resources
 from crag.answers.attribution import (
@@ -56,8 +56,12 @@ def tidy(reply: str, titles: Sequence[str] = (), question: str = "") -> str:
 def sources_of(citations: list, strips: list[Strip]) -> list[Source]:
     cited = sorted({n for c in citations for n in c["sources"]})
     return [
-        Source(
-            id=n, **{key: strips[n - 1][key] for key in ("title", "source", "origin", "doc", "start", "end", "text")}
+        cast(
+            Source,
+            {
+                "id": n,
+                **{key: strips[n - 1][key] for key in ("title", "source", "origin", "doc", "start", "end", "text")},
+            },
         )
         for n in cited
     ]

@@ -16,5 +16,6 @@ from crag.state import State
 def ask_again(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     emit(runtime, "ask_again", retry_prompt=ctx.retry_prompt, first_draft=state["draft"])
+    assert ctx.retry_prompt is not None  # `asks_again` routes here only with a retry prompt
     reply = written(ctx, ctx.retry_prompt, state["given"], state["question"], state["knowledge"])
     return {"asked_again": True, "first_draft": state["draft"], **reply}

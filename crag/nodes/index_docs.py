@@ -6,6 +6,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
@@ -42,7 +43,7 @@ def check_permission(config: RunnableConfig) -> None:
         raise PermissionError(f"user {user!r} may not add documents: the server's $CRAG_INDEX_USERS does not name them")
 
 
-def index_docs(state: IndexState, runtime: Runtime[Context], config: RunnableConfig) -> dict:
-    check_permission(config)
+def index_docs(state: IndexState, runtime: Runtime[Context]) -> dict:
+    check_permission(get_config())
     documents = [as_document(item, n) for n, item in enumerate(state.get("docs") or [])]
     return {"report": resources.ingest(resources.context_of(runtime), documents)}

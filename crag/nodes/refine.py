@@ -5,6 +5,8 @@ strips of the same ranking are set aside as `further_knowledge`, read when the r
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.runtime import Runtime
 
 from crag import resources
@@ -34,10 +36,10 @@ def chosen(ctx: Context, question: str, strips: list[Strip]) -> tuple[list[Strip
 def refine(state: State, runtime: Runtime[Context]) -> dict:
     ctx = resources.context_of(runtime)
     documents, labels = state.get("documents", []), state.get("labels", [])
-    settings = {"mode": ctx.refine_mode, "top_k": ctx.top_k_strips, "threshold": ctx.strip_threshold}
+    settings: dict[str, Any] = {"mode": ctx.refine_mode, "top_k": ctx.top_k_strips, "threshold": ctx.strip_threshold}
     rejected = [label == "incorrect" for label in labels] if len(labels) == len(documents) else None
     rechecked = bool(state.get("recheck_scores")) and rejected is not None and not all(rejected)
-    if rechecked:  # only the documents the chat model kept, whole, every one of them
+    if rechecked and rejected is not None:  # only the documents the chat model kept, whole, every one of them
         documents = [d for d, r in zip(documents, rejected) if not r]
         settings = {"mode": "selection", "top_k": len(documents), "threshold": -float("inf")}
     elif ctx.choose_strips:  # the reader picks among refinement's best, whatever they score
@@ -58,7 +60,7 @@ def refine(state: State, runtime: Runtime[Context]) -> dict:
     if ctx.choose_strips and not rechecked and strips:
         strips, passed = chosen(ctx, state["question"], strips)
         further = sorted(passed + further, key=lambda s: (s["doc"], s["start"]))[: ctx.further_strips]
-    if rechecked:  # numbered as retrieved, as every strip's document is
+    if rechecked and rejected is not None:  # numbered as retrieved, as every strip's document is
         kept_at = [i for i, r in enumerate(rejected) if not r]
         strips = [{**s, "doc": kept_at[s["doc"]]} for s in strips]
     elif ctx.knowledge_tokens:  # the rest of the budget with whole documents

@@ -438,7 +438,11 @@ def fetch_all(
         raise ValueError("timeout, max_bytes and max_workers must be positive")
     seen: set[str] = set()
     urls = [source_of(r) for r in results]
-    unique = [(r, url) for r, url in zip(results, urls) if not (url in seen or seen.add(url))]
+    unique = []
+    for r, url in zip(results, urls):
+        if url not in seen:
+            seen.add(url)
+            unique.append((r, url))
     per_result: list[list[Document]] = [[] for _ in unique]
     web = [i for i, (_, url) in enumerate(unique) if urlsplit(url).scheme.lower() in ("http", "https")]
     for i in set(range(len(unique))) - set(web):

@@ -90,8 +90,9 @@ def _client(persist_dir: Path | None, url: str | None, timeout: float = DEFAULT_
             raise StoreError(f"cannot reach the Chroma server at {url}: {exc}") from exc
         # chromadb's HTTP client is made with timeout=None and takes no setting for it: a server that
         # accepts the connection and stops answering would hold a request (and a worker) forever
-        client._server._session.timeout = httpx.Timeout(timeout)
+        client._server._session.timeout = httpx.Timeout(timeout)  # type: ignore[attr-defined]  # private to chromadb
         return client
+    assert persist_dir is not None, "a Chroma folder or server"  # _where gives one of the two
     check_folder(persist_dir)
     try:
         return chromadb.PersistentClient(path=str(persist_dir), settings=settings)
@@ -264,7 +265,7 @@ def _hybrid(store: Chroma, question: str, n: int, where: dict | None = None) -> 
     missing = [i for i in lexical if i not in found]
     if missing:
         found.update((d.id, d) for d in store.get_by_ids(missing))
-    return [found[i] for i in fuse([d.id for d in dense], lexical) if i in found]
+    return [found[i] for i in fuse([str(d.id) for d in dense], lexical) if i in found]  # Chroma's have ids
 
 
 def retrieve(

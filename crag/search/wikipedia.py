@@ -96,7 +96,11 @@ class WikipediaSearch(RetriedSearch):
     def pages(self, results: list[Document]) -> tuple[list[Document], list[str]]:
         """The hits' whole pages as titled paragraphs, and "URL: why" errors; a failed page keeps its lead."""
         seen: set[str] = set()
-        unique = [r for r in results if not (source_of(r) in seen or seen.add(source_of(r)))]
+        unique = []
+        for r in results:
+            if source_of(r) not in seen:
+                seen.add(source_of(r))
+                unique.append(r)
         urls = [self._url(prop="extracts", titles=title_of(r)) for r in unique]
         answers = fetch_json(
             urls, timeout=self.timeout, max_bytes=self.max_bytes, allow_private=True, max_workers=PAGE_WORKERS

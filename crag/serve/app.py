@@ -185,7 +185,7 @@ def check_request_settings(service: CragService) -> Callable:
             key = service.thread_of(configurable, owner(request))[1] if named else None  # None: a new one
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from exc
-        if request.url.path.endswith(STREAM_ROUTES) and await service.busy(key):
+        if key is not None and request.url.path.endswith(STREAM_ROUTES) and await service.busy(key):
             # the run would find it busy only once the stream's 200 is sent; invoke and batch answer 409 then
             raise ThreadBusy(key)
         if service.threads and owner(request) is not None:

@@ -203,7 +203,7 @@ def _stream_error(data: str) -> str:
 
 
 def _sse(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
-    kind, data = "message", []
+    kind, data = "message", list[str]()
     for line in lines:
         if not line:
             if data:

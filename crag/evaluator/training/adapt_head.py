@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from crag.evaluator.lexical import Blend, IdfTable, contrasts, fit_blend, overlap
 from crag.evaluator.model import Scorer
@@ -50,7 +51,8 @@ def features(
     groups = [p.group for p in kept]
     return Features(
         labels=[p.label for p in kept],
-        logits=[float(z) for z in scorer.model_logits(texts, batch_size=64, progress=progress)],
+        # every passage here has text (kept above): the model scores each, None for none
+        logits=[float(cast(float, z)) for z in scorer.model_logits(texts, batch_size=64, progress=progress)],
         overlaps=[overlap(table, *t) for t in texts],
         contrasts=contrasts(table, texts, groups),
         sets=[(tag, p.group, p.question) for p in kept],

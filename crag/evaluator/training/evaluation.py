@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,10 @@ def roc_auc_intervals(
     out: dict[str, dict] = {}
     for name, s in table.items():
         samples = np.asarray(drawn[name])
-        row = {"roc_auc": _auc(y, s), "ci": np.quantile(samples, [tail, 1 - tail]).tolist() if kept else nan}
+        row: dict[str, Any] = {
+            "roc_auc": _auc(y, s),
+            "ci": np.quantile(samples, [tail, 1 - tail]).tolist() if kept else nan,
+        }
         for other in (o for o in against if o != name):
             gap = samples - np.asarray(drawn[other])
             row["minus_" + other] = {

@@ -135,9 +135,9 @@ def self_supervised_sets(
         key = clean(query).lower()
         others = [int(j) for j in ranked if chunks[j].source != own.source]
         picked = others[:hard_negatives]
-        rest = others[hard_negatives:]
-        if rest:
-            picked.append(rng.choice(rest))
+        farther = others[hard_negatives:]
+        if farther:
+            picked.append(rng.choice(farther))
         without = [int(j) for j in ranked if int(j) != index and key not in lowered[j]]  # not the query's text
         siblings = [j for j in without if chunks[j].source == own.source]
         picked += siblings[:same_document_negatives]

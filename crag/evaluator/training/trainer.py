@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -26,7 +27,11 @@ from crag.models.base_model import PACKAGED_BASE, resolve_base
 from crag.passages import titled
 from crag.runtime.extras import require
 
-RANDOM_T5_PRESETS = {
+if TYPE_CHECKING:
+    from torch.optim import Optimizer
+    from torch.optim.lr_scheduler import LRScheduler
+
+RANDOM_T5_PRESETS: dict[str, dict[str, Any]] = {
     # T5-small's shape; the vocabulary is the packaged WordPiece one (no T5 tokenizer ships offline)
     "random-t5-small": {"d_model": 512, "d_ff": 2048, "d_kv": 64, "num_layers": 6, "num_heads": 8},
     "random-t5-tiny": {"d_model": 64, "d_ff": 128, "d_kv": 16, "num_layers": 2, "num_heads": 2},
@@ -72,7 +77,9 @@ def _random_t5(preset: str):
     from transformers import AutoTokenizer, T5Config, T5ForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_base(PACKAGED_BASE))
-    config = T5Config(
+    # PreTrainedConfig takes num_labels and decoder_start_token_id among its **kwargs; T5Config's typed
+    # (dataclass) signature does not list them
+    config = T5Config(  # type: ignore[call-arg]
         vocab_size=tokenizer.vocab_size,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.sep_token_id,
@@ -96,7 +103,7 @@ def init_model(base: str, num_layers: int | None):
     has_weights = any(directory.glob("*.safetensors")) or any(directory.glob("*.bin"))
     tok_dir = directory if (directory / "tokenizer_config.json").is_file() else resolve_base(PACKAGED_BASE)
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
-    extra = {"num_hidden_layers": num_layers} if num_layers else {}
+    extra: dict[str, Any] = {"num_hidden_layers": num_layers} if num_layers else {}
     if not has_weights:
         config = AutoConfig.from_pretrained(directory, num_labels=1, **extra)
         return AutoModelForSequenceClassification.from_config(config), tokenizer, False
@@ -143,8 +150,8 @@ class Optimiser:
     """AdamW with linear warm-up and decay over the trainable parameters."""
 
     params: list
-    optimizer: object
-    scheduler: object
+    optimizer: Optimizer
+    scheduler: LRScheduler
 
     @classmethod
     def create(cls, model, lr: float, weight_decay: float, warmup: float, total_steps: int) -> Optimiser:
