@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage
 from langchain_core.messages.ai import UsageMetadata
-from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langchain_core.runnables.config import ensure_config, get_callback_manager_for_config
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,7 +44,7 @@ def reported(replies: Replies = one) -> Callable[[F], F]:
             except BaseException as exc:
                 run.on_llm_error(exc)
                 raise
-            generations = [
+            generations: list[Generation] = [
                 ChatGeneration(
                     message=AIMessage(
                         content=text,
