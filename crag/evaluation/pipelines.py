@@ -124,11 +124,12 @@ class StageTimer(BaseCallbackHandler):
         self._stop(run_id)
         for generations in response.generations:
             for generation in generations:
-                usage = (generation.generation_info or {}).get("usage") or {}
+                # LangChain's standard count (a local model's, a provider's, a streamed reply's whole)
+                usage = getattr(getattr(generation, "message", None), "usage_metadata", None) or {}
                 with self._lock:
                     self.llm_tokens["calls"] += 1
-                    self.llm_tokens["prompt"] += int(usage.get("prompt_tokens") or 0)
-                    self.llm_tokens["completion"] += int(usage.get("completion_tokens") or 0)
+                    self.llm_tokens["prompt"] += int(usage.get("input_tokens") or 0)
+                    self.llm_tokens["completion"] += int(usage.get("output_tokens") or 0)
 
     def on_llm_error(self, error, *, run_id, **kwargs):
         self._stop(run_id)

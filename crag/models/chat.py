@@ -13,24 +13,24 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
 from typing import Any
 
 from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
     convert_to_messages,
 )
-from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableMap, RunnablePassthrough
-from pydantic import BaseModel
+from langchain_core.runnables import Runnable
 
 from crag.models import gguf
+from crag.models.json_schema import held_to_schema
 from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
 from crag.models.reported import reported
@@ -186,6 +186,8 @@ class LocalChatModel(BaseChatModel):
     n_ctx: int = 4096
     max_tokens: int = 96
     temperature: float = 0.0
+    # where every reply stops unless a call gives its own (LangChain's standard `stop` parameter)
+    stop: list[str] | None = None
     # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
 
@@ -197,6 +199,12 @@ class LocalChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature}
 
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        """The standard tracing parameters (model, temperature, max_tokens, stop) with llama.cpp as provider."""
+        params = super()._get_ls_params(stop=stop or self.stop, **kwargs)
+        params["ls_provider"] = "llamacpp"
+        return params
+
     def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, str]]:
         return [{"role": _ROLES.get(m.type, "user"), "content": inert(str(m.content), controls)} for m in messages]
 
@@ -206,7 +214,7 @@ class LocalChatModel(BaseChatModel):
             "messages": self._messages(messages, pool.controls),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "temperature": kwargs.get("temperature", self.temperature),
-            "stop": stop,
+            "stop": stop if stop is not None else self.stop,
             "stream": streaming,  # a caller's own stream=True (LangChain's invoke option) stays in kwargs, unused
         }
         if kwargs.get("response_format"):  # a JSON schema the reply is held to (`with_structured_output`)
@@ -226,15 +234,18 @@ class LocalChatModel(BaseChatModel):
         text = reply["choices"][0]["message"].get("content") or ""
         # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
         finish = reply["choices"][0].get("finish_reason")
-        metadata = {"finish_reason": finish} if finish else {}
-        return ChatResult(
-            generations=[
-                ChatGeneration(
-                    message=AIMessage(content=text, response_metadata=metadata),
-                    generation_info={"usage": reply.get("usage")},
-                )
-            ]
+        usage = reply.get("usage") or {}
+        message = AIMessage(
+            content=text,
+            response_metadata=self._metadata(finish),
+            usage_metadata=_usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
         )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _metadata(self, finish: str | None) -> dict[str, Any]:
+        """A reply's response_metadata: the model's name (`langchain_core.callbacks.usage` keys on it) and
+        why it ended."""
+        return {"model_name": gguf.name_of(self.model), **({"finish_reason": finish} if finish else {})}
 
     def _stream(
         self,
@@ -244,22 +255,32 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         pool, params = self._call(messages, stop, True, **kwargs)
-        written, finish = False, None
+        finish, written = None, 0
         with pool.use(self.lane) as llama, _within_window():
+            # llama-cpp-python's chunks carry no usage: the prompt's tokens are counted as its chat handler
+            # makes them (the same template), the reply's one content delta per token it wrote
+            prompt = pool.yes_no.format(messages=params["messages"]).prompt
+            read = len(llama.tokenize(prompt.encode(), add_bos=False, special=True))
             for part in llama.create_chat_completion(**params):
                 finish = part["choices"][0].get("finish_reason") or finish
-                text = part["choices"][0]["delta"].get("content") or ""
+                delta = part["choices"][0]["delta"]
+                written += "content" in delta
+                text = delta.get("content") or ""
                 if not text:
                     continue
-                written = True
                 chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=chunk)
                 yield chunk
-        # also an empty answer when it stopped at once, not LangChain's "No generations found"
-        if finish or not written:
-            metadata = {"finish_reason": finish} if finish else {}
-            yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=metadata))
+        # the usage, once for the whole reply (chunks add up), and the end; also an empty answer when it stopped
+        # at once, not LangChain's "No generations found"
+        last = AIMessageChunk(
+            content="",
+            response_metadata=self._metadata(finish),
+            usage_metadata=_usage(read, written),
+            chunk_position="last",
+        )
+        yield ChatGenerationChunk(message=last)
 
     def relevance(self, question: str, document: str, messages: Sequence[Any] | None = None) -> float:
         """The tutorial grader's P(yes) for one pair, in [-1, 1]: a ranking, not only a yes or a no. `messages`:
@@ -321,19 +342,15 @@ class LocalChatModel(BaseChatModel):
                 cut=cut,
             )
 
-    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Runnable:
-        """Replies held to the JSON of `schema` (a pydantic model) by llama.cpp's grammar and parsed into it;
-        with `include_raw`, {"raw", "parsed", "parsing_error"} as a provider's (a reply its token budget cut
-        does not parse)."""
-        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-            raise NotImplementedError("the local model's structured output takes a pydantic model")
-        llm = self.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
-        parser = PydanticOutputParser(pydantic_object=schema)
-        if not include_raw:
-            return llm | parser
-        parsed = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
-        unparsed = RunnablePassthrough.assign(parsed=lambda _: None)
-        return RunnableMap(raw=llm) | parsed.with_fallbacks([unparsed], exception_key="parsing_error")
+    def with_structured_output(
+        self, schema: Any, *, include_raw: bool = False, method: str | None = None, **kwargs: Any
+    ) -> Runnable:
+        """Replies held to the JSON of `schema` (a pydantic model, a TypedDict or a JSON schema) by llama.cpp's
+        grammar and parsed into it (a model's instance, else a dict); with `include_raw`, {"raw", "parsed",
+        "parsing_error"} as a provider's (a reply its token budget cut does not parse). Every `method`
+        ("json_schema", "json_mode", "function_calling") is the grammar: the model has no tool calling, and
+        JSON mode held to the schema is JSON still."""
+        return held_to_schema(self, schema, include_raw=include_raw, method=method)
 
     @reported()
     def _yes_no(self, messages: list[dict[str, str]]) -> float:
@@ -341,6 +358,10 @@ class LocalChatModel(BaseChatModel):
         messages = [{**m, "content": inert(m["content"], pool.controls)} for m in messages]
         with pool.use() as llama:
             return pool.yes_no.score(llama, messages)
+
+
+def _usage(read: int, written: int) -> UsageMetadata:
+    return UsageMetadata(input_tokens=read, output_tokens=written, total_tokens=read + written)
 
 
 @contextmanager

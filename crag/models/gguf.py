@@ -148,6 +148,12 @@ def packaged(spec: str) -> PackagedModel | None:
     return model
 
 
+def name_of(spec: str) -> str:
+    """A local model's name in replies and traces: the packaged model's ("qwen2.5-coder-1.5b") or its file's."""
+    model = packaged(spec)
+    return model.name if model else Path(spec.strip().partition(":")[2].strip()).expanduser().name
+
+
 def _distribution(name: str) -> importlib.metadata.Distribution | None:
     """An installed distribution by name, read from its metadata on sys.path: nothing of it is imported."""
     try:
