@@ -1,7 +1,8 @@
 """LangChain's own integration standard tests (`langchain-tests`) for the local chat model and the local
 embeddings, on the real models: replies called, streamed, batched and async, their usage_metadata, stop
 sequences, conversations, structured output and JSON mode. What the local model cannot do is turned off by
-the suite's own properties: tool calling (it has none), images, audio and PDFs (it reads text).
+the suite's own properties: tool calling (it has none), images, audio and PDFs (it reads text), a model
+named per call.
 
 The chat suite runs on the default model (Qwen2.5-Coder-1.5B): structured output needs it, as the smaller
 ones, greedy, repeat a sentence inside the JSON's first string until `max_tokens` cuts it (seen for both
@@ -41,6 +42,10 @@ class TestLocalChatModelIntegration(ChatModelIntegrationTests):
     @property
     def supports_json_mode(self) -> bool:  # JSON mode is the schema's grammar, as every method is
         return True
+
+    @property
+    def supports_model_override(self) -> bool:  # a call's `model=` is not read: the settings choose the model
+        return False
 
     def test_a_streamed_reply_counts_the_tokens_a_called_one_does(self, model: LocalChatModel) -> None:
         """llama.cpp's stream carries no usage: its counts, made from the template and the deltas, are the
