@@ -84,3 +84,28 @@ def test_the_grade_run_carries_the_action_thresholds_and_scores(make_context, la
     assert metadata["crag_scores"] == pytest.approx(result["scores"]) and len(result["scores"]) == 2
     # on the grade run only: the graph's root run and the other nodes' keep their own metadata
     assert "crag_action" not in metadata_of(runs, "retrieve")
+
+
+def test_the_grade_span_carries_them_as_opentelemetry_attributes(make_context):
+    # LangSmith's OpenTelemetry mode (LANGSMITH_TRACING_MODE=otel): the runs become spans of a tracer provider,
+    # here the SDK's with an in-memory exporter in place of an OTLP collector
+    pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK (langsmith[otel]) is not installed")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = Client(api_key="test-key", tracing_mode="otel", otel_tracer_provider=provider, timeout_ms=5000)
+    tracer = LangChainTracer(client=client, project_name="crag-tests")
+    context = make_context({"painter": 0.9}, "Anna Berg, occupation", "A painter of seascapes.")
+    result = graph.invoke({"question": QUESTION}, context=context, config={"callbacks": [tracer]})
+    tracer.wait_for_futures()
+    client.flush()
+    provider.force_flush()
+    spans = {span.name: dict(span.attributes or {}) for span in exporter.get_finished_spans()}
+    grade = spans["grade"]
+    assert grade["langsmith.metadata.crag_action"] == result["action"] == "correct"
+    assert grade["langsmith.metadata.crag_upper_threshold"] == 0.5
+    assert "langsmith.metadata.crag_action" not in spans["retrieve"]
