@@ -192,7 +192,7 @@ def test_schemas_are_published(serve):
     question = httpx.get(f"{url}/crag/input_schema").json()["properties"]["question"]
     assert {"maxLength": 2000, "minLength": 1, "type": "string"} in question["anyOf"]
     configurable = httpx.get(f"{url}/crag/config_schema").json()["$defs"]["Configurable"]["properties"]
-    # every setting a request may change (declared so in crag/settings.py), the thread and the request's id;
+    # every setting a request may change (declared so in crag/settings/context.py), the thread and the request's id;
     # nothing fixed at start
     assert set(configurable) == set(SAFE_SETTINGS) | {"thread_id", "request_id"}
     assert {"k", "upper_threshold", "knowledge_tokens", "generate_prompt"} <= set(configurable)

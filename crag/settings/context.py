@@ -1,100 +1,56 @@
-"""The settings of one run, each declared once: its name, type and range, default, help, environment
-variable and whether a server request may set it.
-
-`Context` is what LangGraph passes to the nodes (`graph.invoke(input, context=Context(...))`). Each field is
-made by `setting()`, whose metadata everything else reads: the options of `crag ask` and `crag chat`
-(`crag.cli.settings`), the per-request schema of `crag serve` (`crag.serve.service`), the table on the
-configuration page (`docs/hooks.py`) and the checks below. A field's type may carry a range
-(`Annotated[int, Field(ge=1)]`), which pydantic checks. Every plain setting can also come from the
-environment as `CRAG_<NAME>`. Nothing here imports an implementation (LangChain's interfaces only, the types of
-the objects a setting takes): the models, stores and searches are looked up by these values when a run needs
-them (`crag.resources`).
-"""
+"""`Context`: every setting of a run, each declared once with `setting()`."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import os
-import types
 import typing
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
 from langchain_core.vectorstores import VectorStore
-from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
-from pydantic_core import ErrorDetails
 
-from crag.search.filters import FILTER_HELP, check_filter
+from crag.search.filters import FILTER_HELP
+from crag.settings.checks import checked
+from crag.settings.declare import (
+    ACTIVE,
+    ANSWER,
+    DOCUMENTS,
+    GRADE,
+    KNOWLEDGE,
+    MODELS,
+    WEB,
+    about,
+    from_env,
+    read_environment,
+    setting,
+)
+from crag.settings.kinds import (
+    AnswerStyle,
+    DocumentRetriever,
+    DocumentScorer,
+    FlareQuery,
+    Gate,
+    GeneratePrompt,
+    MetadataFilter,
+    Probability,
+    RefineMode,
+    Requery,
+    RetryPrompt,
+    Rewrite,
+    Route,
+    Score,
+    Search,
+    WebBackend,
+    WebSearcher,
+)
 from crag.thresholds import PRESETS, Preset, Thresholds
 from crag.urls import check_api_url
-
-WebBackend = Literal["local", "tavily", "wikipedia", "searxng", "none"]
-Route = Literal["auto", "correct", "incorrect", "ambiguous"]
-Search = Literal["hybrid", "dense"]
-RefineMode = Literal["fixed_num", "excerption", "selection"]
-Rewrite = Literal["keywords", "model", "off"]
-Requery = Literal["off", "rewrite", "hyde"]
-GeneratePrompt = Literal[
-    "compact", "paper", "marked"
-]  # the keys of crag.prompts.GENERATE_PROMPTS (a test keeps them equal)
-RetryPrompt = Literal["compact", "paper", "marked", "off"]  # "off": ask once
-FlareQuery = Literal["masked", "questions", "previous"]
-AnswerStyle = Literal["short", "long"]
-Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-
-Score = Annotated[
-    float, Field(ge=-1.5, le=1.5, allow_inf_nan=False)
-]  # the evaluator's [-1, 1], and a margin to force a route
-Gate = Annotated[float, Field(ge=-1.5, le=2.0, allow_inf_nan=False)]  # above 1: never reached
-# a metadata filter (`crag.search.filters`): checked, and parsed from JSON text (the command line, the environment)
-MetadataFilter = Annotated[dict[str, Any] | None, BeforeValidator(check_filter)]
-
-
-# The ready objects a setting also takes are marked `SkipJsonSchema[...]`: pydantic leaves them out of the
-# schemas (LangGraph Studio's, the server's), which show what text can give; `annotation()` drops them too.
-@runtime_checkable  # pydantic checks an object given as one with isinstance
-class DocumentScorer(Protocol):
-    """An evaluator: `invoke({"question": ..., "documents": [...]})` scores each document (a text or a
-    `Document`) in [-1, 1]. `RetrievalEvaluator` is one; a `thresholds` (upper, lower) pair is optional."""
-
-    def invoke(self, input: Any, /) -> Sequence[float]: ...
-
-
-@runtime_checkable
-class DocumentRetriever(Protocol):
-    """A retriever: `invoke(question)` returns documents for it. A LangChain `BaseRetriever` is one; a
-    `VectorStore` is searched with `similarity_search` instead."""
-
-    def invoke(self, input: str, /) -> Iterable[Document]: ...
-
-
-@runtime_checkable
-class WebSearcher(Protocol):
-    """A web backend of one's own: `.search(query, k)` returns hits (`Document`s, or mappings or objects with
-    title/text/url, `crag.search.user_web.to_result`)."""
-
-    def search(self, query: str, k: int) -> Iterable[Any]: ...
-
-
-# The groups, in the order `--help` and the configuration page show them: what a user changes first, first
-DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE, ACTIVE = (
-    "Your documents",
-    "Models",
-    "The web",
-    "The answer",
-    "The grade",
-    "Refinement",
-    "Active retrieval (FLARE)",
-)
-GROUPS = (DOCUMENTS, MODELS, WEB, ANSWER, GRADE, KNOWLEDGE, ACTIVE)
 
 DEFAULT_CHROMA_DIR = ".crag/chroma"
 DEFAULT_COLLECTION = "crag"
@@ -109,57 +65,8 @@ EMBEDDINGS_HELP = (
 )
 
 
-def setting(
-    default: Any = None,
-    *,
-    help: str,
-    group: str,
-    request: bool = False,
-    flag: str | None = None,
-    objects: bool = False,
-    env: bool = True,
-) -> Any:
-    """A `Context` field. `request`: a server request may set it (nothing that names a file, a URL or a
-    model may be); `flag`: its command-line option when not `--name`; `objects`: it also takes a ready
-    object (a model, a store, a search), which is then passed through unchecked; `env`: it can come from
-    `CRAG_<NAME>` (read when the `Context` is made)."""
-    # pydantic (LangGraph Studio's schema, a model holding a Context) reads a field's metadata as `Field` arguments:
-    # the help is its description, the rest rides along as JSON schema extras
-    extra = {"group": group, "request": request, "flag": flag, "objects": objects, "env": env}
-    return field(default=default, metadata={"description": help, "json_schema_extra": extra})
-
-
-def about(spec: dataclasses.Field) -> dict[str, Any]:
-    """What `setting()` declared of a field: help, group, request, flag, objects, env and its built-in default."""
-    return {"help": spec.metadata["description"], **spec.metadata["json_schema_extra"]}
-
-
-def env_name(name: str) -> str:
-    return f"CRAG_{name.upper()}"
-
-
-def _from_env(name: str, default: Any) -> Any:
-    """The setting's value from `CRAG_<NAME>` (text, checked with the rest in `Context.__post_init__`), else
-    its default."""
-    text = os.environ.get(env_name(name), "").strip()
-    return text if text else default
-
-
-def _read_environment(cls: type) -> type:
-    """Each setting that may come from the environment gets a default factory reading `CRAG_<NAME>` when a
-    `Context` is made; its built-in default stays in its metadata (`default_of`)."""
-    for name, spec in list(vars(cls).items()):
-        if isinstance(spec, dataclasses.Field):
-            extra = {**spec.metadata["json_schema_extra"], "default": spec.default}
-            spec.metadata = types.MappingProxyType({**spec.metadata, "json_schema_extra": extra})
-            if extra["env"]:
-                spec.default_factory = functools.partial(_from_env, name, spec.default)
-                spec.default = dataclasses.MISSING
-    return cls
-
-
 @dataclass(kw_only=True)
-@_read_environment
+@read_environment
 class Context:
     """Settings for one run of a crag graph (see the module docstring; `setting()` says what each part means).
 
@@ -449,7 +356,7 @@ class Context:
             value = getattr(self, spec.name)
             if about(spec)["objects"] and not isinstance(value, str | None):
                 continue
-            setattr(self, spec.name, check(spec.name, value))
+            setattr(self, spec.name, checked(type(self), spec.name, value))
         if self.retry_prompt in ("off", "none"):  # as the command line, the server and `/set` say it
             self.retry_prompt = None
         self._check_together()
@@ -508,8 +415,8 @@ class Context:
         """The default of one setting: its environment variable read now, else the built-in value."""
         spec = cls.__dataclass_fields__[name]
         declared = about(spec)
-        value = _from_env(name, declared["default"]) if declared["env"] else declared["default"]
-        return check(name, value) if isinstance(value, str) else value
+        value = from_env(name, declared["default"]) if declared["env"] else declared["default"]
+        return checked(cls, name, value) if isinstance(value, str) else value
 
     @property
     def answer_tokens(self) -> int:
@@ -536,97 +443,3 @@ class Context:
         conflicts (a lone lower threshold above the upper one it is combined with)."""
         base = PRESETS[self.preset] if self.preset else calibrated
         return base.with_overrides(upper=self.upper_threshold, lower=self.lower_threshold)
-
-
-def settings() -> list[dataclasses.Field]:
-    """Every setting, in declaration order."""
-    return list(dataclasses.fields(Context))
-
-
-@functools.cache
-def annotation(name: str) -> Any:
-    """A setting's type as text gives it (the command line, a request, `CRAG_<NAME>`), ranges included
-    (`Annotated[int, Field(ge=1)]`): without the ready objects it also takes (`SkipJsonSchema[...]`);
-    `NoneType` for one that only takes an object (`retriever`)."""
-    kind = typing.get_type_hints(Context, include_extras=True)[name]
-    if typing.get_origin(kind) not in (typing.Union, types.UnionType):
-        return kind
-    named = [a for a in typing.get_args(kind) if not _an_object(a)]
-    if len(named) == len(typing.get_args(kind)):
-        return kind
-    return named[0] if len(named) == 1 else typing.Union[tuple(named)]  # noqa: UP007 (a union made at run time)
-
-
-def _an_object(kind: Any) -> bool:
-    """Whether a member of a setting's union is a ready object (`SkipJsonSchema[...]`)."""
-    if typing.get_origin(kind) is not Annotated:
-        return False
-    # SkipJsonSchema is a class at run time, an alias of Annotated to a type checker
-    return any(isinstance(m, SkipJsonSchema) for m in kind.__metadata__)  # type: ignore[misc]
-
-
-@functools.cache
-def _adapter(name: str) -> TypeAdapter:
-    return TypeAdapter(annotation(name))
-
-
-def check(name: str, value: Any) -> Any:
-    """`value` as setting `name` holds it (text converted: "12" for a number), or a ValueError that names
-    the setting and says what it takes."""
-    try:
-        return _adapter(name).validate_python(value)
-    except ValidationError as exc:
-        raise ValueError(_said(name, value, exc.errors()[0])) from None
-
-
-def _said(name: str, value: Any, problem: ErrorDetails) -> str:
-    """pydantic's complaint in the words crag's messages use."""
-    kind, limits = problem["type"], problem.get("ctx", {})
-    if kind == "value_error":  # a validator's own message (`check_filter`) already names the setting
-        return str(limits.get("error") or problem["msg"])
-    if kind == "literal_error":
-        choices = [a for a in typing.get_args(_plain(annotation(name))) if isinstance(a, str)]
-        return f"unknown {name} {value!r}; choose {' or '.join(choices)}"
-    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        bound = {
-            "greater_than_equal": "at least",
-            "greater_than": "more than",
-            "less_than_equal": "at most",
-            "less_than": "less than",
-        }
-        limit = next(iter(limits.values()))
-        return f"{name} must be {bound[kind]} {limit}, got {value!r}"
-    if kind in ("int_parsing", "int_from_float", "int_type"):
-        return f"{name} is a whole number, not {value!r}"
-    if kind in ("float_parsing", "finite_number", "float_type"):
-        return f"{name} must be a number, not {value!r}"
-    if kind in ("bool_parsing", "bool_type"):
-        return f"{name} is on or off, not {value!r}"
-    return f"{name}: {problem['msg'].lower()}, got {value!r}"
-
-
-def _plain(kind: Any) -> Any:
-    """A type without its `Annotated` ranges and its `| None`: the Literal of a choice setting."""
-    if typing.get_origin(kind) is Annotated:
-        kind = typing.get_args(kind)[0]
-    options = (
-        [a for a in typing.get_args(kind) if a is not type(None)]
-        if typing.get_origin(kind) in (typing.Union, types.UnionType)
-        else []
-    )
-    return options[0] if len(options) == 1 else kind
-
-
-__all__ = [
-    "GROUPS",
-    "Context",
-    "DocumentRetriever",
-    "DocumentScorer",
-    "WebSearcher",
-    "about",
-    "annotation",
-    "check",
-    "env_name",
-    "setting",
-    "settings",
-]
