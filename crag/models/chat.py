@@ -11,9 +11,10 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
 from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -35,6 +36,7 @@ from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
 from crag.models.reported import reported
 from crag.models.token_probs import Cut, Decoded, greedy
+from crag.models.tool_calls import calls_from_reply, llama_messages, openai_tools, tool_choice_of, tool_params
 from crag.models.yes_no import (
     LlamaYesNo,
     answers_messages,
@@ -190,6 +192,9 @@ class LocalChatModel(BaseChatModel):
     stop: list[str] | None = None
     # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
+    # with tools bound, a stream is the called reply in one chunk (LangChain's own switch): a tool call's markup
+    # is read once the reply is whole
+    disable_streaming: bool | Literal["tool_calling"] = "tool_calling"
 
     @property
     def _llm_type(self) -> str:
@@ -205,8 +210,18 @@ class LocalChatModel(BaseChatModel):
         params["ls_provider"] = "llamacpp"
         return params
 
-    def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, str]]:
-        return [{"role": _ROLES.get(m.type, "user"), "content": inert(str(m.content), controls)} for m in messages]
+    def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, Any]]:
+        return llama_messages(messages, partial(inert, controls=controls))
+
+    def bind_tools(
+        self, tools: Sequence[dict[str, Any] | type | Callable | Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> Runnable:
+        """The model with `tools` (as OpenAI's schemas, `convert_to_openai_tool`) given to its chat template, its
+        replies' tool calls in `AIMessage.tool_calls`. `tool_choice`: None or "auto" (the model chooses), "none",
+        "any" (a grammar holds the reply to one call) or a tool's name (llama-cpp-python's grammar of its
+        arguments)."""
+        formatted = openai_tools(tools)
+        return self.bind(tools=formatted, tool_choice=tool_choice_of(tool_choice, formatted), **kwargs)
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
         pool = _pool(self.model, self.n_ctx)
@@ -219,7 +234,7 @@ class LocalChatModel(BaseChatModel):
         }
         if kwargs.get("response_format"):  # a JSON schema the reply is held to (`with_structured_output`)
             params["response_format"] = kwargs["response_format"]
-        return pool, params
+        return pool, {**params, **tool_params(kwargs)}  # the template writes the tools; a choice: a grammar
 
     def _generate(
         self,
@@ -231,12 +246,17 @@ class LocalChatModel(BaseChatModel):
         pool, params = self._call(messages, stop, False, **kwargs)
         with pool.use(self.lane) as llama, _within_window():
             reply = llama.create_chat_completion(**params)
-        text = reply["choices"][0]["message"].get("content") or ""
+        said = reply["choices"][0]["message"]
+        text, calls, invalid = (said.get("content") or "", [], [])
+        if "tools" in params:
+            text, calls, invalid = calls_from_reply(said, kwargs)
         # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
         finish = reply["choices"][0].get("finish_reason")
         usage = reply.get("usage") or {}
         message = AIMessage(
             content=text,
+            tool_calls=calls,
+            invalid_tool_calls=invalid,
             response_metadata=self._metadata(finish),
             usage_metadata=_usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
         )
