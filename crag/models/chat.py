@@ -26,7 +26,7 @@ from langchain_core.messages import (
     BaseMessage,
     convert_to_messages,
 )
-from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.ai import UsageMetadata, add_usage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 
@@ -36,7 +36,7 @@ from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
 from crag.models.reported import reported
 from crag.models.token_probs import Cut, Decoded, greedy
-from crag.models.tool_calls import calls_from_reply, llama_messages, openai_tools, tool_choice_of, tool_params
+from crag.models.tool_calls import calls_from_reply, llama_messages, openai_tools, repeats, tool_choice_of, tool_params
 from crag.models.yes_no import (
     LlamaYesNo,
     answers_messages,
@@ -250,9 +250,17 @@ class LocalChatModel(BaseChatModel):
         text, calls, invalid = (said.get("content") or "", [], [])
         if "tools" in params:
             text, calls, invalid = calls_from_reply(said, kwargs)
+        usage = reply.get("usage") or {}
+        if kwargs.get("tool_choice") in (None, "auto") and repeats(calls, messages):
+            # given a tool's response, Qwen2.5-Coder-1.5B makes the same call again (seen on crag_tool): an agent
+            # would loop to its recursion limit. Asked without the tools, it answers from the response.
+            again = self._generate(messages, stop, run_manager, **{**kwargs, "tool_choice": "none"})
+            first = _usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+            answer = again.generations[0].message
+            answer.usage_metadata = add_usage(first, answer.usage_metadata)  # type: ignore[attr-defined]
+            return again
         # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
         finish = reply["choices"][0].get("finish_reason")
-        usage = reply.get("usage") or {}
         message = AIMessage(
             content=text,
             tool_calls=calls,

@@ -23,6 +23,7 @@ _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 # the JSON object the template asks for, written without the markup and maybe in a code fence (Qwen2.5-Coder's way)
 _BARE = re.compile(r"\s*(?:```(?:json)?\s*)?(\{.*\})\s*(?:```)?\s*", re.DOTALL)
+_DECODER = json.JSONDecoder()
 _FORCED = ("any", "required")
 
 
@@ -111,10 +112,7 @@ def calls_in(text: str, names: Sequence[str]) -> tuple[str, list[ToolCall], list
     bodies = _CALL.findall(text)
     bare = None if bodies else _BARE.fullmatch(text)
     if bare:
-        try:
-            parsed = json.loads(bare.group(1))
-        except ValueError:
-            parsed = None
+        parsed = _object(bare.group(1))
         if isinstance(parsed, dict) and parsed.get("name") in names and "arguments" in parsed:
             _add(calls, invalid, parsed["name"], parsed["arguments"], made_up_id())
             return "", calls, invalid
@@ -129,6 +127,31 @@ def calls_in(text: str, names: Sequence[str]) -> tuple[str, list[ToolCall], list
         _add(calls, invalid, name, args, made_up_id())
     rest = _CALL.sub("", text).strip() if bodies else text
     return rest, calls, invalid
+
+
+def _object(text: str) -> Any:
+    """The JSON in `text`, also as the template's own example writes it, in doubled braces ({{"name": ...}}, a
+    quirk of Qwen2.5's template the model copies, with as many closing braces as it likes); None if not JSON."""
+    body = text[1:] if text.startswith("{{") else text
+    try:
+        parsed, end = _DECODER.raw_decode(body)
+    except ValueError:
+        return None
+    rest = body[end:].strip()
+    return parsed if rest == "" or (body is not text and set(rest) == {"}"}) else None
+
+
+def repeats(calls: list[ToolCall], messages: Sequence[BaseMessage]) -> bool:
+    """Whether every one of `calls` was made before in `messages` (the same tool and arguments) and answered."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    made = [
+        (c["name"], c["args"])
+        for m in messages
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["id"] in answered
+    ]
+    return bool(calls) and all((c["name"], c["args"]) in made for c in calls)
 
 
 def _add(calls: list[ToolCall], invalid: list[InvalidToolCall], name: Any, args: Any, call_id: str) -> None:
@@ -175,4 +198,4 @@ def made_up_id() -> str:
     return f"call_{uuid.uuid4().hex[:24]}"
 
 
-__all__ = ["calls_from_reply", "calls_in", "llama_messages", "openai_tools", "tool_choice_of", "tool_params"]
+__all__ = ["calls_from_reply", "calls_in", "llama_messages", "openai_tools", "repeats", "tool_choice_of", "tool_params"]

@@ -180,3 +180,37 @@ def test_an_agent_calls_crag_tool_and_answers_from_its_reply(monkeypatch):
         "content": told.content,
         "tool_call_id": told.tool_call_id,
     }
+
+
+def test_the_templates_own_example_in_doubled_braces_is_a_call_too():
+    """Qwen2.5's template shows the call as {{"name": ..., "arguments": ...}}; the model copies it."""
+    for said in (
+        '{{"name": "painters", "arguments": {"question": "Who?"}}}',
+        '{{"name": "painters", "arguments": {"question": "Who?"}}}}',
+    ):
+        text, calls, _ = calls_in(said, ["painters"])
+        assert (text, [(c["name"], c["args"]) for c in calls]) == ("", [("painters", {"question": "Who?"})])
+    assert calls_in('{"name": "painters", "arguments": {}}} and more', ["painters"])[1] == []
+
+
+def test_a_call_made_again_after_its_response_is_asked_again_without_tools(monkeypatch):
+    """The same call with the same arguments, already answered: the agent would loop; the model answers instead."""
+    llama = scripted(monkeypatch, CALL, "She was a painter.")
+    call = {"name": "painters", "args": {"question": "Who was Anna Berg?"}, "id": "call-1", "type": "tool_call"}
+    conversation = [
+        HumanMessage("Who was Anna Berg?"),
+        AIMessage("", tool_calls=[call]),
+        ToolMessage("Anna Berg was a painter.", tool_call_id="call-1"),
+    ]
+    reply = LocalChatModel(model="local").bind_tools([painters]).invoke(conversation)
+    assert (reply.content, reply.tool_calls) == ("She was a painter.", [])
+    assert "tools" in llama.calls[0] and "tools" not in llama.calls[1]
+    assert reply.usage_metadata == {"input_tokens": 20, "output_tokens": 10, "total_tokens": 30}  # both asks
+    # a new call (other arguments) stands, and so does a forced one
+    other = CALL.replace("Who was Anna Berg?", "Where did she live?")
+    for choice, said in (
+        (None, other),
+        ("any", '{"name": "painters", "arguments": {"question": "Who was Anna Berg?"}}'),
+    ):
+        scripted(monkeypatch, said)
+        assert LocalChatModel(model="local").bind_tools([painters], tool_choice=choice).invoke(conversation).tool_calls
