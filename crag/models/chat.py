@@ -247,9 +247,7 @@ class LocalChatModel(BaseChatModel):
         with pool.use(self.lane) as llama, _within_window():
             reply = llama.create_chat_completion(**params)
         said = reply["choices"][0]["message"]
-        text, calls, invalid = (said.get("content") or "", [], [])
-        if "tools" in params:
-            text, calls, invalid = calls_from_reply(said, kwargs)
+        text, calls, invalid = calls_from_reply(said, kwargs)
         usage = reply.get("usage") or {}
         if kwargs.get("tool_choice") in (None, "auto") and repeats(calls, messages):
             # given a tool's response, Qwen2.5-Coder-1.5B makes the same call again (seen on crag_tool): an agent
@@ -376,7 +374,7 @@ class LocalChatModel(BaseChatModel):
         """Replies held to the JSON of `schema` (a pydantic model, a TypedDict or a JSON schema) by llama.cpp's
         grammar and parsed into it (a model's instance, else a dict); with `include_raw`, {"raw", "parsed",
         "parsing_error"} as a provider's (a reply its token budget cut does not parse). Every `method`
-        ("json_schema", "json_mode", "function_calling") is the grammar: the model has no tool calling, and
+        ("json_schema", "json_mode", "function_calling") is the grammar: a forced tool call would be one too, and
         JSON mode held to the schema is JSON still."""
         return held_to_schema(self, schema, include_raw=include_raw, method=method)
 

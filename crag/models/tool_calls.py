@@ -180,8 +180,10 @@ def calls_from_reply(
     message: dict[str, Any], kwargs: dict[str, Any]
 ) -> tuple[str, list[ToolCall], list[InvalidToolCall]]:
     """A chat completion's message: llama-cpp-python's own tool calls (a named `tool_choice`), one call held to
-    `any_tool_format`'s grammar (its whole text), or calls in the text (`calls_in`)."""
+    `any_tool_format`'s grammar (its whole text), or calls in the text (`calls_in`); none without tools."""
     text = message.get("content") or ""
+    if not tool_params(kwargs):
+        return text, [], []
     if message.get("tool_calls"):
         calls: list[ToolCall] = []
         invalid: list[InvalidToolCall] = []
