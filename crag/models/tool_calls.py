@@ -4,7 +4,9 @@ completion takes, and its replies' tool calls back as `AIMessage.tool_calls`.
 llama-cpp-python gives the GGUF's own chat template the `tools` (Qwen2.5's writes them into the system prompt
 and asks for `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`), and for a named `tool_choice` holds the
 reply to that tool's arguments by a grammar and returns the call itself. It does not read the markup of a free
-choice ("auto"), so `calls_in` does; "any" is a grammar over every tool's {"name", "arguments"}."""
+choice ("auto"), so `calls_in` does; "any" is a grammar over every tool's {"name", "arguments"}. Its
+`chatml-function-calling` handler is not used: its own template drops role "tool" messages (the tools' responses
+an agent sends back), and its answer step's grammar admits only a call or the end of the turn."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from langchain_core.tools import tool
 from crag.components import crag_tool
 from crag.models import chat as llm
 from crag.models.chat import LocalChatModel
-from crag.models.tool_calls import calls_in
+from crag.models.tool_calls import calls_in, openai_tools, tool_choice_of
 from tests.fakes import ANSWER, fake_context
 from tests.unit.backends.test_local_chat import FakePool
 
@@ -125,6 +125,12 @@ def test_none_gives_no_tools_and_an_unknown_choice_is_refused(monkeypatch):
     llama = scripted(monkeypatch, CALL)
     reply = LocalChatModel(model="local").bind_tools([painters], tool_choice="none").invoke("Who?")
     assert "tools" not in llama.calls[0] and reply.tool_calls == [] and reply.content == CALL
+    for forced in ("any", "required", True):  # OpenAI's and Anthropic's words for a forced call
+        assert tool_choice_of(forced, openai_tools([painters])) == "any"
+    assert tool_choice_of({"type": "function", "function": {"name": "painters"}}, openai_tools([painters])) == {
+        "type": "function",
+        "function": {"name": "painters"},
+    }
     with pytest.raises(ValueError, match=r"tool_choice 'paint'.*\['painters'\]"):
         LocalChatModel(model="local").bind_tools([painters], tool_choice="paint")
 
