@@ -11,9 +11,10 @@ import queue
 import re
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
 from langchain.chat_models import init_chat_model
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -25,7 +26,7 @@ from langchain_core.messages import (
     BaseMessage,
     convert_to_messages,
 )
-from langchain_core.messages.ai import UsageMetadata
+from langchain_core.messages.ai import UsageMetadata, add_usage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 
@@ -35,6 +36,7 @@ from crag.models.llama import load_llama
 from crag.models.providers import client_limits, split_spec
 from crag.models.reported import reported
 from crag.models.token_probs import Cut, Decoded, greedy
+from crag.models.tool_calls import calls_from_reply, llama_messages, openai_tools, repeats, tool_choice_of, tool_params
 from crag.models.yes_no import (
     LlamaYesNo,
     answers_messages,
@@ -190,6 +192,9 @@ class LocalChatModel(BaseChatModel):
     stop: list[str] | None = None
     # a context of its own for prompts that begin alike ("condense"): llama.cpp reads only what follows the start
     lane: str | None = None
+    # with tools bound, a stream is the called reply in one chunk (LangChain's own switch): a tool call's markup
+    # is read once the reply is whole
+    disable_streaming: bool | Literal["tool_calling"] = "tool_calling"
 
     @property
     def _llm_type(self) -> str:
@@ -205,8 +210,18 @@ class LocalChatModel(BaseChatModel):
         params["ls_provider"] = "llamacpp"
         return params
 
-    def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, str]]:
-        return [{"role": _ROLES.get(m.type, "user"), "content": inert(str(m.content), controls)} for m in messages]
+    def _messages(self, messages: list[BaseMessage], controls: re.Pattern[str] | None) -> list[dict[str, Any]]:
+        return llama_messages(messages, partial(inert, controls=controls))
+
+    def bind_tools(
+        self, tools: Sequence[dict[str, Any] | type | Callable | Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> Runnable:
+        """The model with `tools` (as OpenAI's schemas, `convert_to_openai_tool`) given to its chat template, its
+        replies' tool calls in `AIMessage.tool_calls`. `tool_choice`: None or "auto" (the model chooses), "none",
+        "any" (a grammar holds the reply to one call) or a tool's name (llama-cpp-python's grammar of its
+        arguments)."""
+        formatted = openai_tools(tools)
+        return self.bind(tools=formatted, tool_choice=tool_choice_of(tool_choice, formatted), **kwargs)
 
     def _call(self, messages: list[BaseMessage], stop: list[str] | None, streaming: bool, **kwargs: Any):
         pool = _pool(self.model, self.n_ctx)
@@ -219,7 +234,7 @@ class LocalChatModel(BaseChatModel):
         }
         if kwargs.get("response_format"):  # a JSON schema the reply is held to (`with_structured_output`)
             params["response_format"] = kwargs["response_format"]
-        return pool, params
+        return pool, {**params, **tool_params(kwargs)}  # the template writes the tools; a choice: a grammar
 
     def _generate(
         self,
@@ -231,12 +246,23 @@ class LocalChatModel(BaseChatModel):
         pool, params = self._call(messages, stop, False, **kwargs)
         with pool.use(self.lane) as llama, _within_window():
             reply = llama.create_chat_completion(**params)
-        text = reply["choices"][0]["message"].get("content") or ""
+        said = reply["choices"][0]["message"]
+        text, calls, invalid = calls_from_reply(said, kwargs)
+        usage = reply.get("usage") or {}
+        if kwargs.get("tool_choice") in (None, "auto") and repeats(calls, messages):
+            # given a tool's response, Qwen2.5-Coder-1.5B makes the same call again (seen on crag_tool): an agent
+            # would loop to its recursion limit. Asked without the tools, it answers from the response.
+            again = self._generate(messages, stop, run_manager, **{**kwargs, "tool_choice": "none"})
+            first = _usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+            answer = again.generations[0].message
+            answer.usage_metadata = add_usage(first, answer.usage_metadata)  # type: ignore[attr-defined]
+            return again
         # "length" when `max_tokens` cut the reply, as OpenAI's models say it (`cut_short`)
         finish = reply["choices"][0].get("finish_reason")
-        usage = reply.get("usage") or {}
         message = AIMessage(
             content=text,
+            tool_calls=calls,
+            invalid_tool_calls=invalid,
             response_metadata=self._metadata(finish),
             usage_metadata=_usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)),
         )
@@ -348,7 +374,7 @@ class LocalChatModel(BaseChatModel):
         """Replies held to the JSON of `schema` (a pydantic model, a TypedDict or a JSON schema) by llama.cpp's
         grammar and parsed into it (a model's instance, else a dict); with `include_raw`, {"raw", "parsed",
         "parsing_error"} as a provider's (a reply its token budget cut does not parse). Every `method`
-        ("json_schema", "json_mode", "function_calling") is the grammar: the model has no tool calling, and
+        ("json_schema", "json_mode", "function_calling") is the grammar: a forced tool call would be one too, and
         JSON mode held to the schema is JSON still."""
         return held_to_schema(self, schema, include_raw=include_raw, method=method)
 

@@ -20,7 +20,7 @@ def held_to_schema(
 ) -> Runnable:
     """`model`'s replies held to `schema` and parsed; with `include_raw`, {"raw", "parsed", "parsing_error"} as a
     provider's (a reply its token budget cut does not parse). Every `method` ("json_schema", "json_mode",
-    "function_calling") is the grammar: the local model has no tool calling, and JSON mode held to the schema
+    "function_calling") is the grammar: a forced tool call would be one too, and JSON mode held to the schema
     is JSON still."""
     pydantic = isinstance(schema, type) and is_basemodel_subclass(schema)
     try:

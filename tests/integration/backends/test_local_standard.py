@@ -1,8 +1,8 @@
 """LangChain's own integration standard tests (`langchain-tests`) for the local chat model and the local
 embeddings, on the real models: replies called, streamed, batched and async, their usage_metadata, stop
-sequences, conversations, structured output and JSON mode. What the local model cannot do is turned off by
-the suite's own properties: tool calling (it has none), images, audio and PDFs (it reads text), a model
-named per call.
+sequences, conversations, structured output, JSON mode and tool calling (`bind_tools`, found by the suite
+itself). What the local model cannot do is turned off by the suite's own properties: images, audio and PDFs
+(it reads text), a model named per call.
 
 The chat suite runs on the default model (Qwen2.5-Coder-1.5B): structured output needs it, as the smaller
 ones, greedy, repeat a sentence inside the JSON's first string until `max_tokens` cuts it (seen for both
@@ -30,10 +30,6 @@ class TestLocalChatModelIntegration(ChatModelIntegrationTests):
     @property
     def chat_model_params(self) -> dict:
         return {"model": MODEL}
-
-    @property
-    def has_tool_calling(self) -> bool:
-        return False
 
     @property
     def returns_usage_metadata(self) -> bool:
