@@ -4,79 +4,19 @@ Ollama), and the whole graph answering through one of them."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
 
 from crag.graphs.crag import graph
 from crag.models.chat import chat_model
+from tests.fake_providers import REPLY, Script, fake_providers
 from tests.fakes import fake_context
 from tests.servers import point_providers_at, running
-
-REPLY = "Anna Berg was a painter."
-
-
-def fake_providers(seen: list) -> FastAPI:
-    """One app for the three APIs; `seen` gets (path, headers, body) of every request."""
-    app = FastAPI()
-
-    async def record(request: Request) -> dict:
-        body = await request.json()
-        seen.append((request.url.path, dict(request.headers), body))
-        return body
-
-    @app.post("/v1/chat/completions")  # OpenAI
-    async def openai(request: Request):
-        body = await record(request)
-        return {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
-        }
-
-    @app.post("/v1/messages")  # Anthropic
-    async def anthropic(request: Request):
-        body = await record(request)
-        return {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": [{"type": "text", "text": REPLY}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 5},
-        }
-
-    @app.post("/api/chat")  # Ollama: newline-delimited JSON when streaming
-    async def ollama(request: Request):
-        body = await record(request)
-        done = {
-            "model": body["model"],
-            "created_at": "2026-01-01T00:00:00Z",
-            "message": {"role": "assistant", "content": REPLY},
-            "done": True,
-            "done_reason": "stop",
-            "total_duration": 1,
-            "prompt_eval_count": 5,
-            "eval_count": 5,
-        }
-        if body.get("stream", True):
-            return Response(json.dumps(done) + "\n", media_type="application/x-ndjson")
-        return JSONResponse(done)
-
-    return app
 
 
 @pytest.fixture(scope="module")
 def server():
     seen: list = []
-    with running(fake_providers(seen)) as url:
+    with running(fake_providers(Script(), seen)) as url:
         yield url, seen
 
 

@@ -7,11 +7,7 @@ reply's first word is read."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response
 from langchain_core.documents import Document
 
 from crag import resources
@@ -21,6 +17,7 @@ from crag.models.structured import SearchQueryReply, written
 from crag.nodes.contextualize import model_condensed
 from crag.nodes.flare_search import question_for
 from crag.nodes.rewrite_and_search import rewrite_query
+from tests.fake_providers import Script, fake_providers
 from tests.fakes import fake_context
 from tests.servers import point_providers_at, running
 
@@ -29,96 +26,10 @@ PASSAGE = "Anna Berg (1890-1950) was a Swedish painter of the sea."
 PROVIDERS = ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5", "ollama:llama3.2"]
 
 
-class Script:
-    """What the fake provider says: each field a schema asks for, or, with `prose`, this text."""
-
-    def __init__(self) -> None:
-        self.fields: dict[str, object] = {}
-        self.prose: str | None = None
-        self.cut = False  # the reply ran out of tokens
-
-    def reply(self, schema: dict | None) -> tuple[dict | None, str]:
-        """(the structured reply to `schema`, or None; the text reply)."""
-        if schema is None or self.prose is not None:
-            return None, self.prose or "Anna Berg was a painter."
-        return {name: self.fields[name] for name in schema["properties"]}, ""
-
-
-def structured_providers(script: Script, seen: list) -> FastAPI:
-    app = FastAPI()
-
-    async def record(request: Request) -> dict:
-        body = await request.json()
-        seen.append((request.url.path, body))
-        return body
-
-    @app.post("/v1/chat/completions")  # OpenAI: response_format json_schema, the reply's text is the JSON
-    async def openai(request: Request):
-        body = await record(request)
-        schema = (body.get("response_format") or {}).get("json_schema", {}).get("schema")
-        fields, text = script.reply(schema)
-        content = json.dumps(fields) if fields is not None else text
-        return {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "length" if script.cut else "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
-        }
-
-    @app.post("/v1/messages")  # Anthropic: a tool the reply must call, its input the fields
-    async def anthropic(request: Request):
-        body = await record(request)
-        tool = (body.get("tools") or [None])[0]
-        fields, text = script.reply(tool["input_schema"] if tool else None)
-        if fields is not None:
-            content = [{"type": "tool_use", "id": "toolu_1", "name": tool["name"], "input": fields}]
-        else:
-            content = [{"type": "text", "text": text}]
-        return {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": "tool_use" if fields is not None else "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 5},
-        }
-
-    @app.post("/api/chat")  # Ollama: "format" holds the JSON schema, the reply's text is the JSON
-    async def ollama(request: Request):
-        body = await record(request)
-        schema = body.get("format") if isinstance(body.get("format"), dict) else None
-        fields, text = script.reply(schema)
-        done = {
-            "model": body["model"],
-            "created_at": "2026-01-01T00:00:00Z",
-            "message": {"role": "assistant", "content": json.dumps(fields) if fields is not None else text},
-            "done": True,
-            "done_reason": "length" if script.cut else "stop",
-            "total_duration": 1,
-            "prompt_eval_count": 5,
-            "eval_count": 5,
-        }
-        if body.get("stream", True):
-            return Response(json.dumps(done) + "\n", media_type="application/x-ndjson")
-        return JSONResponse(done)
-
-    return app
-
-
 @pytest.fixture(scope="module")
 def server():
     script, seen = Script(), []
-    with running(structured_providers(script, seen)) as url:
+    with running(fake_providers(script, seen)) as url:
         yield url, script, seen
 
 
@@ -131,8 +42,9 @@ def provider(server, monkeypatch):
     return script, seen
 
 
-def schema_sent(path: str, body: dict) -> dict:
-    """The JSON schema the LangChain class sent, in its provider's own place for it."""
+def schema_sent(request: tuple[str, dict, dict]) -> dict:
+    """The JSON schema the LangChain class sent (a request `seen`), in its provider's own place for it."""
+    path, _, body = request
     if path == "/v1/chat/completions":
         assert body["response_format"]["type"] == "json_schema"
         return body["response_format"]["json_schema"]["schema"]
@@ -150,8 +62,8 @@ def test_the_grade_and_the_judgements_are_structured(provider, spec):
     ctx = fake_context(chat_model=spec)
     script.fields = {"binary_score": "yes"}
     assert resources.relevance(ctx, QUESTION, [Document(PASSAGE)]) == [1.0]
-    path, body = seen[-1]
-    assert schema_sent(path, body)["properties"]["binary_score"]["type"] == "string"  # the tutorial's GradeDocuments
+    _, _, body = seen[-1]
+    assert schema_sent(seen[-1])["properties"]["binary_score"]["type"] == "string"  # the tutorial's GradeDocuments
     options = body.get("options", body)
     assert max(options.get(key, 0) for key in ("max_tokens", "max_completion_tokens", "num_predict")) >= 24
     script.fields = {"binary_score": "no"}
@@ -160,14 +72,14 @@ def test_the_grade_and_the_judgements_are_structured(provider, spec):
     script.fields = {"label": "partially"}
     said = resources.critique(ctx, ["issup"], QUESTION, PASSAGE, "A painter.")
     assert said == {"issup": [0.0, 1.0, 0.0]}
-    assert schema_sent(*seen[-1])["properties"]["label"]["enum"] == ["fully", "partially", "no"]
+    assert schema_sent(seen[-1])["properties"]["label"]["enum"] == ["fully", "partially", "no"]
 
     script.fields = {"label": "no"}
     assert resources.answers(ctx, QUESTION, PASSAGE) == -1.0
-    assert schema_sent(*seen[-1])["properties"]["label"]["enum"] == ["yes", "no"]
+    assert schema_sent(seen[-1])["properties"]["label"]["enum"] == ["yes", "no"]
     script.fields = {"label": "2"}
     assert resources.choose(ctx, QUESTION, ["Uppsala is a city.", PASSAGE, "The sea."]) == [0.0, 1.0, 0.0]
-    assert schema_sent(*seen[-1])["properties"]["label"]["enum"] == ["1", "2", "3"]
+    assert schema_sent(seen[-1])["properties"]["label"]["enum"] == ["1", "2", "3"]
     assert len(seen) == 5  # one request each: no second request to read a first word
 
 
@@ -185,9 +97,9 @@ def test_a_reply_that_ignores_the_schema_is_read_by_its_first_word(provider, spe
     # OpenAI's client parses the reply itself and keeps nothing when it fails: the model is asked again, plainly
     assert len(seen) == (8 if spec.startswith("openai") else 4)
     if spec.startswith("openai"):
-        assert "response_format" in seen[-2][1] and "response_format" not in seen[-1][1]
+        assert "response_format" in seen[-2][2] and "response_format" not in seen[-1][2]
     else:
-        assert schema_sent(*seen[-1])["properties"]["label"]["enum"] == ["yes", "no"]  # the structured one
+        assert schema_sent(seen[-1])["properties"]["label"]["enum"] == ["yes", "no"]  # the structured one
 
 
 @pytest.mark.parametrize("spec", PROVIDERS)
@@ -196,8 +108,7 @@ def test_the_queries_and_the_condensed_question_are_structured(provider, spec):
     ctx = fake_context(rewrite_model=spec)
     script.fields = {"query": "Anna Berg, occupation"}
     assert rewrite_query(ctx, QUESTION, mode="model") == "Anna Berg, occupation"
-    path, body = seen[-1]
-    assert "query" in schema_sent(path, body)["required"]
+    assert "query" in schema_sent(seen[-1])["required"]
     # a query that answers instead of asking is still refused by the same check as the local model's line
     script.fields = {"query": "Anna Berg, painter, 1890"}
     assert rewrite_query(ctx, QUESTION, mode="model") == "Anna Berg, occupation"  # the question's own keywords
@@ -205,7 +116,7 @@ def test_the_queries_and_the_condensed_question_are_structured(provider, spec):
     script.fields = {"question": "Where was Anna Berg born?"}
     history = [{"question": "Who was Anna Berg?", "answer": "A Swedish painter."}]
     assert model_condensed(ctx, "Where was she born?", history) == "Where was Anna Berg born?"
-    assert "question" in schema_sent(*seen[-1])["properties"]
+    assert "question" in schema_sent(seen[-1])["properties"]
 
 
 @pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "ollama:llama3.2"])
@@ -229,10 +140,10 @@ def test_self_reasonings_verdict_and_flares_question_are_structured(provider, sp
     script.fields = {"relevant": "yes", "reason": "It names her occupation."}
     score, text = resources.relevance_verdict(ctx, messages)
     assert score == 1.0 and "occupation" in text
-    assert schema_sent(*seen[-1])["properties"]["relevant"]["enum"] == ["yes", "no"]
+    assert schema_sent(seen[-1])["properties"]["relevant"]["enum"] == ["yes", "no"]
     script.prose = "No: it is about the sea."  # the schema ignored: the first word
     assert resources.relevance_verdict(ctx, messages)[0] == -1.0
     script.prose = None
     script.fields = {"question": "What did Anna Berg paint?"}
     assert question_for(ctx, PASSAGE, "the sea") == "What did Anna Berg paint?"
-    assert "question" in schema_sent(*seen[-1])["properties"]
+    assert "question" in schema_sent(seen[-1])["properties"]
