@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -104,6 +105,27 @@ def subprocess_server(command: list[str], ready_url: str, log: Path, env: dict |
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+@contextmanager
+def langgraph_dev(folder: Path, graphs: dict[str, str], env: dict[str, str]) -> Iterator[str]:
+    """`langgraph dev` (the Agent Server, in memory) on a free port of 127.0.0.1, serving `graphs` (name: path)
+    with the repository's langgraph.json otherwise: its auth and dependencies made absolute, so the server's
+    files land in `folder`. Yields its URL; `env` is added to the server's environment."""
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    assert config["auth"]["path"] == "./crag/serve/agent_auth.py:auth"
+    config["graphs"] = graphs
+    config["auth"]["path"] = f"{ROOT}/crag/serve/agent_auth.py:auth"
+    config["dependencies"] = [str(ROOT)]
+    (folder / "langgraph.json").write_text(json.dumps(config))
+    port = free_port()
+    command = [str(BIN / "langgraph"), "dev", "--config", str(folder / "langgraph.json"), "--port", str(port)]
+    command += ["--host", "127.0.0.1", "--no-browser", "--no-reload"]
+    url = f"http://127.0.0.1:{port}"
+    with subprocess_server(
+        command, f"{url}/ok", folder / "langgraph-dev.log", env={"LANGGRAPH_CLI_NO_ANALYTICS": "1", **env}, cwd=folder
+    ):
+        yield url
 
 
 def postgres_bin(name: str) -> Path | None:

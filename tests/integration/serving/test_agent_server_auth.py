@@ -5,14 +5,13 @@ write documents through the `index` graph (the one run here that loads a model: 
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.servers import BIN, ROOT, free_port, subprocess_server
+from tests.servers import BIN, ROOT, langgraph_dev
 
 ANNA = {"x-api-key": "anna-key-0123456789"}
 BORIS = {"authorization": "Bearer boris-key-0123456789"}
@@ -26,28 +25,10 @@ def agent_server(tmp_path_factory) -> Iterator[str]:
     keys = folder / "keys"
     keys.write_text(f"anna {ANNA['x-api-key']}\nboris {BORIS['authorization'].split()[1]}\n")
     keys.chmod(0o600)
-    # the repository's langgraph.json with its paths made absolute, so the server's files land in `folder`
-    config = json.loads((ROOT / "langgraph.json").read_text())
-    assert config["auth"]["path"] == "./crag/serve/agent_auth.py:auth"
-    config["graphs"] = {
-        "crag": f"{ROOT}/crag/graphs/crag.py:graph",
-        "index": f"{ROOT}/crag/graphs/indexing.py:index_graph",
-    }
-    config["auth"]["path"] = f"{ROOT}/crag/serve/agent_auth.py:auth"
-    config["dependencies"] = [str(ROOT)]
-    (folder / "langgraph.json").write_text(json.dumps(config))
-    port = free_port()
-    command = [str(BIN / "langgraph"), "dev", "--config", str(folder / "langgraph.json"), "--port", str(port)]
-    command += ["--host", "127.0.0.1", "--no-browser", "--no-reload"]
-    env = {
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "CRAG_API_KEYS": str(keys),
-        "CRAG_API_KEY": "",
-        "CRAG_INDEX_USERS": "anna",
-    }
+    graphs = {"crag": f"{ROOT}/crag/graphs/crag.py:graph", "index": f"{ROOT}/crag/graphs/indexing.py:index_graph"}
+    env = {"CRAG_API_KEYS": str(keys), "CRAG_API_KEY": "", "CRAG_INDEX_USERS": "anna"}
     env["CRAG_CHROMA_DIR"] = str(folder / "chroma")
-    url = f"http://127.0.0.1:{port}"
-    with subprocess_server(command, f"{url}/ok", folder / "langgraph-dev.log", env=env, cwd=folder):
+    with langgraph_dev(folder, graphs, env) as url:
         yield url
 
 

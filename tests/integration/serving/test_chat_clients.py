@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 from langserve import RemoteRunnable
 
 from tests.fakes import ANSWER
-from tests.servers import BIN, ROOT, free_port, subprocess_server
+from tests.servers import BIN, ROOT, langgraph_dev
 
 QUESTION = "What is Anna Berg's occupation?"
 FOLLOW_UP = "Where do her works hang?"
@@ -68,17 +68,9 @@ def agent_server(tmp_path_factory):
     if shutil.which("langgraph", path=str(BIN)) is None:
         pytest.skip("langgraph-cli is not installed (the serve extra)")
     folder = tmp_path_factory.mktemp("chat-agent-server")
-    config = json.loads((ROOT / "langgraph.json").read_text())
-    config["graphs"] = {"crag": f"{ROOT}/tests/integration/serving/fake_models_graph.py:graph"}
-    config["auth"]["path"] = f"{ROOT}/crag/serve/agent_auth.py:auth"
-    config["dependencies"] = [str(ROOT)]
-    (folder / "langgraph.json").write_text(json.dumps(config))
-    port = free_port()
-    command = [str(BIN / "langgraph"), "dev", "--config", str(folder / "langgraph.json"), "--port", str(port)]
-    command += ["--host", "127.0.0.1", "--no-browser", "--no-reload"]
-    env = {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "CRAG_API_KEYS": "", "CRAG_API_KEY": "", "PYTHONPATH": str(ROOT)}
-    url = f"http://127.0.0.1:{port}"
-    with subprocess_server(command, f"{url}/ok", folder / "langgraph-dev.log", env=env, cwd=folder):
+    graphs = {"crag": f"{ROOT}/tests/integration/serving/fake_models_graph.py:graph"}
+    env = {"CRAG_API_KEYS": "", "CRAG_API_KEY": "", "PYTHONPATH": str(ROOT)}
+    with langgraph_dev(folder, graphs, env) as url:
         yield url
 
 
