@@ -21,6 +21,7 @@ from crag.knowledge.refinement import selection_scores
 from crag.knowledge.routing import final_knowledge
 from crag.passages import passage, title_of, titled
 from crag.prompts import TOOL_DESCRIPTION
+from crag.questions.messages import ABOUT_ANSWER
 from crag.settings import Context
 from crag.thresholds import Action
 
@@ -146,7 +147,7 @@ def tool_answer(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-ARTIFACT_KEYS = ("answer", "question", "action", "grounded", "sources", "citations")
+ARTIFACT_KEYS = ("answer", *ABOUT_ANSWER)  # what the conversation's AI message says of its answer, and the answer
 
 
 def tool_artifact(result: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crag.answers.attribution import grounded
 from crag.nodes.answering import sources_of
-from crag.questions.messages import answer_message
+from crag.questions.messages import ABOUT_ANSWER, answer_message
 from crag.state import State, Turn
 
 
@@ -15,6 +15,7 @@ def finish(state: State) -> dict:
     done = {"grounded": grounded(citations), "sources": sources_of(citations, state.get("given") or [])}
     update = {**done, "history": [turn]}
     if state.get("messages"):  # a chat client's conversation: the answer is its next message
-        about = {"question": question, "action": state.get("action"), **done, "citations": citations}
+        answered = {**state, **done, "question": question, "citations": citations}
+        about = {key: answered.get(key) for key in ABOUT_ANSWER}
         update["messages"] = [answer_message(state["answer"], about)]
     return update

@@ -65,6 +65,10 @@ def turns(messages: Sequence[BaseMessage]) -> list[Turn]:
     return found
 
 
+# what is said of an answer beside its text: on the conversation's AI message, and in crag_tool's artifact
+ABOUT_ANSWER = ("question", "action", "grounded", "sources", "citations")
+
+
 def answer_message(answer: str, metadata: dict[str, Any]) -> AIMessage:
     """The answer as the conversation's next message: its text the answer (what a chat UI shows), the rest
     in `response_metadata`, which describes a reply and, unlike `additional_kwargs`, no LangChain chat model
@@ -72,4 +76,4 @@ def answer_message(answer: str, metadata: dict[str, Any]) -> AIMessage:
     return AIMessage(content=answer, response_metadata=metadata)
 
 
-__all__ = ["answer_message", "as_messages", "asked_by_user", "resent", "turns"]
+__all__ = ["ABOUT_ANSWER", "answer_message", "as_messages", "asked_by_user", "resent", "turns"]
