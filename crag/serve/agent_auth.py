@@ -29,6 +29,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from crag.nodes.index_docs import INDEX_PERMISSION  # what the index graph's step requires of a run with a user
 from crag.search.filters import check_filter, restrict
 from crag.serve.keys import DEFAULT_USER, Users, identities, is_local, supplied_key
 from crag.serve.service import SAFE_SETTINGS
@@ -51,7 +52,6 @@ def users_from_environment() -> Users:
 
 # who may run the `index` graph (write into the knowledge base): $CRAG_INDEX_USERS, user names separated by
 # commas, or "*" for every user; by default only "default" (the one $CRAG_API_KEY or a server without keys)
-INDEX_PERMISSION = "crag:index"  # what `crag.nodes.index_docs` requires of a run on the Agent Server
 _indexers = frozenset(name.strip() for name in (os.environ.get("CRAG_INDEX_USERS") or DEFAULT_USER).split(",")) - {""}
 _users = users_from_environment()  # once, when the server loads this module: a bad keys file stops its start
 # the metadata field every run's filter requires to be the caller's user name ($CRAG_FILTER_BY_USER); None: off
